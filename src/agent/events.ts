@@ -1,0 +1,27 @@
+import type { ToolCall } from '../llm/types.js';
+
+export type StopReason = 'completed' | 'max_iterations' | 'aborted' | 'error';
+
+/**
+ * Everything a run reports, in order. The CLI, the JSON-lines output, the gateway and the
+ * library all consume this one union; it is plain JSON.
+ */
+export type AgentEvent =
+  | { type: 'turn_start'; turn: number }
+  | { type: 'text_delta'; text: string }
+  | { type: 'reasoning_delta'; text: string }
+  /** Text and reasoning streamed since the last turn_start are void: the request is being retried. */
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | {
+      type: 'tool_result';
+      callId: string;
+      name: string;
+      ok: boolean;
+      output: string;
+      display?: string;
+      ms: number;
+    }
+  | { type: 'usage'; prompt: number; completion: number; contextUsed: number; contextWindow: number }
+  | { type: 'warning'; message: string }
+  | { type: 'done'; reason: StopReason; text: string; turns: number };

@@ -1,0 +1,141 @@
+import type { AgentEvent } from '../agent/events.js';
+
+export interface Style {
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+}
+
+/** ANSI styles, or none when colour is off (NO_COLOR, not a terminal). */
+export function makeStyle(color: boolean): Style {
+  const wrap = (open: number, close: number) => (text: string) =>
+    color ? `\x1b[${open}m${text}\x1b[${close}m` : text;
+  return {
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    cyan: wrap(36, 39),
+  };
+}
+
+export function colorEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true;
+  return stream.isTTY === true && env.TERM !== 'dumb';
+}
+
+/** The one argument that says what a call is about, for a one-line summary. */
+export function keyArgument(args: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return oneLine(args);
+  }
+  if (!parsed || typeof parsed !== 'object') return oneLine(String(parsed));
+  const record = parsed as Record<string, unknown>;
+  for (const key of ['command', 'path', 'pattern', 'paths', 'query', 'url', 'message']) {
+    if (record[key] !== undefined)
+      return oneLine(typeof record[key] === 'string' ? record[key] : JSON.stringify(record[key]));
+  }
+  return oneLine(JSON.stringify(parsed));
+}
+
+function oneLine(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * Renders events for a person: the answer on stdout, everything else (reasoning, tool
+ * activity, warnings) on stderr, so `hearth "task" > answer.txt` captures just the answer.
+ */
+export class TerminalRenderer {
+  private stdoutAtLineStart = true;
+  private stderrAtLineStart = true;
+  private inReasoning = false;
+  private readonly calls = new Map<string, string>();
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly err: NodeJS.WritableStream,
+    private readonly style: Style,
+  ) {}
+
+  render(event: AgentEvent): void {
+    switch (event.type) {
+      case 'text_delta':
+        this.endReasoning();
+        this.out.write(event.text);
+        this.stdoutAtLineStart = event.text.endsWith('\n');
+        break;
+      case 'reasoning_delta':
+        if (!this.inReasoning) {
+          this.errLine(this.style.dim('thinking…'));
+          this.inReasoning = true;
+        }
+        this.writeErr(this.style.dim(event.text));
+        break;
+      case 'retry':
+        this.endReasoning();
+        this.errLine(
+          this.style.yellow(`↻ ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)}s`),
+        );
+        break;
+      case 'tool_call':
+        this.endReasoning();
+        this.calls.set(event.call.id, `${event.call.name} ${keyArgument(event.call.arguments)}`);
+        break;
+      case 'tool_result': {
+        const label = this.calls.get(event.callId) ?? event.name;
+        const status = event.ok ? this.style.green('✓') : this.style.red('✗');
+        const detail = event.ok ? '' : ` ${this.style.red(firstLine(event.output))}`;
+        this.errLine(`${status} ${this.style.cyan(label)} ${this.style.dim(`${event.ms}ms`)}${detail}`);
+        if (event.display) this.errLine(this.style.dim(event.display));
+        break;
+      }
+      case 'warning':
+        this.endReasoning();
+        this.errLine(this.style.yellow(`! ${event.message}`));
+        break;
+      case 'done':
+        this.endReasoning();
+        if (!this.stdoutAtLineStart) this.out.write('\n');
+        this.stdoutAtLineStart = true;
+        if (event.reason === 'max_iterations') this.errLine(this.style.yellow(event.text));
+        if (event.reason === 'aborted') this.errLine(this.style.yellow('Interrupted.'));
+        if (event.reason === 'error') this.errLine(this.style.red(`Error: ${event.text}`));
+        break;
+      case 'turn_start':
+      case 'usage':
+        break;
+    }
+  }
+
+  private endReasoning(): void {
+    if (!this.inReasoning) return;
+    this.inReasoning = false;
+    if (!this.stderrAtLineStart) this.writeErr('\n');
+  }
+
+  private errLine(text: string): void {
+    if (!this.stdoutAtLineStart) {
+      this.out.write('\n');
+      this.stdoutAtLineStart = true;
+    }
+    if (!this.stderrAtLineStart) this.writeErr('\n');
+    this.writeErr(`${text}\n`);
+  }
+
+  private writeErr(text: string): void {
+    this.err.write(text);
+    this.stderrAtLineStart = text.endsWith('\n');
+  }
+}
+
+function firstLine(text: string): string {
+  return oneLine(text.split('\n')[0] ?? '', 120);
+}

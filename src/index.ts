@@ -1,0 +1,11 @@
+/** Hearth's library API. The full `Agent` class arrives with the library issue; these are its parts. */
+export type { AgentEvent, StopReason } from './agent/events.js';
+export { type RunAgentOptions, runAgent } from './agent/loop.js';
+export { buildSystemPrompt } from './agent/system-prompt.js';
+export { type ChatRequest, createLlmClient, type LlmClient, type LlmClientOptions } from './llm/client.js';
+export { discoverServer, listModels } from './llm/discover.js';
+export type { ChatMessage, LlmEvent, ToolCall } from './llm/types.js';
+export { allowAll, type Decision, type PermissionPolicy, readOnly } from './permissions/policy.js';
+export { firstTools } from './tools/builtin.js';
+export { ToolRegistry, type ToolResult } from './tools/registry.js';
+export { defineTool, type Tool, type ToolContext, ToolError, type ToolOutput } from './tools/types.js';

@@ -1,0 +1,110 @@
+/** The local servers Hearth looks for when no base URL is configured, in order of preference. */
+export interface ServerCandidate {
+  kind: ServerKind;
+  baseUrl: string;
+  startHint: string;
+}
+
+export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible';
+
+export const localCandidates: ServerCandidate[] = [
+  {
+    kind: 'lmstudio',
+    baseUrl: 'http://127.0.0.1:1234/v1',
+    startHint: 'LM Studio: load a model and start the server (lms server start)',
+  },
+  {
+    kind: 'ollama',
+    baseUrl: 'http://127.0.0.1:11434/v1',
+    startHint: 'Ollama: ollama serve, then ollama pull qwen2.5-coder:7b',
+  },
+  {
+    kind: 'llamacpp',
+    baseUrl: 'http://127.0.0.1:8080/v1',
+    startHint: 'llama.cpp: llama-server -m model.gguf --jinja',
+  },
+  {
+    kind: 'vllm',
+    baseUrl: 'http://127.0.0.1:8000/v1',
+    startHint: 'vLLM: vllm serve MODEL --enable-auto-tool-choice',
+  },
+];
+
+export interface FoundServer {
+  baseUrl: string;
+  kind: ServerKind;
+  models: string[];
+}
+
+export class DiscoveryError extends Error {
+  override name = 'DiscoveryError';
+}
+
+/** Lists a server's model ids from GET /models. Throws when it does not answer like one. */
+export async function listModels(
+  baseUrl: string,
+  opts: { apiKey?: string; timeoutMs?: number } = {},
+): Promise<string[]> {
+  const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
+  const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, {
+    headers,
+    signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
+  });
+  if (!response.ok) throw new DiscoveryError(`GET ${baseUrl}/models answered ${response.status}`);
+  const body = (await response.json()) as {
+    data?: Array<{ id?: unknown }>;
+    models?: Array<{ name?: unknown }>;
+  };
+  const ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+  return ids;
+}
+
+/** Probes the candidates concurrently and returns the first (in list order) that answers. */
+export async function discoverServer(
+  candidates: ServerCandidate[] = localCandidates,
+  timeoutMs = 1500,
+): Promise<FoundServer> {
+  const probes = candidates.map((c) =>
+    listModels(c.baseUrl, { timeoutMs }).then(
+      (models) => ({ ...c, models }),
+      () => undefined,
+    ),
+  );
+  for (const probe of probes) {
+    const found = await probe;
+    if (found) return { baseUrl: found.baseUrl, kind: found.kind, models: found.models };
+  }
+  const tried = candidates.map((c) => `  ${c.baseUrl}  (${c.startHint})`).join('\n');
+  throw new DiscoveryError(
+    `No model server found. Tried:\n${tried}\nStart one of these, or pass --base-url URL (or set HEARTH_BASE_URL).`,
+  );
+}
+
+/** Picks a chat model: embedding models are skipped, since they cannot answer. */
+export function pickChatModel(models: string[]): string | undefined {
+  return models.find((id) => !/embed|rerank|whisper|tts/i.test(id));
+}
+
+/**
+ * The model already in memory, when the server can tell: answering with it avoids a
+ * minutes-long load on the user's machine. Falls back to the first chat model listed.
+ */
+export async function pickLoadedModel(server: FoundServer): Promise<string | undefined> {
+  const origin = server.baseUrl.replace(/\/v1\/?$/, '');
+  try {
+    if (server.kind === 'lmstudio') {
+      const res = await fetch(`${origin}/api/v0/models`, { signal: AbortSignal.timeout(3000) });
+      const body = (await res.json()) as { data?: Array<{ id: string; state?: string; type?: string }> };
+      const loaded = body.data?.find((m) => m.state === 'loaded' && (m.type === 'llm' || m.type === 'vlm'));
+      if (loaded) return loaded.id;
+    } else if (server.kind === 'ollama') {
+      const res = await fetch(`${origin}/api/ps`, { signal: AbortSignal.timeout(3000) });
+      const body = (await res.json()) as { models?: Array<{ name: string }> };
+      const running = pickChatModel((body.models ?? []).map((m) => m.name));
+      if (running) return running;
+    }
+  } catch {
+    // The native endpoint is optional; the OpenAI list below is enough.
+  }
+  return pickChatModel(server.models);
+}

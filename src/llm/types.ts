@@ -1,0 +1,64 @@
+/** A tool call as the agent keeps it: `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** OpenAI wire shape of a tool call inside an assistant message. */
+export interface WireToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+
+/** OpenAI `tools` entry. */
+export interface ToolSchema {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface Usage {
+  prompt: number;
+  completion: number;
+}
+
+export type LlmErrorKind = 'http' | 'network' | 'timeout' | 'aborted' | 'protocol' | 'context_overflow';
+
+export interface LlmError {
+  kind: LlmErrorKind;
+  message: string;
+  status?: number;
+}
+
+/**
+ * What one model request yields. The stream never throws: it ends with exactly one
+ * `done` or `error` event.
+ */
+export type LlmEvent =
+  | { type: 'text_delta'; text: string }
+  | { type: 'reasoning_delta'; text: string }
+  /** Output streamed so far by this request is void: the request is being retried. */
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { type: 'warning'; message: string }
+  | {
+      type: 'done';
+      /** Reasoning stripped; tool calls parsed from the text when the server gave none. */
+      message: AssistantMessage;
+      toolCalls: ToolCall[];
+      finishReason: string;
+      usage?: Usage;
+    }
+  | { type: 'error'; error: LlmError };
+
+export function toWireToolCall(call: ToolCall): WireToolCall {
+  return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+}

@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRun {
+  child: ReturnType<typeof spawn>;
+  result: Promise<CliResult>;
+}
+
+/** Starts the built CLI as a real subprocess, with a clean HEARTH_* environment. */
+export function startCli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {},
+): CliRun {
+  if (!existsSync(cliPath))
+    throw new Error(`${cliPath} is missing: run npm run build first (npm test does).`);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NO_COLOR: '1',
+    ...opts.env,
+  };
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    cwd: opts.cwd,
+    env,
+    stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  const result = new Promise<CliResult>((resolve) => {
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  return { child, result };
+}
+
+export function runCli(args: string[], opts: Parameters<typeof startCli>[1] = {}): Promise<CliResult> {
+  return startCli(args, opts).result;
+}
