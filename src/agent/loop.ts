@@ -2,7 +2,7 @@ import type { LlmClient } from '../llm/client.js';
 import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
 import type { PermissionPolicy } from '../permissions/policy.js';
 import type { PreparedCall, ToolRegistry, ToolResult } from '../tools/registry.js';
-import type { ToolContext } from '../tools/types.js';
+import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
 import type { AgentEvent, StopReason } from './events.js';
 
 export interface RunAgentOptions {
@@ -20,6 +20,8 @@ export interface RunAgentOptions {
   signal?: AbortSignal;
   /** Per-session tool state (the shell's directory, edit failure counts, ...). */
   session?: Map<string, unknown>;
+  /** Durable per-session state for tools (todos, plan, checkpoints). */
+  state?: SessionState;
   /** Called with every message appended to the history, as it is appended. */
   onMessage?: (message: ChatMessage) => void;
 }
@@ -35,6 +37,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     workspace: options.workspace,
     signal: abortSignal,
     session: options.session ?? new Map(),
+    state: options.state ?? new MemoryState(),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseToolCallsFromText } from './text-tool-calls.js';
 import { ThinkSplitter } from './think-splitter.js';
-import type { AssistantMessage, LlmEvent, ToolCall, Usage } from './types.js';
+import type { AssistantMessage, LlmEvent, ToolCall, ToolSchema, Usage } from './types.js';
 
 type DeltaEvent = Extract<LlmEvent, { type: 'text_delta' | 'reasoning_delta' }>;
 
@@ -53,8 +53,8 @@ export class DeltaAssembler {
     return this.collect(events);
   }
 
-  /** Ends the message. `offered` are the tool names sent, for calls written in the text. */
-  finish(offered: ReadonlySet<string>): {
+  /** Ends the message. `offered` are the tools sent, for recognising calls written in the text. */
+  finish(offered: readonly ToolSchema[]): {
     tail: DeltaEvent[];
     message: AssistantMessage;
     toolCalls: ToolCall[];
@@ -70,8 +70,10 @@ export class DeltaAssembler {
         name: call.name,
         arguments: call.args || '{}',
       }));
-    if (toolCalls.length === 0 && offered.size > 0) {
-      const parsed = parseToolCallsFromText(text, offered);
+    if (toolCalls.length === 0 && offered.length > 0) {
+      const parsed = parseToolCallsFromText(text, new Set(offered.map((t) => t.function.name)), {
+        rawStringParam: (tool, param) => stringParams(offered, tool).has(param),
+      });
       if (parsed) {
         text = parsed.text;
         toolCalls = parsed.calls.map((call, i) => ({ id: syntheticId(i), ...call }));
@@ -111,6 +113,18 @@ export class DeltaAssembler {
     for (const e of events) if (e.type === 'text_delta') this.text += e.text;
     return events;
   }
+}
+
+/** Parameters declared as strings keep their raw text (a file's content may look like JSON). */
+function stringParams(offered: readonly ToolSchema[], tool: string): Set<string> {
+  const schema = offered.find((t) => t.function.name === tool)?.function.parameters as
+    | { properties?: Record<string, { type?: unknown }> }
+    | undefined;
+  return new Set(
+    Object.entries(schema?.properties ?? {})
+      .filter(([, prop]) => prop.type === 'string')
+      .map(([name]) => name),
+  );
 }
 
 function toEvent(piece: { kind: 'text' | 'reasoning'; text: string }): DeltaEvent {

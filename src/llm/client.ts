@@ -165,7 +165,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       if (!sawEnd && !assembler.sawFinish) {
         return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
       }
-      const result = assembler.finish(offeredNames(request.tools));
+      const result = assembler.finish(request.tools ?? []);
       if (malformed > 0) {
         yield { type: 'warning', message: `Ignored ${malformed} malformed chunk(s) from the model server.` };
       }
@@ -224,10 +224,6 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       }
     },
   };
-}
-
-function offeredNames(tools: ToolSchema[] | undefined): Set<string> {
-  return new Set((tools ?? []).map((t) => t.function.name));
 }
 
 /** Pulls the human part out of an error body (`{"error":{"message":...}}` or plain text). */

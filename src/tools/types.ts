@@ -7,6 +7,30 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Per-session scratch state shared between tool calls (e.g. the shell's working directory). */
   session: Map<string, unknown>;
+  /** Durable per-session state (todos, plan, checkpoints): survives compaction and restarts. */
+  state: SessionState;
+}
+
+/**
+ * A small key-value store of JSON values, kept with the session. Writes are immediate so a
+ * crash right after a tool call loses nothing.
+ */
+export interface SessionState {
+  get(key: string): unknown;
+  set(key: string, value: unknown): void;
+}
+
+/** SessionState for runs with no store behind them (tests, throwaway runs). */
+export class MemoryState implements SessionState {
+  private readonly values = new Map<string, string>();
+  get(key: string): unknown {
+    const text = this.values.get(key);
+    return text === undefined ? undefined : JSON.parse(text);
+  }
+  set(key: string, value: unknown): void {
+    // Stored as JSON so callers cannot mutate what was saved, as with a real store.
+    this.values.set(key, JSON.stringify(value));
+  }
 }
 
 /** A tool result with two channels: `output` goes to the model, `display` (optional) to the user. */

@@ -11,7 +11,11 @@ import {
 
 const tools: ToolSchema[] = ['read_file', 'write_file'].map((name) => ({
   type: 'function',
-  function: { name, description: name, parameters: { type: 'object', properties: {} } },
+  function: {
+    name,
+    description: name,
+    parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+  },
 }));
 
 let server: ScriptedServer | undefined;
@@ -100,6 +104,13 @@ describe('llm client over real HTTP', () => {
     expect(JSON.parse(r.done!.toolCalls[0]!.arguments)).toEqual({ path: 'x.md' });
     expect(r.done!.message.tool_calls?.[0]?.function.name).toBe('read_file');
     expect(r.done!.message.content ?? '').not.toContain('read_file');
+  });
+
+  it('keeps Qwen3-Coder parameter text raw when the tool declares a string', async () => {
+    const text =
+      '<tool_call>\n<function=write_file>\n<parameter=path>\nn.json\n</parameter>\n<parameter=content>\n{"a": 1}\n</parameter>\n</function>\n</tool_call>';
+    const r = await run([reply().text(text)]);
+    expect(JSON.parse(r.done!.toolCalls[0]!.arguments)).toEqual({ path: 'n.json', content: '{"a": 1}' });
   });
 
   it('does not take prose that mentions JSON for a call', async () => {

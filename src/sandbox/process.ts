@@ -1,0 +1,259 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+
+export interface RunProcessOptions {
+  /** A shell command line, run with `bash -c` (or `sh -c` where there is no bash). */
+  command: string;
+  cwd: string;
+  /** The child's whole environment; defaults to this process's. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Output kept in memory; beyond it the middle is dropped. Default 1 MB. */
+  maxOutputBytes?: number;
+}
+
+export interface ProcessResult {
+  /** stdout and stderr interleaved in arrival order; a note marks where the middle was dropped. */
+  output: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+  /** Bytes dropped from the middle of the output to respect maxOutputBytes. */
+  truncatedBytes: number;
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+/** Between SIGTERM and SIGKILL: long enough for a clean shutdown, short enough not to stall the agent. */
+export const KILL_GRACE_MS = 2000;
+/**
+ * After the main process exits, how long its background children may keep the pipes open before the
+ * group is killed. Without this, `sleep 100 &` would hold the call for 100 seconds.
+ */
+export const EXIT_GRACE_MS = 250;
+
+const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * Runs a command as the leader of a new process group so that the whole tree can be killed at once:
+ * on timeout, on abort, and once the main process has exited (background jobs do not outlive the
+ * call). Resolves with whatever output arrived, even partial; rejects only if the process could not
+ * be started at all.
+ *
+ * A process that calls setsid() leaves the group and escapes this cleanup; the sandbox (which can
+ * use a PID namespace) is where that is closed.
+ */
+export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
+  const started = performance.now();
+  const output = new OutputBuffer(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+  if (opts.signal?.aborted) {
+    return Promise.resolve(result(output, started, { aborted: true }));
+  }
+
+  const env = opts.env ?? process.env;
+  const shell = findShell(env.PATH ?? FALLBACK_PATH);
+  let child: ChildProcess;
+  try {
+    child = spawn(shell, ['-c', opts.command], {
+      cwd: opts.cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (err) {
+    return Promise.reject(err);
+  }
+
+  return new Promise<ProcessResult>((resolve, reject) => {
+    const pid = child.pid;
+    let exitCode: number | null = null;
+    let exitSignal: string | null = null;
+    let exited = false;
+    let openPipes = 2;
+    let timedOut = false;
+    let aborted = false;
+    let terminating = false;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (pid === undefined) return;
+      try {
+        process.kill(-pid, sig);
+      } catch {
+        // ESRCH: the group is already gone, which is what we wanted.
+      }
+    };
+
+    const groupExists = () => {
+      if (pid === undefined) return false;
+      try {
+        process.kill(-pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      opts.signal?.removeEventListener('abort', onAbort);
+      // Stragglers are background jobs of an exited command: ask them to stop, then insist.
+      killGroup('SIGTERM');
+      if (groupExists()) setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve(
+        result(output, started, { exitCode, signal: exitSignal, timedOut, aborted: aborted && !timedOut }),
+      );
+    };
+
+    const terminate = () => {
+      if (terminating || settled) return;
+      terminating = true;
+      killGroup('SIGTERM');
+      timers.push(
+        setTimeout(() => {
+          killGroup('SIGKILL');
+          // A process stuck in the kernel may not die even now; do not wait for it forever.
+          timers.push(setTimeout(finish, KILL_GRACE_MS));
+        }, KILL_GRACE_MS),
+      );
+    };
+
+    const onAbort = () => {
+      aborted = true;
+      terminate();
+    };
+
+    const onPipeClosed = () => {
+      openPipes -= 1;
+      if (exited && openPipes === 0) finish();
+    };
+
+    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stdout?.on('close', onPipeClosed);
+    child.stderr?.on('close', onPipeClosed);
+
+    child.on('error', (err) => {
+      if (pid === undefined && !settled) {
+        settled = true;
+        for (const t of timers) clearTimeout(t);
+        opts.signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      }
+    });
+
+    child.on('exit', (code, sig) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = sig;
+      if (openPipes === 0) finish();
+      else timers.push(setTimeout(finish, EXIT_GRACE_MS));
+    });
+
+    if (pid === undefined) return;
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        terminate();
+      }, opts.timeoutMs),
+    );
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function result(
+  output: OutputBuffer,
+  started: number,
+  fields: Partial<Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'aborted'>>,
+): ProcessResult {
+  return {
+    output: output.text(),
+    exitCode: fields.exitCode ?? null,
+    signal: fields.signal ?? null,
+    timedOut: fields.timedOut ?? false,
+    aborted: fields.aborted ?? false,
+    durationMs: Math.round(performance.now() - started),
+    truncatedBytes: output.droppedBytes,
+  };
+}
+
+/** The first `bash` on PATH, else the first `sh`, else /bin/sh. */
+export function findShell(searchPath: string): string {
+  const dirs = searchPath.split(path.delimiter).filter((d) => d !== '');
+  for (const name of ['bash', 'sh']) {
+    for (const dir of dirs) {
+      const candidate = path.join(dir, name);
+      try {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
+      } catch {
+        // Not here; keep looking.
+      }
+    }
+  }
+  return '/bin/sh';
+}
+
+/**
+ * Keeps the first half of the budget as it arrives and a rolling window of the most recent bytes
+ * for the second half, so memory stays bounded however much a command prints.
+ */
+class OutputBuffer {
+  private readonly headLimit: number;
+  private readonly tailLimit: number;
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  droppedBytes = 0;
+
+  constructor(maxBytes: number) {
+    this.headLimit = Math.floor(Math.max(0, maxBytes) / 2);
+    this.tailLimit = Math.max(0, maxBytes) - this.headLimit;
+  }
+
+  push(chunk: Buffer): void {
+    let rest = chunk;
+    if (this.headBytes < this.headLimit) {
+      const take = Math.min(rest.length, this.headLimit - this.headBytes);
+      this.head.push(rest.subarray(0, take));
+      this.headBytes += take;
+      rest = rest.subarray(take);
+    }
+    if (rest.length === 0) return;
+    this.tail.push(rest);
+    this.tailBytes += rest.length;
+    while (this.tailBytes > this.tailLimit) {
+      const first = this.tail[0];
+      if (!first) break;
+      const excess = this.tailBytes - this.tailLimit;
+      if (first.length <= excess) {
+        this.tail.shift();
+        this.tailBytes -= first.length;
+        this.droppedBytes += first.length;
+      } else {
+        // Copy so the rest of the large original chunk can be garbage-collected.
+        this.tail[0] = Buffer.from(first.subarray(excess));
+        this.tailBytes -= excess;
+        this.droppedBytes += excess;
+      }
+    }
+  }
+
+  text(): string {
+    // Decoded together when nothing was dropped, so a character split across the halves survives.
+    if (this.droppedBytes === 0) return Buffer.concat([...this.head, ...this.tail]).toString('utf8');
+    const head = Buffer.concat(this.head).toString('utf8');
+    const tail = Buffer.concat(this.tail).toString('utf8');
+    const sep = head.endsWith('\n') || head === '' ? '' : '\n';
+    return `${head}${sep}[... ${this.droppedBytes.toLocaleString('en-US')} bytes of output cut ...]\n${tail}`;
+  }
+}

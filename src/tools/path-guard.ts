@@ -1,0 +1,133 @@
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError } from './types.js';
+
+export interface ResolveOptions {
+  /** Fail unless the path exists (after following symlinks). */
+  mustExist?: boolean;
+}
+
+// Linux allows 40 symlink hops before ELOOP; matching it keeps our verdicts in line with the kernel's.
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Resolves a path given by the model to the absolute real path it denotes, refusing anything that
+ * lands outside the workspace, whether by `..`, by an absolute path, or through a symlink. A path
+ * that does not exist yet (a file about to be written) is judged by where its deepest existing
+ * ancestor really is, so a new file under a symlinked directory that leaves the workspace is refused.
+ *
+ * This is a guard against mistakes, not a security boundary: a symlink swapped in between this
+ * check and the use of the path is the sandbox's business.
+ */
+export async function resolveInWorkspace(
+  workspace: string,
+  p: string,
+  opts: ResolveOptions = {},
+): Promise<string> {
+  if (p.trim() === '') {
+    throw new ToolError('Path is empty. Use "." for the workspace root or a path relative to it.');
+  }
+  if (p.includes('\0')) {
+    throw new ToolError(`Path ${JSON.stringify(p)} contains a NUL byte.`);
+  }
+
+  const root = await realpathOrSelf(workspace);
+  const lexical = path.resolve(workspace, p);
+  // The caller may hand us the workspace through a symlinked spelling (/tmp vs /private/tmp on macOS),
+  // and the model may echo either spelling back in an absolute path: accept both.
+  if (!isInside(workspace, lexical) && !isInside(root, lexical)) {
+    throw new ToolError(
+      `Path "${p}" is outside the workspace (${root}). Use a path relative to the workspace root.`,
+    );
+  }
+
+  const { real, exists } = await resolveLoose(lexical, p);
+  if (!isInside(root, real)) {
+    throw new ToolError(
+      `Path "${p}" resolves through a symlink to ${real}, which is outside the workspace (${root}). ` +
+        'Only files inside the workspace can be used.',
+    );
+  }
+  if (opts.mustExist && !exists) {
+    throw new ToolError(`Path "${p}" does not exist.`);
+  }
+  return real;
+}
+
+/** The workspace-relative spelling of an absolute path, with `/` separators; `.` for the root. */
+export function displayPath(workspace: string, abs: string): string {
+  const rel = path.relative(workspace, abs);
+  if (rel === '') return '.';
+  if (path.isAbsolute(rel)) return abs;
+  return rel.split(path.sep).join('/');
+}
+
+/** True when `candidate` is `root` itself or lies below it; both must be absolute and normalized. */
+export function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  if (rel === '') return true;
+  if (path.isAbsolute(rel)) return false;
+  return rel !== '..' && !rel.startsWith(`..${path.sep}`);
+}
+
+async function realpathOrSelf(p: string): Promise<string> {
+  try {
+    return await realpath(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+/**
+ * realpath() that tolerates missing tails: the deepest existing ancestor is resolved and the missing
+ * components are appended. Dangling symlinks along the way are followed by hand, because writing
+ * through one creates its target, and that target is what must stay inside the workspace.
+ */
+async function resolveLoose(abs: string, original: string): Promise<{ real: string; exists: boolean }> {
+  let current = abs;
+  const missing: string[] = [];
+  let hops = 0;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return { real: path.join(real, ...missing), exists: missing.length === 0 };
+    } catch (err) {
+      const code = errorCode(err);
+      if (code === 'ELOOP') {
+        throw new ToolError(`Path "${original}" has a symlink loop.`);
+      }
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+        throw new ToolError(`Cannot resolve path "${original}": ${errorMessage(err)}`);
+      }
+    }
+
+    const link = await lstat(current).catch(() => undefined);
+    if (link?.isSymbolicLink()) {
+      hops += 1;
+      if (hops > MAX_SYMLINK_HOPS) {
+        throw new ToolError(`Path "${original}" has a symlink loop.`);
+      }
+      const target = await readlink(current);
+      current = path.resolve(path.dirname(current), target);
+      continue;
+    }
+
+    const parent = path.dirname(current);
+    if (parent === current) {
+      return { real: path.join(current, ...missing), exists: false };
+    }
+    missing.unshift(path.basename(current));
+    current = parent;
+  }
+}
+
+export function errorCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') {
+    return err.code;
+  }
+  return undefined;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

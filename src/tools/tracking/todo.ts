@@ -1,0 +1,217 @@
+import { z } from 'zod';
+import { defineTool, type SessionState, ToolError } from '../types.js';
+import { booleanish, boundedText, clip, isRecord, optional, parseJsonString, pickText } from './lenient.js';
+
+export type TodoStatus = 'pending' | 'in_progress' | 'done';
+
+/** One item of the agent's todo list, as kept in session state under `todos`. */
+export interface Todo {
+  id: string;
+  text: string;
+  status: TodoStatus;
+}
+
+export const TODOS_KEY = 'todos';
+export const MAX_TODOS = 50;
+export const MAX_TODO_CHARS = 500;
+
+const STATUSES = ['pending', 'in_progress', 'done'] as const;
+
+const STATUS_SYNONYMS: Record<string, TodoStatus> = {
+  pending: 'pending',
+  todo: 'pending',
+  open: 'pending',
+  new: 'pending',
+  not_started: 'pending',
+  in_progress: 'in_progress',
+  inprogress: 'in_progress',
+  active: 'in_progress',
+  doing: 'in_progress',
+  started: 'in_progress',
+  current: 'in_progress',
+  wip: 'in_progress',
+  done: 'done',
+  completed: 'done',
+  complete: 'done',
+  finished: 'done',
+};
+
+const MARKS: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[>]', done: '[x]' };
+
+function normalizeStatus(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const key = value
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+  if (key === '') return undefined;
+  return STATUS_SYNONYMS[key] ?? value;
+}
+
+/** Accepts a bare string as an item and the field names other agents' todo tools use. */
+function normalizeItem(value: unknown): unknown {
+  if (typeof value === 'string') return { text: value };
+  if (!isRecord(value)) return value;
+  const item: Record<string, unknown> = { ...value };
+  if (item.text === undefined || item.text === null) {
+    item.text = pickText(value, ['content', 'title', 'task', 'description']);
+  }
+  if (typeof item.id === 'number') item.id = String(item.id);
+  return item;
+}
+
+function normalizeList(value: unknown): unknown {
+  const parsed = parseJsonString(value);
+  if (isRecord(parsed)) return Array.isArray(parsed.todos) ? parsed.todos : [parsed];
+  return parsed;
+}
+
+const itemSchema = z.preprocess(
+  normalizeItem,
+  z.object({
+    id: optional(boundedText('id', 40)),
+    text: optional(boundedText('text', MAX_TODO_CHARS)).describe('Required for new items'),
+    status: optional(z.enum(STATUSES), normalizeStatus),
+  }),
+);
+
+type TodoInput = z.output<typeof itemSchema>;
+
+const storedTodo = z.object({ id: z.string(), text: z.string(), status: z.enum(STATUSES) });
+
+/** The todo list kept in session state; items that do not parse (an older format, a bad write) are left out. */
+export function readTodos(state: SessionState): Todo[] {
+  const raw = state.get(TODOS_KEY);
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((item) => {
+    const parsed = storedTodo.safeParse(item);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
+/** `[x] 1. text` per item, then `2/5 done`. */
+export function renderTodos(todos: readonly Todo[]): string {
+  if (todos.length === 0) return 'No todos yet.';
+  const lines = todos.map((todo) => `${MARKS[todo.status]} ${todo.id}. ${todo.text}`);
+  const done = todos.filter((todo) => todo.status === 'done').length;
+  lines.push(`${done}/${todos.length} done`);
+  return lines.join('\n');
+}
+
+export const todoWriteTool = defineTool({
+  name: 'todo_write',
+  description:
+    'Write your todo list for multi-step work; returns it. Keep one item in_progress at a time; mark items done as you finish.',
+  parameters: z.object({
+    todos: z.preprocess(normalizeList, z.array(itemSchema)),
+    merge: optional(z.boolean(), booleanish).describe(
+      'Update items by id and append new ones, keeping the rest',
+    ),
+  }),
+  mutates: false,
+  async run(args, ctx) {
+    checkDuplicateIds(args.todos);
+    const existing = readTodos(ctx.state);
+    const todos = args.merge ? mergeTodos(existing, args.todos) : replaceTodos(existing, args.todos);
+    if (todos.length > MAX_TODOS) {
+      throw new ToolError(
+        `The list would have ${todos.length} items; the limit is ${MAX_TODOS}. Group small steps into larger ones.`,
+      );
+    }
+    checkOneInProgress(todos);
+    ctx.state.set(TODOS_KEY, todos);
+    const rendered = renderTodos(todos);
+    return {
+      output: todos.length === 0 ? 'Todo list cleared.' : rendered,
+      display: rendered,
+      meta: { todos },
+    };
+  },
+});
+
+export const todoListTool = defineTool({
+  name: 'todo_list',
+  description: 'Show your todo list.',
+  parameters: z.object({}),
+  mutates: false,
+  async run(_args, ctx) {
+    const todos = readTodos(ctx.state);
+    const rendered =
+      todos.length === 0 ? 'No todos yet. Use todo_write to plan multi-step work.' : renderTodos(todos);
+    return { output: rendered, display: rendered, meta: { todos } };
+  },
+});
+
+function checkDuplicateIds(items: readonly TodoInput[]): void {
+  const seen = new Map<string, number>();
+  items.forEach((item, index) => {
+    if (item.id === undefined) return;
+    const first = seen.get(item.id);
+    if (first !== undefined) {
+      throw new ToolError(
+        `Duplicate todo id "${item.id}" (items ${first + 1} and ${index + 1}). Give each item its own id, or leave id out to have one assigned.`,
+      );
+    }
+    seen.set(item.id, index);
+  });
+}
+
+function replaceTodos(existing: readonly Todo[], items: readonly TodoInput[]): Todo[] {
+  const byId = new Map(existing.map((todo) => [todo.id, todo]));
+  const ids = idAllocator(items.map((item) => item.id));
+  return items.map((item, index) => {
+    // An id the list already has lets the model restate an item by id alone.
+    const text = item.text ?? (item.id === undefined ? undefined : byId.get(item.id)?.text);
+    if (text === undefined) throw missingText(index, item.id);
+    return { id: item.id ?? ids(), text, status: item.status ?? 'pending' };
+  });
+}
+
+function mergeTodos(existing: readonly Todo[], items: readonly TodoInput[]): Todo[] {
+  const todos = existing.map((todo) => ({ ...todo }));
+  const ids = idAllocator([...todos.map((todo) => todo.id), ...items.map((item) => item.id)]);
+  items.forEach((item, index) => {
+    // Without an id, the same text names the same item: small models often drop ids when updating.
+    const target =
+      item.id !== undefined
+        ? todos.find((todo) => todo.id === item.id)
+        : item.text !== undefined
+          ? todos.find((todo) => sameText(todo.text, item.text as string))
+          : undefined;
+    if (target) {
+      if (item.text !== undefined) target.text = item.text;
+      if (item.status !== undefined) target.status = item.status;
+      return;
+    }
+    if (item.text === undefined) throw missingText(index, item.id);
+    todos.push({ id: item.id ?? ids(), text: item.text, status: item.status ?? 'pending' });
+  });
+  return todos;
+}
+
+/** Hands out "1", "2", ... skipping numbers already taken. */
+function idAllocator(taken: readonly (string | undefined)[]): () => string {
+  let next = 1;
+  for (const id of taken) {
+    if (id !== undefined && /^\d+$/.test(id)) next = Math.max(next, Number(id) + 1);
+  }
+  return () => String(next++);
+}
+
+function sameText(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+
+function missingText(index: number, id: string | undefined): ToolError {
+  const which = id === undefined ? `Item ${index + 1}` : `Item ${index + 1} (id "${id}")`;
+  return new ToolError(`${which} has no text. New items need text; existing ones can be named by id.`);
+}
+
+function checkOneInProgress(todos: readonly Todo[]): void {
+  const active = todos.filter((todo) => todo.status === 'in_progress');
+  if (active.length <= 1) return;
+  const named = active.map((todo) => `${todo.id} "${clip(todo.text, 40)}"`).join(', ');
+  throw new ToolError(
+    `Only one todo may be in_progress, but ${active.length} would be: ${named}. Set the others to done or pending in the same call.`,
+  );
+}

@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import {
+  stripThink,
+  type ThinkPiece,
+  ThinkSplitter,
+  type ThinkSplitterOptions,
+} from '../../src/llm/think-splitter.js';
+
+function feed(chunks: readonly string[], options?: ThinkSplitterOptions): ThinkPiece[] {
+  const splitter = new ThinkSplitter(options);
+  const pieces = chunks.flatMap((c) => splitter.push(c));
+  return merge([...pieces, ...splitter.end()]);
+}
+
+function merge(pieces: readonly ThinkPiece[]): ThinkPiece[] {
+  const out: ThinkPiece[] = [];
+  for (const p of pieces) {
+    if (!p.text) continue;
+    const last = out.at(-1);
+    if (last && last.kind === p.kind) last.text += p.text;
+    else out.push({ ...p });
+  }
+  return out;
+}
+
+const t = (text: string): ThinkPiece => ({ kind: 'text', text });
+const r = (text: string): ThinkPiece => ({ kind: 'reasoning', text });
+
+const cases: Array<{ name: string; input: string; expected: ThinkPiece[]; options?: ThinkSplitterOptions }> =
+  [
+    { name: 'plain text passes through', input: 'Hello, world.', expected: [t('Hello, world.')] },
+    { name: 'whitespace-only content passes through', input: '  \n', expected: [t('  \n')] },
+    { name: 'plain text keeps its edges', input: '\n  indented\n', expected: [t('\n  indented\n')] },
+    { name: 'empty stream', input: '', expected: [] },
+    {
+      name: 'leading think block',
+      input: '<think>\nLet me see.\n</think>\n\nThe answer is 4.',
+      expected: [r('Let me see.'), t('The answer is 4.')],
+    },
+    {
+      name: 'thinking tag variant',
+      input: '<thinking>plan</thinking>Done',
+      expected: [r('plan'), t('Done')],
+    },
+    {
+      name: 'whitespace before a leading think is dropped',
+      input: '\n\n<think>x</think>\ny',
+      expected: [r('x'), t('y')],
+    },
+    {
+      name: 'think block mid-text',
+      input: 'Before <think>hmm</think> after',
+      expected: [t('Before '), r('hmm'), t('after')],
+    },
+    {
+      name: 'unclosed leading think is all reasoning',
+      input: '<think>I was cut off\n',
+      expected: [r('I was cut off')],
+    },
+    {
+      name: 'stray closing tag is dropped and what follows trimmed',
+      input: 'reasoning the server left bare</think>\n\nAnswer',
+      expected: [t('reasoning the server left bareAnswer')],
+    },
+    {
+      name: 'startInReasoning handles templates that swallow the opener',
+      input: 'thinking here\n</think>\n\nAnswer',
+      options: { startInReasoning: true },
+      expected: [r('thinking here'), t('Answer')],
+    },
+    {
+      name: 'startInReasoning with an unclosed stream',
+      input: 'still thinking',
+      options: { startInReasoning: true },
+      expected: [r('still thinking')],
+    },
+    {
+      name: 'two think blocks are separated by a blank line',
+      input: '<think>one</think>A<think>two</think>B',
+      expected: [r('one'), t('A'), r('\n\ntwo'), t('B')],
+    },
+    {
+      name: 'empty think block yields nothing',
+      input: '<think>\n\n</think>\n\nHi',
+      expected: [t('Hi')],
+    },
+    {
+      name: 'opening tag inside reasoning is reasoning text',
+      input: '<think>the <think> tag</think>ok',
+      expected: [r('the <think> tag'), t('ok')],
+    },
+    {
+      name: 'near-miss tags are text',
+      input: 'a <thinker> and <th> and </thin> and <Think>',
+      expected: [t('a <thinker> and <th> and </thin> and <Think>')],
+    },
+    {
+      name: 'tag prefix at the end of the stream is text',
+      input: 'x < y and a <thi',
+      expected: [t('x < y and a <thi')],
+    },
+    {
+      name: 'closing-tag prefix at the end of reasoning is reasoning',
+      input: '<think>abc</thi',
+      expected: [r('abc</thi')],
+    },
+    {
+      name: 'inner whitespace of reasoning is kept',
+      input: '<think>a\n\nb  c</think>d',
+      expected: [r('a\n\nb  c'), t('d')],
+    },
+    {
+      name: 'mixed tag styles close each other',
+      input: '<thinking>x</think>y',
+      expected: [r('x'), t('y')],
+    },
+  ];
+
+describe('ThinkSplitter', () => {
+  it.each(cases)('$name (whole)', ({ input, expected, options }) => {
+    expect(feed([input], options)).toEqual(expected);
+  });
+
+  it.each(cases)('$name (split at every position)', ({ input, expected, options }) => {
+    for (let i = 0; i <= input.length; i++) {
+      expect(feed([input.slice(0, i), input.slice(i)], options), `split at ${i}`).toEqual(expected);
+    }
+  });
+
+  it.each(cases)('$name (one character at a time)', ({ input, expected, options }) => {
+    expect(feed([...input], options)).toEqual(expected);
+  });
+
+  it.each(cases)('$name (split at every pair of positions)', ({ input, expected, options }) => {
+    for (let i = 0; i <= input.length; i++) {
+      for (let j = i; j <= input.length; j++) {
+        const chunks = [input.slice(0, i), input.slice(i, j), input.slice(j)];
+        expect(feed(chunks, options), `split at ${i},${j}`).toEqual(expected);
+      }
+    }
+  });
+
+  it('emits text immediately and holds back only a possible tag prefix', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('Hello')).toEqual([t('Hello')]);
+    expect(s.push(' wor<')).toEqual([t(' wor')]);
+    expect(s.push('ld')).toEqual([t('<ld')]);
+    expect(s.push(' <thi')).toEqual([t(' ')]);
+    expect(s.push('nk>deep')).toEqual([r('deep')]);
+    expect(s.push(' </')).toEqual([]);
+    expect(s.push('think>\n')).toEqual([]);
+    expect(s.push('\nout')).toEqual([t('out')]);
+    expect(s.end()).toEqual([]);
+  });
+
+  it('does not hold back text after a "<" that cannot start a tag', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('a <b')).toEqual([t('a <b')]);
+    expect(s.push('if (x <')).toEqual([t('if (x ')]);
+    expect(s.push('= 3)')).toEqual([t('<= 3)')]);
+  });
+
+  it('does not hold back "<thi" inside reasoning, where only closing tags matter', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('<think>a <thi')).toEqual([r('a <thi')]);
+  });
+
+  it('streams reasoning live, holding only trailing whitespace', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('<think>\nstep one\n')).toEqual([r('step one')]);
+    expect(s.push('step two')).toEqual([r('\nstep two')]);
+    expect(s.push('</think>done')).toEqual([t('done')]);
+  });
+
+  it('merges adjacent pieces of one kind within a push', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('a<think></think>b')).toEqual([t('ab')]);
+    expect(s.push('<think>x</think>y<think>z</think>')).toEqual([r('x'), t('y'), r('\n\nz')]);
+  });
+
+  it('flushes a held tag prefix at end', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('value <think')).toEqual([t('value ')]);
+    expect(s.end()).toEqual([t('<think')]);
+  });
+
+  it('treats whitespace held at stream start as text when the stream ends', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('\n')).toEqual([]);
+    expect(s.end()).toEqual([t('\n')]);
+  });
+});
+
+describe('stripThink', () => {
+  it.each([
+    { input: 'no tags', text: 'no tags', reasoning: '' },
+    { input: '<think>why</think>\nwhat', text: 'what', reasoning: 'why' },
+    { input: '<think>cut off', text: '', reasoning: 'cut off' },
+    { input: '<think>a</think>x<thinking>b</thinking>y', text: 'xy', reasoning: 'a\n\nb' },
+    { input: 'stray</think>\n rest', text: 'strayrest', reasoning: '' },
+  ])('$input', ({ input, text, reasoning }) => {
+    expect(stripThink(input)).toEqual({ text, reasoning });
+  });
+
+  it('honours startInReasoning', () => {
+    expect(stripThink('hidden</think>shown', { startInReasoning: true })).toEqual({
+      text: 'shown',
+      reasoning: 'hidden',
+    });
+  });
+});
