@@ -1,0 +1,59 @@
+/**
+ * Schema versions, applied in order inside one transaction each; `PRAGMA user_version` records
+ * how far a database has come. Append new entries; never edit a released one.
+ */
+export const migrations: string[] = [
+  `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    workspace TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    status TEXT NOT NULL DEFAULT 'active',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX sessions_workspace ON sessions(workspace, updated_at);
+
+  CREATE TABLE messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE usage (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX usage_session ON usage(session_id);
+
+  CREATE TABLE audit (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    rule TEXT,
+    duration_ms INTEGER,
+    exit_code INTEGER,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX audit_session ON audit(session_id);
+
+  CREATE TABLE session_state (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+  ) WITHOUT ROWID;
+  `,
+];

@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import type { ChatMessage } from '../llm/types.js';
+import type { SessionState } from '../tools/types.js';
+import type { Db } from './database.js';
+
+export type SessionStatus = 'active' | 'paused' | 'completed' | 'error';
+
+export interface SessionRow {
+  id: string;
+  title: string;
+  workspace: string;
+  model: string;
+  parentId: string | null;
+  status: SessionStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SessionSummary extends SessionRow {
+  messages: number;
+  turns: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface AuditEntry {
+  tool: string;
+  arguments: string;
+  decision: string;
+  rule?: string;
+  durationMs?: number;
+  exitCode?: number | null;
+}
+
+export class SessionNotFoundError extends Error {
+  override name = 'SessionNotFoundError';
+}
+
+/**
+ * Sessions and everything kept with them. Each write is its own committed statement (or
+ * transaction), so a crash loses at most the write in progress.
+ */
+export class SessionStore {
+  constructor(private readonly db: Db) {}
+
+  create(input: { workspace: string; model?: string; title?: string; parentId?: string }): SessionRow {
+    const now = Date.now();
+    const row: SessionRow = {
+      id: newId(),
+      title: input.title ?? '',
+      workspace: input.workspace,
+      model: input.model ?? '',
+      parentId: input.parentId ?? null,
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO sessions (id, title, workspace, model, parent_id, status, created_at, updated_at)
+         VALUES (@id, @title, @workspace, @model, @parentId, @status, @createdAt, @updatedAt)`,
+      )
+      .run(row);
+    return row;
+  }
+
+  get(id: string): SessionRow {
+    const row = this.db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`).get(id) as
+      | SessionRow
+      | undefined;
+    if (!row) throw new SessionNotFoundError(`No session ${id}.`);
+    return row;
+  }
+
+  /** Finds a session by id or unique id prefix, as people type them. */
+  resolve(idOrPrefix: string): SessionRow {
+    const rows = this.db
+      .prepare(`SELECT ${COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2`)
+      .all(`${idOrPrefix.replace(/[\\%_]/g, '\\$&')}%`) as SessionRow[];
+    if (rows.length === 0)
+      throw new SessionNotFoundError(`No session matches "${idOrPrefix}". List them with: hearth sessions`);
+    if (rows.length > 1)
+      throw new SessionNotFoundError(`"${idOrPrefix}" matches several sessions; give more of the id.`);
+    return rows[0]!;
+  }
+
+  latest(workspace: string): SessionRow | undefined {
+    return this.db
+      .prepare(
+        `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+      )
+      .get(workspace) as SessionRow | undefined;
+  }
+
+  list(opts: { workspace?: string; limit?: number } = {}): SessionSummary[] {
+    return this.db
+      .prepare(
+        `SELECT ${COLUMNS.replace(/(\w+) AS/g, 's.$1 AS')},
+           (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,
+           (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant') AS turns,
+           COALESCE((SELECT SUM(prompt_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS promptTokens,
+           COALESCE((SELECT SUM(completion_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS completionTokens
+         FROM sessions s ${opts.workspace ? 'WHERE s.workspace = @workspace' : ''}
+         ORDER BY s.updated_at DESC, s.rowid DESC LIMIT @limit`,
+      )
+      .all({ workspace: opts.workspace, limit: opts.limit ?? 50 }) as SessionSummary[];
+  }
+
+  update(id: string, fields: Partial<Pick<SessionRow, 'title' | 'model' | 'status'>>): void {
+    const sets = Object.keys(fields).map((k) => `${k} = @${k}`);
+    this.db
+      .prepare(`UPDATE sessions SET ${[...sets, 'updated_at = @now'].join(', ')} WHERE id = @id`)
+      .run({ ...fields, id, now: Date.now() });
+  }
+
+  remove(id: string): void {
+    this.db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
+  }
+
+  appendMessage(id: string, message: ChatMessage): void {
+    const now = Date.now();
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO messages (session_id, seq, role, body, created_at)
+           VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?), ?, ?, ?)`,
+        )
+        .run(id, id, message.role, JSON.stringify(message), now);
+      this.db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, id);
+    })();
+  }
+
+  messages(id: string): ChatMessage[] {
+    const rows = this.db
+      .prepare('SELECT body FROM messages WHERE session_id = ? ORDER BY seq')
+      .all(id) as Array<{
+      body: string;
+    }>;
+    return rows.map((r) => JSON.parse(r.body) as ChatMessage);
+  }
+
+  /** A new session holding a copy of another's history and state. */
+  fork(id: string): SessionRow {
+    const source = this.get(id);
+    return this.db.transaction(() => {
+      const copy = this.create({
+        workspace: source.workspace,
+        model: source.model,
+        title: source.title ? `${source.title} (fork)` : '',
+        parentId: source.id,
+      });
+      this.db
+        .prepare(
+          `INSERT INTO messages (session_id, seq, role, body, created_at)
+           SELECT ?, seq, role, body, created_at FROM messages WHERE session_id = ?`,
+        )
+        .run(copy.id, source.id);
+      this.db
+        .prepare(
+          'INSERT INTO session_state (session_id, key, value) SELECT ?, key, value FROM session_state WHERE session_id = ?',
+        )
+        .run(copy.id, source.id);
+      return copy;
+    })();
+  }
+
+  recordUsage(
+    id: string,
+    usage: { model: string; prompt: number; completion: number; durationMs: number },
+  ): void {
+    this.db
+      .prepare(
+        `INSERT INTO usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, usage.model, usage.prompt, usage.completion, Math.round(usage.durationMs), Date.now());
+  }
+
+  recordAudit(id: string, entry: AuditEntry): void {
+    this.db
+      .prepare(
+        `INSERT INTO audit (session_id, tool, arguments, decision, rule, duration_ms, exit_code, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        id,
+        entry.tool,
+        entry.arguments,
+        entry.decision,
+        entry.rule ?? null,
+        entry.durationMs ?? null,
+        entry.exitCode ?? null,
+        Date.now(),
+      );
+  }
+
+  audit(id: string): Array<AuditEntry & { createdAt: number }> {
+    return this.db
+      .prepare(
+        `SELECT tool, arguments, decision, rule, duration_ms AS durationMs, exit_code AS exitCode, created_at AS createdAt
+         FROM audit WHERE session_id = ? ORDER BY id`,
+      )
+      .all(id) as Array<AuditEntry & { createdAt: number }>;
+  }
+
+  /** The session's durable key-value state, written through at once. */
+  state(id: string): SessionState {
+    const select = this.db.prepare('SELECT value FROM session_state WHERE session_id = ? AND key = ?');
+    const upsert = this.db.prepare(
+      `INSERT INTO session_state (session_id, key, value) VALUES (?, ?, ?)
+       ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`,
+    );
+    const remove = this.db.prepare('DELETE FROM session_state WHERE session_id = ? AND key = ?');
+    return {
+      get(key) {
+        const row = select.get(id, key) as { value: string } | undefined;
+        return row === undefined ? undefined : JSON.parse(row.value);
+      },
+      set(key, value) {
+        if (value === undefined) remove.run(id, key);
+        else upsert.run(id, key, JSON.stringify(value));
+      },
+    };
+  }
+}
+
+const COLUMNS =
+  'id AS id, title AS title, workspace AS workspace, model AS model, parent_id AS parentId, status AS status, created_at AS createdAt, updated_at AS updatedAt';
+
+/** Short, typeable ids; prefixes work wherever an id is asked for. */
+function newId(): string {
+  return randomBytes(5).toString('hex');
+}
