@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { defineTool } from '../types.js';
+import { diffStats, unifiedDiff } from './diff.js';
+import {
+  capDiff,
+  clearFailures,
+  FINAL_NEWLINE_ONLY,
+  failEdit,
+  loadForEdit,
+  looseBoolean,
+  saveEdit,
+} from './edit-support.js';
+import { keepFinalNewline, toLf } from './file-text.js';
+import { applyEdit } from './match.js';
+
+export const editFileTool = defineTool({
+  name: 'edit_file',
+  description:
+    'Replace old_string with new_string in a file. old_string must match one place: copy it from ' +
+    'read_file without the line numbers, with enough lines to be unique. Set replace_all to change every occurrence.',
+  parameters: z.object({
+    path: z.string().describe('File path, relative to the workspace root'),
+    old_string: z.string().describe('The exact text to replace'),
+    new_string: z.string().describe('The text to put in its place'),
+    replace_all: looseBoolean.describe('Replace every occurrence of old_string (default false)'),
+  }),
+  mutates: true,
+  async run(args, ctx) {
+    const target = await loadForEdit(ctx, args.path, 'edit_file');
+    const before = target.decoded.text;
+    const result = applyEdit(before, toLf(args.old_string), toLf(args.new_string), {
+      replaceAll: args.replace_all === true,
+    });
+    if (!result.ok) failEdit(ctx, target, result.error);
+    const after = keepFinalNewline(result.content, target.decoded);
+    if (after === before) failEdit(ctx, target, FINAL_NEWLINE_ONLY);
+
+    await saveEdit(ctx, target, after);
+    clearFailures(ctx, target);
+
+    const diff = unifiedDiff(target.shown, before, after);
+    const count = result.replacements > 1 ? `, ${result.replacements} replacements` : '';
+    return {
+      output: `Edited ${target.shown} (strategy: ${result.strategy}, line ${result.line}${count})\n${capDiff(diff)}`,
+      display: diff,
+      meta: {
+        path: target.shown,
+        strategy: result.strategy,
+        line: result.line,
+        replacements: result.replacements,
+        ...diffStats(before, after),
+      },
+    };
+  },
+});
