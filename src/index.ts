@@ -6,6 +6,6 @@ export { type ChatRequest, createLlmClient, type LlmClient, type LlmClientOption
 export { discoverServer, listModels } from './llm/discover.js';
 export type { ChatMessage, LlmEvent, ToolCall } from './llm/types.js';
 export { allowAll, type Decision, type PermissionPolicy, readOnly } from './permissions/policy.js';
-export { firstTools } from './tools/builtin.js';
+export { defaultTools, selectTools, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';
 export { defineTool, type Tool, type ToolContext, ToolError, type ToolOutput } from './tools/types.js';

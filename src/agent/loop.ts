@@ -1,4 +1,5 @@
 import type { LlmClient } from '../llm/client.js';
+import { estimateTokens } from '../llm/tokens.js';
 import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
 import type { PermissionPolicy } from '../permissions/policy.js';
 import type { PreparedCall, ToolRegistry, ToolResult } from '../tools/registry.js';
@@ -160,17 +161,24 @@ function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWi
   const prompt = usage?.prompt ?? 0;
   const completion = usage?.completion ?? 0;
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
-  const contextUsed = prompt > 0 ? prompt + completion : estimateTokens(messages);
+  const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
   return { type: 'usage', prompt, completion, contextUsed, contextWindow };
 }
 
-/** Rough token count (about four characters a token) for when the server gives none. */
-export function estimateTokens(messages: ChatMessage[]): number {
-  let chars = 0;
+const messageTokens = new WeakMap<ChatMessage, number>();
+
+/** Estimated tokens of a history, for servers that report no usage. Cached per message: history only grows. */
+export function estimateHistoryTokens(messages: ChatMessage[]): number {
+  let total = 0;
   for (const m of messages) {
-    chars += (m.content ?? '').length + 8;
-    if (m.role === 'assistant')
-      for (const c of m.tool_calls ?? []) chars += c.function.arguments.length + c.function.name.length;
+    let n = messageTokens.get(m);
+    if (n === undefined) {
+      n = 4 + estimateTokens(m.content ?? '');
+      if (m.role === 'assistant')
+        for (const c of m.tool_calls ?? []) n += estimateTokens(c.function.name + c.function.arguments);
+      messageTokens.set(m, n);
+    }
+    total += n;
   }
-  return Math.ceil(chars / 4);
+  return total;
 }

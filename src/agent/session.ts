@@ -16,7 +16,8 @@ export interface SessionDeps {
   contextWindow?: number;
 }
 
-const INTERRUPTED = 'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
+const INTERRUPTED =
+  'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
 
 /**
  * A conversation kept in the store: every message is committed as it is appended, so a
@@ -80,7 +81,8 @@ export class AgentSession {
           durationMs: performance.now() - turnStarted,
         });
       }
-      if (event.type === 'done') store.update(this.id, { status: event.reason === 'error' ? 'error' : 'completed' });
+      if (event.type === 'done')
+        store.update(this.id, { status: event.reason === 'error' ? 'error' : 'completed' });
       yield event;
     }
   }
@@ -98,7 +100,7 @@ export class AgentSession {
 function danglingResults(messages: ChatMessage[]): ChatMessage[] {
   const last = messages.findLastIndex((m) => m.role === 'assistant');
   const assistant = messages[last];
-  if (!assistant || assistant.role !== 'assistant' || !assistant.tool_calls?.length) return [];
+  if (assistant?.role !== 'assistant' || !assistant.tool_calls?.length) return [];
   const answered = new Set(
     messages.slice(last + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])),
   );

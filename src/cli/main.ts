@@ -1,11 +1,9 @@
 #!/usr/bin/env node
-import { buildProgram } from './program.js';
+import { runProgram } from './program.js';
 
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    process.stderr.write(
-      `hearth: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    process.exitCode = 1;
-  });
+runProgram(process.argv).catch((err: unknown) => {
+  process.stderr.write(
+    `hearth: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exitCode = 1;
+});

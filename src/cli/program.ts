@@ -1,53 +1,53 @@
 import { fstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig } from '../config/load.js';
+import { Command, Option } from 'commander';
+import { ConfigError } from '../config/load.js';
 import { DiscoveryError } from '../llm/discover.js';
+import { SessionNotFoundError } from '../store/sessions.js';
+import { ToolSelectionError } from '../tools/catalog.js';
+import { addDebugCommands } from './commands/debug.js';
+import { addSessionCommands, UsageError } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
+import { type GlobalFlags, nameList, positiveInt, positiveNumber, runtimeFromFlags } from './options.js';
 import { runOneShot } from './run-task.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 const HELP_AFTER = `
 Examples:
-  hearth "summarise README.md and write it to SUMMARY.md" --yolo
+  hearth --yolo "summarise README.md and write it to SUMMARY.md"
   git diff | hearth "review this change"
   hearth --base-url http://127.0.0.1:8080/v1 -m qwen2.5-coder "list the TODOs in src/"
   hearth --json "what is in this folder?"      (events as JSON lines)
+  hearth -c "now add tests for it"             (continue the last session here)
 
 Without --yolo, tools that change files or run commands are declined and the model is told so.
 
 Server: with no --base-url, Hearth tries LM Studio (:1234), Ollama (:11434), llama.cpp (:8080)
 and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded model.
 
-Environment: HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY, HEARTH_MAX_ITERATIONS, HEARTH_TIMEOUT.
+Environment: HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY, HEARTH_MAX_ITERATIONS, HEARTH_TIMEOUT,
+HEARTH_HOME (default ~/.hearth), HEARTH_DB.
 Config files (JSON, later wins): ~/.hearth/config.json, <workspace>/.hearth/config.json.
 
 Exit codes: 0 done, 1 error, 2 stopped at max iterations, 130 interrupted.`;
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
-  return n;
-}
-
-function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
-  return n;
-}
-
-interface Flags {
-  model?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  workspace: string;
+interface MainFlags extends GlobalFlags {
   json?: boolean;
   yolo?: boolean;
-  maxIterations?: number;
-  timeout?: number;
+  continue?: boolean;
+  resume?: string;
 }
+
+/** Errors that are the user's to fix: printed as one message, without a stack. */
+const USER_ERRORS = [
+  ConfigError,
+  ConnectionError,
+  DiscoveryError,
+  SessionNotFoundError,
+  ToolSelectionError,
+  UsageError,
+];
 
 export function buildProgram(): Command {
   const program = new Command('hearth')
@@ -62,55 +62,74 @@ export function buildProgram(): Command {
     .option('-C, --workspace <dir>', 'the folder the agent works in', '.')
     .option('--json', 'print every event as one JSON line instead of text')
     .option('--yolo', 'let the agent write files and run commands without asking')
+    .option('-c, --continue', 'continue the most recent session in this workspace')
+    .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
+    .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
     .option('--max-iterations <n>', 'stop after this many model turns (default 50)', positiveInt)
     .addOption(
       new Option('--timeout <seconds>', 'limit for one model request (default 600)').argParser(
         positiveNumber,
       ),
     )
+    .addOption(new Option('--db <file>', 'the session database').hideHelp())
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run hearth --help for usage)')
-    .action(async (words: string[], flags: Flags) => {
+    .action(async (words: string[], flags: MainFlags) => {
       process.exitCode = await main(words, flags);
     });
+  addSessionCommands(program);
+  addDebugCommands(program);
   return program;
 }
 
-async function main(words: string[], flags: Flags): Promise<number> {
-  const workspace = resolve(flags.workspace);
+/** Runs the program, turning the user's errors into one clear line and exit code 1. */
+export async function runProgram(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    if (USER_ERRORS.some((type) => err instanceof type)) {
+      process.stderr.write(`hearth: ${(err as Error).message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw err;
+  }
+}
+
+async function main(words: string[], flags: MainFlags): Promise<number> {
   let task = words.join(' ').trim();
   const piped = await readPipedStdin();
   if (piped) task = task ? `${task}\n\n${piped}` : piped;
-  if (!task) {
-    process.stderr.write('No task given. Usage: hearth "what to do" (see hearth --help)\n');
-    return 1;
-  }
+  const runtime = await runtimeFromFlags(flags);
   try {
-    const config = await loadConfig({
-      workspace,
-      flags: {
-        model: flags.model,
-        base_url: flags.baseUrl,
-        api_key: flags.apiKey,
-        max_iterations: flags.maxIterations,
-        timeout: flags.timeout,
-      },
-    });
-    const connection = await resolveConnection(config);
+    const store = runtime.openStore();
+    const resume = flags.resume
+      ? store.resolve(flags.resume)
+      : flags.continue
+        ? store.latest(runtime.workspace)
+        : undefined;
+    if (flags.continue && !resume)
+      throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
+    if (!task && !resume) {
+      throw new UsageError('No task given. Usage: hearth "what to do" (see hearth --help)');
+    }
+    const last = resume && !task ? store.messages(resume.id).at(-1) : undefined;
+    if (last?.role === 'assistant' && !last.tool_calls?.length) {
+      throw new UsageError(
+        `Session ${resume!.id} finished its last task. Say what to do next: hearth --resume ${resume!.id} "..."`,
+      );
+    }
+    const connection = await resolveConnection(runtime.config);
     return await runOneShot({
-      task,
-      workspace,
-      config,
+      runtime,
       connection,
+      task: task || undefined,
+      resume,
       json: flags.json === true,
       yolo: flags.yolo === true,
     });
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof ConnectionError || err instanceof DiscoveryError) {
-      process.stderr.write(`hearth: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+  } finally {
+    runtime.close();
   }
 }
 

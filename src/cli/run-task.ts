@@ -1,20 +1,19 @@
-import { realpath } from 'node:fs/promises';
 import type { AgentEvent } from '../agent/events.js';
-import { runAgent } from '../agent/loop.js';
-import { buildSystemPrompt } from '../agent/system-prompt.js';
-import type { Config } from '../config/schema.js';
+import { AgentSession, type SessionDeps } from '../agent/session.js';
 import { createLlmClient } from '../llm/client.js';
 import { allowAll, readOnly } from '../permissions/policy.js';
-import { firstTools } from '../tools/builtin.js';
-import { ToolRegistry } from '../tools/registry.js';
+import type { SessionRow } from '../store/sessions.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
+import type { Runtime } from './runtime.js';
 
 export interface OneShotOptions {
-  task: string;
-  workspace: string;
-  config: Config;
+  runtime: Runtime;
   connection: Connection;
+  /** Undefined when resuming an interrupted session with nothing new to say. */
+  task: string | undefined;
+  /** Continue this stored session instead of starting one. */
+  resume?: SessionRow;
   json: boolean;
   yolo: boolean;
 }
@@ -29,18 +28,30 @@ export const exitCodes: Record<Extract<AgentEvent, { type: 'done' }>['reason'], 
 
 /** Runs one task to the end, printing events as they come. Resolves to the exit code. */
 export async function runOneShot(options: OneShotOptions): Promise<number> {
-  const { config, connection } = options;
-  const workspace = await realpath(options.workspace);
-  const llm = createLlmClient({
-    baseUrl: connection.baseUrl,
-    model: connection.model,
-    apiKey: config.api_key,
-    timeoutMs: config.timeout * 1000,
-    idleTimeoutMs: config.idle_timeout * 1000,
-    retry: { maxRetries: config.max_retries },
-    temperature: config.temperature,
-    maxTokens: config.max_tokens,
-  });
+  const { runtime, connection } = options;
+  const { config } = runtime;
+  const deps: SessionDeps = {
+    store: runtime.openStore(),
+    llm: createLlmClient({
+      baseUrl: connection.baseUrl,
+      model: connection.model,
+      apiKey: config.api_key,
+      timeoutMs: config.timeout * 1000,
+      idleTimeoutMs: config.idle_timeout * 1000,
+      retry: { maxRetries: config.max_retries },
+      temperature: config.temperature,
+      maxTokens: config.max_tokens,
+    }),
+    tools: runtime.tools,
+    policy: options.yolo ? allowAll : readOnly,
+    workspace: runtime.workspace,
+    maxIterations: config.max_iterations,
+    contextWindow: config.context_window ?? 0,
+  };
+  const session = options.resume
+    ? AgentSession.open(deps, options.resume)
+    : AgentSession.create(deps, runtime.systemPrompt);
+
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -51,33 +62,23 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   };
   process.on('SIGINT', onSigint);
 
-  const renderer = new TerminalRenderer(
-    process.stdout,
-    process.stderr,
-    makeStyle(colorEnabled(process.stderr, process.env)),
-  );
+  const style = makeStyle(colorEnabled(process.stderr, process.env));
+  const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
   const emit = options.json
     ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
 
   let exitCode = 1;
   try {
-    for await (const event of runAgent({
-      llm,
-      tools: new ToolRegistry(firstTools),
-      messages: [{ role: 'system', content: buildSystemPrompt({ workspace }) }],
-      task: options.task,
-      workspace,
-      policy: options.yolo ? allowAll : readOnly,
-      maxIterations: config.max_iterations,
-      contextWindow: config.context_window ?? 0,
-      signal: controller.signal,
-    })) {
+    for await (const event of session.run(options.task, controller.signal)) {
       emit(event);
       if (event.type === 'done') exitCode = exitCodes[event.reason];
     }
   } finally {
     process.off('SIGINT', onSigint);
   }
+  process.stderr.write(
+    style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
+  );
   return exitCode;
 }

@@ -25,12 +25,18 @@ const ENV_KEYS: Record<string, keyof ConfigInput> = {
   HEARTH_MAX_ITERATIONS: 'max_iterations',
   HEARTH_TIMEOUT: 'timeout',
   HEARTH_CONTEXT_WINDOW: 'context_window',
+  HEARTH_DB: 'db_path',
 };
+
+/** Where Hearth keeps its user-level files: $HEARTH_HOME, else ~/.hearth. */
+export function hearthHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.HEARTH_HOME || join(homedir(), '.hearth');
+}
 
 /** Merges, later wins: defaults, user file, workspace file, HEARTH_* env, flags. */
 export async function loadConfig(sources: ConfigSources): Promise<Config> {
   const env = sources.env ?? process.env;
-  const userFile = join(sources.userDir ?? env.HEARTH_HOME ?? join(homedir(), '.hearth'), 'config.json');
+  const userFile = join(sources.userDir ?? hearthHome(env), 'config.json');
   const projectFile = join(sources.workspace, '.hearth', 'config.json');
   const layers: Array<[string, Record<string, unknown>]> = [
     [userFile, await readJsonFile(userFile)],

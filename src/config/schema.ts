@@ -15,6 +15,13 @@ export const configSchema = z
     temperature: z.number().min(0).max(2).optional(),
     max_tokens: z.number().int().positive().optional(),
     context_window: z.number().int().positive().optional(),
+    /** Tool groups or names: `enabled` replaces the default set, `disabled` removes from it. */
+    tools: z
+      .object({ enabled: z.array(z.string()).optional(), disabled: z.array(z.string()).optional() })
+      .strict()
+      .default({}),
+    /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
+    db_path: z.string().optional(),
   })
   .strict();
 

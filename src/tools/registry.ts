@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolCall, ToolSchema } from '../llm/types.js';
+import { levenshtein } from '../util/levenshtein.js';
 import { truncateMiddle } from './truncate.js';
 import { type AnyTool, type ToolContext, ToolError } from './types.js';
 
@@ -121,7 +122,23 @@ function toParameters(schema: z.ZodType): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   // $schema and additionalProperties cost tokens on every request and tell the model nothing.
   const { $schema: _s, additionalProperties: _a, ...rest } = json;
-  return rest;
+  return withoutSafeIntegerBounds(rest) as Record<string, unknown>;
+}
+
+/** zod's int() adds ±2^53 bounds to the JSON Schema: noise the model pays for in every request. */
+function withoutSafeIntegerBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutSafeIntegerBounds);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (
+      (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) ||
+      (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)
+    )
+      continue;
+    out[key] = withoutSafeIntegerBounds(value);
+  }
+  return out;
 }
 
 function signature(tool: AnyTool): string {
@@ -154,23 +171,11 @@ export function closest(name: string, options: string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const option of options) {
-    const d = editDistance(name.toLowerCase(), option.toLowerCase());
+    const d = levenshtein(name.toLowerCase(), option.toLowerCase());
     if (d < bestDistance) {
       bestDistance = d;
       best = option;
     }
   }
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
 }

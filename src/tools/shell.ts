@@ -1,7 +1,9 @@
-import { stat } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { type ProcessResult, runProcess } from '../sandbox/process.js';
-import { errorMessage } from './path-guard.js';
+import { displayPath, errorMessage, isInside, resolveInWorkspace } from './path-guard.js';
 import { formatBytes, truncateMiddle } from './truncate.js';
 import { defineTool, type ToolContext, ToolError } from './types.js';
 
@@ -10,53 +12,71 @@ export const SHELL_MAX_TIMEOUT_S = 1800;
 export const SHELL_MAX_OUTPUT_CHARS = 16_000;
 
 /**
- * Session key under which a later `cd`-aware shell keeps its working directory; while nothing sets
- * it every command starts in the workspace root.
+ * Session key holding the absolute path of the shell's working directory, so that a `cd` carries
+ * over to the next call of the same session. Absent means the workspace root.
  */
 export const SHELL_CWD_KEY = 'shell.cwd';
 
 export const shellTool = defineTool({
   name: 'shell',
   description:
-    'Run a bash command in the workspace and return its combined stdout and stderr with the exit code. No stdin.',
+    'Run a bash command; returns its output and exit code. The directory persists between calls. No stdin.',
   parameters: z.object({
-    command: z.string().min(1).describe('The command line to run with bash -c'),
+    command: z.string().min(1),
     timeout: z
       .number()
       .positive()
       .max(SHELL_MAX_TIMEOUT_S)
       .optional()
-      .describe(`Seconds before the command is killed (default ${SHELL_DEFAULT_TIMEOUT_S})`),
+      .describe(`Seconds (default ${SHELL_DEFAULT_TIMEOUT_S})`),
+    cwd: z.string().optional().describe('Directory; persists like cd'),
   }),
   mutates: true,
   async run(args, ctx) {
     const timeoutS = args.timeout ?? SHELL_DEFAULT_TIMEOUT_S;
-    const cwd = await workingDirectory(ctx);
+    const root = await realpath(ctx.workspace).catch(() => ctx.workspace);
+    const notes: string[] = [];
+    const ranIn = await startingDirectory(args.cwd, ctx, root, notes);
 
+    // A private directory rather than a bare temp file name, so nobody else can plant a symlink there.
+    const channel = await mkdtemp(path.join(os.tmpdir(), 'hearth-shell-'));
+    const cwdFile = path.join(channel, 'cwd');
     let result: ProcessResult;
+    let recorded: string | undefined;
     try {
-      result = await runProcess({
-        command: args.command,
-        cwd,
-        timeoutMs: timeoutS * 1000,
-        signal: ctx.signal,
-      });
-    } catch (err) {
-      throw new ToolError(`Could not start the command: ${errorMessage(err)}`);
+      try {
+        result = await runProcess({
+          command: wrapCommand(args.command, cwdFile),
+          cwd: ranIn,
+          timeoutMs: timeoutS * 1000,
+          signal: ctx.signal,
+        });
+      } catch (err) {
+        throw new ToolError(`Could not start the command: ${errorMessage(err)}`);
+      }
+      recorded = await readFile(cwdFile, 'utf8').then(
+        (text) => text.replace(/\n$/, ''),
+        () => undefined,
+      );
+    } finally {
+      await rm(channel, { recursive: true, force: true });
     }
 
+    const cwd = keepDirectory(recorded, ranIn, ctx, root, notes);
     const cut = truncateMiddle(result.output, SHELL_MAX_OUTPUT_CHARS, {
       hint: 'redirect output to a file and read_file it, or filter with grep, head or tail',
     });
     const body = result.output === '' ? '(no output)' : cut.text.replace(/\n$/, '');
     const ok = !result.timedOut && !result.aborted && result.exitCode === 0;
-    const status = statusLine(result, timeoutS);
+    const status = statusLine(result, timeoutS, cwd === root ? undefined : displayPath(root, cwd));
+    const tail = [...notes, status].join('\n');
     return {
-      output: `${body}\n${status}`,
+      output: `${body}\n${tail}`,
       ok,
-      display: cut.truncated || result.truncatedBytes > 0 ? `${result.output}\n${status}` : undefined,
+      display: cut.truncated || result.truncatedBytes > 0 ? `${result.output}\n${tail}` : undefined,
       meta: {
         cwd,
+        ranIn,
         exitCode: result.exitCode,
         signal: result.signal,
         timedOut: result.timedOut,
@@ -68,34 +88,92 @@ export const shellTool = defineTool({
   },
 });
 
-async function workingDirectory(ctx: ToolContext): Promise<string> {
+/**
+ * Prefixes the command with an EXIT trap that writes the shell's final directory to `cwdFile`. A
+ * trap fires however the shell ends: normally, by `exit N`, under `set -e`, or on SIGTERM, and bash
+ * keeps the command's exit status. The prefix shares the command's first line so bash's syntax
+ * errors keep their line numbers, and the command is not wrapped in anything, so trailing comments
+ * and heredocs mean what they would mean alone. `command` skips user functions named pwd; `>|`
+ * writes even under `set -o noclobber`. A command that sets its own EXIT trap or `exec`s replaces
+ * ours, and then the directory simply stays where it was.
+ */
+export function wrapCommand(command: string, cwdFile: string): string {
+  const trap = `command pwd -P >| "$__hearth_cwd_file" 2>/dev/null`;
+  return `__hearth_cwd_file=${shellQuote(cwdFile)}; trap ${shellQuote(trap)} EXIT; ${command}`;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+async function startingDirectory(
+  requested: string | undefined,
+  ctx: ToolContext,
+  root: string,
+  notes: string[],
+): Promise<string> {
+  if (requested !== undefined) {
+    const abs = await resolveInWorkspace(ctx.workspace, requested, { mustExist: true });
+    if (!(await isDirectory(abs))) {
+      throw new ToolError(
+        `cwd "${requested}" is not a directory. Give a directory relative to the workspace root.`,
+      );
+    }
+    return abs;
+  }
   const saved = ctx.session.get(SHELL_CWD_KEY);
-  const cwd = typeof saved === 'string' ? saved : ctx.workspace;
-  const ok = await stat(cwd).then(
+  if (typeof saved !== 'string') return root;
+  // The directory may have been removed, or replaced by a symlink leading out, since the last call.
+  const real = await realpath(saved).catch(() => undefined);
+  if (real !== undefined && isInside(root, real) && (await isDirectory(real))) return real;
+  ctx.session.delete(SHELL_CWD_KEY);
+  notes.push(`[${displayPath(root, saved)} no longer exists; ran in the workspace root]`);
+  return root;
+}
+
+/** Saves where the command left the shell, unless that is outside the workspace. */
+function keepDirectory(
+  recorded: string | undefined,
+  ranIn: string,
+  ctx: ToolContext,
+  root: string,
+  notes: string[],
+): string {
+  // Nothing recorded (killed hard, or the trap was replaced): assume the command stayed put.
+  const final = recorded === undefined || !path.isAbsolute(recorded) ? ranIn : recorded;
+  if (isInside(root, final)) {
+    if (final === root) ctx.session.delete(SHELL_CWD_KEY);
+    else ctx.session.set(SHELL_CWD_KEY, final);
+    return final;
+  }
+  ctx.session.delete(SHELL_CWD_KEY);
+  notes.push(`[cd to ${final} left the workspace and was not kept; the next command starts in the root]`);
+  return root;
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return stat(p).then(
     (s) => s.isDirectory(),
     () => false,
   );
-  if (!ok) {
-    throw new ToolError(`The shell's working directory ${cwd} no longer exists.`);
-  }
-  return cwd;
 }
 
-function statusLine(r: ProcessResult, timeoutS: number): string {
+function statusLine(r: ProcessResult, timeoutS: number, cwd: string | undefined): string {
+  const where = cwd === undefined ? '' : ` · cwd ${cwd}`;
   if (r.timedOut) {
-    return `[timed out after ${timeoutS}s; partial output above; process tree killed]`;
+    return `[timed out after ${timeoutS}s; partial output above; process tree killed${where}]`;
   }
   if (r.aborted) {
-    return `[aborted after ${seconds(r.durationMs)}; partial output above; process tree killed]`;
+    return `[aborted after ${seconds(r.durationMs)}; partial output above; process tree killed${where}]`;
   }
   const parts = [
-    r.exitCode === null ? `killed by ${r.signal ?? 'a signal'}` : `exit code ${r.exitCode}`,
+    r.exitCode === null ? `killed by ${r.signal ?? 'a signal'}` : `exit ${r.exitCode}`,
     seconds(r.durationMs),
   ];
   if (r.truncatedBytes > 0) {
     parts.push(`${formatBytes(Buffer.byteLength(r.output) + r.truncatedBytes)} of output`);
   }
-  return `[${parts.join(' · ')}]`;
+  return `[${parts.join(' · ')}${where}]`;
 }
 
 function seconds(ms: number): string {

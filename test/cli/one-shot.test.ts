@@ -63,7 +63,7 @@ describe('hearth one-shot CLI (built, as a subprocess)', () => {
     expect(toolOutputs[1]).toMatch(/SUMMARY\.md/);
     expect(toolOutputs[2]).toMatch(/^2\n/m);
     expect(toolOutputs[2]).toContain('checked');
-    expect(toolOutputs[2]).toMatch(/exit code 0/);
+    expect(toolOutputs[2]).toMatch(/\[exit 0 · [\d.]+s\]/);
     // Each request extends the one before it: the prompt cache stays valid.
     for (let i = 1; i < 4; i++) {
       const prev = server.requests[i - 1]!.body.messages as ChatMessage[];

@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFileTool, similarNames } from '../../src/tools/fs/read-file.js';
+import { imageKind, imageSize } from '../../src/tools/fs/image.js';
+import {
+  READ_MAX_IMAGE_BYTES,
+  READ_MAX_OUTPUT_BYTES,
+  readFileTool,
+  similarNames,
+} from '../../src/tools/fs/read-file.js';
 import { MemoryState, type ToolContext, type ToolOutput } from '../../src/tools/types.js';
 
 let ws: string;
@@ -155,6 +161,222 @@ describe('read_file', () => {
   it('rejects invalid offsets and limits at validation', () => {
     expect(() => readFileTool.parameters.parse({ path: 'a', offset: 0 })).toThrow();
     expect(() => readFileTool.parameters.parse({ path: 'a', limit: 1.5 })).toThrow();
+  });
+
+  it('wants exactly one of path and paths, and at most ten paths', () => {
+    const oneOf = 'Give exactly one of path (one file) or paths (a list of files).';
+    expect(() => readFileTool.parameters.parse({})).toThrow(oneOf);
+    expect(() => readFileTool.parameters.parse({ path: 'a', paths: ['b'] })).toThrow(oneOf);
+    expect(() => readFileTool.parameters.parse({ paths: [] })).toThrow();
+    const eleven = Array.from({ length: 11 }, (_, i) => `f${i}`);
+    expect(() => readFileTool.parameters.parse({ paths: eleven })).toThrow();
+    expect(readFileTool.parameters.parse({ paths: eleven.slice(1) }).paths).toHaveLength(10);
+  });
+});
+
+describe('read_file with several paths', () => {
+  it('shows each file under a header, in the order asked', async () => {
+    await writeFile(path.join(ws, 'a.txt'), 'alpha\n');
+    await mkdir(path.join(ws, 'src'));
+    await writeFile(path.join(ws, 'src', 'b.ts'), 'beta\ngamma\n');
+    const r = await read({ paths: ['src/b.ts', './a.txt'] });
+    expect(r.output).toBe('==> src/b.ts <==\n   1\tbeta\n   2\tgamma\n\n==> a.txt <==\n   1\talpha');
+    expect(r.ok).toBe(true);
+    expect(r.meta?.files).toMatchObject([{ path: 'src/b.ts', totalLines: 2 }, { path: 'a.txt' }]);
+  });
+
+  it('reports a failing file in its place and fails only when all do', async () => {
+    await writeFile(path.join(ws, 'good.txt'), 'fine\n');
+    await writeFile(path.join(ws, 'blob.bin'), Buffer.from([1, 0, 2]));
+    const r = await read({ paths: ['missing.txt', 'good.txt', 'blob.bin', '../out.txt'] });
+    expect(r.ok).toBe(true);
+    expect(r.output).toBe(
+      [
+        '==> missing.txt <==\nFile not found: missing.txt',
+        '==> good.txt <==\n   1\tfine',
+        '==> blob.bin <==\nCannot read blob.bin: it looks like a binary file (3 B), not text.',
+        `==> ../out.txt <==\nPath "../out.txt" is outside the workspace (${ws}). Use a path relative to the workspace root.`,
+      ].join('\n\n'),
+    );
+    const none = await read({ paths: ['missing.txt', 'blob.bin'] });
+    expect(none.ok).toBe(false);
+  });
+
+  it('splits the byte budget, giving what small files leave to the large ones', async () => {
+    const line = 'w'.repeat(99);
+    await writeFile(path.join(ws, 'big1.txt'), Array.from({ length: 2000 }, () => line).join('\n'));
+    await writeFile(path.join(ws, 'big2.txt'), Array.from({ length: 2000 }, () => line).join('\n'));
+    await writeFile(path.join(ws, 'small.txt'), 'tiny\n');
+    const r = await read({ paths: ['big1.txt', 'small.txt', 'big2.txt'] });
+    expect(Buffer.byteLength(r.output)).toBeLessThanOrEqual(READ_MAX_OUTPUT_BYTES + 200);
+    expect(r.output).toContain('==> small.txt <==\n   1\ttiny\n\n==> big2.txt <==');
+    const shown = [
+      ...r.output.matchAll(
+        /\[Showing lines 1-(\d+) of 2,000\. Read it alone with offset=(\d+) to continue\.\]/g,
+      ),
+    ];
+    expect(shown).toHaveLength(2);
+    for (const m of shown) {
+      expect(Number(m[2])).toBe(Number(m[1]) + 1);
+      // Each big file gets about half the budget, not a third.
+      expect(Number(m[1])).toBeGreaterThan(200);
+    }
+  });
+
+  it('treats a single-element list as a plain read, offset included', async () => {
+    await writeFile(path.join(ws, 'n.txt'), numbered(10));
+    const r = await read({ paths: ['n.txt'], offset: 9 });
+    expect(r.output).toBe('   9\tline 9\n  10\tline 10');
+  });
+
+  it('says that offset and limit were ignored for several files', async () => {
+    await writeFile(path.join(ws, 'a.txt'), 'a\n');
+    await writeFile(path.join(ws, 'b.txt'), 'b\n');
+    const r = await read({ paths: ['a.txt', 'b.txt', 'a.txt'], offset: 5 });
+    expect(r.output).toBe(
+      '==> a.txt <==\n   1\ta\n\n==> b.txt <==\n   1\tb\n\n[offset and limit apply to a single path and were ignored.]',
+    );
+  });
+});
+
+function png(width: number, height: number): Buffer {
+  const b = Buffer.alloc(64);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(b);
+  b.writeUInt32BE(13, 8);
+  b.write('IHDR', 12, 'latin1');
+  b.writeUInt32BE(width, 16);
+  b.writeUInt32BE(height, 20);
+  return b;
+}
+
+function gif(width: number, height: number): Buffer {
+  const b = Buffer.alloc(32);
+  b.write('GIF89a', 0, 'latin1');
+  b.writeUInt16LE(width, 6);
+  b.writeUInt16LE(height, 8);
+  return b;
+}
+
+/** SOI, an APP0 segment, a DHT segment (C4, which is not a frame header), fill bytes, then SOF2. */
+function jpeg(width: number, height: number): Buffer {
+  const app0 = Buffer.from([0xff, 0xe0, 0x00, 0x10, ...Buffer.from('JFIF\0'), 1, 1, 0, 0, 1, 0, 1, 0, 0]);
+  const dht = Buffer.from([0xff, 0xc4, 0x00, 0x05, 0, 0, 0]);
+  const sof = Buffer.alloc(19);
+  sof.writeUInt16BE(0xffc2, 0);
+  sof.writeUInt16BE(17, 2);
+  sof[4] = 8;
+  sof.writeUInt16BE(height, 5);
+  sof.writeUInt16BE(width, 7);
+  return Buffer.concat([
+    Buffer.from([0xff, 0xd8]),
+    app0,
+    dht,
+    Buffer.from([0xff]),
+    sof,
+    Buffer.from([0xff, 0xd9]),
+  ]);
+}
+
+function webp(chunk: 'VP8X' | 'VP8 ' | 'VP8L', width: number, height: number): Buffer {
+  const b = Buffer.alloc(40);
+  b.write('RIFF', 0, 'latin1');
+  b.writeUInt32LE(32, 4);
+  b.write('WEBP', 8, 'latin1');
+  b.write(chunk, 12, 'latin1');
+  b.writeUInt32LE(20, 16);
+  if (chunk === 'VP8X') {
+    b.writeUIntLE(width - 1, 24, 3);
+    b.writeUIntLE(height - 1, 27, 3);
+  } else if (chunk === 'VP8 ') {
+    Buffer.from([0x9d, 0x01, 0x2a]).copy(b, 23);
+    // The top two bits hold a scaling factor, which is not part of the size.
+    b.writeUInt16LE(width | 0x4000, 26);
+    b.writeUInt16LE(height | 0x8000, 28);
+  } else {
+    b[20] = 0x2f;
+    b.writeUInt32LE((width - 1) | ((height - 1) << 14), 21);
+  }
+  return b;
+}
+
+function bmp(width: number, height: number): Buffer {
+  const b = Buffer.alloc(54);
+  b.write('BM', 0, 'latin1');
+  b.writeUInt32LE(40, 14);
+  b.writeInt32LE(width, 18);
+  b.writeInt32LE(-height, 22);
+  return b;
+}
+
+describe('read_file images', () => {
+  it('attaches an image with its format, size and dimensions', async () => {
+    const bytes = png(640, 480);
+    await writeFile(path.join(ws, 'shot.png'), bytes);
+    const r = await read({ path: 'shot.png' });
+    expect(r.output).toBe('Image shot.png (PNG, 640x480, 64 B) attached.');
+    expect(r.ok).toBeUndefined();
+    expect(r.meta).toMatchObject({ path: 'shot.png', mimeType: 'image/png', width: 640, height: 480 });
+    expect(r.meta?.attachments).toEqual([
+      { path: 'shot.png', mimeType: 'image/png', base64: bytes.toString('base64') },
+    ]);
+  });
+
+  it('reads the dimensions of each format', async () => {
+    const cases: [string, Buffer, string][] = [
+      ['a.gif', gif(320, 200), 'GIF, 320x200'],
+      ['a.jpg', jpeg(1920, 1080), 'JPEG, 1920x1080'],
+      ['a.jpeg', jpeg(7, 9), 'JPEG, 7x9'],
+      ['x.webp', webp('VP8X', 4000, 3000), 'WEBP, 4000x3000'],
+      ['y.webp', webp('VP8 ', 800, 600), 'WEBP, 800x600'],
+      ['z.webp', webp('VP8L', 16383, 2), 'WEBP, 16383x2'],
+      ['a.bmp', bmp(33, 44), 'BMP, 33x44'],
+      ['UPPER.PNG', png(1, 1), 'PNG, 1x1'],
+    ];
+    for (const [name, bytes, label] of cases) {
+      await writeFile(path.join(ws, name), bytes);
+      expect((await read({ path: name })).output).toMatch(`Image ${name} (${label}, `);
+    }
+  });
+
+  it('names the format the bytes hold and leaves out dimensions it cannot read', async () => {
+    await writeFile(path.join(ws, 'photo.png'), jpeg(10, 20));
+    const jpegInPng = await read({ path: 'photo.png' });
+    expect(jpegInPng.output).toBe('Image photo.png (JPEG, 10x20, 49 B) attached.');
+    expect(jpegInPng.meta?.attachments).toMatchObject([{ mimeType: 'image/jpeg' }]);
+
+    await writeFile(path.join(ws, 'odd.png'), png(0, 0));
+    expect((await read({ path: 'odd.png' })).output).toBe('Image odd.png (PNG, 64 B) attached.');
+    expect(imageSize(Buffer.from([0xff, 0xd8, 0xff, 0xda, 0, 2]), 'jpeg')).toBeUndefined();
+  });
+
+  it('needs both an image extension and image bytes', async () => {
+    await writeFile(path.join(ws, 'fake.png'), 'not an image\n');
+    expect((await read({ path: 'fake.png' })).output).toBe('   1\tnot an image');
+    await writeFile(path.join(ws, 'data.bin'), png(5, 5));
+    await expect(read({ path: 'data.bin' })).rejects.toThrow(/binary file/);
+    expect(imageKind(Buffer.from('GIF87a'))).toBe('gif');
+    expect(imageKind(Buffer.from('BM'))).toBeUndefined();
+  });
+
+  it('refuses images over the size limit', async () => {
+    const big = Buffer.alloc(READ_MAX_IMAGE_BYTES + 1);
+    png(100, 100).copy(big);
+    await writeFile(path.join(ws, 'huge.png'), big);
+    await expect(read({ path: 'huge.png' })).rejects.toThrow(
+      'Cannot attach huge.png: the PNG image is 5.0 MB, over the 5.0 MB limit.',
+    );
+  });
+
+  it('attaches images among several files', async () => {
+    await writeFile(path.join(ws, 'a.gif'), gif(2, 3));
+    await writeFile(path.join(ws, 'notes.md'), '# hi\n');
+    const r = await read({ paths: ['notes.md', 'a.gif'] });
+    expect(r.output).toBe(
+      '==> notes.md <==\n   1\t# hi\n\n==> a.gif <==\nImage a.gif (GIF, 2x3, 32 B) attached.',
+    );
+    expect(r.meta?.attachments).toEqual([
+      { path: 'a.gif', mimeType: 'image/gif', base64: gif(2, 3).toString('base64') },
+    ]);
   });
 });
 

@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { firstTools, listDirTool, readFileTool, shellTool, writeFileTool } from '../../src/tools/builtin.js';
-import { SHELL_CWD_KEY, SHELL_MAX_OUTPUT_CHARS } from '../../src/tools/shell.js';
-import { MemoryState, type ToolContext, type ToolOutput } from '../../src/tools/types.js';
+import { SHELL_CWD_KEY, SHELL_MAX_OUTPUT_CHARS, shellTool } from '../../src/tools/shell.js';
+import type { ToolContext, ToolOutput } from '../../src/tools/types.js';
+import { makeToolContext } from '../support/tool-context.js';
 
 let ws: string;
 let ctx: ToolContext;
 
 beforeEach(async () => {
   ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-shell-')));
-  ctx = { workspace: ws, signal: new AbortController().signal, session: new Map(), state: new MemoryState() };
+  ctx = makeToolContext(ws);
 });
 
 afterEach(async () => {
@@ -37,19 +37,19 @@ describe('shell', () => {
   it('runs in the workspace and reports exit code and duration', async () => {
     const r = await shell({ command: 'pwd' });
     expect(r.ok).toBe(true);
-    expect(r.output).toMatch(new RegExp(`^${ws}\\n\\[exit code 0 · \\d+\\.\\ds\\]$`));
+    expect(r.output).toMatch(new RegExp(`^${ws}\\n\\[exit 0 · \\d+\\.\\ds\\]$`));
     expect(r.meta).toMatchObject({ exitCode: 0, cwd: ws });
   });
 
   it('treats a non-zero exit as a failure but still returns the output', async () => {
     const r = await shell({ command: 'echo "bad input" >&2; exit 2' });
     expect(r.ok).toBe(false);
-    expect(r.output).toMatch(/^bad input\n\[exit code 2 · [\d.]+s\]$/);
+    expect(r.output).toMatch(/^bad input\n\[exit 2 · [\d.]+s\]$/);
   });
 
   it('says when there was no output', async () => {
     const r = await shell({ command: 'true' });
-    expect(r.output).toMatch(/^\(no output\)\n\[exit code 0 · /);
+    expect(r.output).toMatch(/^\(no output\)\n\[exit 0 · /);
   });
 
   it('kills the process tree on timeout and keeps the partial output', async () => {
@@ -81,18 +81,9 @@ describe('shell', () => {
     expect(r.ok).toBe(true);
     expect(r.output.length).toBeLessThan(SHELL_MAX_OUTPUT_CHARS + 300);
     expect(r.output.startsWith('row 1\nrow 2\n')).toBe(true);
-    expect(r.output).toMatch(/row 20000\n\[exit code 0 · [\d.]+s\]$/);
+    expect(r.output).toMatch(/row 20000\n\[exit 0 · [\d.]+s\]$/);
     expect(r.output).toMatch(/\[\.\.\. [\d,]+ characters \([\d,]+ lines\) cut; redirect output to a file/);
     expect(r.display).toContain('row 10000\n');
-  });
-
-  it('uses a working directory saved in the session', async () => {
-    const sub = path.join(ws, 'sub');
-    await shell({ command: 'mkdir sub' });
-    ctx.session.set(SHELL_CWD_KEY, sub);
-    expect((await shell({ command: 'pwd' })).output).toMatch(new RegExp(`^${sub}\\n`));
-    ctx.session.set(SHELL_CWD_KEY, path.join(ws, 'gone'));
-    await expect(shell({ command: 'pwd' })).rejects.toThrow(/no longer exists/);
   });
 
   it('validates its parameters', () => {
@@ -102,14 +93,144 @@ describe('shell', () => {
   });
 });
 
-describe('firstTools', () => {
-  it('holds the four tools with distinct names and the right mutates flags', () => {
-    expect(firstTools).toEqual([readFileTool, writeFileTool, listDirTool, shellTool]);
-    expect(firstTools.map((t) => [t.name, t.mutates])).toEqual([
-      ['read_file', false],
-      ['write_file', true],
-      ['list_dir', false],
-      ['shell', true],
-    ]);
+describe('shell command wrapping', () => {
+  it('keeps the exit code of exit N', async () => {
+    const r = await shell({ command: 'echo before; exit 3; echo after' });
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/^before\n\[exit 3 · [\d.]+s\]$/);
+  });
+
+  it('stops at the first failure under set -e, with its code', async () => {
+    const r = await shell({ command: 'set -e; echo one; false; echo two' });
+    expect(r.output).toMatch(/^one\n\[exit 1 · /);
+  });
+
+  it('runs a command that ends in a comment', async () => {
+    const r = await shell({ command: 'echo listed # list the things' });
+    expect(r.output).toMatch(/^listed\n\[exit 0 · /);
+  });
+
+  it('feeds heredocs, expanded and quoted', async () => {
+    const r = await shell({ command: "X=42\ncat <<EOF\nx is $X\nEOF\ncat <<'RAW'\nkept $X\nRAW" });
+    expect(r.output).toMatch(/^x is 42\nkept \$X\n\[exit 0 · /);
+  });
+
+  it("reports bash's syntax error for unbalanced input, with its line and a non-zero exit", async () => {
+    const r = await shell({ command: 'echo start\nif true; then echo never' });
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/^start\n.*line 3: syntax error: unexpected end of file\n\[exit 2 · /);
+    const quote = await shell({ command: 'echo "unclosed' });
+    expect(quote.output).toMatch(/unexpected EOF while looking for matching `"'\n\[exit 2 · /);
+  });
+});
+
+describe('shell working directory', () => {
+  const pwd = async (context = ctx) => (await shell({ command: 'pwd' }, context)).output.split('\n')[0];
+
+  beforeEach(async () => {
+    await mkdir(path.join(ws, 'sub', 'deeper'), { recursive: true });
+  });
+
+  it('keeps a cd for the next call and shows it in the status line', async () => {
+    const r = await shell({ command: 'cd sub' });
+    expect(r.output).toMatch(/^\(no output\)\n\[exit 0 · [\d.]+s · cwd sub\]$/);
+    expect(r.meta).toMatchObject({ cwd: path.join(ws, 'sub'), ranIn: ws });
+    expect(ctx.session.get(SHELL_CWD_KEY)).toBe(path.join(ws, 'sub'));
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+    await shell({ command: 'cd deeper' });
+    expect(await pwd()).toBe(path.join(ws, 'sub', 'deeper'));
+    await shell({ command: 'cd ../..' });
+    expect(await pwd()).toBe(ws);
+    expect(ctx.session.has(SHELL_CWD_KEY)).toBe(false);
+  });
+
+  it('does not keep a cd out of the workspace and says so', async () => {
+    for (const command of ['cd /', 'cd ..']) {
+      const r = await shell({ command: `${command} && pwd` });
+      expect(r.ok).toBe(true);
+      expect(r.output).toMatch(
+        /left the workspace and was not kept; the next command starts in the root\]\n\[exit 0 · [\d.]+s\]$/,
+      );
+      expect(await pwd()).toBe(ws);
+    }
+    await shell({ command: 'cd sub' });
+    await shell({ command: 'cd /tmp' });
+    expect(await pwd()).toBe(ws);
+  });
+
+  it('does not keep a cd through a symlink that leads out', async () => {
+    const outside = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-shell-out-')));
+    try {
+      await symlink(outside, path.join(ws, 'out'));
+      const r = await shell({ command: 'cd out' });
+      expect(r.output).toContain(`[cd to ${outside} left the workspace`);
+      expect(await pwd()).toBe(ws);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('records the directory even when the command exits with a code', async () => {
+    const r = await shell({ command: 'cd sub; exit 3' });
+    expect(r.output).toMatch(/\[exit 3 · [\d.]+s · cwd sub\]$/);
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+    await shell({ command: 'set -e; cd deeper; false' });
+    expect(await pwd()).toBe(path.join(ws, 'sub', 'deeper'));
+  });
+
+  it('records the directory after a trailing comment, a heredoc and a user function named pwd', async () => {
+    await shell({ command: 'cd sub # go in' });
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+    await shell({ command: 'cat <<EOF\nhi\nEOF\ncd deeper' });
+    expect(await pwd()).toBe(path.join(ws, 'sub', 'deeper'));
+    await shell({ command: 'pwd() { echo fake; }; set -o noclobber; cd ..' });
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+  });
+
+  it('runs in the cwd parameter, relative to the root, and keeps it', async () => {
+    await shell({ command: 'cd sub/deeper' });
+    const r = await shell({ command: 'pwd', cwd: 'sub' });
+    expect(r.output).toMatch(new RegExp(`^${path.join(ws, 'sub')}\\n\\[exit 0 · [\\d.]+s · cwd sub\\]$`));
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+    expect((await shell({ command: 'pwd', cwd: '.' })).output).toMatch(
+      new RegExp(`^${ws}\\n\\[exit 0 · [\\d.]+s\\]$`),
+    );
+    expect(await pwd()).toBe(ws);
+  });
+
+  it('refuses a cwd parameter that is missing, a file or outside', async () => {
+    await writeFile(path.join(ws, 'file.txt'), 'x');
+    await expect(shell({ command: 'pwd', cwd: 'nope' })).rejects.toThrow('Path "nope" does not exist.');
+    await expect(shell({ command: 'pwd', cwd: 'file.txt' })).rejects.toThrow(
+      'cwd "file.txt" is not a directory.',
+    );
+    await expect(shell({ command: 'pwd', cwd: '..' })).rejects.toThrow(/outside the workspace/);
+  });
+
+  it('falls back to the root with a note when the saved directory was deleted', async () => {
+    await shell({ command: 'cd sub/deeper' });
+    await rm(path.join(ws, 'sub'), { recursive: true });
+    const r = await shell({ command: 'pwd' });
+    expect(r.output).toBe(
+      `${ws}\n[sub/deeper no longer exists; ran in the workspace root]\n${/\[exit 0 · [\d.]+s\]/.exec(r.output)?.[0]}`,
+    );
+    expect(ctx.session.has(SHELL_CWD_KEY)).toBe(false);
+    expect(await pwd()).toBe(ws);
+  });
+
+  it('keeps the old directory when the command removes the one it is in', async () => {
+    await shell({ command: 'cd sub' });
+    const r = await shell({ command: 'cd deeper && rm -rf "$PWD"' });
+    expect(r.ok).toBe(true);
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+  });
+
+  it('gives every session its own directory', async () => {
+    const other = makeToolContext(ws);
+    await shell({ command: 'cd sub' });
+    expect(await pwd(other)).toBe(ws);
+    await shell({ command: 'cd sub/deeper' }, other);
+    expect(await pwd()).toBe(path.join(ws, 'sub'));
+    expect(await pwd(other)).toBe(path.join(ws, 'sub', 'deeper'));
   });
 });

@@ -16,13 +16,13 @@ import { applyEdit } from './match.js';
 export const editFileTool = defineTool({
   name: 'edit_file',
   description:
-    'Replace old_string with new_string in a file. old_string must match one place: copy it from ' +
-    'read_file without the line numbers, with enough lines to be unique. Set replace_all to change every occurrence.',
+    'Replace old_string with new_string in a file. old_string must match one place: copy it from read_file ' +
+    '(without line numbers) with enough lines to be unique, or set replace_all.',
   parameters: z.object({
-    path: z.string().describe('File path, relative to the workspace root'),
-    old_string: z.string().describe('The exact text to replace'),
-    new_string: z.string().describe('The text to put in its place'),
-    replace_all: looseBoolean.describe('Replace every occurrence of old_string (default false)'),
+    path: z.string(),
+    old_string: z.string(),
+    new_string: z.string(),
+    replace_all: looseBoolean,
   }),
   mutates: true,
   async run(args, ctx) {

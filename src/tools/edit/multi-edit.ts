@@ -35,7 +35,7 @@ export const multiEditTool = defineTool({
     'Apply several edit_file-style replacements to one file, in order, each on the result of the previous; ' +
     'all succeed or nothing is written.',
   parameters: z.object({
-    path: z.string().describe('File path, relative to the workspace root'),
+    path: z.string(),
     edits: editsSchema.describe('Replacements, applied in order'),
   }),
   mutates: true,

@@ -13,11 +13,10 @@ const OPAQUE_DIRS = new Set(['.git', 'node_modules']);
 
 export const listDirTool = defineTool({
   name: 'list_dir',
-  description:
-    'List a directory in the workspace: subdirectories first (ending in /), then files with sizes.',
+  description: 'List a directory (default "."): subdirectories first (ending in /), then files with sizes.',
   parameters: z.object({
-    path: z.string().optional().describe('Directory, relative to the workspace root (default ".")'),
-    depth: z.number().int().min(1).max(3).optional().describe('Levels to descend, 1-3 (default 1)'),
+    path: z.string().optional(),
+    depth: z.number().int().min(1).max(3).optional().describe('Levels, default 1'),
   }),
   mutates: false,
   async run(args, ctx) {

@@ -1,94 +1,222 @@
-import { open, readdir, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { levenshtein } from '../../util/levenshtein.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { formatBytes, formatCount } from '../truncate.js';
-import { defineTool, ToolError } from '../types.js';
+import { defineTool, type ToolContext, ToolError, type ToolOutput } from '../types.js';
+import { type Attachment, imageExtension, imageKind, imageSize } from './image.js';
 
 export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_OUTPUT_BYTES = 50 * 1024;
 export const READ_MAX_LINE_CHARS = 2000;
+export const READ_MAX_PATHS = 10;
+/** Larger images cost a vision model more than they tell it, and bloat every later request. */
+export const READ_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
 const SNIFF_BYTES = 8192;
 const CHUNK_BYTES = 64 * 1024;
 
+const lineCount = (what: string) => z.number().int().min(1).optional().describe(what);
+
 export const readFileTool = defineTool({
   name: 'read_file',
-  description:
-    'Read a text file in the workspace. Lines come numbered; use offset and limit to page through large files.',
-  parameters: z.object({
-    path: z.string().describe('File path, relative to the workspace root'),
-    offset: z.number().int().min(1).optional().describe('First line to read, 1-based (default 1)'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe(`Maximum number of lines to read (default ${READ_DEFAULT_LIMIT})`),
-  }),
+  description: 'Read text files (numbered lines) or images. Page through a large file with offset and limit.',
+  parameters: z
+    .object({
+      path: z.string().optional(),
+      paths: z.array(z.string()).min(1).max(READ_MAX_PATHS).optional().describe('Several files at once'),
+      offset: lineCount('First line, 1-based'),
+      limit: lineCount(`Max lines (default ${READ_DEFAULT_LIMIT})`),
+    })
+    .refine((a) => (a.path === undefined) !== (a.paths === undefined), {
+      message: 'Give exactly one of path (one file) or paths (a list of files).',
+    }),
   mutates: false,
   async run(args, ctx) {
-    const abs = await resolveInWorkspace(ctx.workspace, args.path);
-    const shown = displayPath(ctx.workspace, abs);
-
-    const info = await stat(abs).catch((err: unknown) => {
-      if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return undefined;
-      throw new ToolError(`Cannot read ${shown}: ${errorMessage(err)}`);
-    });
-    if (!info) {
-      throw new ToolError(await notFoundMessage(abs, shown, ctx.workspace));
+    const list = args.paths ? [...new Set(args.paths)] : args.path === undefined ? [] : [args.path];
+    const [only] = list;
+    if (only === undefined) {
+      throw new ToolError('Give exactly one of path (one file) or paths (a list of files).');
     }
-    if (info.isDirectory()) {
-      throw new ToolError(`${shown} is a directory, not a file. Use list_dir to see what it contains.`);
+    if (list.length === 1) {
+      const one = await readOne(only, ctx, {
+        offset: args.offset ?? 1,
+        limit: args.limit ?? READ_DEFAULT_LIMIT,
+        maxBytes: READ_MAX_OUTPUT_BYTES,
+        alone: true,
+      });
+      const attachments = one.attachment ? { attachments: [one.attachment] } : {};
+      return { output: one.output, meta: { ...one.meta, ...attachments } };
     }
-    if (!info.isFile()) {
-      // Reading a FIFO or a device could block forever or never end.
-      throw new ToolError(`${shown} is not a regular file (it may be a pipe, socket or device).`);
-    }
-    if (info.size === 0) {
-      return { output: `${shown} is empty (0 bytes).`, meta: { path: shown, totalLines: 0 } };
-    }
-
-    const offset = args.offset ?? 1;
-    const limit = args.limit ?? READ_DEFAULT_LIMIT;
-    const scan = await scanLines(abs, offset, limit, ctx.signal);
-    if (scan.kind === 'binary') {
-      throw new ToolError(
-        `Cannot read ${shown}: it looks like a binary file (${formatBytes(info.size)}), not text.`,
-      );
-    }
-    if (scan.kind === 'not-utf8') {
-      throw new ToolError(
-        `Cannot read ${shown}: it is not valid UTF-8 text (${formatBytes(info.size)}); ` +
-          'it may be binary or use another encoding.',
-      );
-    }
-
-    const { lines, totalLines } = scan;
-    if (totalLines === 0) {
-      return { output: `${shown} is empty (it holds only a byte-order mark).`, meta: { path: shown } };
-    }
-    if (lines.length === 0) {
-      throw new ToolError(
-        `Offset ${offset} is beyond the end of ${shown}, which has ${formatCount(totalLines)} ` +
-          `line${totalLines === 1 ? '' : 's'}. Use an offset between 1 and ${totalLines}.`,
-      );
-    }
-
-    const first = offset;
-    const last = offset + lines.length - 1;
-    const width = Math.max(4, String(last).length);
-    const body = lines.map((line, i) => `${String(first + i).padStart(width)}\t${line}`).join('\n');
-    const more = last < totalLines;
-    const footer = more
-      ? `\n[Showing lines ${first}-${last} of ${formatCount(totalLines)}. Use offset=${last + 1} to continue.]`
-      : '';
-    return {
-      output: body + footer,
-      meta: { path: shown, firstLine: first, lastLine: last, totalLines, truncated: more },
-    };
+    const ignored = args.offset !== undefined || args.limit !== undefined;
+    return readMany(list, ctx, ignored);
   },
 });
+
+interface ReadOptions {
+  offset: number;
+  limit: number;
+  maxBytes: number;
+  /** False inside a multi-file read, where offset cannot be passed back for this file alone. */
+  alone: boolean;
+}
+
+interface FileRead {
+  shown: string;
+  output: string;
+  meta: Record<string, unknown>;
+  attachment?: Attachment;
+}
+
+/**
+ * Reads each file under a `==> path <==` header. Smaller files are read first so that what they
+ * leave of the byte budget goes to the larger ones; a failure stays with its own file.
+ */
+async function readMany(list: string[], ctx: ToolContext, ignored: boolean): Promise<ToolOutput> {
+  const sizes = await Promise.all(list.map((p) => budgetHint(ctx.workspace, p)));
+  const order = list.map((_, i) => i).sort((a, b) => (sizes[a] ?? 0) - (sizes[b] ?? 0));
+  const sections: string[] = [];
+  const files: Record<string, unknown>[] = [];
+  const attachments: Attachment[] = [];
+  let budget = READ_MAX_OUTPUT_BYTES;
+  let failed = 0;
+  for (const [done, i] of order.entries()) {
+    const p = list[i] ?? '';
+    const share = Math.floor(budget / (order.length - done));
+    try {
+      const opts = { offset: 1, limit: READ_DEFAULT_LIMIT, maxBytes: share, alone: false };
+      const one = await readOne(p, ctx, opts);
+      sections[i] = `==> ${one.shown} <==\n${one.output}`;
+      files[i] = one.meta;
+      if (one.attachment) attachments.push(one.attachment);
+      budget = Math.max(0, budget - Buffer.byteLength(one.output, 'utf8'));
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      failed += 1;
+      sections[i] = `==> ${p} <==\n${errorMessage(err)}`;
+      files[i] = { path: p, error: errorMessage(err) };
+    }
+  }
+  const note = ignored ? '\n\n[offset and limit apply to a single path and were ignored.]' : '';
+  return {
+    output: sections.join('\n\n') + note,
+    ok: failed < list.length,
+    meta: { files, ...(attachments.length > 0 ? { attachments } : {}) },
+  };
+}
+
+/** Expected share of the text budget: the file size, or nothing for what will not become text. */
+async function budgetHint(workspace: string, p: string): Promise<number> {
+  if (imageExtension(p)) return 0;
+  try {
+    return (await stat(await resolveInWorkspace(workspace, p))).size;
+  } catch {
+    return 0;
+  }
+}
+
+async function readOne(p: string, ctx: ToolContext, opts: ReadOptions): Promise<FileRead> {
+  const abs = await resolveInWorkspace(ctx.workspace, p);
+  const shown = displayPath(ctx.workspace, abs);
+
+  const info = await stat(abs).catch((err: unknown) => {
+    if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return undefined;
+    throw new ToolError(`Cannot read ${shown}: ${errorMessage(err)}`);
+  });
+  if (!info) {
+    throw new ToolError(await notFoundMessage(abs, shown, ctx.workspace));
+  }
+  if (info.isDirectory()) {
+    throw new ToolError(`${shown} is a directory, not a file. Use list_dir to see what it contains.`);
+  }
+  if (!info.isFile()) {
+    // Reading a FIFO or a device could block forever or never end.
+    throw new ToolError(`${shown} is not a regular file (it may be a pipe, socket or device).`);
+  }
+  if (info.size === 0) {
+    return { shown, output: `${shown} is empty (0 bytes).`, meta: { path: shown, totalLines: 0 } };
+  }
+  if (imageExtension(abs)) {
+    const image = await readImage(abs, shown, info.size);
+    if (image) return image;
+  }
+
+  const { offset, limit } = opts;
+  const scan = await scanLines(abs, offset, limit, opts.maxBytes, ctx.signal);
+  if (scan.kind === 'binary') {
+    throw new ToolError(
+      `Cannot read ${shown}: it looks like a binary file (${formatBytes(info.size)}), not text.`,
+    );
+  }
+  if (scan.kind === 'not-utf8') {
+    throw new ToolError(
+      `Cannot read ${shown}: it is not valid UTF-8 text (${formatBytes(info.size)}); ` +
+        'it may be binary or use another encoding.',
+    );
+  }
+
+  const { lines, totalLines } = scan;
+  if (totalLines === 0) {
+    return { shown, output: `${shown} is empty (it holds only a byte-order mark).`, meta: { path: shown } };
+  }
+  if (lines.length === 0) {
+    throw new ToolError(
+      `Offset ${offset} is beyond the end of ${shown}, which has ${formatCount(totalLines)} ` +
+        `line${totalLines === 1 ? '' : 's'}. Use an offset between 1 and ${totalLines}.`,
+    );
+  }
+
+  const first = offset;
+  const last = offset + lines.length - 1;
+  const width = Math.max(4, String(last).length);
+  const body = lines.map((line, i) => `${String(first + i).padStart(width)}\t${line}`).join('\n');
+  const more = last < totalLines;
+  const how = opts.alone ? 'Use' : 'Read it alone with';
+  const footer = more
+    ? `\n[Showing lines ${first}-${last} of ${formatCount(totalLines)}. ${how} offset=${last + 1} to continue.]`
+    : '';
+  return {
+    shown,
+    output: body + footer,
+    meta: { path: shown, firstLine: first, lastLine: last, totalLines, truncated: more },
+  };
+}
+
+/**
+ * Reads an image for attachment, or returns undefined when the bytes are not an image after all
+ * (then the file is treated as text or binary). The format comes from the bytes, not the name,
+ * since a .png that holds a JPEG is common and the model should be told the truth.
+ */
+async function readImage(abs: string, shown: string, size: number): Promise<FileRead | undefined> {
+  const handle = await open(abs, 'r');
+  let head: Buffer;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(32), 0, 32, 0);
+    head = buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  const kind = imageKind(head);
+  if (!kind) return undefined;
+  const label = kind.toUpperCase();
+  if (size > READ_MAX_IMAGE_BYTES) {
+    throw new ToolError(
+      `Cannot attach ${shown}: the ${label} image is ${formatBytes(size)}, over the ` +
+        `${formatBytes(READ_MAX_IMAGE_BYTES)} limit. Scale it down into a new file and read that.`,
+    );
+  }
+  const bytes = await readFile(abs);
+  const dims = imageSize(bytes, kind);
+  const mimeType = `image/${kind}`;
+  const details = [label, ...(dims ? [`${dims.width}x${dims.height}`] : []), formatBytes(size)];
+  return {
+    shown,
+    output: `Image ${shown} (${details.join(', ')}) attached.`,
+    meta: { path: shown, mimeType, bytes: size, ...dims },
+    attachment: { path: shown, mimeType, base64: bytes.toString('base64') },
+  };
+}
 
 type Scan = { kind: 'text'; lines: string[]; totalLines: number } | { kind: 'binary' } | { kind: 'not-utf8' };
 
@@ -96,7 +224,13 @@ type Scan = { kind: 'text'; lines: string[]; totalLines: number } | { kind: 'bin
  * Streams the file once: decodes strictly, keeps only the requested window (cut to the line and byte
  * budgets) and counts the rest, so a multi-gigabyte log costs time but not memory.
  */
-async function scanLines(abs: string, offset: number, limit: number, signal: AbortSignal): Promise<Scan> {
+async function scanLines(
+  abs: string,
+  offset: number,
+  limit: number,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<Scan> {
   const handle = await open(abs, 'r');
   try {
     const sniff = Buffer.alloc(SNIFF_BYTES);
@@ -123,7 +257,7 @@ async function scanLines(abs: string, offset: number, limit: number, signal: Abo
         const line = shapeLine(current, currentLength);
         // Number, tab and newline cost about eight bytes more.
         const cost = Buffer.byteLength(line, 'utf8') + 8;
-        if (outputBytes + cost > READ_MAX_OUTPUT_BYTES && lines.length > 0) {
+        if (outputBytes + cost > maxBytes && lines.length > 0) {
           windowClosed = true;
         } else {
           lines.push(line);
@@ -195,7 +329,8 @@ export function similarNames(wanted: string, names: string[]): string[] {
     if (lower === target) score = 0;
     else if (stripExtension(lower) === stem) score = 1;
     else {
-      const distance = editDistance(target, lower);
+      const distance =
+        Math.abs(target.length - lower.length) > 8 ? Number.POSITIVE_INFINITY : levenshtein(target, lower);
       if (distance > Math.max(2, Math.floor(target.length / 3))) {
         if (stem.length >= 3 && lower.includes(stem)) score = 10;
         else continue;
@@ -212,18 +347,4 @@ export function similarNames(wanted: string, names: string[]): string[] {
 function stripExtension(name: string): string {
   const dot = name.lastIndexOf('.');
   return dot > 0 ? name.slice(0, dot) : name;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Number.POSITIVE_INFINITY;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, substitution));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
 }

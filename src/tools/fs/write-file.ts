@@ -8,12 +8,8 @@ import { defineTool, ToolError } from '../types.js';
 
 export const writeFileTool = defineTool({
   name: 'write_file',
-  description:
-    'Create or overwrite a file in the workspace with the given content. Parent directories are created.',
-  parameters: z.object({
-    path: z.string().describe('File path, relative to the workspace root'),
-    content: z.string().describe('The complete new content of the file'),
-  }),
+  description: 'Create or overwrite a file with the complete content given; parent directories are created.',
+  parameters: z.object({ path: z.string(), content: z.string() }),
   mutates: true,
   async run(args, ctx) {
     const abs = await resolveInWorkspace(ctx.workspace, args.path);

@@ -70,7 +70,7 @@ const itemSchema = z.preprocess(
   normalizeItem,
   z.object({
     id: optional(boundedText('id', 40)),
-    text: optional(boundedText('text', MAX_TODO_CHARS)).describe('Required for new items'),
+    text: optional(boundedText('text', MAX_TODO_CHARS)),
     status: optional(z.enum(STATUSES), normalizeStatus),
   }),
 );
@@ -101,12 +101,10 @@ export function renderTodos(todos: readonly Todo[]): string {
 export const todoWriteTool = defineTool({
   name: 'todo_write',
   description:
-    'Write your todo list for multi-step work; returns it. Keep one item in_progress at a time; mark items done as you finish.',
+    'Keep a todo list for multi-step work. One item in_progress at a time; mark items done as you go.',
   parameters: z.object({
     todos: z.preprocess(normalizeList, z.array(itemSchema)),
-    merge: optional(z.boolean(), booleanish).describe(
-      'Update items by id and append new ones, keeping the rest',
-    ),
+    merge: optional(z.boolean(), booleanish).describe('Update items by id, keep the rest'),
   }),
   mutates: false,
   async run(args, ctx) {

@@ -1,0 +1,116 @@
+import { realpathSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { SessionStore } from '../../store/sessions.js';
+import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
+
+async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
+  const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
+  try {
+    await work(runtime.openStore());
+  } finally {
+    runtime.close();
+  }
+}
+
+export function addSessionCommands(program: Command): void {
+  const sessions = program
+    .command('sessions')
+    .description('list and manage stored sessions')
+    .option('--all', 'sessions of every workspace, not only this one')
+    .option('-n, --limit <n>', 'how many to list', '20')
+    .action(async (opts: { all?: boolean; limit: string }, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const workspace = opts.all
+          ? undefined
+          : cmd.optsWithGlobals<GlobalFlags & { workspace: string }>().workspace;
+        const rows = store.list({
+          workspace: workspace && resolveWorkspace(workspace),
+          limit: Number(opts.limit) || 20,
+        });
+        if (rows.length === 0) {
+          process.stdout.write(`No sessions${opts.all ? '' : ' in this workspace (try --all)'}.\n`);
+          return;
+        }
+        const lines = rows.map((r) =>
+          [
+            r.id,
+            new Date(r.updatedAt).toISOString().slice(0, 16).replace('T', ' '),
+            String(r.turns).padStart(5),
+            String(r.promptTokens + r.completionTokens).padStart(8),
+            r.status.padEnd(9),
+            (r.title || '(untitled)').slice(0, 50),
+            opts.all ? r.workspace : '',
+          ].join('  '),
+        );
+        process.stdout.write(
+          `${['id        ', 'updated         ', 'turns', '  tokens', 'status   ', 'title'].join('  ')}\n${lines.join('\n')}\n`,
+        );
+      }),
+    );
+
+  sessions
+    .command('show <id>')
+    .description('print a readable transcript with tool calls')
+    .action(async (id: string, _opts: unknown, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const row = store.resolve(id);
+        process.stdout.write(transcriptMarkdown(row, store.messages(row.id)));
+      }),
+    );
+
+  sessions
+    .command('export <id>')
+    .description('export a session as JSON lines or Markdown')
+    .option('-f, --format <format>', 'jsonl or md', 'jsonl')
+    .option('-o, --output <file>', 'write to a file instead of stdout')
+    .action(async (id: string, opts: { format: string; output?: string }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        if (opts.format !== 'jsonl' && opts.format !== 'md')
+          throw new UsageError(`Unknown format "${opts.format}": use jsonl or md.`);
+        const row = store.resolve(id);
+        const text = (opts.format === 'md' ? transcriptMarkdown : transcriptJsonl)(
+          row,
+          store.messages(row.id),
+        );
+        if (opts.output) await writeFile(opts.output, text);
+        else process.stdout.write(text);
+      }),
+    );
+
+  sessions
+    .command('rm <id>')
+    .description('delete a session and everything kept with it')
+    .action(async (id: string, _opts: unknown, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const row = store.resolve(id);
+        store.remove(row.id);
+        process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${row.title})` : ''}.\n`);
+      }),
+    );
+
+  sessions
+    .command('fork <id>')
+    .description("start a new session from a copy of this one's history")
+    .action(async (id: string, _opts: unknown, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const copy = store.fork(store.resolve(id).id);
+        process.stdout.write(
+          `Forked into session ${copy.id}. Continue it with: hearth --resume ${copy.id} "..."\n`,
+        );
+      }),
+    );
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+function resolveWorkspace(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}

@@ -1,0 +1,51 @@
+import type { ChatMessage } from '../llm/types.js';
+import type { SessionRow } from '../store/sessions.js';
+
+/** A session as Markdown: readable by people, with each tool call and its result. */
+export function transcriptMarkdown(row: SessionRow, messages: ChatMessage[]): string {
+  const out = [
+    `# ${row.title || 'Untitled session'}`,
+    '',
+    `- id: ${row.id}`,
+    `- workspace: ${row.workspace}`,
+    `- model: ${row.model || 'unknown'}`,
+    `- started: ${new Date(row.createdAt).toISOString()}`,
+    `- status: ${row.status}`,
+    '',
+  ];
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+        out.push('## System', '', fence(m.content), '');
+        break;
+      case 'user':
+        out.push('## User', '', m.content, '');
+        break;
+      case 'assistant':
+        out.push('## Assistant', '');
+        if (m.content) out.push(m.content, '');
+        for (const call of m.tool_calls ?? [])
+          out.push(`**→ ${call.function.name}** \`${call.function.arguments}\``, '');
+        break;
+      case 'tool':
+        out.push(fence(m.content), '');
+        break;
+    }
+  }
+  return out.join('\n');
+}
+
+/** A session as JSON lines: one header line, then one line per message. */
+export function transcriptJsonl(row: SessionRow, messages: ChatMessage[]): string {
+  return [
+    JSON.stringify({ type: 'session', ...row }),
+    ...messages.map((m) => JSON.stringify({ type: 'message', ...m })),
+  ]
+    .join('\n')
+    .concat('\n');
+}
+
+function fence(text: string): string {
+  const ticks = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  return `${ticks}\n${text}\n${ticks}`;
+}

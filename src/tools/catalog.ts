@@ -1,0 +1,71 @@
+import { editFileTool } from './edit/edit-file.js';
+import { multiEditTool } from './edit/multi-edit.js';
+import { listDirTool } from './fs/list-dir.js';
+import { mkdirTool } from './fs/mkdir.js';
+import { readFileTool } from './fs/read-file.js';
+import { writeFileTool } from './fs/write-file.js';
+import { gitTools } from './git/index.js';
+import { searchTools } from './search/index.js';
+import { shellTool } from './shell.js';
+import { planTools, taskStateTools, timeTools, todoTools } from './tracking/index.js';
+import type { AnyTool } from './types.js';
+
+/**
+ * Every built-in tool, by group, in the order the model sees them. Groups and tool names can
+ * both be used to switch tools on and off.
+ */
+export const toolGroups: Record<string, AnyTool[]> = {
+  files: [readFileTool, writeFileTool, editFileTool, multiEditTool, listDirTool, mkdirTool],
+  search: searchTools,
+  shell: [shellTool],
+  git: gitTools,
+  todo: todoTools,
+  plan: planTools,
+  task_state: taskStateTools,
+  time: timeTools,
+};
+
+/**
+ * The default set: what almost every task needs, small enough that the system prompt and the
+ * schemas stay under ~1,500 tokens. The rest is a `--tools` flag or `tools.enabled` away.
+ */
+export const defaultTools = [
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_dir',
+  'glob',
+  'grep',
+  'shell',
+  'todo_write',
+];
+
+export class ToolSelectionError extends Error {
+  override name = 'ToolSelectionError';
+}
+
+export interface ToolSelection {
+  /** Replaces the default set when given. */
+  enabled?: string[];
+  disabled?: string[];
+}
+
+/** Resolves group and tool names into the tool list, rejecting names that match nothing. */
+export function selectTools(selection: ToolSelection = {}, extra: AnyTool[] = []): AnyTool[] {
+  const all = [...Object.values(toolGroups).flat(), ...extra];
+  const expand = (name: string): AnyTool[] => {
+    if (name === 'default') return defaultTools.flatMap(expand);
+    const group = toolGroups[name];
+    if (group) return group;
+    const tool = all.find((t) => t.name === name);
+    if (tool) return [tool];
+    throw new ToolSelectionError(
+      `Unknown tool or group "${name}". Groups: default, ${Object.keys(toolGroups).join(', ')}. Tools: ${all.map((t) => t.name).join(', ')}.`,
+    );
+  };
+  const chosen = new Set((selection.enabled ?? defaultTools).flatMap(expand));
+  for (const tool of extra) if (!selection.enabled) chosen.add(tool);
+  for (const name of selection.disabled ?? []) for (const tool of expand(name)) chosen.delete(tool);
+  // Keep the catalog's order whatever order the names came in: the tool list is part of the prompt prefix.
+  return all.filter((tool) => chosen.has(tool));
+}

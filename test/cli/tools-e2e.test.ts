@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../src/llm/types.js';
+import { runCli } from '../support/cli.js';
+import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+
+let server: ScriptedServer;
+let workspace: string;
+let home: string;
+const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, encoding: 'utf8' }).trim();
+
+beforeEach(async () => {
+  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-e2e-')));
+  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
+});
+afterEach(async () => {
+  await server?.close();
+  await rm(workspace, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
+});
+
+const env = () => ({ HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl });
+
+describe('the full tool set end to end (built CLI)', () => {
+  it('finds, greps, edits with a sloppy indent and commits', async () => {
+    git('init', '-q');
+    git('config', 'user.name', 'Test User');
+    git('config', 'user.email', 'test@example.com');
+    await mkdir(join(workspace, 'src'));
+    await writeFile(join(workspace, 'src', 'math.js'), 'export function add(a, b) {\n    return a - b;\n}\n');
+    await writeFile(join(workspace, 'src', 'util.js'), 'export const id = (x) => x;\n');
+    git('add', '.');
+    git('commit', '-qm', 'initial');
+
+    server = await startScriptedServer({
+      models: ['m'],
+      turns: [
+        reply().tool('glob', { pattern: '*.js' }),
+        reply().tool('grep', { pattern: 'a - b', glob: '*.js' }),
+        // The model gets the indentation wrong; the tolerant matcher still finds the one place.
+        reply().tool('edit_file', {
+          path: 'src/math.js',
+          old_string: 'export function add(a, b) {\n  return a - b;\n}',
+          new_string: 'export function add(a, b) {\n  return a + b;\n}',
+        }),
+        reply().tool('git_commit', { message: 'Fix add', all: true }),
+        reply().text('Fixed add() and committed.'),
+      ],
+    });
+    const r = await runCli(['--yolo', '--tools', 'default,git', 'fix the add function and commit'], {
+      cwd: workspace,
+      env: env(),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await readFile(join(workspace, 'src', 'math.js'), 'utf8')).toBe(
+      'export function add(a, b) {\n    return a + b;\n}\n',
+    );
+    expect(git('log', '--format=%s')).toBe('Fix add\ninitial');
+    expect(git('status', '--porcelain')).toBe('');
+
+    const offered = (server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
+      (t) => t.function.name,
+    );
+    expect(offered).toContain('git_commit');
+    const results = (server.requests[4]!.body.messages as ChatMessage[])
+      .filter((m) => m.role === 'tool')
+      .map((m) => m.content);
+    expect(results[0]!.split('\n').sort()).toEqual(['src/math.js', 'src/util.js']);
+    expect(results[1]).toBe('src/math.js:2:    return a - b;');
+    expect(results[2]).toMatch(/^Edited src\/math\.js \(strategy: indentation, line 1\)/);
+    expect(results[2]).toContain('-    return a - b;\n+    return a + b;');
+    expect(results[3]).toMatch(/Fix add/);
+  });
+
+  it('offers only the tools asked for, and reports the prompt size', async () => {
+    server = await startScriptedServer({ models: ['m'], turns: [reply().text('ok')] });
+    await mkdir(join(workspace, '.hearth'));
+    await writeFile(
+      join(workspace, '.hearth', 'config.json'),
+      JSON.stringify({ tools: { disabled: ['shell', 'todo'] } }),
+    );
+    const r = await runCli(['hello'], { cwd: workspace, env: env() });
+    expect(r.code).toBe(0);
+    const offered = (server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
+      (t) => t.function.name,
+    );
+    expect(offered).toEqual(['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep']);
+
+    const size = await runCli(['debug', 'prompt'], { cwd: workspace, env: env() });
+    expect(size.code).toBe(0);
+    expect(size.stdout).toMatch(/^system prompt\s+\d+\s+\d+$/m);
+    expect(size.stdout).toMatch(/^grep\s+\d+\s+\d+$/m);
+    expect(size.stdout).not.toMatch(/^shell/m);
+    const json = await runCli(['debug', 'prompt', '--json', '--tools', 'default'], {
+      cwd: workspace,
+      env: env(),
+    });
+    const parsed = JSON.parse(json.stdout) as { total: { tokens: number }; tools: Array<{ name: string }> };
+    expect(parsed.tools.map((t) => t.name)).toContain('shell');
+    expect(parsed.total.tokens).toBeLessThan(1500);
+
+    const bad = await runCli(['--tools', 'nope', 'hi'], { cwd: workspace, env: env() });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/Unknown tool or group "nope"/);
+  });
+});
