@@ -106,4 +106,48 @@ describe('the full tool set end to end (built CLI)', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/Unknown tool or group "nope"/);
   });
+
+  it('keeps todos with the session: shown as they change, there again after --resume', async () => {
+    server = await startScriptedServer({
+      models: ['m'],
+      turns: [
+        reply().tool('todo_write', {
+          todos: [
+            { text: 'read the code', status: 'done' },
+            { text: 'write the fix', status: 'in_progress' },
+          ],
+        }),
+        reply().text('Started.'),
+        reply().tool('todo_list', {}),
+        reply().text('Still on it.'),
+      ],
+    });
+    const first = await runCli(['plan the work'], { cwd: workspace, env: env() });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('[x] 1. read the code');
+    expect(first.stderr).toContain('[>] 2. write the fix');
+    const id = /hearth --resume (\w+)/.exec(first.stderr)![1]!;
+
+    const second = await runCli(['--resume', id, '--tools', 'default,todo_list', 'where are we?'], {
+      cwd: workspace,
+      env: env(),
+    });
+    expect(second.code).toBe(0);
+    const resumed = server.requests[2]!.body.messages as ChatMessage[];
+    // The resumed request starts with the whole first conversation, unchanged.
+    expect(resumed.slice(0, 4)).toEqual(server.requests[1]!.body.messages);
+    expect(resumed.slice(4)).toEqual([
+      { role: 'assistant', content: 'Started.' },
+      { role: 'user', content: 'where are we?' },
+    ]);
+    const messages = server.requests[3]!.body.messages as ChatMessage[];
+    expect(messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('[>] 2. write the fix'),
+    });
+
+    const list = await runCli(['sessions'], { cwd: workspace, env: env() });
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain('plan the work');
+  });
 });
