@@ -5,7 +5,14 @@ export { buildSystemPrompt } from './agent/system-prompt.js';
 export { type ChatRequest, createLlmClient, type LlmClient, type LlmClientOptions } from './llm/client.js';
 export { discoverServer, listModels } from './llm/discover.js';
 export type { ChatMessage, LlmEvent, ToolCall } from './llm/types.js';
-export { allowAll, type Decision, type PermissionPolicy, readOnly } from './permissions/policy.js';
+export {
+  type ApprovalAnswer,
+  type ApprovalRequest,
+  type Approver,
+  PermissionGate,
+} from './permissions/gate.js';
+export type { PermissionMode } from './permissions/modes.js';
+export { parseRule, type Rule } from './permissions/rules.js';
 export { defaultTools, selectTools, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';
 export { defineTool, type Tool, type ToolContext, ToolError, type ToolOutput } from './tools/types.js';

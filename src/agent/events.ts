@@ -1,6 +1,16 @@
 import type { ToolCall } from '../llm/types.js';
 
-export type StopReason = 'completed' | 'max_iterations' | 'aborted' | 'error';
+export type StopReason =
+  | 'completed'
+  | 'max_iterations'
+  | 'aborted'
+  | 'error'
+  /** Calls wait for approval and nobody could be asked; `resume` continues the run. */
+  | 'paused'
+  /** The model kept repeating itself after being told. */
+  | 'loop'
+  /** The token budget ran out. */
+  | 'budget';
 
 /**
  * Everything a run reports, in order. The CLI, the JSON-lines output, the gateway and the
@@ -13,6 +23,8 @@ export type AgentEvent =
   /** Text and reasoning streamed since the last turn_start are void: the request is being retried. */
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'tool_call'; call: ToolCall }
+  /** The run waits for an answer about this call (see Approver). */
+  | { type: 'approval_request'; call: ToolCall; summary: string; reason: string }
   | {
       type: 'tool_result';
       callId: string;
@@ -23,5 +35,9 @@ export type AgentEvent =
       ms: number;
     }
   | { type: 'usage'; prompt: number; completion: number; contextUsed: number; contextWindow: number }
+  | { type: 'compaction'; before: number; after: number }
   | { type: 'warning'; message: string }
-  | { type: 'done'; reason: StopReason; text: string; turns: number };
+  | { type: 'done'; reason: StopReason; text: string; turns: number; pending?: ToolCall[] };
+
+export type DoneEvent = Extract<AgentEvent, { type: 'done' }>;
+export type ToolResultEvent = Extract<AgentEvent, { type: 'tool_result' }>;

@@ -1,10 +1,15 @@
 import type { LlmClient } from '../llm/client.js';
 import { estimateTokens } from '../llm/tokens.js';
 import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
-import type { PermissionPolicy } from '../permissions/policy.js';
-import type { PreparedCall, ToolRegistry, ToolResult } from '../tools/registry.js';
+import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
+import type { Sandbox } from '../sandbox/types.js';
+import type { AuditEntry } from '../store/sessions.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { readTodos } from '../tools/tracking/index.js';
 import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
-import type { AgentEvent, StopReason } from './events.js';
+import type { AgentEvent, DoneEvent, StopReason } from './events.js';
+import { LoopGuard } from './loop-guard.js';
+import { executeCalls } from './tool-execution.js';
 
 export interface RunAgentOptions {
   llm: LlmClient;
@@ -14,55 +19,106 @@ export interface RunAgentOptions {
   /** Appended as a user message before the first turn. */
   task?: string;
   workspace: string;
-  policy: PermissionPolicy;
+  gate: PermissionGate;
+  /** Asks about calls that need an answer; unset, such a call pauses the run. */
+  approve?: Approver;
+  /** Answers for the calls a paused run left waiting, by call id. */
+  answers?: ReadonlyMap<string, ApprovalAnswer>;
+  sandbox: Sandbox;
   maxIterations: number;
+  /** Stop once this many tokens (prompt + completion, summed over requests) are spent. */
+  tokenBudget?: number;
+  /** How many times in a row to push the model on when it stops with todo items still open. */
+  todoNudges?: number;
   /** Known context window in tokens, 0 when unknown; reported with usage. */
   contextWindow?: number;
   signal?: AbortSignal;
-  /** Per-session tool state (the shell's directory, edit failure counts, ...). */
+  /** Per-session tool scratch state (the shell's directory, edit failure counts, ...). */
   session?: Map<string, unknown>;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   state?: SessionState;
   /** Called with every message appended to the history, as it is appended. */
   onMessage?: (message: ChatMessage) => void;
+  onAudit?: (entry: AuditEntry) => void;
 }
 
 const EMPTY_REPLY_NUDGE =
   'Your last reply was empty. Continue the task: call a tool, or give your final answer as text.';
+const BUDGET_WARNING_SHARE = 0.8;
 
-/** The agent loop: asks the model, runs the tools it calls, repeats until it answers in text. */
+/**
+ * The agent loop: asks the model, runs the tools it calls, repeats until it answers in text.
+ * Everything it learns is appended to `messages` (never edited), so each request extends the
+ * previous one and local servers can reuse their prompt cache.
+ */
 export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent> {
-  const { llm, tools, messages, signal } = options;
-  const abortSignal = signal ?? new AbortController().signal;
+  const { llm, tools, messages } = options;
+  const signal = options.signal ?? new AbortController().signal;
   const ctx: ToolContext = {
     workspace: options.workspace,
-    signal: abortSignal,
+    signal,
     session: options.session ?? new Map(),
     state: options.state ?? new MemoryState(),
+    sandbox: options.sandbox,
   };
   const append = (message: ChatMessage) => {
     messages.push(message);
     options.onMessage?.(message);
   };
-  const done = (reason: StopReason, text: string, turns: number): AgentEvent => ({
+  const done = (reason: StopReason, text: string, turns: number, pending?: ToolCall[]): DoneEvent => ({
     type: 'done',
     reason,
     text,
     turns,
+    ...(pending ? { pending } : {}),
   });
-
-  if (options.task !== undefined) append({ role: 'user', content: options.task });
+  const guard = new LoopGuard();
+  let spent = 0;
+  let budgetWarned = false;
   let nudged = false;
+  let todoNudges = 0;
+
+  /** Runs calls and records their results; returns the calls left waiting, if the run pauses. */
+  async function* runCalls(calls: ToolCall[], answers?: ReadonlyMap<string, ApprovalAnswer>) {
+    const errors = new Map<string, string>();
+    const pending = yield* forward(
+      executeCalls(calls, {
+        tools,
+        gate: options.gate,
+        ctx,
+        approve: options.approve,
+        answers,
+        onAudit: options.onAudit,
+      }),
+      (event) => {
+        if (event.type !== 'tool_result') return;
+        if (!event.ok) errors.set(event.callId, event.output);
+        append({
+          role: 'tool',
+          tool_call_id: event.callId,
+          content: event.ok ? event.output : `Error: ${event.output}`,
+        });
+      },
+    );
+    return { pending, errors };
+  }
+
+  // A paused (or interrupted) run left calls without results: settle them before asking the model again.
+  const waiting = unansweredCalls(messages);
+  if (waiting.length > 0) {
+    const { pending } = yield* runCalls(waiting, options.answers);
+    if (pending.length > 0) return yield done('paused', pausedText(pending), 0, pending);
+  }
+  if (options.task !== undefined) append({ role: 'user', content: options.task });
 
   for (let turn = 1; turn <= options.maxIterations; turn++) {
-    if (abortSignal.aborted) return yield done('aborted', '', turn - 1);
+    if (signal.aborted) return yield done('aborted', '', turn - 1);
     yield { type: 'turn_start', turn };
 
     let reply: { message: AssistantMessage; toolCalls: ToolCall[]; usage?: Usage } | undefined;
-    for await (const event of llm.stream({ messages, tools: tools.schemas(), signal: abortSignal })) {
+    for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
       if (event.type === 'error') {
-        if (event.error.kind === 'aborted' || abortSignal.aborted) return yield done('aborted', '', turn - 1);
-        yield { type: 'warning', message: event.error.message };
+        if (event.error.kind === 'aborted' || signal.aborted) return yield done('aborted', '', turn - 1);
         return yield done('error', event.error.message, turn - 1);
       }
       if (event.type === 'done') reply = event;
@@ -71,7 +127,25 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     if (!reply) return yield done('error', 'The model stream ended without a reply.', turn - 1);
 
     append(reply.message);
-    yield usageEvent(reply.usage, messages, options.contextWindow ?? 0);
+    const usage = usageEvent(reply.usage, messages, options.contextWindow ?? 0);
+    yield usage;
+    spent += usage.prompt + usage.completion;
+    if (options.tokenBudget !== undefined) {
+      if (spent >= options.tokenBudget) {
+        return yield done('budget', `Stopped: the token budget (${options.tokenBudget}) is spent.`, turn);
+      }
+      if (!budgetWarned && spent >= options.tokenBudget * BUDGET_WARNING_SHARE) {
+        budgetWarned = true;
+        yield {
+          type: 'warning',
+          message: `80% of the token budget is spent (${spent} of ${options.tokenBudget}).`,
+        };
+        append({
+          role: 'user',
+          content: 'Note: 80% of your token budget is spent. Finish the most important part and wrap up.',
+        });
+      }
+    }
 
     if (reply.toolCalls.length === 0) {
       const text = reply.message.content ?? '';
@@ -81,23 +155,33 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         append({ role: 'user', content: EMPTY_REPLY_NUDGE });
         continue;
       }
+      const open = readTodos(ctx.state).filter((t) => t.status !== 'done');
+      if (open.length > 0 && todoNudges < (options.todoNudges ?? 0)) {
+        todoNudges++;
+        append({
+          role: 'user',
+          content: `Your todo list still has ${open.length} open item(s), starting with "${open[0]!.text}". Continue with it, or mark items done if they are.`,
+        });
+        continue;
+      }
       return yield done('completed', text, turn);
     }
     nudged = false;
+    todoNudges = 0;
 
-    for await (const result of executeCalls(reply.toolCalls, tools, options.policy, ctx)) {
-      if ('call' in result) {
-        yield { type: 'tool_call', call: result.call };
-        continue;
-      }
-      yield result.event;
-      append({
-        role: 'tool',
-        tool_call_id: result.event.callId,
-        content: result.event.ok ? result.event.output : `Error: ${result.event.output}`,
-      });
+    const { pending, errors } = yield* runCalls(reply.toolCalls);
+    if (pending.length > 0) return yield done('paused', pausedText(pending), turn, pending);
+    if (signal.aborted) return yield done('aborted', '', turn);
+
+    const verdict = guard.observe(
+      reply.toolCalls,
+      reply.toolCalls.map((call) => errors.get(call.id)),
+    );
+    if (verdict.action === 'stop') return yield done('loop', verdict.message, turn);
+    if (verdict.action === 'warn') {
+      yield { type: 'warning', message: verdict.message };
+      append({ role: 'user', content: verdict.message });
     }
-    if (abortSignal.aborted) return yield done('aborted', '', turn);
   }
   yield done(
     'max_iterations',
@@ -106,63 +190,42 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   );
 }
 
-type ResultEvent = Extract<AgentEvent, { type: 'tool_result' }>;
-
-/**
- * Runs one turn's calls. Consecutive read-only calls run concurrently; a mutating call runs
- * alone, in order. Results come out in call order, and every call gets a result (even when
- * cancelled) so the history stays valid for the next request.
- */
-async function* executeCalls(
-  calls: ToolCall[],
-  tools: ToolRegistry,
-  policy: PermissionPolicy,
-  ctx: ToolContext,
-): AsyncGenerator<{ call: ToolCall } | { event: ResultEvent }> {
-  const prepared = calls.map((call) => ({ call, prepared: tools.prepare(call) }));
-  let i = 0;
-  while (i < prepared.length) {
-    const batch = [prepared[i]!];
-    const concurrent = isReadOnly(prepared[i]!.prepared);
-    i++;
-    while (concurrent && i < prepared.length && isReadOnly(prepared[i]!.prepared)) batch.push(prepared[i++]!);
-
-    for (const item of batch) yield { call: item.call };
-    const results = await Promise.all(
-      batch.map((item) => runOne(item.call, item.prepared, tools, policy, ctx)),
-    );
-    for (const [n, result] of results.entries()) {
-      const call = batch[n]!.call;
-      yield { event: { type: 'tool_result', callId: call.id, name: call.name, ...result } };
-    }
+/** Passes a generator's events through, letting `onEvent` see each, and returns its result. */
+async function* forward<E, R>(
+  source: AsyncGenerator<E, R>,
+  onEvent: (event: E) => void,
+): AsyncGenerator<E, R> {
+  for (;;) {
+    const next = await source.next();
+    if (next.done) return next.value;
+    onEvent(next.value);
+    yield next.value;
   }
 }
 
-function isReadOnly(prepared: PreparedCall): boolean {
-  return !prepared.ok || !prepared.tool.mutates;
+/** The calls of the last assistant message that have no result yet. */
+export function unansweredCalls(messages: ChatMessage[]): ToolCall[] {
+  const last = messages.findLastIndex((m) => m.role === 'assistant');
+  const assistant = messages[last];
+  if (assistant?.role !== 'assistant' || !assistant.tool_calls?.length) return [];
+  const answered = new Set(
+    messages.slice(last + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])),
+  );
+  return assistant.tool_calls
+    .filter((c) => !answered.has(c.id))
+    .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
 }
 
-async function runOne(
-  call: ToolCall,
-  prepared: PreparedCall,
-  tools: ToolRegistry,
-  policy: PermissionPolicy,
-  ctx: ToolContext,
-): Promise<Omit<ToolResult, 'meta'>> {
-  if (!prepared.ok) return { ok: false, output: prepared.error, ms: 0 };
-  if (ctx.signal.aborted) return { ok: false, output: 'Cancelled by the user before it ran.', ms: 0 };
-  const decision = await policy(call, prepared.tool);
-  if (!decision.allow) return { ok: false, output: decision.reason, ms: 0 };
-  const { meta: _meta, ...result } = await tools.run(prepared, ctx);
-  return result;
+function pausedText(pending: ToolCall[]): string {
+  return `Waiting for approval of ${pending.length} call(s): ${pending.map((c) => c.name).join(', ')}.`;
 }
 
-function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWindow: number): AgentEvent {
+function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWindow: number) {
   const prompt = usage?.prompt ?? 0;
   const completion = usage?.completion ?? 0;
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
-  return { type: 'usage', prompt, completion, contextUsed, contextWindow };
+  return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow };
 }
 
 const messageTokens = new WeakMap<ChatMessage, number>();

@@ -1,18 +1,24 @@
 import type { LlmClient } from '../llm/client.js';
-import type { ChatMessage } from '../llm/types.js';
-import type { PermissionPolicy } from '../permissions/policy.js';
+import type { ChatMessage, ToolCall } from '../llm/types.js';
+import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
+import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AgentEvent } from './events.js';
-import { runAgent } from './loop.js';
+import { runAgent, unansweredCalls } from './loop.js';
 
 export interface SessionDeps {
   store: SessionStore;
   llm: LlmClient;
   tools: ToolRegistry;
-  policy: PermissionPolicy;
+  gate: PermissionGate;
+  sandbox: Sandbox;
+  /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
+  approve?: Approver;
   workspace: string;
   maxIterations: number;
+  tokenBudget?: number;
+  todoNudges?: number;
   contextWindow?: number;
 }
 
@@ -43,34 +49,67 @@ export class AgentSession {
     return session;
   }
 
+  /**
+   * Opens a stored session. Calls left without results by a crash are answered as interrupted
+   * (servers reject a history with unanswered calls); those of a paused run stay pending.
+   */
   static open(deps: SessionDeps, row: SessionRow): AgentSession {
     const session = new AgentSession(deps, row, deps.store.messages(row.id));
-    for (const message of danglingResults(session.messages)) session.append(message);
+    if (row.status !== 'paused') {
+      for (const call of unansweredCalls(session.messages)) {
+        session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+      }
+    }
     return session;
   }
 
+  /** Calls waiting for approval, when the last run paused. */
+  get pending(): ToolCall[] {
+    return this.row.status === 'paused' ? unansweredCalls(this.messages) : [];
+  }
+
   /** Runs the agent on `task` (or, with none, carries on from where the history stops). */
-  async *run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
+  run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
+    return this.drive(task, signal, undefined);
+  }
+
+  /** Continues a paused run: the listed calls run, the other pending ones are declined. */
+  resume(
+    decisions: { approved: string[]; reason?: string },
+    signal?: AbortSignal,
+  ): AsyncGenerator<AgentEvent> {
+    const approved = new Set(decisions.approved);
+    const answers = new Map<string, ApprovalAnswer>(
+      this.pending.map((call) => [
+        call.id,
+        approved.has(call.id) ? { decision: 'once' } : { decision: 'deny', reason: decisions.reason },
+      ]),
+    );
+    return this.drive(undefined, signal, answers);
+  }
+
+  private async *drive(
+    task: string | undefined,
+    signal: AbortSignal | undefined,
+    answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
+  ): AsyncGenerator<AgentEvent> {
     const { store } = this.deps;
     if (task && !this.row.title) {
       this.row.title = task.replace(/\s+/g, ' ').trim().slice(0, 80);
       store.update(this.id, { title: this.row.title });
     }
-    store.update(this.id, { status: 'active', model: this.deps.llm.model });
+    this.setStatus('active');
     let turnStarted = performance.now();
     for await (const event of runAgent({
-      llm: this.deps.llm,
-      tools: this.deps.tools,
+      ...this.deps,
       messages: this.messages,
       task,
-      workspace: this.deps.workspace,
-      policy: this.deps.policy,
-      maxIterations: this.deps.maxIterations,
-      contextWindow: this.deps.contextWindow,
+      answers,
       signal,
       session: this.toolSession,
       state: store.state(this.id),
       onMessage: (message) => store.appendMessage(this.id, message),
+      onAudit: (entry) => store.recordAudit(this.id, entry),
     })) {
       if (event.type === 'turn_start') turnStarted = performance.now();
       if (event.type === 'usage') {
@@ -81,30 +120,22 @@ export class AgentSession {
           durationMs: performance.now() - turnStarted,
         });
       }
-      if (event.type === 'done')
-        store.update(this.id, { status: event.reason === 'error' ? 'error' : 'completed' });
+      if (event.type === 'done') {
+        this.setStatus(
+          event.reason === 'paused' ? 'paused' : event.reason === 'error' ? 'error' : 'completed',
+        );
+      }
       yield event;
     }
+  }
+
+  private setStatus(status: SessionRow['status']): void {
+    this.row.status = status;
+    this.deps.store.update(this.id, { status, model: this.deps.llm.model });
   }
 
   private append(message: ChatMessage): void {
     this.messages.push(message);
     this.deps.store.appendMessage(this.id, message);
   }
-}
-
-/**
- * A run killed between a model's tool calls and their results leaves calls without answers,
- * which servers reject. Each gets a result saying it was interrupted.
- */
-function danglingResults(messages: ChatMessage[]): ChatMessage[] {
-  const last = messages.findLastIndex((m) => m.role === 'assistant');
-  const assistant = messages[last];
-  if (assistant?.role !== 'assistant' || !assistant.tool_calls?.length) return [];
-  const answered = new Set(
-    messages.slice(last + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])),
-  );
-  return assistant.tool_calls
-    .filter((call) => !answered.has(call.id))
-    .map((call) => ({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` }));
 }

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { isPermissionMode, type PermissionMode } from '../permissions/modes.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -14,6 +15,10 @@ export interface GlobalFlags {
   timeout?: number;
   tools?: string[];
   db?: string;
+  permissionMode?: string;
+  yolo?: boolean;
+  allow?: string[];
+  deny?: string[];
 }
 
 export function positiveInt(value: string): number {
@@ -26,6 +31,16 @@ export function positiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
   return n;
+}
+
+/** Collects a repeatable option's values. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function parsePermissionMode(value: string): PermissionMode {
+  if (isPermissionMode(value)) return value;
+  throw new InvalidArgumentError(`Unknown permission mode "${value}": use auto, normal, manual or plan.`);
 }
 
 export function nameList(value: string): string[] {
@@ -51,5 +66,10 @@ export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   });
   // The flag names the whole set: it wins over both lists from config files.
   if (flags.tools) config.tools = { enabled: flags.tools };
+  const permissions = config.permissions;
+  if (flags.permissionMode) permissions.mode = parsePermissionMode(flags.permissionMode);
+  if (flags.yolo) permissions.mode = 'auto';
+  permissions.allow.push(...(flags.allow ?? []));
+  permissions.deny.push(...(flags.deny ?? []));
   return createRuntime(config, workspace);
 }

@@ -3,12 +3,21 @@ import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { DiscoveryError } from '../llm/discover.js';
+import { RuleSyntaxError } from '../permissions/rules.js';
+import { SandboxError } from '../sandbox/types.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addSessionCommands, UsageError } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
-import { type GlobalFlags, nameList, positiveInt, positiveNumber, runtimeFromFlags } from './options.js';
+import {
+  collect,
+  type GlobalFlags,
+  nameList,
+  positiveInt,
+  positiveNumber,
+  runtimeFromFlags,
+} from './options.js';
 import { runOneShot } from './run-task.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -21,7 +30,9 @@ Examples:
   hearth --json "what is in this folder?"      (events as JSON lines)
   hearth -c "now add tests for it"             (continue the last session here)
 
-Without --yolo, tools that change files or run commands are declined and the model is told so.
+Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
+a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
+model is told why. Commands run in a sandbox (bubblewrap on Linux) that can write only the workspace.
 
 Server: with no --base-url, Hearth tries LM Studio (:1234), Ollama (:11434), llama.cpp (:8080)
 and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded model.
@@ -30,11 +41,12 @@ Environment: HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY, HEARTH_MAX_ITERATION
 HEARTH_HOME (default ~/.hearth), HEARTH_DB.
 Config files (JSON, later wins): ~/.hearth/config.json, <workspace>/.hearth/config.json.
 
-Exit codes: 0 done, 1 error, 2 stopped at max iterations, 130 interrupted.`;
+Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 waiting for approval,
+130 interrupted.`;
 
 interface MainFlags extends GlobalFlags {
   json?: boolean;
-  yolo?: boolean;
+  deep?: boolean;
   continue?: boolean;
   resume?: string;
 }
@@ -47,6 +59,8 @@ const USER_ERRORS = [
   SessionNotFoundError,
   ToolSelectionError,
   UsageError,
+  RuleSyntaxError,
+  SandboxError,
 ];
 
 export function buildProgram(): Command {
@@ -61,7 +75,18 @@ export function buildProgram(): Command {
     .option('--api-key <key>', 'API key, if the server wants one')
     .option('-C, --workspace <dir>', 'the folder the agent works in', '.')
     .option('--json', 'print every event as one JSON line instead of text')
-    .option('--yolo', 'let the agent write files and run commands without asking')
+    .option('--yolo', 'run every tool without asking (same as --permission-mode auto)')
+    .option(
+      '--permission-mode <mode>',
+      'auto, normal (ask before changes; default), manual (ask for everything) or plan (read-only)',
+    )
+    .option(
+      '--allow <rule>',
+      'pre-approve calls like "shell(npm test*)" or "write_file(src/**)"; repeatable',
+      collect,
+    )
+    .option('--deny <rule>', 'refuse calls like "shell(rm *)"; wins over --allow; repeatable', collect)
+    .option('--deep', 'deep-work mode: 500 turns, a 5M-token budget, and a push to finish open todos')
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
@@ -126,10 +151,10 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
       task: task || undefined,
       resume,
       json: flags.json === true,
-      yolo: flags.yolo === true,
+      deep: flags.deep === true,
     });
   } finally {
-    runtime.close();
+    await runtime.close();
   }
 }
 

@@ -1,8 +1,8 @@
-import type { AgentEvent } from '../agent/events.js';
+import type { AgentEvent, StopReason } from '../agent/events.js';
 import { AgentSession, type SessionDeps } from '../agent/session.js';
 import { createLlmClient } from '../llm/client.js';
-import { allowAll, readOnly } from '../permissions/policy.js';
 import type { SessionRow } from '../store/sessions.js';
+import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
 import type { Runtime } from './runtime.js';
@@ -15,21 +15,31 @@ export interface OneShotOptions {
   /** Continue this stored session instead of starting one. */
   resume?: SessionRow;
   json: boolean;
-  yolo: boolean;
+  /** Deep-work mode: higher limits, and a push to finish open todos. */
+  deep: boolean;
 }
 
-/** Exit codes: 0 done, 2 max iterations, 130 interrupted, 1 error. */
-export const exitCodes: Record<Extract<AgentEvent, { type: 'done' }>['reason'], number> = {
+/** Exit codes: 0 done, 1 error, 2 stopped by a limit (iterations, budget, a loop), 3 waiting for approval, 130 interrupted. */
+export const exitCodes: Record<StopReason, number> = {
   completed: 0,
-  max_iterations: 2,
-  aborted: 130,
   error: 1,
+  max_iterations: 2,
+  budget: 2,
+  loop: 2,
+  paused: 3,
+  aborted: 130,
 };
+
+const DEFAULT_MAX_ITERATIONS = 50;
+const DEEP = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
 
 /** Runs one task to the end, printing events as they come. Resolves to the exit code. */
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
   const { config } = runtime;
+  const style = makeStyle(colorEnabled(process.stderr, process.env));
+  const choice = await runtime.sandbox();
+  if (choice.warning) process.stderr.write(`${style.yellow(`! ${choice.warning}`)}\n`);
   const deps: SessionDeps = {
     store: runtime.openStore(),
     llm: createLlmClient({
@@ -43,9 +53,15 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
       maxTokens: config.max_tokens,
     }),
     tools: runtime.tools,
-    policy: options.yolo ? allowAll : readOnly,
+    gate: runtime.gate,
+    sandbox: choice.sandbox,
+    approve: process.stdin.isTTY
+      ? terminalApprover(process.stdin, process.stderr, style)
+      : declineWithoutTerminal,
     workspace: runtime.workspace,
-    maxIterations: config.max_iterations,
+    maxIterations: config.max_iterations ?? (options.deep ? DEEP.maxIterations : DEFAULT_MAX_ITERATIONS),
+    tokenBudget: config.token_budget ?? (options.deep ? DEEP.tokenBudget : undefined),
+    todoNudges: options.deep ? DEEP.todoNudges : 0,
     contextWindow: config.context_window ?? 0,
   };
   const session = options.resume
@@ -62,7 +78,6 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   };
   process.on('SIGINT', onSigint);
 
-  const style = makeStyle(colorEnabled(process.stderr, process.env));
   const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
   const emit = options.json
     ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)

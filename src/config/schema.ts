@@ -1,12 +1,15 @@
 import { z } from 'zod';
 
+const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
+
 /** Everything a user may set in a config file. Keys are snake_case, as in the JSON files. */
 export const configSchema = z
   .object({
     base_url: z.url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1').optional(),
     model: z.string().min(1).optional(),
     api_key: z.string().optional(),
-    max_iterations: z.number().int().positive().default(50),
+    /** Model turns per run; default 50, or 500 in deep-work mode. */
+    max_iterations: z.number().int().positive().optional(),
     /** Seconds for a whole model request; local models may spend minutes on a long prompt. */
     timeout: z.number().positive().default(600),
     /** Seconds of silence allowed between streamed chunks before the server counts as stuck. */
@@ -20,6 +23,40 @@ export const configSchema = z
       .object({ enabled: z.array(z.string()).optional(), disabled: z.array(z.string()).optional() })
       .strict()
       .default({}),
+    /** Where commands run: a backend name, or the full settings. */
+    sandbox: z
+      .union([
+        sandboxMode.transform((mode) => ({
+          mode,
+          network: false,
+          env: [] as string[],
+          memory_mb: undefined as number | undefined,
+          cpus: undefined as number | undefined,
+        })),
+        z
+          .object({
+            mode: sandboxMode.default('auto'),
+            /** Outbound network for commands; off by default. */
+            network: z.boolean().default(false),
+            /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
+            env: z.array(z.string()).default([]),
+            memory_mb: z.number().int().positive().optional(),
+            cpus: z.number().positive().optional(),
+          })
+          .strict(),
+      ])
+      .default({ mode: 'auto', network: false, env: [] }),
+    permissions: z
+      .object({
+        mode: z.enum(['auto', 'normal', 'manual', 'plan']).default('normal'),
+        /** Rules such as "shell(npm test*)", "write_file(src/**)", "*(.env)". Deny wins over allow. */
+        allow: z.array(z.string()).default([]),
+        deny: z.array(z.string()).default([]),
+      })
+      .strict()
+      .default({ mode: 'normal', allow: [], deny: [] }),
+    /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
+    token_budget: z.number().int().positive().optional(),
     /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
     db_path: z.string().optional(),
   })

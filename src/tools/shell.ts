@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { type ProcessResult, runProcess } from '../sandbox/process.js';
+import { shellQuote } from '../sandbox/host-command.js';
+import type { ProcessResult } from '../sandbox/process.js';
 import { displayPath, errorMessage, isInside, resolveInWorkspace } from './path-guard.js';
 import { formatBytes, truncateMiddle } from './truncate.js';
 import { defineTool, type ToolContext, ToolError } from './types.js';
@@ -38,29 +39,22 @@ export const shellTool = defineTool({
     const notes: string[] = [];
     const ranIn = await startingDirectory(args.cwd, ctx, root, notes);
 
-    // A private directory rather than a bare temp file name, so nobody else can plant a symlink there.
-    const channel = await mkdtemp(path.join(os.tmpdir(), 'hearth-shell-'));
-    const cwdFile = path.join(channel, 'cwd');
+    // The final directory comes back on a line tagged with a per-call random marker, which the
+    // command cannot guess; it works the same inside every sandbox (no shared temp file needed).
+    const marker = `__hearth_cwd_${randomBytes(8).toString('hex')}:`;
     let result: ProcessResult;
-    let recorded: string | undefined;
     try {
-      try {
-        result = await runProcess({
-          command: wrapCommand(args.command, cwdFile),
-          cwd: ranIn,
-          timeoutMs: timeoutS * 1000,
-          signal: ctx.signal,
-        });
-      } catch (err) {
-        throw new ToolError(`Could not start the command: ${errorMessage(err)}`);
-      }
-      recorded = await readFile(cwdFile, 'utf8').then(
-        (text) => text.replace(/\n$/, ''),
-        () => undefined,
-      );
-    } finally {
-      await rm(channel, { recursive: true, force: true });
+      result = await ctx.sandbox.exec({
+        command: wrapCommand(args.command, marker),
+        cwd: ranIn,
+        timeoutMs: timeoutS * 1000,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      throw new ToolError(`Could not start the command: ${errorMessage(err)}`);
     }
+    const { output, recorded } = takeMarker(result.output, marker);
+    result = { ...result, output };
 
     const cwd = keepDirectory(recorded, ranIn, ctx, root, notes);
     const cut = truncateMiddle(result.output, SHELL_MAX_OUTPUT_CHARS, {
@@ -89,7 +83,7 @@ export const shellTool = defineTool({
 });
 
 /**
- * Prefixes the command with an EXIT trap that writes the shell's final directory to `cwdFile`. A
+ * Prefixes the command with an EXIT trap that prints the shell's final directory after `marker`. A
  * trap fires however the shell ends: normally, by `exit N`, under `set -e`, or on SIGTERM, and bash
  * keeps the command's exit status. The prefix shares the command's first line so bash's syntax
  * errors keep their line numbers, and the command is not wrapped in anything, so trailing comments
@@ -97,13 +91,21 @@ export const shellTool = defineTool({
  * writes even under `set -o noclobber`. A command that sets its own EXIT trap or `exec`s replaces
  * ours, and then the directory simply stays where it was.
  */
-export function wrapCommand(command: string, cwdFile: string): string {
-  const trap = `command pwd -P >| "$__hearth_cwd_file" 2>/dev/null`;
-  return `__hearth_cwd_file=${shellQuote(cwdFile)}; trap ${shellQuote(trap)} EXIT; ${command}`;
+export function wrapCommand(command: string, marker: string): string {
+  const trap = `printf '\\n%s%s\\n' ${shellQuote(marker)} "$(command pwd -P 2>/dev/null)" >&2`;
+  return `trap ${shellQuote(trap)} EXIT; ${command}`;
 }
 
-function shellQuote(s: string): string {
-  return `'${s.replaceAll("'", `'\\''`)}'`;
+/** Removes the marker line (and the newline put before it) from the output, returning the directory. */
+function takeMarker(output: string, marker: string): { output: string; recorded?: string } {
+  const at = output.lastIndexOf(`\n${marker}`);
+  if (at < 0) return { output };
+  const end = output.indexOf('\n', at + 1 + marker.length);
+  const recorded = output.slice(at + 1 + marker.length, end < 0 ? undefined : end);
+  return {
+    output: output.slice(0, at) + (end < 0 ? '' : output.slice(end + 1)),
+    recorded: recorded || undefined,
+  };
 }
 
 async function startingDirectory(

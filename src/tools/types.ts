@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Sandbox } from '../sandbox/types.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
 export interface ToolContext {
@@ -9,6 +10,8 @@ export interface ToolContext {
   session: Map<string, unknown>;
   /** Durable per-session state (todos, plan, checkpoints): survives compaction and restarts. */
   state: SessionState;
+  /** Where commands run: every process a tool starts goes through it. */
+  sandbox: Sandbox;
 }
 
 /**

@@ -7,15 +7,18 @@ import type { AgentEvent } from '../../src/agent/events.js';
 import { runAgent } from '../../src/agent/loop.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { allowAll, type PermissionPolicy, readOnly } from '../../src/permissions/policy.js';
+import { type ApprovalAnswer, type Approver, PermissionGate } from '../../src/permissions/gate.js';
+import type { PermissionMode } from '../../src/permissions/modes.js';
+import type { AuditEntry } from '../../src/store/sessions.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
-import { defineTool } from '../../src/tools/types.js';
+import { defineTool, MemoryState } from '../../src/tools/types.js';
 import {
   reply,
   type ScriptedServer,
   startScriptedServer,
   type TurnInput,
 } from '../support/scripted-server.js';
+import { unconfinedSandbox } from '../support/tool-context.js';
 
 const log: string[] = [];
 const sleepTool = (name: string, mutates: boolean) =>
@@ -42,7 +45,7 @@ const failing = defineTool({
 });
 const registry = new ToolRegistry([sleepTool('look', false), sleepTool('change', true), failing]);
 
-let server: ScriptedServer;
+let server: ScriptedServer | undefined;
 let workspace: string;
 beforeEach(async () => {
   log.length = 0;
@@ -50,27 +53,47 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await server?.close();
+  server = undefined;
   await rm(workspace, { recursive: true, force: true });
 });
 
-async function run(
-  turns: TurnInput[],
-  opts: { policy?: PermissionPolicy; maxIterations?: number; signal?: AbortSignal } = {},
-) {
-  server = await startScriptedServer({ turns });
-  const messages: ChatMessage[] = [{ role: 'system', content: 'test system prompt' }];
+interface RunOpts {
+  mode?: PermissionMode;
+  approve?: Approver;
+  answers?: Map<string, ApprovalAnswer>;
+  maxIterations?: number;
+  tokenBudget?: number;
+  todoNudges?: number;
+  signal?: AbortSignal;
+  messages?: ChatMessage[];
+  task?: string;
+  state?: MemoryState;
+}
+
+async function run(turns: TurnInput[], opts: RunOpts = {}) {
+  server ??= await startScriptedServer();
+  server.push(...turns);
+  const messages: ChatMessage[] = opts.messages ?? [{ role: 'system', content: 'test system prompt' }];
+  const audit: AuditEntry[] = [];
   const persisted: ChatMessage[] = [];
   const events: AgentEvent[] = [];
   for await (const event of runAgent({
     llm: createLlmClient({ baseUrl: server.baseUrl, model: 'm', retry: { baseDelayMs: 1 } }),
     tools: registry,
     messages,
-    task: 'do the thing',
+    task: 'task' in opts ? opts.task : 'do the thing',
     workspace,
-    policy: opts.policy ?? allowAll,
+    gate: new PermissionGate(opts.mode ?? 'auto', { allow: [], deny: [] }, workspace),
+    approve: opts.approve,
+    answers: opts.answers,
+    sandbox: unconfinedSandbox(workspace),
     maxIterations: opts.maxIterations ?? 10,
+    tokenBudget: opts.tokenBudget,
+    todoNudges: opts.todoNudges,
+    state: opts.state,
     signal: opts.signal,
     onMessage: (m) => persisted.push(m),
+    onAudit: (e) => audit.push(e),
   })) {
     events.push(event);
   }
@@ -82,6 +105,7 @@ async function run(
     messages,
     persisted,
     results,
+    audit,
     done: events.at(-1) as Extract<AgentEvent, { type: 'done' }>,
   };
 }
@@ -107,7 +131,7 @@ describe('agent loop', () => {
     expect(thrown).toBe('Internal error in explode: kaboom');
     expect(r.results.every((x) => !x.ok)).toBe(true);
     // The model saw every error as a tool result, in call order, before its second turn.
-    const second = server.requests[1]!.body.messages as ChatMessage[];
+    const second = server!.requests[1]!.body.messages as ChatMessage[];
     const toolMessages = second.filter((m) => m.role === 'tool');
     expect(toolMessages.map((m) => m.content.slice(0, 20))).toEqual(
       [unknown, invalid, badJson, thrown].map((o) => `Error: ${o}`.slice(0, 20)),
@@ -143,16 +167,129 @@ describe('agent loop', () => {
     expect(r.results.map((x) => x.callId)).toEqual(ids);
   });
 
-  it('declines mutating tools under the read-only policy, telling the model how to allow them', async () => {
+  it('refuses mutating tools in plan mode, telling the model to present a plan', async () => {
     const r = await run(
       [reply().tool('change', { id: 'x', ms: 0 }).tool('look', { id: 'y', ms: 0 }), reply().text('ok')],
       {
-        policy: readOnly,
+        mode: 'plan',
       },
     );
-    expect(r.results[0]).toMatchObject({ ok: false, output: expect.stringContaining('--yolo') });
+    expect(r.results[0]).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/Plan mode.*present your plan/),
+    });
     expect(r.results[1]).toMatchObject({ ok: true });
     expect(log).toEqual(['start y', 'end y']);
+    expect(r.audit.map((e) => [e.tool, e.decision])).toEqual([
+      ['change', 'denied'],
+      ['look', 'allowed'],
+    ]);
+  });
+
+  it('asks before mutating calls in normal mode: once, always for similar calls, and no with a reason', async () => {
+    const asked: string[] = [];
+    const answers: ApprovalAnswer[] = [
+      { decision: 'once' },
+      { decision: 'always' },
+      { decision: 'deny', reason: 'the user said no: "not now"' },
+    ];
+    const r = await run(
+      [
+        reply().tool('change', { id: 'a', ms: 0 }),
+        reply().tool('change', { id: 'b', ms: 0 }),
+        // Same tool with other arguments: covered by the "always" answer, so not asked.
+        reply().tool('change', { id: 'c', ms: 0 }).tool('look', { id: 'd', ms: 0 }),
+        reply().tool('explode', {}),
+        reply().text('done'),
+      ],
+      {
+        mode: 'manual',
+        approve: async (request) => {
+          asked.push(request.call.name);
+          return answers.shift() ?? { decision: 'once' };
+        },
+      },
+    );
+    expect(r.events.filter((e) => e.type === 'approval_request')).toHaveLength(asked.length);
+    // manual mode asks even for read-only tools (look), but not again for change after "always".
+    expect(asked).toEqual(['change', 'change', 'look', 'explode']);
+    expect(log.filter((l) => l.startsWith('start'))).toEqual(['start a', 'start b', 'start c']);
+    expect(r.results[3]).toMatchObject({ ok: false, output: expect.stringContaining('not now') });
+    expect(r.results.map((x) => x.ok)).toEqual([true, true, true, false, false]);
+    expect(r.audit.map((e) => e.decision)).toEqual([
+      'approved',
+      'approved_always',
+      'allowed',
+      'declined',
+      'approved',
+    ]);
+  });
+
+  it('pauses when nobody can be asked, and resumes with the answers', async () => {
+    const state = new MemoryState();
+    const first = await run(
+      [
+        reply()
+          .tool('look', { id: 'r', ms: 0 })
+          .tool('change', { id: 'w1', ms: 0 })
+          .tool('change', { id: 'w2', ms: 0 }),
+      ],
+      { mode: 'normal', state },
+    );
+    expect(first.done).toMatchObject({ reason: 'paused', pending: [{ name: 'change' }, { name: 'change' }] });
+    expect(log).toEqual(['start r', 'end r']);
+    const [w1, w2] = first.done.pending!;
+
+    // Later (another process, after a restart): the history is all it needs.
+    const resumed = await run([reply().text('Both handled.')], {
+      mode: 'normal',
+      state,
+      task: undefined,
+      messages: first.messages,
+      answers: new Map<string, ApprovalAnswer>([
+        [w1!.id, { decision: 'once' }],
+        [w2!.id, { decision: 'deny' }],
+      ]),
+    });
+    expect(resumed.done).toMatchObject({ reason: 'completed', text: 'Both handled.' });
+    expect(log).toEqual(['start r', 'end r', 'start w1', 'end w1']);
+    const sent = server!.requests.at(-1)!.body.messages as ChatMessage[];
+    expect(sent.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      'look r done',
+      'change w1 done',
+      expect.stringMatching(/^Error: Not run: the user said no/),
+    ]);
+  });
+
+  it('corrects a repeated call and stops the run if the loop goes on', async () => {
+    const same = () => reply().tool('look', { ms: 0, id: 'same' });
+    const r = await run([same(), same(), same(), same(), same(), same(), same(), same(), same()], {
+      maxIterations: 20,
+    });
+    const warnings = r.events.filter((e) => e.type === 'warning');
+    expect(warnings).toHaveLength(2);
+    expect(r.done).toMatchObject({ reason: 'loop', text: expect.stringContaining('the same call repeated') });
+    expect(
+      r.messages.filter((m) => m.role === 'user' && m.content.includes('three times in a row')),
+    ).toHaveLength(2);
+  });
+
+  it('stops when the token budget is spent, warning at 80%', async () => {
+    const turn = () => reply().tool('look', { id: 'x', ms: 0 }).usage({ prompt: 300, completion: 10 });
+    const r = await run([turn(), turn(), turn(), turn()], { tokenBudget: 1000 });
+    expect(r.events.some((e) => e.type === 'warning' && e.message.includes('80%'))).toBe(true);
+    expect(r.done).toMatchObject({ reason: 'budget', turns: 4 });
+  });
+
+  it('pushes on while todos are open, a limited number of times', async () => {
+    const state = new MemoryState();
+    state.set('todos', [{ id: '1', text: 'write tests', status: 'pending' }]);
+    const r = await run([reply().text('I am done.'), reply().text('Really done.'), reply().text('Done!')], {
+      state,
+      todoNudges: 2,
+    });
+    expect(r.done).toMatchObject({ reason: 'completed', text: 'Done!' });
+    expect(r.messages.filter((m) => m.role === 'user' && m.content.includes('write tests'))).toHaveLength(2);
   });
 
   it('stops at max iterations', async () => {
@@ -190,7 +327,7 @@ describe('agent loop', () => {
       reply().reasoning('secret plan').think('more thoughts').tool('look', { id: 'a', ms: 0 }),
       reply().text('ok'),
     ]);
-    const raw = server.requests[1]!.raw;
+    const raw = server!.requests[1]!.raw;
     expect(raw).not.toContain('secret plan');
     expect(raw).not.toContain('more thoughts');
   });

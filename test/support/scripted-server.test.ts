@@ -417,6 +417,95 @@ describe('other endpoints', () => {
   });
 });
 
+describe("Ollama's native /api/chat", () => {
+  function ollamaChat(s: ScriptedServer, extra: Record<string, unknown> = {}): Promise<Response> {
+    return fetch(`${s.url}/api/chat`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'qwen3:4b', messages: [{ role: 'user', content: 'hi' }], ...extra }),
+    });
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: lines are inspected structurally in assertions.
+  const lines = (body: string): any[] =>
+    body
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l));
+
+  it('streams NDJSON by default: thinking, content, whole tool calls, then done with counts', async () => {
+    const s = await start({
+      turns: [
+        reply()
+          .think('hmm')
+          .text('Reading it.')
+          .tool('read_file', { path: 'a' })
+          .tool('read_file', { path: 'b' }, { id: 'x1' })
+          .usage({ prompt: 40, completion: 9 }),
+      ],
+    });
+    const res = await ollamaChat(s);
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+    const ls = lines(await res.text());
+    expect(ls.every((l) => l.model === 'qwen3:4b' && l.message.role === 'assistant')).toBe(true);
+    expect(ls.map((l) => l.message.thinking ?? '').join('')).toBe('hmm');
+    expect(ls.map((l) => l.message.content).join('')).toBe('Reading it.');
+    const calls = ls.flatMap((l) => l.message.tool_calls ?? []);
+    expect(calls).toEqual([
+      { function: { name: 'read_file', arguments: { path: 'a' } } },
+      { id: 'x1', function: { index: 1, name: 'read_file', arguments: { path: 'b' } } },
+    ]);
+    expect(ls.slice(0, -1).every((l) => l.done === false)).toBe(true);
+    expect(ls.at(-1)).toMatchObject({
+      done: true,
+      done_reason: 'stop',
+      prompt_eval_count: 40,
+      eval_count: 9,
+    });
+    expect(s.requests.map((r) => r.path)).toEqual(['/api/chat']);
+  });
+
+  it('answers stream:false with one object, and errors in Ollama shape', async () => {
+    const s = await start({ turns: [reply().think('t').text('whole'), reply().httpError(500)] });
+    const body = await json(ollamaChat(s, { stream: false }));
+    expect(body).toMatchObject({
+      message: { role: 'assistant', content: 'whole', thinking: 't' },
+      done: true,
+    });
+    const failed = await ollamaChat(s);
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ error: 'scripted HTTP 500' });
+  });
+
+  it('dropAfter never sends the done line', async () => {
+    const s = await start({ turns: [reply().text('abcdefghijklmnopqrstuvwxyz').dropAfter(99)] });
+    const reader = (await ollamaChat(s)).body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+    } catch {
+      // the socket is destroyed on purpose
+    }
+    expect(
+      lines(text)
+        .map((l) => l.message.content)
+        .join(''),
+    ).toBe('abcdefghijklmnopqrstuvwxyz');
+    expect(lines(text).some((l) => l.done)).toBe(false);
+  });
+
+  it('shares one script with the OpenAI route', async () => {
+    const s = await start({ turns: [reply().text('one'), reply().text('two')] });
+    await (await chat(s, { stream: true })).text();
+    const ls = lines(await (await ollamaChat(s)).text());
+    expect(ls.map((l) => l.message.content).join('')).toBe('two');
+    expect(s.requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/api/chat']);
+  });
+});
+
 describe('mock-llm cli', () => {
   it('serves the example script over HTTP', async () => {
     const cli = fileURLToPath(new URL('./mock-llm-cli.ts', import.meta.url));

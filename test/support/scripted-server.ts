@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** One ordered piece of assistant content; `think` is wrapped in `<think>...</think>` inside content. */
+/**
+ * One ordered piece of assistant content; `think` is wrapped in `<think>...</think>` inside content
+ * (on Ollama's `/api/chat` it goes to `message.thinking` instead).
+ */
 export interface ContentPart {
   type: 'text' | 'think';
   text: string;
@@ -268,7 +271,83 @@ function renderChunks(turn: ScriptedTurn, ctx: RenderContext): string[] {
   return events;
 }
 
+// ---- rendering a turn in Ollama's native dialect (POST /api/chat) ------------------------------------
+
+/** Ollama has one reasoning channel, `message.thinking`: think parts and both reasoning fields go there. */
+function ollamaThinking(turn: ScriptedTurn): string {
+  const parts = (turn.content ?? []).filter((p) => p.type === 'think').map((p) => p.text);
+  return [turn.reasoning ?? '', turn.reasoningField ?? '', ...parts].join('');
+}
+
+function ollamaText(turn: ScriptedTurn): string {
+  return (turn.content ?? []).flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+}
+
+/** Ollama sends no ids unless the script names one. */
+function ollamaToolCall(call: ScriptedToolCall, index: number): object {
+  return {
+    ...(typeof call.id === 'string' ? { id: call.id } : {}),
+    function: { ...(index > 0 ? { index } : {}), name: call.name, arguments: argsObject(call) },
+  };
+}
+
+function ollamaDone(turn: ScriptedTurn, ctx: RenderContext): object {
+  const usage = usageOf(turn, ctx);
+  return {
+    done: true,
+    // Ollama says "stop" even after tool calls.
+    done_reason: turn.finishReason ?? 'stop',
+    total_duration: 1_234_567_890,
+    load_duration: 12_345_678,
+    ...(usage
+      ? {
+          prompt_eval_count: usage.prompt_tokens,
+          prompt_eval_duration: 234_567_890,
+          eval_count: usage.completion_tokens,
+          eval_duration: 987_654_321,
+        }
+      : {}),
+  };
+}
+
+function renderOllamaResponse(turn: ScriptedTurn, ctx: RenderContext): object {
+  const calls = turn.toolCalls ?? [];
+  const thinking = ollamaThinking(turn);
+  const message: Record<string, unknown> = { role: 'assistant', content: ollamaText(turn) };
+  if (thinking) message.thinking = thinking;
+  if (calls.length) message.tool_calls = calls.map(ollamaToolCall);
+  return { model: ctx.model, created_at: new Date().toISOString(), message, ...ollamaDone(turn, ctx) };
+}
+
+function renderOllamaLines(turn: ScriptedTurn, ctx: RenderContext): string[] {
+  const size = turn.chunkSize ?? 8;
+  const line = (message: object) => ({
+    model: ctx.model,
+    created_at: new Date().toISOString(),
+    message: { role: 'assistant', content: '', ...message },
+    done: false,
+  });
+  const lines: object[] = [];
+  for (const piece of splitEvery(ollamaThinking(turn), size)) lines.push(line({ thinking: piece }));
+  for (const piece of splitEvery(ollamaText(turn), size)) lines.push(line({ content: piece }));
+  (turn.toolCalls ?? []).forEach((call, index) => {
+    lines.push(line({ tool_calls: [ollamaToolCall(call, index)] }));
+  });
+  lines.push({ ...line({}), ...ollamaDone(turn, ctx) });
+  const out = lines.map((l) => `${JSON.stringify(l)}\n`);
+  if (turn.malformedChunk) out.splice(Math.floor(out.length / 2), 0, '{not json\n');
+  return out;
+}
+
 // ---- the server -------------------------------------------------------------------------------------
+
+/** Chat routes share one script; each renders a turn in its server's wire format. */
+type Dialect = 'openai' | 'ollama';
+
+const chatDialects: Record<string, Dialect | undefined> = {
+  'POST /v1/chat/completions': 'openai',
+  'POST /api/chat': 'ollama',
+};
 
 export interface RecordedRequest {
   path: string;
@@ -301,6 +380,7 @@ export interface ScriptedServer {
   baseUrl: string;
   url: string;
   port: number;
+  /** Chat requests of both dialects (`POST /v1/chat/completions`, Ollama's `POST /api/chat`), in order. */
   requests: RecordedRequest[];
   allRequests: RecordedRequest[];
   push(...turns: TurnInput[]): void;
@@ -382,6 +462,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     req: IncomingMessage,
     res: ServerResponse,
     rec: RecordedRequest,
+    dialect: Dialect,
   ) {
     if (turn.hang) return; // close() destroys the socket, the client's abort closes it otherwise
     const gone = new AbortController();
@@ -399,7 +480,11 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     }
     if (turn.httpError) {
       const { status, retryAfter, body } = turn.httpError;
-      const text = body ?? JSON.stringify({ error: { message: `scripted HTTP ${status}`, code: status } });
+      const error =
+        dialect === 'ollama'
+          ? { error: `scripted HTTP ${status}` }
+          : { error: { message: `scripted HTTP ${status}`, code: status } };
+      const text = body ?? JSON.stringify(error);
       const isJson = body === undefined || /^\s*[[{]/.test(body);
       res.writeHead(status, {
         'content-type': isJson ? 'application/json' : 'text/plain',
@@ -413,21 +498,34 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       turnNo: played,
       promptChars: rec.raw.length,
     };
-    if (rec.body.stream !== true) {
-      const text = turn.raw ?? JSON.stringify(renderCompletion(turn, ctx));
+    // Ollama streams unless told not to; OpenAI servers only when asked.
+    const streamed = dialect === 'ollama' ? rec.body.stream !== false : rec.body.stream === true;
+    if (!streamed) {
+      const rendered = dialect === 'ollama' ? renderOllamaResponse(turn, ctx) : renderCompletion(turn, ctx);
+      const text = turn.raw ?? JSON.stringify(rendered);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       if (turn.dropAfter === undefined) return void res.end(text);
       await write(res, text.slice(0, Math.floor(text.length / 2)));
       res.destroy();
       return;
     }
-    const events = turn.raw !== undefined ? turn.raw.split(/(?<=\n\n)/) : renderChunks(turn, ctx);
-    if (turn.raw === undefined) events.push('data: [DONE]\n\n');
+    const ollama = dialect === 'ollama';
+    const events =
+      turn.raw !== undefined
+        ? turn.raw.split(ollama ? /(?<=\n)/ : /(?<=\n\n)/)
+        : ollama
+          ? renderOllamaLines(turn, ctx)
+          : renderChunks(turn, ctx);
+    if (turn.raw === undefined && !ollama) events.push('data: [DONE]\n\n');
+    // A dropped stream never gets its terminator: `[DONE]`, or Ollama's `done: true` line.
     const count =
       turn.dropAfter === undefined
         ? events.length
         : Math.min(turn.dropAfter, events.length - (turn.raw === undefined ? 1 : 0));
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.writeHead(200, {
+      'content-type': ollama ? 'application/x-ndjson' : 'text/event-stream',
+      'cache-control': 'no-cache',
+    });
     res.flushHeaders();
     for (let i = 0; i < count; i++) {
       if (i > 0 && turn.delayBetweenChunks) await sleep(turn.delayBetweenChunks, gone.signal);
@@ -457,7 +555,8 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       raw,
     };
     allRequests.push(rec);
-    const isChat = key === 'POST /v1/chat/completions';
+    const dialect = chatDialects[key];
+    const isChat = dialect !== undefined;
     if (isChat) requests.push(rec);
     opts.onRequest?.(rec);
     for (const w of waiters.filter((w) => requests.length >= w.n)) w.resolve();
@@ -474,7 +573,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       const turn = turns.shift();
       if (!turn) return sendError(res, 500, `no more turns (${played} played)`);
       played++;
-      return serveTurn(turn, req, res, rec);
+      return serveTurn(turn, req, res, rec, dialect);
     }
     if (key === 'GET /v1/models') {
       const data = models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' }));

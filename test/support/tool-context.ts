@@ -1,4 +1,24 @@
+import { createNoneSandbox } from '../../src/sandbox/none.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
 import { MemoryState, type ToolContext } from '../../src/tools/types.js';
+
+/**
+ * The real `none` backend, created on first use so that building a context stays synchronous.
+ * Tests of isolation itself use the bwrap backend directly (test/sandbox).
+ */
+export function unconfinedSandbox(workspace: string): Sandbox {
+  let made: Promise<Sandbox> | undefined;
+  const get = () => {
+    made ??= createNoneSandbox({ workspace, network: true, envAllow: ['HOME', 'USER'] });
+    return made;
+  };
+  return {
+    kind: 'none',
+    description: 'none (tests)',
+    exec: async (req) => (await get()).exec(req),
+    dispose: async () => (await made)?.dispose(),
+  };
+}
 
 /** A ToolContext for calling tools directly in tests. */
 export function makeToolContext(workspace: string, overrides: Partial<ToolContext> = {}): ToolContext {
@@ -7,6 +27,7 @@ export function makeToolContext(workspace: string, overrides: Partial<ToolContex
     signal: new AbortController().signal,
     session: new Map(),
     state: new MemoryState(),
+    sandbox: unconfinedSandbox(workspace),
     ...overrides,
   };
 }

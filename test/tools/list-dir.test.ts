@@ -3,14 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LIST_MAX_ENTRIES, listDirTool } from '../../src/tools/fs/list-dir.js';
-import { MemoryState, type ToolContext, type ToolOutput } from '../../src/tools/types.js';
+import type { ToolContext, ToolOutput } from '../../src/tools/types.js';
+import { makeToolContext } from '../support/tool-context.js';
 
 let ws: string;
 let ctx: ToolContext;
 
 beforeEach(async () => {
   ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-list-')));
-  ctx = { workspace: ws, signal: new AbortController().signal, session: new Map(), state: new MemoryState() };
+  ctx = makeToolContext(ws);
 });
 
 afterEach(async () => {

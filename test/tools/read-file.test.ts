@@ -9,14 +9,15 @@ import {
   readFileTool,
   similarNames,
 } from '../../src/tools/fs/read-file.js';
-import { MemoryState, type ToolContext, type ToolOutput } from '../../src/tools/types.js';
+import type { ToolContext, ToolOutput } from '../../src/tools/types.js';
+import { makeToolContext } from '../support/tool-context.js';
 
 let ws: string;
 let ctx: ToolContext;
 
 beforeEach(async () => {
   ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-read-')));
-  ctx = { workspace: ws, signal: new AbortController().signal, session: new Map(), state: new MemoryState() };
+  ctx = makeToolContext(ws);
 });
 
 afterEach(async () => {

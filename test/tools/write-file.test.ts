@@ -14,7 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileTool } from '../../src/tools/fs/write-file.js';
-import { MemoryState, type ToolContext, type ToolOutput } from '../../src/tools/types.js';
+import type { ToolContext, ToolOutput } from '../../src/tools/types.js';
+import { makeToolContext } from '../support/tool-context.js';
 
 let base: string;
 let ws: string;
@@ -27,7 +28,7 @@ beforeEach(async () => {
   outside = path.join(base, 'outside');
   await mkdir(ws);
   await mkdir(outside);
-  ctx = { workspace: ws, signal: new AbortController().signal, session: new Map(), state: new MemoryState() };
+  ctx = makeToolContext(ws);
 });
 
 afterEach(async () => {

@@ -19,6 +19,6 @@ export function addDebugCommands(program: Command): void {
         if (opts.show) process.stdout.write(`${runtime.systemPrompt}\n\n`);
         process.stdout.write(`${formatPromptSize(size)}\n`);
       }
-      runtime.close();
+      await runtime.close();
     });
 }

@@ -10,7 +10,7 @@ async function withStore(cmd: Command, work: (store: SessionStore) => void | Pro
   try {
     await work(runtime.openStore());
   } finally {
-    runtime.close();
+    await runtime.close();
   }
 }
 

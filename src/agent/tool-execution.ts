@@ -1,0 +1,139 @@
+import type { ToolCall } from '../llm/types.js';
+import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
+import type { AuditEntry } from '../store/sessions.js';
+import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
+import type { ToolContext } from '../tools/types.js';
+import type { AgentEvent, ToolResultEvent } from './events.js';
+
+export interface ExecutionDeps {
+  tools: ToolRegistry;
+  gate: PermissionGate;
+  ctx: ToolContext;
+  /** Unset: a call that needs an answer pauses the run instead. */
+  approve?: Approver;
+  /** Answers already given for calls of a paused run, by call id. */
+  answers?: ReadonlyMap<string, ApprovalAnswer>;
+  onAudit?: (entry: AuditEntry) => void;
+}
+
+/** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
+export type ExecutionEvent =
+  | Extract<AgentEvent, { type: 'tool_call' | 'approval_request' }>
+  | ToolResultEvent;
+
+type Step = { call: ToolCall; prepared: PreparedCall };
+
+/**
+ * Runs one turn's calls. Consecutive read-only calls that need no answer run concurrently; any
+ * other call runs alone, in order. Results come out in call order. Returns the calls still
+ * waiting for approval when nobody could be asked (the run then pauses).
+ */
+export async function* executeCalls(
+  calls: ToolCall[],
+  deps: ExecutionDeps,
+): AsyncGenerator<ExecutionEvent, ToolCall[]> {
+  const steps: Step[] = calls.map((call) => ({ call, prepared: deps.tools.prepare(call) }));
+  let i = 0;
+  while (i < steps.length) {
+    const batch: Step[] = [];
+    while (i < steps.length && runsFreely(steps[i]!, deps)) batch.push(steps[i++]!);
+    if (batch.length > 0) {
+      for (const step of batch) yield { type: 'tool_call', call: step.call };
+      const results = await Promise.all(batch.map((step) => run(step, deps, 'allowed', undefined)));
+      for (const result of results) yield result;
+      continue;
+    }
+
+    const step = steps[i]!;
+    yield { type: 'tool_call', call: step.call };
+    if (!step.prepared.ok) {
+      yield finish(step, deps, 'invalid', { ok: false, output: step.prepared.error });
+      i++;
+      continue;
+    }
+    const { tool, args } = step.prepared;
+    if (deps.ctx.signal.aborted) {
+      yield finish(step, deps, 'cancelled', { ok: false, output: 'Cancelled by the user before it ran.' });
+      i++;
+      continue;
+    }
+    const verdict = deps.gate.check(tool, args, deps.ctx.state);
+    if (verdict.action === 'deny') {
+      yield finish(step, deps, 'denied', { ok: false, output: verdict.reason }, verdict.rule);
+      i++;
+      continue;
+    }
+    if (verdict.action === 'allow') {
+      yield await run(step, deps, 'allowed', verdict.rule);
+      i++;
+      continue;
+    }
+
+    let answer = deps.answers?.get(step.call.id);
+    if (!answer) {
+      if (!deps.approve) return steps.slice(i).map((s) => s.call);
+      const request = { call: step.call, summary: deps.gate.summary(tool, args), reason: verdict.reason };
+      yield { type: 'approval_request', ...request };
+      answer = await deps
+        .approve(request, deps.ctx.signal)
+        .catch((): ApprovalAnswer => ({ decision: 'deny', reason: 'the approval prompt failed' }));
+    }
+    if (answer.decision === 'deny') {
+      yield finish(step, deps, 'declined', {
+        ok: false,
+        output: `Not run: ${answer.reason ?? 'the user said no'}. Do not retry it unchanged; adjust, or ask the user.`,
+      });
+    } else {
+      const rule =
+        answer.decision === 'always' ? deps.gate.remember(tool, args, deps.ctx.state).join(', ') : undefined;
+      yield await run(step, deps, answer.decision === 'always' ? 'approved_always' : 'approved', rule);
+    }
+    i++;
+  }
+  return [];
+}
+
+/** A call that may run right away and alongside others: valid, read-only and allowed. */
+function runsFreely(step: Step, deps: ExecutionDeps): boolean {
+  if (!step.prepared.ok || step.prepared.tool.mutates || deps.ctx.signal.aborted) return false;
+  return deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.state).action === 'allow';
+}
+
+async function run(
+  step: Step,
+  deps: ExecutionDeps,
+  decision: string,
+  rule: string | undefined,
+): Promise<ToolResultEvent> {
+  const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
+  const result = await deps.tools.run(prepared, deps.ctx);
+  const exitCode = result.meta?.exitCode;
+  return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
+}
+
+function finish(
+  step: Step,
+  deps: ExecutionDeps,
+  decision: string,
+  result: { ok: boolean; output: string; display?: string; ms?: number },
+  rule?: string,
+  exitCode?: number,
+): ToolResultEvent {
+  deps.onAudit?.({
+    tool: step.call.name,
+    arguments: step.call.arguments,
+    decision,
+    rule,
+    durationMs: result.ms,
+    exitCode,
+  });
+  return {
+    type: 'tool_result',
+    callId: step.call.id,
+    name: step.call.name,
+    ok: result.ok,
+    output: result.output,
+    display: result.display,
+    ms: result.ms ?? 0,
+  };
+}

@@ -1,0 +1,230 @@
+import type { DeltaAssembler } from './assemble.js';
+import {
+  defaultRetryPolicy,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetryPolicy,
+  retryDelay,
+  sleep,
+} from './retry.js';
+import type { LlmError, LlmEvent, ToolSchema } from './types.js';
+
+/** How one HTTP attempt ended; only `retry` leads to another attempt. */
+export type AttemptOutcome =
+  | { outcome: 'done' }
+  | { outcome: 'fail'; error: LlmError }
+  | { outcome: 'retry'; reason: string; retryAfterMs?: number };
+
+/** One streamed model request, in whatever dialect the server speaks. */
+export interface StreamSpec {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Named in the give-up message, so the user knows which server to check. */
+  baseUrl: string;
+  /**
+   * Turns a 2xx response into events and says how the attempt ended. Call `touch` for every
+   * chunk received: it restarts the idle timer. A throw counts as a connection dropped mid-stream.
+   */
+  read(response: Response, touch: () => void): AsyncGenerator<LlmEvent, AttemptOutcome>;
+}
+
+export interface StreamLimits {
+  /** Whole-request limit. Local models may spend minutes on a long prompt. */
+  timeoutMs?: number;
+  /** Longest silence allowed between streamed chunks: local servers sometimes hang. */
+  idleTimeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+export const CONTEXT_OVERFLOW =
+  /context (length|window|size)|maximum context|too many tokens|exceeds? (the )?(context|available)|prompt is too long|n_ctx/i;
+
+/**
+ * Runs a request with the whole-request and idle timeouts, the user's abort signal and retries
+ * with backoff. Never throws: ends with exactly one `done` or `error` event.
+ */
+export async function* streamWithRetries(
+  spec: StreamSpec,
+  limits: StreamLimits,
+  signal?: AbortSignal,
+): AsyncGenerator<LlmEvent> {
+  const policy: RetryPolicy = { ...defaultRetryPolicy, ...limits.retry };
+  for (let n = 0; ; n++) {
+    const result = yield* attempt(spec, limits, signal);
+    if (result.outcome === 'done') return;
+    if (result.outcome === 'fail') {
+      yield { type: 'error', error: result.error };
+      return;
+    }
+    if (n >= policy.maxRetries) {
+      yield {
+        type: 'error',
+        error: {
+          kind: 'network',
+          message: `Gave up after ${n + 1} attempts: ${result.reason}. Is the model server at ${spec.baseUrl} running?`,
+        },
+      };
+      return;
+    }
+    const delayMs = retryDelay(policy, n, result.retryAfterMs);
+    yield { type: 'retry', attempt: n + 1, delayMs, reason: result.reason };
+    if (!(await sleep(delayMs, signal))) {
+      yield { type: 'error', error: { kind: 'aborted', message: 'Request cancelled.' } };
+      return;
+    }
+  }
+}
+
+async function* attempt(
+  spec: StreamSpec,
+  limits: StreamLimits,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<LlmEvent, AttemptOutcome> {
+  const timeoutMs = limits.timeoutMs ?? 600_000;
+  const idleTimeoutMs = limits.idleTimeoutMs ?? 180_000;
+  const controller = new AbortController();
+  let why: 'timeout' | 'idle' | undefined;
+  const onUserAbort = () => controller.abort();
+  signal?.addEventListener('abort', onUserAbort, { once: true });
+  const total = setTimeout(() => {
+    why = 'timeout';
+    controller.abort();
+  }, timeoutMs);
+  let idle: NodeJS.Timeout | undefined;
+  const touch = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      why = 'idle';
+      controller.abort();
+    }, idleTimeoutMs);
+  };
+  const failure = (err: unknown, streaming: boolean): AttemptOutcome => {
+    if (signal?.aborted)
+      return { outcome: 'fail', error: { kind: 'aborted', message: 'Request cancelled.' } };
+    if (why === 'timeout') {
+      return {
+        outcome: 'fail',
+        error: {
+          kind: 'timeout',
+          message: `The model server did not finish within ${Math.round(timeoutMs / 1000)}s. On slow hardware raise the timeout (--timeout SECONDS).`,
+        },
+      };
+    }
+    if (why === 'idle') {
+      return {
+        outcome: 'fail',
+        error: {
+          kind: 'timeout',
+          message: `The model server sent nothing for ${Math.round(idleTimeoutMs / 1000)}s${streaming ? ' in the middle of a reply' : ''}; it may be stuck. Check the server's log, or raise the idle timeout.`,
+        },
+      };
+    }
+    const reason = describeNetworkError(err);
+    return { outcome: 'retry', reason: streaming ? `connection dropped mid-stream (${reason})` : reason };
+  };
+
+  try {
+    touch();
+    let response: Response;
+    try {
+      response = await fetch(spec.url, {
+        method: 'POST',
+        headers: spec.headers,
+        body: spec.body,
+        signal: controller.signal,
+      });
+    } catch (err) {
+      return failure(err, false);
+    }
+    if (!response.ok) return await rejected(response);
+    try {
+      return yield* spec.read(response, touch);
+    } catch (err) {
+      return failure(err, true);
+    }
+  } finally {
+    clearTimeout(total);
+    clearTimeout(idle);
+    signal?.removeEventListener('abort', onUserAbort);
+    // A consumer that stopped reading early must not leave the server generating for nobody.
+    controller.abort();
+  }
+}
+
+async function rejected(response: Response): Promise<AttemptOutcome> {
+  const text = await response.text().catch(() => '');
+  const message = `${response.status} ${response.statusText}: ${serverMessage(text)}`.trim();
+  if (
+    CONTEXT_OVERFLOW.test(text) &&
+    (response.status === 400 || response.status === 413 || response.status >= 500)
+  ) {
+    return { outcome: 'fail', error: { kind: 'context_overflow', status: response.status, message } };
+  }
+  if (isRetryableStatus(response.status)) {
+    return {
+      outcome: 'retry',
+      reason: message,
+      retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
+    };
+  }
+  return {
+    outcome: 'fail',
+    error: { kind: 'http', status: response.status, message: explainStatus(response.status, message) },
+  };
+}
+
+/** An `error` object or string the server put in the stream instead of a chunk. */
+export function midStreamError(error: unknown): AttemptOutcome {
+  const message = serverMessage(JSON.stringify(error));
+  const kind = CONTEXT_OVERFLOW.test(message) ? 'context_overflow' : 'http';
+  return { outcome: 'fail', error: { kind, message: `The server reported an error mid-stream: ${message}` } };
+}
+
+/** The closing events of a reply once its stream ended properly. */
+export function* finishReply(
+  assembler: DeltaAssembler,
+  offered: readonly ToolSchema[],
+  malformed: number,
+): Generator<LlmEvent> {
+  const result = assembler.finish(offered);
+  if (malformed > 0) {
+    yield { type: 'warning', message: `Ignored ${malformed} malformed chunk(s) from the model server.` };
+  }
+  yield* result.tail;
+  yield {
+    type: 'done',
+    message: result.message,
+    toolCalls: result.toolCalls,
+    finishReason: result.finishReason,
+    usage: result.usage,
+  };
+}
+
+/** Pulls the human part out of an error body (`{"error":{"message":...}}`, `{"error":"..."}` or text). */
+export function serverMessage(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+    const error = parsed.error;
+    if (typeof error === 'string') return error;
+    if (error?.message) return error.message;
+    if (parsed.message) return parsed.message;
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.slice(0, 500);
+}
+
+function explainStatus(status: number, message: string): string {
+  if (status === 401 || status === 403) return `${message}. Check the API key (--api-key or HEARTH_API_KEY).`;
+  if (status === 404) return `${message}. Check the base URL (it should end in /v1) and the model name.`;
+  return message;
+}
+
+function describeNetworkError(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const code = cause?.code ?? (err as { code?: string })?.code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset';
+  return cause?.message ?? (err instanceof Error ? err.message : String(err));
+}

@@ -1,0 +1,264 @@
+import { DeltaAssembler } from './assemble.js';
+import type { ChatRequest, LlmClient, LlmClientOptions } from './client.js';
+import { type AttemptOutcome, finishReply, midStreamError, streamWithRetries } from './http-stream.js';
+import { parseLooseJson } from './loose-json.js';
+import { estimateTokens } from './tokens.js';
+import type { ChatMessage, LlmEvent, ToolSchema } from './types.js';
+
+export interface OllamaClientOptions extends LlmClientOptions {
+  /**
+   * The largest `num_ctx` to ask for: the model's trained maximum (`ModelInfo.maxContextWindow`
+   * from probeModel), or a smaller limit the user configured. Unset means no cap.
+   */
+  maxContextWindow?: number;
+  /** Replaces the default choice of `num_ctx` for a prompt of about `promptTokens` tokens. */
+  numCtx?: (promptTokens: number) => number;
+}
+
+/** A message as Ollama's `/api/chat` takes it: tool arguments are objects, results name their tool. */
+export type OllamaMessage =
+  | { role: 'system' | 'user'; content: string }
+  | {
+      role: 'assistant';
+      content: string;
+      tool_calls?: { id?: string; function: { name: string; arguments: Record<string, unknown> } }[];
+    }
+  | { role: 'tool'; content: string; tool_name?: string; tool_call_id?: string };
+
+export const MIN_NUM_CTX = 2048;
+const DEFAULT_REPLY_TOKENS = 4096;
+const NUM_CTX_STEP = 1024;
+
+/**
+ * An LlmClient over Ollama's native `/api/chat`. Its OpenAI-compatible endpoint ignores
+ * `num_ctx`, so a long prompt is silently cut from the front at Ollama's small default
+ * context, losing the system prompt and tools first; here every request says how much
+ * context it needs. Yields the same events as createLlmClient, with the same retries,
+ * timeouts and abort.
+ *
+ * `num_ctx` only grows over the client's life: Ollama reloads the model whenever it
+ * changes, which costs seconds and throws away the cached prompt.
+ */
+export function createOllamaClient(options: OllamaClientOptions): LlmClient {
+  const origin = ollamaOrigin(options.baseUrl);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/x-ndjson',
+  };
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  const choose =
+    options.numCtx ??
+    ((promptTokens: number) =>
+      chooseNumCtx(promptTokens, {
+        replyTokens: options.maxTokens,
+        maxContextWindow: options.maxContextWindow,
+      }));
+  let numCtx = 0;
+
+  return {
+    model: options.model,
+    baseUrl: options.baseUrl,
+    stream(request: ChatRequest) {
+      numCtx = Math.max(numCtx, choose(estimatePromptTokens(request.messages, request.tools ?? [])));
+      const body = JSON.stringify({
+        model: options.model,
+        messages: toOllamaMessages(request.messages),
+        ...(request.tools?.length ? { tools: request.tools } : {}),
+        stream: true,
+        options: {
+          num_ctx: numCtx,
+          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+          ...(options.maxTokens !== undefined ? { num_predict: options.maxTokens } : {}),
+        },
+      });
+      const offered = request.tools ?? [];
+      return streamWithRetries(
+        {
+          url: `${origin}/api/chat`,
+          headers,
+          body,
+          baseUrl: options.baseUrl,
+          read: (response, touch) => readOllamaReply(response, touch, offered),
+        },
+        options,
+        request.signal,
+      );
+    },
+  };
+}
+
+/** The server root: Ollama's native API lives beside `/v1`, not under it. */
+export function ollamaOrigin(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/**
+ * Room for the prompt plus the reply, in steps of 1024 (fewer distinct sizes, fewer model
+ * reloads), at least 2048 and at most the model's maximum.
+ */
+export function chooseNumCtx(
+  promptTokens: number,
+  opts: { replyTokens?: number; maxContextWindow?: number } = {},
+): number {
+  const wanted =
+    Math.ceil((promptTokens + (opts.replyTokens ?? DEFAULT_REPLY_TOKENS)) / NUM_CTX_STEP) * NUM_CTX_STEP;
+  const floored = Math.max(MIN_NUM_CTX, wanted);
+  return opts.maxContextWindow ? Math.min(floored, opts.maxContextWindow) : floored;
+}
+
+/**
+ * Errs high on purpose: an estimate that is too low brings back the silent truncation this
+ * client exists to prevent, while one too high only costs some memory. The chat template
+ * also adds role markers around every message.
+ */
+export function estimatePromptTokens(messages: readonly ChatMessage[], tools: readonly ToolSchema[]): number {
+  let tokens = tools.length ? estimateTokens(JSON.stringify(tools)) : 0;
+  for (const m of messages) {
+    tokens += 8 + estimateTokens(m.content ?? '');
+    if (m.role === 'assistant') {
+      for (const call of m.tool_calls ?? [])
+        tokens += estimateTokens(call.function.name + call.function.arguments);
+    }
+  }
+  return Math.ceil(tokens * 1.15);
+}
+
+/** Converts OpenAI-shaped history: arguments become objects and tool results name their tool. */
+export function toOllamaMessages(messages: readonly ChatMessage[]): OllamaMessage[] {
+  const toolNames = new Map<string, string>();
+  return messages.map((m): OllamaMessage => {
+    if (m.role === 'assistant') {
+      const out: OllamaMessage = { role: 'assistant', content: m.content ?? '' };
+      if (m.tool_calls?.length) {
+        out.tool_calls = m.tool_calls.map((call) => {
+          toolNames.set(call.id, call.function.name);
+          return {
+            id: call.id,
+            function: { name: call.function.name, arguments: argsObject(call.function.arguments) },
+          };
+        });
+      }
+      return out;
+    }
+    if (m.role === 'tool') {
+      const name = toolNames.get(m.tool_call_id);
+      return {
+        role: 'tool',
+        content: m.content,
+        ...(name ? { tool_name: name } : {}),
+        tool_call_id: m.tool_call_id,
+      };
+    }
+    return { role: m.role, content: m.content };
+  });
+}
+
+/** Ollama rejects a request whose arguments are not an object, so broken ones are sent empty. */
+function argsObject(text: string): Record<string, unknown> {
+  const parsed = parseLooseJson(text);
+  const value = parsed?.value;
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+/**
+ * Reads Ollama's NDJSON stream by translating each line into the OpenAI chunk the
+ * DeltaAssembler already understands, so reasoning, `<think>` tags, text-format tool calls
+ * and id synthesis behave exactly as in the OpenAI transport.
+ */
+async function* readOllamaReply(
+  response: Response,
+  touch: () => void,
+  offered: readonly ToolSchema[],
+): AsyncGenerator<LlmEvent, AttemptOutcome> {
+  const assembler = new DeltaAssembler();
+  let sawDone = false;
+  let malformed = 0;
+  let callCount = 0;
+  const nextIndex = () => callCount++;
+  if (response.body) {
+    for await (const line of readLines(response.body)) {
+      touch();
+      if (line.trim() === '') continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        malformed++;
+        continue;
+      }
+      const record = asRecord(parsed);
+      if (record.error) return midStreamError(record.error);
+      yield* assembler.push(toOpenAiChunk(record, nextIndex, () => callCount));
+      if (record.done === true) {
+        sawDone = true;
+        break;
+      }
+    }
+  }
+  if (!sawDone) return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
+  yield* finishReply(assembler, offered, malformed);
+  return { outcome: 'done' };
+}
+
+function toOpenAiChunk(
+  line: Record<string, unknown>,
+  nextIndex: () => number,
+  callsSoFar: () => number,
+): object {
+  const message = asRecord(line.message);
+  const delta: Record<string, unknown> = {};
+  if (typeof message.thinking === 'string') delta.reasoning = message.thinking;
+  if (typeof message.content === 'string') delta.content = message.content;
+  if (Array.isArray(message.tool_calls)) {
+    // Each call arrives whole, and Ollama's own `index` is omitted when zero: number them here.
+    delta.tool_calls = message.tool_calls.map((raw) => {
+      const call = asRecord(raw);
+      const fn = asRecord(call.function);
+      return {
+        index: nextIndex(),
+        ...(typeof call.id === 'string' && call.id !== '' ? { id: call.id } : {}),
+        function: { name: fn.name, arguments: fn.arguments ?? {} },
+      };
+    });
+  }
+  const chunk: Record<string, unknown> = { choices: [{ delta, finish_reason: null }] };
+  if (line.done === true) {
+    // Ollama says "stop" after native tool calls; the OpenAI transport says "tool_calls".
+    const reason =
+      typeof line.done_reason === 'string' && line.done_reason !== '' ? line.done_reason : 'stop';
+    chunk.choices = [{ delta, finish_reason: reason === 'stop' && callsSoFar() > 0 ? 'tool_calls' : reason }];
+    if (typeof line.prompt_eval_count === 'number' || typeof line.eval_count === 'number') {
+      chunk.usage = { prompt_tokens: line.prompt_eval_count ?? 0, completion_tokens: line.eval_count ?? 0 };
+    }
+  }
+  return chunk;
+}
+
+async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline = buffer.indexOf('\n');
+      while (newline >= 0) {
+        yield buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        newline = buffer.indexOf('\n');
+      }
+    }
+    buffer += decoder.decode();
+    if (buffer !== '') yield buffer;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+}

@@ -1,0 +1,309 @@
+import type { ServerKind } from './discover.js';
+
+/** What the server says about one model. Fields the server did not tell are left out. */
+export interface ModelInfo {
+  kind: ServerKind;
+  /** The context Hearth should budget for: what is loaded, or for Ollama what Hearth will ask for. */
+  contextWindow?: number;
+  /** The most the model supports (its trained context, or the server's limit). */
+  maxContextWindow?: number;
+  vision?: boolean;
+  tools?: boolean;
+  /** Where the figures came from, e.g. "LM Studio /api/v0/models loaded_context_length". */
+  source: string;
+}
+
+/** Assumed when neither config nor server says: small enough for any model in common use. */
+export const DEFAULT_CONTEXT_WINDOW = 8192;
+
+/**
+ * Ollama allocates whatever `num_ctx` is asked for, and a model's trained maximum (often 128K)
+ * can take more memory than a small machine has; this much suits an agent without that risk.
+ */
+export const OLLAMA_CONTEXT_CAP = 32_768;
+
+/**
+ * Learns the model's context window and capabilities from the server's native endpoints.
+ * Without `kind` (or with `'openai-compatible'`) all of them are tried at once and the one that
+ * answers in its own shape names the server. Never throws.
+ */
+export async function probeModel(
+  baseUrl: string,
+  model: string,
+  opts: { kind?: ServerKind; apiKey?: string; timeoutMs?: number } = {},
+): Promise<ModelInfo> {
+  const http: Http = { apiKey: opts.apiKey, timeoutMs: opts.timeoutMs ?? 3000 };
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  const origin = trimmed.replace(/\/v1$/, '');
+  try {
+    const models = () => getJson(`${trimmed}/models`, http);
+    switch (opts.kind) {
+      case 'lmstudio':
+        return (
+          (await probeLmStudio(origin, model, http)) ??
+          unknown('lmstudio', 'LM Studio /api/v0/models did not answer')
+        );
+      case 'ollama':
+        return (
+          (await probeOllama(origin, model, http)) ?? unknown('ollama', 'Ollama /api/show did not answer')
+        );
+      case 'llamacpp':
+        return (
+          (await probeLlamaCpp(origin, model, http, models())) ??
+          unknown('llamacpp', 'llama.cpp /props did not answer')
+        );
+      case 'vllm':
+        return (
+          fromVllm(await models(), model) ?? unknown('vllm', `${trimmed}/models did not answer like vLLM`)
+        );
+    }
+    const list = models();
+    const [lmstudio, ollama, llamacpp] = await Promise.all([
+      probeLmStudio(origin, model, http),
+      probeOllama(origin, model, http),
+      probeLlamaCpp(origin, model, http, list),
+    ]);
+    // llama.cpp also answers /api/show in Ollama's shape, for clients that only speak Ollama.
+    return (
+      lmstudio ??
+      llamacpp ??
+      ollama ??
+      fromVllm(await list, model) ??
+      unknown(
+        'openai-compatible',
+        'no native endpoint answered (tried LM Studio /api/v0/models, Ollama /api/show, llama.cpp /props, /v1/models max_model_len)',
+      )
+    );
+  } catch (err) {
+    return unknown(opts.kind ?? 'openai-compatible', `probe failed (${String(err)})`);
+  }
+}
+
+/**
+ * The window to budget for: config wins; then what the server said; then a conservative
+ * default. `note` is for the user: set when guessing, or when config asks for more than
+ * the server has.
+ */
+export function resolveContextWindow(
+  configured: number | undefined,
+  info: ModelInfo,
+): { window: number; note?: string } {
+  if (configured !== undefined && configured > 0) {
+    // Ollama sizes the context per request, so only its model maximum is a hard limit.
+    const limit =
+      info.kind === 'ollama' ? info.maxContextWindow : (info.contextWindow ?? info.maxContextWindow);
+    if (limit !== undefined && configured > limit) {
+      return {
+        window: configured,
+        note: `context_window ${configured} in config is larger than the ${limit} tokens the server reports (${info.source}); longer prompts will fail or be cut.`,
+      };
+    }
+    return { window: configured };
+  }
+  if (info.contextWindow !== undefined) return { window: info.contextWindow };
+  return {
+    window: DEFAULT_CONTEXT_WINDOW,
+    note: `could not learn the context window from the server; assuming ${DEFAULT_CONTEXT_WINDOW} tokens — set context_window in config`,
+  };
+}
+
+// ---- one probe per server ------------------------------------------------------------------------
+
+interface Http {
+  apiKey?: string;
+  timeoutMs: number;
+}
+
+type Json = Record<string, unknown>;
+
+async function probeLmStudio(origin: string, model: string, http: Http): Promise<ModelInfo | undefined> {
+  // LM Studio 0.4 added /api/v1; asking both at once bounds the probe to one timeout.
+  const [v0, v1] = await Promise.all([
+    getJson(`${origin}/api/v0/models`, http),
+    getJson(`${origin}/api/v1/models`, http),
+  ]);
+  if (Array.isArray(v0?.data)) {
+    const entry = (v0.data as unknown[]).map(asRecord).find((m) => m.id === model);
+    if (!entry) return unknown('lmstudio', `LM Studio /api/v0/models does not list ${model}`);
+    const loaded = positive(entry.loaded_context_length);
+    const max = positive(entry.max_context_length);
+    const caps = Array.isArray(entry.capabilities) ? entry.capabilities : undefined;
+    return {
+      kind: 'lmstudio',
+      ...windows(loaded ?? max, max),
+      vision: entry.type === 'vlm',
+      ...(caps ? { tools: caps.includes('tool_use') } : {}),
+      source: loaded
+        ? 'LM Studio /api/v0/models loaded_context_length'
+        : // A model loaded on demand gets its default load settings, which may be smaller.
+          'LM Studio /api/v0/models max_context_length (model not loaded yet)',
+    };
+  }
+  if (!Array.isArray(v1?.models)) return undefined;
+  for (const raw of v1.models as unknown[]) {
+    const entry = asRecord(raw);
+    const instances = Array.isArray(entry.loaded_instances) ? entry.loaded_instances.map(asRecord) : [];
+    const instance = instances.find((i) => i.id === model);
+    if (entry.key !== model && !instance) continue;
+    const loaded = positive(asRecord((instance ?? instances[0])?.config).context_length);
+    const max = positive(entry.max_context_length);
+    const caps = asRecord(entry.capabilities);
+    return {
+      kind: 'lmstudio',
+      ...windows(loaded ?? max, max),
+      ...(typeof caps.vision === 'boolean' ? { vision: caps.vision } : {}),
+      ...(typeof caps.trained_for_tool_use === 'boolean' ? { tools: caps.trained_for_tool_use } : {}),
+      source: loaded
+        ? 'LM Studio /api/v1/models loaded_instances context_length'
+        : 'LM Studio /api/v1/models max_context_length (model not loaded yet)',
+    };
+  }
+  return unknown('lmstudio', `LM Studio /api/v1/models does not list ${model}`);
+}
+
+async function probeOllama(origin: string, model: string, http: Http): Promise<ModelInfo | undefined> {
+  const answer = await request(`${origin}/api/show`, http, { model });
+  if (!answer) return undefined;
+  const { status, body } = answer;
+  // Ollama's errors are plain strings; other servers' 404s are objects or HTML.
+  if (status === 404 && typeof body?.error === 'string') {
+    return unknown('ollama', `Ollama /api/show: ${body.error}`);
+  }
+  if (status !== 200 || !body || !(body.model_info || body.capabilities || body.modelfile || body.details)) {
+    return undefined;
+  }
+  const info = asRecord(body.model_info);
+  const key = Object.keys(info).find((k) => k.endsWith('.context_length') && positive(info[k]));
+  const max = key ? positive(info[key]) : undefined;
+  const numCtx = parseNumCtx(body.parameters);
+  const caps = Array.isArray(body.capabilities) ? body.capabilities : undefined;
+  let contextWindow: number | undefined;
+  let source: string;
+  if (numCtx !== undefined) {
+    contextWindow = max ? Math.min(numCtx, max) : numCtx;
+    source = `Ollama /api/show parameters num_ctx ${numCtx}`;
+  } else if (max !== undefined) {
+    contextWindow = Math.min(max, OLLAMA_CONTEXT_CAP);
+    source = `Ollama /api/show model_info ${key}${max > OLLAMA_CONTEXT_CAP ? ` (capped at ${OLLAMA_CONTEXT_CAP})` : ''}`;
+  } else {
+    source = 'unknown: Ollama /api/show has no context_length';
+  }
+  return {
+    kind: 'ollama',
+    ...windows(contextWindow, max),
+    ...(caps ? { vision: caps.includes('vision'), tools: caps.includes('tools') } : {}),
+    // Ollama before capabilities existed marked vision models by their projector.
+    ...(!caps && body.projector_info ? { vision: true } : {}),
+    source,
+  };
+}
+
+/** A `num_ctx` line from the Modelfile parameters, as /api/show prints them. */
+function parseNumCtx(parameters: unknown): number | undefined {
+  if (typeof parameters !== 'string') return undefined;
+  const match = /^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters);
+  return match ? positive(Number(match[1])) : undefined;
+}
+
+async function probeLlamaCpp(
+  origin: string,
+  model: string,
+  http: Http,
+  list: Promise<Json | undefined>,
+): Promise<ModelInfo | undefined> {
+  const props = await getJson(`${origin}/props`, http);
+  if (!props) return undefined;
+  const settings = asRecord(props.default_generation_settings);
+  // Per slot: with --parallel N each request gets its share of -c.
+  const fromSettings = positive(settings.n_ctx);
+  const nCtx = fromSettings ?? positive(props.n_ctx);
+  if (nCtx === undefined && !('default_generation_settings' in props) && !('total_slots' in props))
+    return undefined;
+  const data = (await list)?.data;
+  const entries = Array.isArray(data) ? data.map(asRecord) : [];
+  const entry = entries.find((m) => m.id === model) ?? (entries.length === 1 ? entries[0] : undefined);
+  const trained = positive(asRecord(entry?.meta).n_ctx_train);
+  const modalities = asRecord(props.modalities);
+  const caps = asRecord(props.chat_template_caps);
+  const tools = caps.supports_tool_calls ?? caps.supports_tools;
+  return {
+    kind: 'llamacpp',
+    ...windows(nCtx, trained ?? nCtx),
+    ...(typeof modalities.vision === 'boolean' ? { vision: modalities.vision } : {}),
+    ...(typeof tools === 'boolean' ? { tools } : {}),
+    source:
+      nCtx === undefined
+        ? 'unknown: llama.cpp /props has no n_ctx'
+        : `llama.cpp /props ${fromSettings ? 'default_generation_settings.n_ctx' : 'n_ctx'}`,
+  };
+}
+
+function fromVllm(list: Json | undefined, model: string): ModelInfo | undefined {
+  if (!Array.isArray(list?.data)) return undefined;
+  const entries = (list.data as unknown[]).map(asRecord);
+  const isVllm = entries.some((m) => m.owned_by === 'vllm' || 'max_model_len' in m);
+  if (!isVllm) return undefined;
+  // vLLM lists a served name and its `root` (the path or hub id it loaded).
+  const entry = entries.find((m) => m.id === model) ?? entries.find((m) => m.root === model);
+  const max = positive(entry?.max_model_len);
+  if (max === undefined) return unknown('vllm', `/v1/models has no max_model_len for ${model}`);
+  return { kind: 'vllm', contextWindow: max, maxContextWindow: max, source: '/v1/models max_model_len' };
+}
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+function unknown(kind: ServerKind, why: string): ModelInfo {
+  return { kind, source: why.startsWith('unknown:') ? why : `unknown: ${why}` };
+}
+
+function windows(contextWindow: number | undefined, max: number | undefined) {
+  return {
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+    ...(max !== undefined ? { maxContextWindow: max } : {}),
+  };
+}
+
+async function getJson(url: string, http: Http): Promise<Json | undefined> {
+  const answer = await request(url, http);
+  return answer?.status === 200 ? answer.body : undefined;
+}
+
+/** GET, or POST when there is a body. Undefined when nothing answered in time or the body was not JSON. */
+async function request(
+  url: string,
+  http: Http,
+  body?: object,
+): Promise<{ status: number; body: Json | undefined } | undefined> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (http.apiKey) headers.authorization = `Bearer ${http.apiKey}`;
+  if (body) headers['content-type'] = 'application/json';
+  try {
+    const response = await fetch(url, {
+      method: body ? 'POST' : 'GET',
+      headers,
+      ...(body ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(http.timeoutMs),
+    });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return {
+      status: response.status,
+      body: parsed && typeof parsed === 'object' ? (parsed as Json) : undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}
+
+function asRecord(value: unknown): Json {
+  return value && typeof value === 'object' ? (value as Json) : {};
+}

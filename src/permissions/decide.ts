@@ -1,0 +1,181 @@
+import path from 'node:path';
+import { modeDefault, type PermissionMode, planModeRefusal } from './modes.js';
+import { escapeGlob, formatRule, isOutside, matchPath, matchText, type Rule } from './rules.js';
+import { collapseWhitespace, denyForms } from './shell-words.js';
+import { type CallSubject, type CallSubjects, subjectsOf } from './subjects.js';
+
+export type { CallSubject } from './subjects.js';
+export { describeCall } from './subjects.js';
+
+export interface Policy {
+  mode: PermissionMode;
+  allow: readonly Rule[];
+  deny: readonly Rule[];
+}
+
+export type Verdict =
+  /** `rule`: the allow rule(s) that covered the call, when a rule rather than the mode let it run. */
+  | { action: 'allow'; rule?: string }
+  /** `reason` is for the model: what happened, which rule, what to do instead. */
+  | { action: 'deny'; reason: string; rule?: string }
+  /** `reason` is one line for the user: why this call needs their answer. */
+  | { action: 'ask'; reason: string };
+
+/**
+ * Decides a validated call. In order: deny rules; plan mode refusing tools that change things;
+ * allow rules; files that look like secrets (ask, whatever the mode); the mode's default.
+ *
+ * Matching: a deny rule applies when any part of the call matches it (any path; any simple command
+ * of a shell line, including those inside substitutions). An allow rule set covers a call only when
+ * every part is covered. A shell line with substitutions, file redirections or anything the splitter
+ * could not follow is covered only by a bare `shell` (or `*`) rule. A secret-looking path is covered
+ * only by a rule whose pattern matches it: a bare tool name does not pre-approve secrets. A path
+ * outside the workspace is covered only by a pattern that is itself absolute or starts with `../`.
+ */
+export function decide(call: CallSubject, policy: Policy): Verdict {
+  const subjects = subjectsOf(call);
+
+  const denied = policy.deny.find((rule) => denies(rule, call.tool, subjects));
+  if (denied) {
+    return {
+      action: 'deny',
+      reason: `${call.tool} was denied by the rule "${denied.text}". Choose another way, or ask the user.`,
+      rule: denied.text,
+    };
+  }
+
+  if (policy.mode === 'plan' && call.mutates) return { action: 'deny', reason: planModeRefusal(call.tool) };
+
+  const cover = coverage(policy.allow, call.tool, subjects);
+  if (cover.covered) return { action: 'allow', rule: cover.rules.join(', ') };
+
+  // A secret an allow rule named is pre-approved even when the rest of the call still needs the mode's say.
+  const secrets = subjects.secrets.filter((item) => cover.uncovered.includes(item));
+  if (secrets.length > 0) {
+    return {
+      action: 'ask',
+      reason: `${call.tool} would touch ${secrets.join(', ')}, which may hold secrets; an allow rule naming it skips this question`,
+    };
+  }
+
+  const fallback = modeDefault(policy.mode, call.tool, call.mutates);
+  if (fallback.action === 'ask' && cover.why)
+    return { action: 'ask', reason: `${fallback.reason} (${cover.why})` };
+  return fallback;
+}
+
+function targets(rule: Rule, tool: string, subjects: CallSubjects): boolean {
+  if (rule.tool === tool) return true;
+  // `*(PATTERN)` is about files; applied to a command line or a commit message it would mean nothing.
+  return rule.tool === '*' && (rule.pattern === undefined || subjects.kind === 'path');
+}
+
+function denies(rule: Rule, tool: string, subjects: CallSubjects): boolean {
+  if (!targets(rule, tool, subjects)) return false;
+  const pattern = rule.pattern;
+  if (pattern === undefined) return true;
+  switch (subjects.kind) {
+    case 'shell': {
+      const split = subjects.shell!;
+      const forms = [...split.commands, ...split.nested].flatMap(denyForms);
+      // The whole line too, so that a rule written across an operator (`curl *| sh`) still bites.
+      forms.push(collapseWhitespace(subjects.items[0] ?? ''));
+      const wanted = collapseWhitespace(pattern);
+      return forms.some((form) => matchText(wanted, form));
+    }
+    case 'path':
+      return subjects.items.some((item) => matchPath(pattern, item));
+    case 'text':
+      return subjects.items.some((item) => matchText(pattern, item));
+  }
+}
+
+interface Coverage {
+  covered: boolean;
+  /** The rules that covered the call, or the parts of it that were covered. */
+  rules: string[];
+  /** The path or text items no allow rule covered. */
+  uncovered: string[];
+  /** Why allow rules could not cover it, when that is worth telling the user. */
+  why?: string;
+}
+
+function coverage(allow: readonly Rule[], tool: string, subjects: CallSubjects): Coverage {
+  const rules = allow.filter((rule) => targets(rule, tool, subjects));
+  const bare = rules.find((rule) => rule.pattern === undefined);
+  const patterned = rules.filter((rule): rule is Rule & { pattern: string } => rule.pattern !== undefined);
+  const used = new Set<string>();
+  const coveredBy = (find: (rule: Rule & { pattern: string }) => boolean): boolean => {
+    const rule = patterned.find(find);
+    if (rule) used.add(rule.text);
+    return rule !== undefined;
+  };
+  const none: Coverage = { covered: false, rules: [], uncovered: subjects.items };
+
+  if (subjects.kind === 'shell') {
+    if (bare) return { covered: true, rules: [bare.text], uncovered: [] };
+    const split = subjects.shell!;
+    if (split.unsafe) return { ...none, why: `no allow rule can cover it: ${split.unsafe}` };
+    if (split.commands.length === 0) return none;
+    const all = split.commands.every((command) => {
+      const text = collapseWhitespace(command.text);
+      return coveredBy((rule) => matchText(collapseWhitespace(rule.pattern), text));
+    });
+    return all ? { covered: true, rules: [...used], uncovered: [] } : none;
+  }
+
+  if (subjects.items.length === 0) return bare ? { covered: true, rules: [bare.text], uncovered: [] } : none;
+  const uncovered = subjects.items.filter((item) => {
+    if (subjects.kind === 'text')
+      return !(coveredBy((rule) => matchText(rule.pattern, item)) || useBare(bare, used));
+    const byPattern = coveredBy((rule) => {
+      if (isOutside(item) && !isOutside(rule.pattern.trim())) return false;
+      return matchPath(rule.pattern, item);
+    });
+    return !(byPattern || (!subjects.secrets.includes(item) && useBare(bare, used)));
+  });
+  return { covered: uncovered.length === 0, rules: [...used], uncovered };
+}
+
+function useBare(bare: Rule | undefined, used: Set<string>): boolean {
+  if (bare) used.add(bare.text);
+  return bare !== undefined;
+}
+
+// A subcommand is a plain word (`test`, `commit`, `compose`); a file name, flag or glob is not.
+const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/**
+ * The rules an "always" answer adds for this session, covering calls like this one: for the shell,
+ * one rule per simple command, its program and subcommand followed by `*` (`npm test --watch` →
+ * `shell(npm test*)`, `ls -la src` → `shell(ls*)`); for file tools, one rule per path, the file's
+ * directory (`src/a/b.ts` → `write_file(src/a/**)`), or the exact file when it sits at the root
+ * or looks like a secret; for any other tool, the bare tool name.
+ *
+ * A shell line that no pattern can cover (substitutions, file redirections) still yields rules for
+ * its commands, but those will not let this very line run without asking next time.
+ */
+export function alwaysRules(call: CallSubject): Rule[] {
+  const subjects = subjectsOf(call);
+  const patterns = new Set<string>();
+  if (subjects.kind === 'shell') {
+    for (const command of subjects.shell!.commands) {
+      const words = command.words.map((w) => w.raw);
+      // Leading assignments (`CI=1 npm test`) stay in the prefix: they change what the program does.
+      let at = 0;
+      while (at < words.length - 1 && ASSIGNMENT.test(words[at]!)) at++;
+      const second = words[at + 1];
+      const end = second !== undefined && SUBCOMMAND.test(second) ? at + 2 : at + 1;
+      patterns.add(`${words.slice(0, end).join(' ')}*`);
+    }
+  } else if (subjects.kind === 'path') {
+    for (const item of subjects.items) {
+      const dir = path.posix.dirname(item);
+      const exact = dir === '.' || dir === '/' || dir === item || subjects.secrets.includes(item);
+      patterns.add(exact ? escapeGlob(item) : `${escapeGlob(dir)}/**`);
+    }
+  }
+  if (patterns.size === 0) return [formatRule(call.tool)];
+  return [...patterns].map((pattern) => formatRule(call.tool, pattern));
+}

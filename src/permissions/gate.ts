@@ -1,0 +1,67 @@
+import type { ToolCall } from '../llm/types.js';
+import type { AnyTool, SessionState } from '../tools/types.js';
+import { alwaysRules, type CallSubject, decide, describeCall, type Verdict } from './decide.js';
+import type { PermissionMode } from './modes.js';
+import { parseRule, type Rule } from './rules.js';
+
+/** The user's answer to an approval request. */
+export interface ApprovalAnswer {
+  decision: 'once' | 'always' | 'deny';
+  /** With `deny`: passed on to the model. */
+  reason?: string;
+}
+
+export interface ApprovalRequest {
+  call: ToolCall;
+  /** One readable line: the command, or the tool and its path. */
+  summary: string;
+  /** Why the call needs an answer. */
+  reason: string;
+}
+
+/** Asks someone (a person at a terminal, a UI, a library callback) about one call. */
+export type Approver = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
+
+const ALWAYS_KEY = 'permissions.always';
+
+/**
+ * Decides each call from the mode, the configured rules and the "always" answers given in this
+ * session (kept in the session state, so a resumed session remembers them).
+ */
+export class PermissionGate {
+  constructor(
+    public mode: PermissionMode,
+    private readonly rules: { allow: Rule[]; deny: Rule[] },
+    private readonly workspace: string,
+  ) {}
+
+  check(tool: AnyTool, args: unknown, state: SessionState): Verdict {
+    return decide(this.subject(tool, args), {
+      mode: this.mode,
+      allow: [...this.rules.allow, ...this.sessionRules(state)],
+      deny: this.rules.deny,
+    });
+  }
+
+  /** Records an "always" answer; returns the rules added, for the audit trail. */
+  remember(tool: AnyTool, args: unknown, state: SessionState): string[] {
+    const added = alwaysRules(this.subject(tool, args)).map((rule) => rule.text);
+    const known = (state.get(ALWAYS_KEY) as string[] | undefined) ?? [];
+    state.set(ALWAYS_KEY, [...new Set([...known, ...added])]);
+    return added;
+  }
+
+  summary(tool: AnyTool, args: unknown): string {
+    return describeCall(this.subject(tool, args));
+  }
+
+  private sessionRules(state: SessionState): Rule[] {
+    const texts = state.get(ALWAYS_KEY);
+    return Array.isArray(texts) ? texts.map((text) => parseRule(String(text))) : [];
+  }
+
+  private subject(tool: AnyTool, args: unknown): CallSubject {
+    const record = args && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+    return { tool: tool.name, mutates: tool.mutates, args: record, workspace: this.workspace };
+  }
+}

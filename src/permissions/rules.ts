@@ -1,0 +1,127 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+
+/**
+ * One allow or deny entry, e.g. `shell(git status*)`, `write_file(src/**)`, `*(.env)` or a bare
+ * `git_status`. `tool` is a tool name or `*`; without a pattern the rule covers every call to the
+ * tool. How the pattern is read depends on the tool (see `matchesSubject` and decide.ts).
+ */
+export interface Rule {
+  tool: string;
+  pattern?: string;
+  /** The rule as written, quoted back in messages. */
+  text: string;
+}
+
+export class RuleSyntaxError extends Error {
+  override name = 'RuleSyntaxError';
+}
+
+const TOOL_NAME = /^(\*|[A-Za-z0-9_][A-Za-z0-9_.:-]*)$/;
+
+/** Parses `TOOL` or `TOOL(PATTERN)`; throws RuleSyntaxError saying what is wrong. */
+export function parseRule(text: string): Rule {
+  const written = text.trim();
+  const fail = (why: string): never => {
+    throw new RuleSyntaxError(`Invalid rule "${text}": expected TOOL or TOOL(PATTERN); ${why}`);
+  };
+  if (written === '') fail('the rule is empty');
+  const open = written.indexOf('(');
+  if (open < 0 && written.includes(')')) fail('there is a ")" without a "("');
+  const tool = (open < 0 ? written : written.slice(0, open)).trim();
+  if (tool === '') fail('the tool name before "(" is missing');
+  if (!TOOL_NAME.test(tool)) {
+    fail(`"${tool}" is not a tool name (letters, digits, "_", ".", ":", "-", or "*" for every tool)`);
+  }
+  if (open < 0) {
+    return { tool, text: written };
+  }
+  if (!written.endsWith(')')) fail('the closing ")" is missing at the end');
+  const pattern = written.slice(open + 1, -1).trim();
+  if (pattern === '') fail(`the pattern in "${tool}()" is empty; write "${tool}" alone to cover every call`);
+  return { tool, pattern, text: written };
+}
+
+/** Parses many rules, reporting every bad one at once so a config can be fixed in a single pass. */
+export function parseRules(texts: readonly string[]): Rule[] {
+  const rules: Rule[] = [];
+  const errors: string[] = [];
+  for (const text of texts) {
+    try {
+      rules.push(parseRule(text));
+    } catch (err) {
+      if (!(err instanceof RuleSyntaxError)) throw err;
+      errors.push(err.message);
+    }
+  }
+  if (errors.length > 0) throw new RuleSyntaxError(errors.join('\n'));
+  return rules;
+}
+
+/** The text of a rule for a tool and an optional pattern. */
+export function formatRule(tool: string, pattern?: string): Rule {
+  const text = pattern === undefined ? tool : `${tool}(${pattern})`;
+  return pattern === undefined ? { tool, text } : { tool, pattern, text };
+}
+
+/**
+ * Normalises a path argument the way rules see it: workspace-relative with `/` separators, no
+ * leading `./`, `a/../b` collapsed, no trailing `/`; `.` for the workspace root. An absolute path
+ * inside `workspace` becomes relative; one outside stays absolute.
+ */
+export function normalizePath(p: string, workspace?: string): string {
+  let text = p.trim();
+  if (workspace && path.isAbsolute(text)) {
+    const rel = path.relative(workspace, text);
+    if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) text = rel === '' ? '.' : rel;
+  }
+  text = path.posix.normalize(text.split(path.sep).join('/'));
+  if (text.length > 1 && text.endsWith('/')) text = text.slice(0, -1);
+  return text === '' ? '.' : text;
+}
+
+/** True for a normalised path that leaves the workspace (absolute, or climbing out with `..`). */
+export function isOutside(p: string): boolean {
+  return p.startsWith('/') || p === '..' || p.startsWith('../');
+}
+
+export interface GlobOptions {
+  /** Case-insensitive, for checks that must hold on case-insensitive file systems too. */
+  nocase?: boolean;
+}
+
+/**
+ * Matches a normalised path against a glob. Dot files are included; a pattern without `/` is
+ * tried against the base name, at any depth (`*.md` matches `docs/a.md`); `**` alone also
+ * covers the workspace root `.`.
+ */
+export function matchPath(pattern: string, subject: string, opts: GlobOptions = {}): boolean {
+  const glob = normalizePattern(pattern);
+  if (subject === '.' && glob === '**') return true;
+  const test = picomatch(glob, { dot: true, nocase: opts.nocase ?? false });
+  return test(glob.includes('/') ? subject : subject.slice(subject.lastIndexOf('/') + 1));
+}
+
+function normalizePattern(pattern: string): string {
+  let glob = pattern.trim();
+  while (glob.startsWith('./')) glob = glob.slice(2);
+  if (glob.length > 1 && glob.endsWith('/')) glob = glob.slice(0, -1);
+  return glob === '' ? '.' : glob;
+}
+
+/**
+ * Matches text against a pattern in which `*` stands for any run of characters (spaces and
+ * newlines included) and everything else is literal; the whole text must match.
+ */
+export function matchText(pattern: string, text: string): boolean {
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 's').test(text);
+}
+
+/** Escapes glob syntax in a literal path, so a derived rule matches that path and nothing else. */
+export function escapeGlob(literal: string): string {
+  return literal.replace(/[\\*?[\]{}()!+@]/g, '\\$&');
+}

@@ -1,0 +1,258 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_CONTEXT_WINDOW,
+  type ModelInfo,
+  probeModel,
+  resolveContextWindow,
+} from '../../src/llm/probe.js';
+import { closedPort } from '../support/net.js';
+import {
+  llamaCppModels,
+  llamaCppProps,
+  llamaCppPropsFlat,
+  llamaCppRoutes,
+  lmStudioRoutes,
+  lmStudioV1Routes,
+  ollamaRoutes,
+  ollamaShowGemmaVision,
+  ollamaShowQwenCoder,
+  vllmRoutes,
+} from '../support/probe-fixtures.js';
+import { type ExtraRoute, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+
+let server: ScriptedServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(extraRoutes: Record<string, ExtraRoute>): Promise<ScriptedServer> {
+  server = await startScriptedServer({ extraRoutes });
+  return server;
+}
+
+describe('probeModel: LM Studio', () => {
+  it('prefers the loaded context length over the maximum', async () => {
+    const s = await serve(lmStudioRoutes());
+    const info = await probeModel(s.baseUrl, 'qwen2.5-7b-instruct');
+    expect(info).toEqual({
+      kind: 'lmstudio',
+      contextWindow: 8192,
+      maxContextWindow: 32768,
+      vision: false,
+      tools: true,
+      source: 'LM Studio /api/v0/models loaded_context_length',
+    });
+  });
+
+  it('falls back to the maximum for a model not loaded, and sees vision in a vlm', async () => {
+    const s = await serve(lmStudioRoutes());
+    const info = await probeModel(s.baseUrl, 'qwen2-vl-7b-instruct', { kind: 'lmstudio' });
+    expect(info).toMatchObject({
+      kind: 'lmstudio',
+      contextWindow: 32768,
+      maxContextWindow: 32768,
+      vision: true,
+    });
+    expect(info.source).toMatch(/max_context_length \(model not loaded/);
+    expect(info.tools).toBeUndefined();
+  });
+
+  it('reads LM Studio 0.4 /api/v1/models when v0 is gone', async () => {
+    const s = await serve(lmStudioV1Routes());
+    const info = await probeModel(s.baseUrl, 'qwen/qwen3-4b-2507');
+    expect(info).toMatchObject({
+      kind: 'lmstudio',
+      contextWindow: 16384,
+      maxContextWindow: 262144,
+      vision: false,
+      tools: true,
+    });
+  });
+
+  it('names LM Studio but knows no window for a model it does not list', async () => {
+    const s = await serve(lmStudioRoutes());
+    const info = await probeModel(s.baseUrl, 'nope');
+    expect(info.kind).toBe('lmstudio');
+    expect(info.contextWindow).toBeUndefined();
+    expect(info.source).toMatch(/^unknown: .*does not list nope/);
+  });
+});
+
+describe('probeModel: Ollama', () => {
+  const routes = () =>
+    ollamaRoutes({ 'qwen2.5-coder:7b': ollamaShowQwenCoder, 'gemma3:4b': ollamaShowGemmaVision });
+
+  it('uses num_ctx from the Modelfile parameters and reads capabilities', async () => {
+    const s = await serve(routes());
+    const info = await probeModel(s.baseUrl, 'qwen2.5-coder:7b');
+    expect(info).toEqual({
+      kind: 'ollama',
+      contextWindow: 16384,
+      maxContextWindow: 32768,
+      vision: false,
+      tools: true,
+      source: 'Ollama /api/show parameters num_ctx 16384',
+    });
+    const show = s.allRequests.find((r) => r.path === '/api/show');
+    expect(show?.body).toEqual({ model: 'qwen2.5-coder:7b' });
+  });
+
+  it('caps a 128K model at a size a small machine can hold', async () => {
+    const s = await serve(routes());
+    const info = await probeModel(s.baseUrl, 'gemma3:4b', { kind: 'ollama' });
+    expect(info).toMatchObject({
+      kind: 'ollama',
+      contextWindow: 32768,
+      maxContextWindow: 131072,
+      vision: true,
+    });
+    expect(info.tools).toBe(false);
+    expect(info.source).toBe('Ollama /api/show model_info gemma3.context_length (capped at 32768)');
+  });
+
+  it('recognises Ollama by its 404 for a model it does not have', async () => {
+    const s = await serve(routes());
+    const info = await probeModel(s.baseUrl, 'llama9:70b');
+    expect(info).toEqual({
+      kind: 'ollama',
+      source: "unknown: Ollama /api/show: model 'llama9:70b' not found",
+    });
+  });
+});
+
+describe('probeModel: llama.cpp', () => {
+  it('reads the per-slot n_ctx from /props and the trained context from /v1/models', async () => {
+    const s = await serve(llamaCppRoutes());
+    const info = await probeModel(s.baseUrl, llamaCppModels.data[0]!.id);
+    expect(info).toEqual({
+      kind: 'llamacpp',
+      contextWindow: 16384,
+      maxContextWindow: 32768,
+      vision: false,
+      tools: true,
+      source: 'llama.cpp /props default_generation_settings.n_ctx',
+    });
+  });
+
+  it('reads a top-level n_ctx too', async () => {
+    const s = await serve(llamaCppRoutes(llamaCppPropsFlat, { object: 'list', data: [] }));
+    const info = await probeModel(s.baseUrl, 'whatever', { kind: 'llamacpp' });
+    expect(info).toEqual({
+      kind: 'llamacpp',
+      contextWindow: 4096,
+      maxContextWindow: 4096,
+      vision: true,
+      source: 'llama.cpp /props n_ctx',
+    });
+  });
+
+  it('wins over the Ollama-shaped /api/show that llama-server also answers', async () => {
+    const fakeShow = {
+      model_info: { 'llama.context_length': 16384 },
+      capabilities: ['completion'],
+      modelfile: '',
+      parameters: '',
+    };
+    const s = await serve({ ...llamaCppRoutes(llamaCppProps), ...ollamaRoutes({ m: fakeShow }) });
+    expect((await probeModel(s.baseUrl, 'm')).kind).toBe('llamacpp');
+  });
+});
+
+describe('probeModel: vLLM', () => {
+  it('reads max_model_len for the served model', async () => {
+    const s = await serve(vllmRoutes());
+    const info = await probeModel(s.baseUrl, 'Qwen/Qwen2.5-7B-Instruct');
+    expect(info).toEqual({
+      kind: 'vllm',
+      contextWindow: 32768,
+      maxContextWindow: 32768,
+      source: '/v1/models max_model_len',
+    });
+  });
+
+  it('with the kind given, asks only /v1/models', async () => {
+    const s = await serve(vllmRoutes());
+    const info = await probeModel(s.baseUrl, 'Qwen/Qwen2.5-7B-Instruct', { kind: 'vllm', apiKey: 'k' });
+    expect(info.contextWindow).toBe(32768);
+    expect(s.allRequests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/models']);
+    expect(s.allRequests[0]!.headers.authorization).toBe('Bearer k');
+  });
+});
+
+describe('probeModel: unknown servers', () => {
+  it('falls back to openai-compatible when no native endpoint answers', async () => {
+    const s = await serve({});
+    const info = await probeModel(s.baseUrl, 'scripted-model');
+    expect(info.kind).toBe('openai-compatible');
+    expect(info.contextWindow).toBeUndefined();
+    expect(info.source).toMatch(/^unknown: no native endpoint answered/);
+  });
+
+  it('does not throw when nothing listens', async () => {
+    const info = await probeModel(`http://127.0.0.1:${await closedPort()}/v1`, 'm');
+    expect(info).toMatchObject({ kind: 'openai-compatible', source: expect.stringMatching(/^unknown:/) });
+  });
+
+  it('gives up on a silent server after the timeout', async () => {
+    const silent = createServer(() => {
+      // never answers
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const { port } = silent.address() as AddressInfo;
+      const info = await probeModel(`http://127.0.0.1:${port}/v1`, 'm', { timeoutMs: 200 });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(info.kind).toBe('openai-compatible');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('keeps a given kind when its endpoint fails', async () => {
+    const s = await serve({});
+    const info = await probeModel(s.baseUrl, 'm', { kind: 'ollama' });
+    expect(info).toEqual({ kind: 'ollama', source: 'unknown: Ollama /api/show did not answer' });
+  });
+});
+
+describe('resolveContextWindow', () => {
+  const lmstudio: ModelInfo = {
+    kind: 'lmstudio',
+    contextWindow: 8192,
+    maxContextWindow: 32768,
+    source: 'LM Studio /api/v0/models loaded_context_length',
+  };
+
+  it('lets config win', () => {
+    expect(resolveContextWindow(4096, lmstudio)).toEqual({ window: 4096 });
+  });
+
+  it('warns when config asks for more than the server has loaded', () => {
+    const r = resolveContextWindow(16384, lmstudio);
+    expect(r.window).toBe(16384);
+    expect(r.note).toMatch(/larger than the 8192 tokens the server reports \(LM Studio/);
+  });
+
+  it('lets Ollama go up to the model maximum without a warning', () => {
+    const ollama: ModelInfo = { kind: 'ollama', contextWindow: 32768, maxContextWindow: 131072, source: 's' };
+    expect(resolveContextWindow(65536, ollama)).toEqual({ window: 65536 });
+    expect(resolveContextWindow(200_000, ollama).note).toMatch(/131072/);
+  });
+
+  it('uses what the server said', () => {
+    expect(resolveContextWindow(undefined, lmstudio)).toEqual({ window: 8192 });
+  });
+
+  it('assumes the default with a note when nothing is known', () => {
+    const r = resolveContextWindow(undefined, { kind: 'openai-compatible', source: 'unknown: x' });
+    expect(r.window).toBe(DEFAULT_CONTEXT_WINDOW);
+    expect(r.note).toBe(
+      'could not learn the context window from the server; assuming 8192 tokens — set context_window in config',
+    );
+  });
+});

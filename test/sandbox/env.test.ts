@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildSandboxEnv, envNameAllowed, FALLBACK_PATH, hostGitIdentity } from '../../src/sandbox/env.js';
+
+describe('buildSandboxEnv', () => {
+  const source = {
+    PATH: '/usr/bin:/bin',
+    LANG: 'en_US.UTF-8',
+    LC_ALL: 'C',
+    LC_CTYPE: 'C.UTF-8',
+    TERM: 'xterm',
+    TZ: 'Europe/Paris',
+    HOME: '/home/alice',
+    USER: 'alice',
+    OPENAI_API_KEY: 'sk-secret',
+    AWS_SECRET_ACCESS_KEY: 'aws-secret',
+    GITHUB_TOKEN: 'ghp-secret',
+    SSH_AUTH_SOCK: '/run/user/1000/ssh-agent',
+    NODE_OPTIONS: '--require /tmp/evil.js',
+    CARGO_HOME: '/home/alice/.cargo',
+    BASH_ENV: '/tmp/evil.sh',
+    LD_PRELOAD: '/tmp/evil.so',
+  };
+
+  it('passes only the base allowlist and sets the sandbox identity', () => {
+    const env = buildSandboxEnv({ source, allow: [], home: '/sandbox/home', user: 'alice' });
+    expect(env).toEqual({
+      PATH: '/usr/bin:/bin',
+      LANG: 'en_US.UTF-8',
+      LC_ALL: 'C',
+      LC_CTYPE: 'C.UTF-8',
+      TERM: 'xterm',
+      TZ: 'Europe/Paris',
+      HOME: '/sandbox/home',
+      USER: 'alice',
+      LOGNAME: 'alice',
+    });
+  });
+
+  it('adds configured names and prefixes, never the code-running ones', () => {
+    const env = buildSandboxEnv({
+      source,
+      allow: ['CARGO_*', 'GITHUB_TOKEN', 'BASH_ENV', 'LD_*'],
+      home: '/h',
+      user: 'alice',
+    });
+    expect(env.CARGO_HOME).toBe('/home/alice/.cargo');
+    expect(env.GITHUB_TOKEN).toBe('ghp-secret');
+    expect(env.BASH_ENV).toBeUndefined();
+    expect(env.LD_PRELOAD).toBeUndefined();
+    expect(env.OPENAI_API_KEY).toBeUndefined();
+    expect(env.SSH_AUTH_SOCK).toBeUndefined();
+    expect(env.NODE_OPTIONS).toBeUndefined();
+  });
+
+  it('lets extra values win and supplies a PATH when the host has none', () => {
+    const env = buildSandboxEnv({
+      source: { LANG: 'C' },
+      allow: [],
+      home: '/h',
+      user: 'u',
+      extra: { TMPDIR: '/tmp', HOME: '/other' },
+    });
+    expect(env).toMatchObject({ PATH: FALLBACK_PATH, TMPDIR: '/tmp', HOME: '/other' });
+  });
+
+  it('matches names exactly or by prefix', () => {
+    expect(envNameAllowed('LC_TIME', ['LC_*'])).toBe(true);
+    expect(envNameAllowed('LCX', ['LC_*'])).toBe(false);
+    expect(envNameAllowed('PATHX', ['PATH'])).toBe(false);
+    expect(envNameAllowed('BASH_FUNC_ls%%', ['BASH_*'])).toBe(false);
+  });
+});
+
+describe('hostGitIdentity', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-ident-')));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // HOME and XDG_CONFIG_HOME point at the test's own files, so the result does not depend on the machine.
+  const isolated = (home: string): NodeJS.ProcessEnv => ({
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    GIT_CONFIG_NOSYSTEM: '1',
+  });
+
+  it("reads the user's global identity", async () => {
+    await writeFile(
+      path.join(dir, '.gitconfig'),
+      '[user]\n\tname = Global Person\n\temail = global@example.invalid\n',
+    );
+    expect(await hostGitIdentity(dir, isolated(dir))).toEqual({
+      GIT_AUTHOR_NAME: 'Global Person',
+      GIT_AUTHOR_EMAIL: 'global@example.invalid',
+      GIT_COMMITTER_NAME: 'Global Person',
+      GIT_COMMITTER_EMAIL: 'global@example.invalid',
+    });
+  });
+
+  it("prefers the repository's identity, and variables already exported", async () => {
+    await writeFile(
+      path.join(dir, '.gitconfig'),
+      '[user]\n\tname = Global Person\n\temail = global@example.invalid\n',
+    );
+    const repo = path.join(dir, 'repo');
+    execFileSync('git', ['init', '-q', repo]);
+    execFileSync('git', ['-C', repo, 'config', 'user.name', 'Repo Person']);
+    const identity = await hostGitIdentity(repo, {
+      ...isolated(dir),
+      GIT_COMMITTER_EMAIL: 'ci@example.invalid',
+    });
+    expect(identity).toEqual({
+      GIT_AUTHOR_NAME: 'Repo Person',
+      GIT_AUTHOR_EMAIL: 'global@example.invalid',
+      GIT_COMMITTER_NAME: 'Repo Person',
+      GIT_COMMITTER_EMAIL: 'ci@example.invalid',
+    });
+  });
+
+  it('returns nothing when there is no identity', async () => {
+    expect(await hostGitIdentity(dir, isolated(dir))).toEqual({});
+  });
+});

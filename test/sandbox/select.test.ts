@@ -1,0 +1,137 @@
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NO_SANDBOX_WARNING } from '../../src/sandbox/none.js';
+import { autoOrder, createSandbox, type SandboxFactory } from '../../src/sandbox/select.js';
+import { type Sandbox, SandboxError, type SandboxKind } from '../../src/sandbox/types.js';
+import { bwrapUnavailable } from './support.js';
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-select-')));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const opts = () => ({ workspace: dir, network: false, envAllow: [] });
+
+/** A backend that works and describes itself the way the real ones do. */
+const works =
+  (kind: SandboxKind, detail: string): SandboxFactory =>
+  async () =>
+    ({
+      kind,
+      description: `${kind} (${detail}): test double`,
+      exec: async () => {
+        throw new Error('not used');
+      },
+      dispose: async () => {},
+    }) satisfies Sandbox;
+
+const fails =
+  (message: string): SandboxFactory =>
+  async () => {
+    throw new SandboxError(message);
+  };
+
+describe('auto selection', () => {
+  it('tries bwrap, then docker, then podman on Linux; seatbelt on macOS; containers elsewhere', () => {
+    expect(autoOrder('linux')).toEqual(['bwrap', 'docker', 'podman']);
+    expect(autoOrder('darwin')[0]).toBe('seatbelt');
+    expect(autoOrder('win32')).toEqual(['docker', 'podman']);
+  });
+
+  it('takes bwrap when it works', async () => {
+    const choice = await createSandbox('auto', opts(), {
+      platform: 'linux',
+      factories: { bwrap: works('bwrap', 'bubblewrap 0.8.0'), docker: fails('unused') },
+    });
+    expect(choice.sandbox.kind).toBe('bwrap');
+    expect(choice.reason).toBe('bwrap: bubblewrap 0.8.0 works');
+    expect(choice.warning).toBeUndefined();
+  });
+
+  it('falls back to docker and says why bwrap was passed over', async () => {
+    const choice = await createSandbox('auto', opts(), {
+      platform: 'linux',
+      factories: {
+        bwrap: fails('bwrap is installed but cannot run here: bwrap: setting up uid map: Permission denied'),
+        docker: works('docker', 'Docker version 27.1.1'),
+      },
+    });
+    expect(choice.sandbox.kind).toBe('docker');
+    expect(choice.reason).toBe('docker: Docker version 27.1.1 works');
+  });
+
+  it('ends with no sandbox, every reason and the warning', async () => {
+    const choice = await createSandbox('auto', opts(), {
+      platform: 'linux',
+      factories: {
+        bwrap: fails('bwrap not installed (apt install bubblewrap)'),
+        docker: fails('docker not installed'),
+        podman: fails('podman is installed but not running (cannot connect)'),
+      },
+    });
+    expect(choice.sandbox.kind).toBe('none');
+    expect(choice.reason).toBe(
+      'none: bwrap not installed (apt install bubblewrap); docker not installed; podman is installed but not running (cannot connect)',
+    );
+    expect(choice.warning).toBe(NO_SANDBOX_WARNING);
+  });
+
+  it('uses seatbelt on macOS', async () => {
+    const choice = await createSandbox('auto', opts(), {
+      platform: 'darwin',
+      factories: { seatbelt: works('seatbelt', 'sandbox-exec') },
+    });
+    expect(choice.reason).toBe('seatbelt: sandbox-exec works');
+  });
+
+  it('turns unexpected failures into reasons rather than crashes', async () => {
+    const choice = await createSandbox('auto', opts(), {
+      platform: 'win32',
+      factories: {
+        docker: async () => {
+          throw new Error('EACCES');
+        },
+        podman: fails('podman not installed'),
+      },
+    });
+    expect(choice.reason).toBe('none: docker: could not be set up (EACCES); podman not installed');
+  });
+});
+
+describe('explicit modes', () => {
+  it('returns the backend asked for, or its SandboxError', async () => {
+    const ok = await createSandbox('podman', opts(), {
+      factories: { podman: works('podman', 'podman 4.3.1') },
+    });
+    expect(ok.reason).toBe('podman: requested (podman 4.3.1)');
+    await expect(
+      createSandbox('bwrap', opts(), { factories: { bwrap: fails('bwrap not installed') } }),
+    ).rejects.toThrow('bwrap not installed');
+  });
+
+  it('reports seatbelt as unavailable off macOS', async () => {
+    if (process.platform === 'darwin') return;
+    await expect(createSandbox('seatbelt', opts())).rejects.toThrow(/macOS only/);
+  });
+});
+
+describe('on this machine', () => {
+  it('auto picks bwrap when bwrap works here, and says so', async () => {
+    const unavailable = await bwrapUnavailable();
+    const choice = await createSandbox('auto', opts());
+    if (process.platform === 'linux' && unavailable === null) {
+      expect(choice.sandbox.kind).toBe('bwrap');
+      expect(choice.reason).toMatch(/^bwrap: bubblewrap [\d.]+ works$/);
+    } else {
+      expect(choice.reason).toContain(unavailable ?? '');
+    }
+    await choice.sandbox.dispose();
+  });
+});
