@@ -8,6 +8,7 @@ import { SandboxError } from '../sandbox/types.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
 import { addDebugCommands } from './commands/debug.js';
+import { addDoctorCommand } from './commands/doctor.js';
 import { addSessionCommands, UsageError } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
@@ -104,6 +105,7 @@ export function buildProgram(): Command {
     });
   addSessionCommands(program);
   addDebugCommands(program);
+  addDoctorCommand(program);
   return program;
 }
 

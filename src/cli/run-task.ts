@@ -1,9 +1,8 @@
 import type { AgentEvent, StopReason } from '../agent/events.js';
 import { AgentSession, type SessionDeps } from '../agent/session.js';
-import { createLlmClient } from '../llm/client.js';
 import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
-import type { Connection } from './connect.js';
+import { type Connection, createClient } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
 import type { Runtime } from './runtime.js';
 
@@ -39,19 +38,12 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { config } = runtime;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
   const choice = await runtime.sandbox();
-  if (choice.warning) process.stderr.write(`${style.yellow(`! ${choice.warning}`)}\n`);
+  for (const note of [choice.warning, connection.contextNote]) {
+    if (note) process.stderr.write(`${style.yellow(`! ${note}`)}\n`);
+  }
   const deps: SessionDeps = {
     store: runtime.openStore(),
-    llm: createLlmClient({
-      baseUrl: connection.baseUrl,
-      model: connection.model,
-      apiKey: config.api_key,
-      timeoutMs: config.timeout * 1000,
-      idleTimeoutMs: config.idle_timeout * 1000,
-      retry: { maxRetries: config.max_retries },
-      temperature: config.temperature,
-      maxTokens: config.max_tokens,
-    }),
+    llm: createClient(connection, config),
     tools: runtime.tools,
     gate: runtime.gate,
     sandbox: choice.sandbox,
@@ -62,7 +54,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     maxIterations: config.max_iterations ?? (options.deep ? DEEP.maxIterations : DEFAULT_MAX_ITERATIONS),
     tokenBudget: config.token_budget ?? (options.deep ? DEEP.tokenBudget : undefined),
     todoNudges: options.deep ? DEEP.todoNudges : 0,
-    contextWindow: config.context_window ?? 0,
+    contextWindow: connection.contextWindow,
   };
   const session = options.resume
     ? AgentSession.open(deps, options.resume)

@@ -1,10 +1,30 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { PROTECTED_FILES } from '../sandbox/protected-paths.js';
 import { ToolError } from './types.js';
 
 export interface ResolveOptions {
   /** Fail unless the path exists (after following symlinks). */
   mustExist?: boolean;
+  /** The path is about to be written: refuse the places whose contents run outside the sandbox. */
+  forWriting?: boolean;
+}
+
+/**
+ * Git's directory and Hearth's own config decide what runs on the host later (hooks, git config,
+ * permission settings), and shell start-up files run at the next login. The sandbox keeps commands
+ * off them; the file tools must not be the way around that.
+ */
+const PROTECTED_DIRS = ['.git', '.hearth'];
+
+function assertWritable(workspace: string, abs: string, p: string): void {
+  const rel = path.relative(workspace, abs).split(path.sep);
+  const top = rel[0] ?? '';
+  if (PROTECTED_DIRS.includes(top) || (rel.length === 1 && PROTECTED_FILES.includes(top))) {
+    throw new ToolError(
+      `"${p}" is protected: ${top} holds code or settings that run outside the sandbox, so tools may not change it. Ask the user to make this change.`,
+    );
+  }
 }
 
 // Linux allows 40 symlink hops before ELOOP; matching it keeps our verdicts in line with the kernel's.
@@ -51,6 +71,7 @@ export async function resolveInWorkspace(
   if (opts.mustExist && !exists) {
     throw new ToolError(`Path "${p}" does not exist.`);
   }
+  if (opts.forWriting) assertWritable(root, real, p);
   return real;
 }
 

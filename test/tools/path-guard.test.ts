@@ -126,3 +126,19 @@ describe('isInside', () => {
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('protected paths for writing', () => {
+  it.each(['.git/hooks/pre-commit', '.git/config', '.hearth/config.json', '.bashrc', './.hearth'])(
+    'refuses to write %s',
+    async (p) => {
+      await expect(resolveInWorkspace(ws, p, { forWriting: true })).rejects.toThrow(/is protected/);
+      await expect(resolveInWorkspace(ws, p)).resolves.toBe(path.join(ws, p));
+    },
+  );
+
+  it('allows ordinary files that merely look alike', async () => {
+    for (const p of ['src/.git-notes', 'docs/.hearth.md', 'sub/.bashrc', '.gitignore']) {
+      await expect(resolveInWorkspace(ws, p, { forWriting: true })).resolves.toBe(path.join(ws, p));
+    }
+  });
+});

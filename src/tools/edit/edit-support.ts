@@ -16,7 +16,7 @@ export interface EditTarget {
 const MAX_EDIT_BYTES = 10 * 1024 * 1024;
 
 export async function loadForEdit(ctx: ToolContext, p: string, tool: string): Promise<EditTarget> {
-  const abs = await resolveInWorkspace(ctx.workspace, p);
+  const abs = await resolveInWorkspace(ctx.workspace, p, { forWriting: true });
   const shown = displayPath(ctx.workspace, abs);
   const info = await stat(abs).catch((err: unknown) => {
     const code = errorCode(err);

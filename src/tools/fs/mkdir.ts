@@ -12,7 +12,7 @@ export const mkdirTool = defineTool({
   }),
   mutates: true,
   async run(args, ctx) {
-    const abs = await resolveInWorkspace(ctx.workspace, args.path);
+    const abs = await resolveInWorkspace(ctx.workspace, args.path, { forWriting: true });
     const shown = displayPath(ctx.workspace, abs);
     let first: string | undefined;
     try {

@@ -12,7 +12,7 @@ export const writeFileTool = defineTool({
   parameters: z.object({ path: z.string(), content: z.string() }),
   mutates: true,
   async run(args, ctx) {
-    const abs = await resolveInWorkspace(ctx.workspace, args.path);
+    const abs = await resolveInWorkspace(ctx.workspace, args.path, { forWriting: true });
     const shown = displayPath(ctx.workspace, abs);
 
     const existing = await stat(abs).catch((err: unknown) => {

@@ -1,0 +1,211 @@
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { hearthHome } from '../../config/load.js';
+import { listModels } from '../../llm/discover.js';
+import { runHostCommand } from '../../sandbox/host-command.js';
+import { openDatabase } from '../../store/database.js';
+import { type Connection, createClient, resolveConnection } from '../connect.js';
+import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import { colorEnabled, makeStyle } from '../render.js';
+import type { Runtime } from '../runtime.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** What was found. */
+  detail: string;
+  /** How to fix a failure. */
+  fix?: string;
+  /** A pass that still deserves attention (e.g. no sandbox). */
+  warning?: boolean;
+}
+
+export function addDoctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .description('check the model server, model, sandbox, git and database, with a fix for each problem')
+    .option('--no-live', 'skip the live tool-calling probe (one tiny request to the model)')
+    .action(async (opts: { live: boolean }, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<GlobalFlags & { json?: boolean }>();
+      const checks: Check[] = [];
+      let runtime: Runtime | undefined;
+      try {
+        runtime = await runtimeFromFlags(flags);
+        checks.push({ name: 'config', ok: true, detail: 'valid' });
+      } catch (err) {
+        checks.push({
+          name: 'config',
+          ok: false,
+          detail: (err as Error).message,
+          fix: 'Correct the file and key named above.',
+        });
+      }
+      if (runtime) {
+        checks.push(...(await serverChecks(runtime, opts.live)));
+        checks.push(await sandboxCheck(runtime));
+        checks.push(...(await gitChecks(runtime.workspace)));
+        checks.push(databaseCheck(runtime));
+        await runtime.close();
+      }
+      print(checks, flags.json === true);
+      process.exitCode = checks.every((c) => c.ok) ? 0 : 1;
+    });
+}
+
+async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
+  let connection: Connection;
+  try {
+    connection = await resolveConnection(runtime.config);
+  } catch (err) {
+    return [
+      {
+        name: 'server',
+        ok: false,
+        detail: (err as Error).message.replace(/\n\s*/g, ' '),
+        fix: 'Start LM Studio, Ollama, llama-server or vLLM, or set base_url (--base-url, HEARTH_BASE_URL).',
+      },
+    ];
+  }
+  let models: string[];
+  try {
+    models = await listModels(connection.baseUrl, { apiKey: runtime.config.api_key });
+  } catch (err) {
+    return [
+      {
+        name: 'server',
+        ok: false,
+        detail: `${connection.baseUrl} does not answer: ${(err as Error).message}`,
+        fix: 'Start the server, or correct base_url (it should end in /v1).',
+      },
+    ];
+  }
+  const listed = models.includes(connection.model);
+  const checks: Check[] = [
+    {
+      name: 'server',
+      ok: true,
+      detail: `${connection.kind} at ${connection.baseUrl} (${connection.origin})`,
+    },
+    listed
+      ? { name: 'model', ok: true, detail: connection.model }
+      : {
+          name: 'model',
+          ok: false,
+          detail: `${connection.model} is not among the server's models (${models.slice(0, 8).join(', ') || 'none'})`,
+          fix: 'Load the model in the server, or pick a listed one with -m.',
+        },
+    {
+      name: 'context window',
+      ok: true,
+      warning: connection.contextNote !== undefined,
+      detail: `${connection.contextWindow} tokens${connection.contextNote ? ` (${connection.contextNote})` : ` (${connection.info.source})`}`,
+    },
+  ];
+  if (live) checks.push(await toolCallProbe(connection, runtime));
+  return checks;
+}
+
+/** One tiny request offering one tool: does this model and server produce a tool call? */
+async function toolCallProbe(connection: Connection, runtime: Runtime): Promise<Check> {
+  const llm = createClient(connection, { ...runtime.config, max_tokens: 200, max_retries: 1 });
+  const tools = [
+    {
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        description: 'Get the weather for a city.',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+    },
+  ];
+  for await (const event of llm.stream({
+    messages: [{ role: 'user', content: 'What is the weather in Paris? Use the tool.' }],
+    tools,
+  })) {
+    if (event.type === 'error')
+      return { name: 'tool calling', ok: false, detail: event.error.message, fix: 'Check the server log.' };
+    if (event.type === 'done') {
+      const call = event.toolCalls[0];
+      if (call?.name === 'get_weather')
+        return { name: 'tool calling', ok: true, detail: `works (${call.arguments})` };
+      return {
+        name: 'tool calling',
+        ok: false,
+        detail: `the model answered without calling the tool: "${(event.message.content ?? '').slice(0, 80)}"`,
+        fix: 'Use a model trained for tool use (Qwen2.5/3, Llama 3.1+, Mistral); with llama.cpp start llama-server with --jinja.',
+      };
+    }
+  }
+  return { name: 'tool calling', ok: false, detail: 'no reply' };
+}
+
+async function sandboxCheck(runtime: Runtime): Promise<Check> {
+  try {
+    const choice = await runtime.sandbox();
+    return {
+      name: 'sandbox',
+      ok: true,
+      warning: choice.warning !== undefined,
+      detail: `${choice.sandbox.description} (${choice.reason})${choice.warning ? `. ${choice.warning}` : ''}`,
+    };
+  } catch (err) {
+    return {
+      name: 'sandbox',
+      ok: false,
+      detail: (err as Error).message,
+      fix: 'Install bubblewrap (apt install bubblewrap) or set sandbox: "auto".',
+    };
+  }
+}
+
+async function gitChecks(workspace: string): Promise<Check[]> {
+  const version = await runHostCommand('git', ['--version'], { cwd: workspace, timeoutMs: 5000 });
+  if (!version.ok)
+    return [{ name: 'git', ok: false, detail: 'git not found', fix: 'Install git (apt install git).' }];
+  const name = await runHostCommand('git', ['config', 'user.name'], { cwd: workspace, timeoutMs: 5000 });
+  const email = await runHostCommand('git', ['config', 'user.email'], { cwd: workspace, timeoutMs: 5000 });
+  const identity = name.ok && email.ok ? `${name.stdout.trim()} <${email.stdout.trim()}>` : undefined;
+  return [
+    { name: 'git', ok: true, detail: version.stdout.trim() },
+    identity
+      ? { name: 'git identity', ok: true, detail: identity }
+      : {
+          name: 'git identity',
+          ok: false,
+          detail: 'no user.name/user.email: commits will fail',
+          fix: 'git config --global user.name "Your Name" && git config --global user.email you@example.com',
+        },
+  ];
+}
+
+function databaseCheck(runtime: Runtime): Check {
+  const path = runtime.config.db_path ?? join(hearthHome(), 'hearth.db');
+  try {
+    const db = openDatabase(path);
+    db.close();
+    accessSync(path, constants.W_OK);
+    return { name: 'database', ok: true, detail: path };
+  } catch (err) {
+    return {
+      name: 'database',
+      ok: false,
+      detail: `${path}: ${(err as Error).message}`,
+      fix: 'Set db_path (or HEARTH_DB) to a writable file.',
+    };
+  }
+}
+
+function print(checks: Check[], json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
+    return;
+  }
+  const style = makeStyle(colorEnabled(process.stdout, process.env));
+  const width = Math.max(...checks.map((c) => c.name.length));
+  for (const c of checks) {
+    const mark = !c.ok ? style.red('✗') : c.warning ? style.yellow('!') : style.green('✓');
+    process.stdout.write(`${mark} ${c.name.padEnd(width)}  ${c.detail}\n`);
+    if (c.fix) process.stdout.write(`  ${' '.repeat(width)}  ${style.dim(`fix: ${c.fix}`)}\n`);
+  }
+}

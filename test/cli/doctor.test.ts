@@ -1,0 +1,89 @@
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Check } from '../../src/cli/commands/doctor.js';
+import { runCli } from '../support/cli.js';
+import { closedPort } from '../support/net.js';
+import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+
+let server: ScriptedServer | undefined;
+let workspace: string;
+let home: string;
+beforeEach(async () => {
+  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-doctor-')));
+  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await rm(workspace, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
+});
+
+async function doctor(env: Record<string, string>, args: string[] = []) {
+  const r = await runCli(['doctor', '--json', ...args], {
+    cwd: workspace,
+    env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), ...env },
+  });
+  const report = JSON.parse(r.stdout) as { ok: boolean; checks: Check[] };
+  return { code: r.code, report, check: (name: string) => report.checks.find((c) => c.name === name) };
+}
+
+describe('hearth doctor', () => {
+  it('passes against a working server, with the sandbox and why it was chosen', async () => {
+    server = await startScriptedServer({
+      models: ['qwen-test'],
+      turns: [reply().tool('get_weather', { city: 'Paris' })],
+      extraRoutes: { 'GET /props': () => ({ json: { default_generation_settings: { n_ctx: 16384 } } }) },
+    });
+    const r = await doctor({ HEARTH_BASE_URL: server.baseUrl });
+    expect(r.check('server')).toMatchObject({ ok: true, detail: expect.stringContaining(server.baseUrl) });
+    expect(r.check('model')).toMatchObject({ ok: true, detail: 'qwen-test' });
+    expect(r.check('context window')).toMatchObject({ ok: true, detail: expect.stringContaining('16384') });
+    expect(r.check('tool calling')).toMatchObject({ ok: true, detail: expect.stringContaining('Paris') });
+    expect(r.check('sandbox')).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/\((bwrap|none|docker|podman): /),
+    });
+    expect(r.check('database')).toMatchObject({ ok: true });
+    // The identity depends on the machine; the check itself must be there either way.
+    expect(r.check('git identity')).toBeDefined();
+    if (r.report.checks.every((c) => c.ok)) expect(r.code).toBe(0);
+    else expect(r.code).toBe(1);
+  });
+
+  it('fails with a fix when the server is down or the model will not call tools', async () => {
+    const down = await doctor(
+      { HEARTH_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, HEARTH_MODEL: 'm' },
+      ['--no-live'],
+    );
+    expect(down.code).toBe(1);
+    expect(down.check('server')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('does not answer'),
+    });
+
+    server = await startScriptedServer({
+      models: ['chatty'],
+      turns: [reply().text('It is sunny in Paris!')],
+    });
+    const missing = await doctor({ HEARTH_BASE_URL: server.baseUrl, HEARTH_MODEL: 'other' }, ['--no-live']);
+    expect(missing.check('model')).toMatchObject({ ok: false, detail: expect.stringContaining('chatty') });
+    const chatty = await doctor({ HEARTH_BASE_URL: server.baseUrl });
+    expect(chatty.code).toBe(1);
+    expect(chatty.check('tool calling')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('without calling the tool'),
+      fix: expect.stringContaining('--jinja'),
+    });
+  });
+
+  it('reports a broken config file', async () => {
+    await mkdir(join(workspace, '.hearth'));
+    await writeFile(join(workspace, '.hearth', 'config.json'), '{"timeout": -1}');
+    const r = await doctor({});
+    expect(r.code).toBe(1);
+    expect(r.check('config')).toMatchObject({ ok: false, detail: expect.stringContaining('timeout') });
+  });
+});
