@@ -1,12 +1,14 @@
 import type { LlmClient } from '../llm/client.js';
-import { estimateTokens } from '../llm/tokens.js';
 import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
+import { truncateMiddle } from '../tools/truncate.js';
 import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
+import { compactHistory } from './compaction.js';
+import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
 import { executeCalls } from './tool-execution.js';
@@ -30,8 +32,12 @@ export interface RunAgentOptions {
   tokenBudget?: number;
   /** How many times in a row to push the model on when it stops with todo items still open. */
   todoNudges?: number;
-  /** Known context window in tokens, 0 when unknown; reported with usage. */
+  /** Known context window in tokens, 0 when unknown; reported with usage, and drives compaction. */
   contextWindow?: number;
+  /** Share of the window at which the history is compacted (default 0.75). */
+  compactionThreshold?: number;
+  /** Called with the new history after a compaction replaced the old one. */
+  onCompact?: (history: ChatMessage[]) => void;
   signal?: AbortSignal;
   /** Per-session tool scratch state (the shell's directory, edit failure counts, ...). */
   session?: Map<string, unknown>;
@@ -45,6 +51,8 @@ export interface RunAgentOptions {
 const EMPTY_REPLY_NUDGE =
   'Your last reply was empty. Continue the task: call a tool, or give your final answer as text.';
 const BUDGET_WARNING_SHARE = 0.8;
+/** One tool result may take at most this share of the window, so a huge output cannot crowd out the rest. */
+const TOOL_RESULT_SHARE = 0.3;
 
 /**
  * The agent loop: asks the model, runs the tools it calls, repeats until it answers in text.
@@ -72,6 +80,15 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     turns,
     ...(pending ? { pending } : {}),
   });
+  const window = options.contextWindow ?? 0;
+  const resultCap =
+    window > 0 ? Math.max(2000, Math.floor(window * TOOL_RESULT_SHARE * 3.5)) : Number.POSITIVE_INFINITY;
+  // The server's count for the last request, plus an estimate for what was appended since.
+  let measured: { tokens: number; length: number } | undefined;
+  const contextNow = () =>
+    measured
+      ? measured.tokens + estimateHistoryTokens(messages.slice(measured.length))
+      : estimateHistoryTokens(messages);
   const guard = new LoopGuard();
   let spent = 0;
   let budgetWarned = false;
@@ -93,11 +110,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       (event) => {
         if (event.type !== 'tool_result') return;
         if (!event.ok) errors.set(event.callId, event.output);
-        append({
-          role: 'tool',
-          tool_call_id: event.callId,
-          content: event.ok ? event.output : `Error: ${event.output}`,
-        });
+        const output = truncateMiddle(event.output, resultCap, {
+          hint: 'the output was cut to fit the context window; ask for less (offset/limit, grep, head)',
+        }).text;
+        append({ role: 'tool', tool_call_id: event.callId, content: event.ok ? output : `Error: ${output}` });
       },
     );
     return { pending, errors };
@@ -111,23 +127,57 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   }
   if (options.task !== undefined) append({ role: 'user', content: options.task });
 
+  async function* compact() {
+    const before = contextNow();
+    const result = await compactHistory(messages, { llm, state: ctx.state, contextWindow: window, signal });
+    messages.splice(0, messages.length, ...result.history);
+    measured = undefined;
+    options.onCompact?.(result.history);
+    // The estimates leave out what the server adds (tool schemas, template); the saving carries over.
+    yield {
+      type: 'compaction' as const,
+      before,
+      after: Math.max(0, before - (result.before - result.after)),
+    };
+  }
+
+  let overflowRetried = false;
   for (let turn = 1; turn <= options.maxIterations; turn++) {
     if (signal.aborted) return yield done('aborted', '', turn - 1);
+    if (window > 0 && contextNow() > window * (options.compactionThreshold ?? 0.75)) yield* compact();
     yield { type: 'turn_start', turn };
 
     let reply: { message: AssistantMessage; toolCalls: ToolCall[]; usage?: Usage } | undefined;
+    let overflow = false;
     for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
       if (event.type === 'error') {
         if (event.error.kind === 'aborted' || signal.aborted) return yield done('aborted', '', turn - 1);
+        if (event.error.kind === 'context_overflow' && !overflowRetried && window > 0) {
+          overflow = true;
+          break;
+        }
         return yield done('error', event.error.message, turn - 1);
       }
       if (event.type === 'done') reply = event;
       else yield event;
     }
+    if (overflow) {
+      // The server says the prompt does not fit: compact and try this turn once more.
+      overflowRetried = true;
+      yield {
+        type: 'warning',
+        message: "The prompt no longer fits the model's context; compacting and retrying.",
+      };
+      yield* compact();
+      turn--;
+      continue;
+    }
     if (!reply) return yield done('error', 'The model stream ended without a reply.', turn - 1);
 
     append(reply.message);
-    const usage = usageEvent(reply.usage, messages, options.contextWindow ?? 0);
+    const usage = usageEvent(reply.usage, messages, window);
+    if (reply.usage && reply.usage.prompt > 0)
+      measured = { tokens: usage.contextUsed, length: messages.length };
     yield usage;
     spent += usage.prompt + usage.completion;
     if (options.tokenBudget !== undefined) {
@@ -226,22 +276,4 @@ function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWi
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
   return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow };
-}
-
-const messageTokens = new WeakMap<ChatMessage, number>();
-
-/** Estimated tokens of a history, for servers that report no usage. Cached per message: history only grows. */
-export function estimateHistoryTokens(messages: ChatMessage[]): number {
-  let total = 0;
-  for (const m of messages) {
-    let n = messageTokens.get(m);
-    if (n === undefined) {
-      n = 4 + estimateTokens(m.content ?? '');
-      if (m.role === 'assistant')
-        for (const c of m.tool_calls ?? []) n += estimateTokens(c.function.name + c.function.arguments);
-      messageTokens.set(m, n);
-    }
-    total += n;
-  }
-  return total;
 }

@@ -1,9 +1,11 @@
 import type { LlmClient } from '../llm/client.js';
+import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
 
@@ -20,7 +22,16 @@ export interface SessionDeps {
   tokenBudget?: number;
   todoNudges?: number;
   contextWindow?: number;
+  compactionThreshold?: number;
 }
+
+/** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */
+interface CompactionRecord {
+  fromSeq: number;
+  history: ChatMessage[];
+}
+
+const COMPACTION_KEY = 'compaction';
 
 const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
@@ -36,6 +47,8 @@ export class AgentSession {
     private readonly deps: SessionDeps,
     readonly row: SessionRow,
     readonly messages: ChatMessage[],
+    /** How many messages the store holds for this session: the seq the next one gets. */
+    private stored: number,
   ) {}
 
   get id(): string {
@@ -44,7 +57,7 @@ export class AgentSession {
 
   static create(deps: SessionDeps, systemPrompt: string): AgentSession {
     const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model });
-    const session = new AgentSession(deps, row, []);
+    const session = new AgentSession(deps, row, [], 0);
     session.append({ role: 'system', content: systemPrompt });
     return session;
   }
@@ -54,7 +67,10 @@ export class AgentSession {
    * (servers reject a history with unanswered calls); those of a paused run stay pending.
    */
   static open(deps: SessionDeps, row: SessionRow): AgentSession {
-    const session = new AgentSession(deps, row, deps.store.messages(row.id));
+    const stored = deps.store.messages(row.id);
+    const compaction = deps.store.state(row.id).get(COMPACTION_KEY) as CompactionRecord | undefined;
+    const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
+    const session = new AgentSession(deps, row, history, stored.length);
     if (row.status !== 'paused') {
       for (const call of unansweredCalls(session.messages)) {
         session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
@@ -108,7 +124,8 @@ export class AgentSession {
       signal,
       session: this.toolSession,
       state: store.state(this.id),
-      onMessage: (message) => store.appendMessage(this.id, message),
+      onMessage: (message) => this.persist(message),
+      onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => store.recordAudit(this.id, entry),
     })) {
       if (event.type === 'turn_start') turnStarted = performance.now();
@@ -134,8 +151,31 @@ export class AgentSession {
     this.deps.store.update(this.id, { status, model: this.deps.llm.model });
   }
 
+  /** Compacts the history now (/compact, `hearth sessions compact`). */
+  async compact(signal?: AbortSignal): Promise<CompactionResult> {
+    const result = await compactHistory(this.messages, {
+      llm: this.deps.llm,
+      state: this.deps.store.state(this.id),
+      contextWindow: this.deps.contextWindow || DEFAULT_CONTEXT_WINDOW,
+      signal,
+    });
+    this.messages.splice(0, this.messages.length, ...result.history);
+    this.recordCompaction(result.history);
+    return result;
+  }
+
+  private recordCompaction(history: ChatMessage[]): void {
+    const record: CompactionRecord = { fromSeq: this.stored, history };
+    this.deps.store.state(this.id).set(COMPACTION_KEY, record);
+  }
+
+  private persist(message: ChatMessage): void {
+    this.deps.store.appendMessage(this.id, message);
+    this.stored++;
+  }
+
   private append(message: ChatMessage): void {
     this.messages.push(message);
-    this.deps.store.appendMessage(this.id, message);
+    this.persist(message);
   }
 }

@@ -1,14 +1,23 @@
+import type { ProjectContext } from './project-context.js';
+
 /**
  * The system prompt. It is fixed for a whole session and holds nothing that changes (no
- * clock, no counters), so local servers can keep its tokens in their prompt cache.
+ * clock, no counters, no todo list), so local servers can keep its tokens in their prompt
+ * cache; changing state is appended to the conversation instead.
  */
-export function buildSystemPrompt(opts: { workspace: string }): string {
-  return [
-    "You are Hearth, a careful agent that completes tasks on the user's machine with tools.",
-    `Workspace: ${opts.workspace} (paths are relative to it; you cannot leave it).`,
-    '- Look before you act: read files and list directories instead of guessing.',
-    '- Make the change the task asks for, then check it if you can.',
-    '- If a tool fails, read the error and fix the call; do not repeat a failing call unchanged.',
-    '- When done, reply with a short summary of what you did, without calling a tool.',
-  ].join('\n');
+export function buildSystemPrompt(opts: { workspace: string; context?: ProjectContext }): string {
+  const parts = [
+    [
+      "You are Hearth, a careful agent that completes tasks on the user's machine with tools.",
+      `Workspace: ${opts.workspace} (paths are relative to it; you cannot leave it).`,
+      '- Look before you act: read files and list directories instead of guessing.',
+      '- Make the change the task asks for, then check it if you can.',
+      '- If a tool fails, read the error and fix the call; do not repeat a failing call unchanged.',
+      '- When done, reply with a short summary of what you did, without calling a tool.',
+    ].join('\n'),
+  ];
+  const { notes, soul } = opts.context ?? {};
+  if (notes) parts.push(`## Project notes (${notes.file})\n${notes.text}`);
+  if (soul) parts.push(`## Personality\n${soul}`);
+  return parts.join('\n\n');
 }

@@ -105,12 +105,30 @@ export class TerminalRenderer {
         this.endReasoning();
         if (!this.stdoutAtLineStart) this.out.write('\n');
         this.stdoutAtLineStart = true;
-        if (event.reason === 'max_iterations') this.errLine(this.style.yellow(event.text));
+        if (['max_iterations', 'loop', 'budget', 'paused'].includes(event.reason))
+          this.errLine(this.style.yellow(event.text));
         if (event.reason === 'aborted') this.errLine(this.style.yellow('Interrupted.'));
         if (event.reason === 'error') this.errLine(this.style.red(`Error: ${event.text}`));
         break;
-      case 'turn_start':
       case 'usage':
+        if (event.contextWindow > 0) {
+          const share = Math.round((event.contextUsed / event.contextWindow) * 100);
+          this.errLine(
+            this.style.dim(
+              `context ${formatTokens(event.contextUsed)}/${formatTokens(event.contextWindow)} (${share}%)`,
+            ),
+          );
+        }
+        break;
+      case 'compaction':
+        this.errLine(
+          this.style.yellow(
+            `↧ compacted the conversation: ${formatTokens(event.before)} → ${formatTokens(event.after)} tokens`,
+          ),
+        );
+        break;
+      case 'approval_request':
+      case 'turn_start':
         break;
     }
   }
@@ -134,6 +152,10 @@ export class TerminalRenderer {
     this.err.write(text);
     this.stderrAtLineStart = text.endsWith('\n');
   }
+}
+
+function formatTokens(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
 function firstLine(text: string): string {

@@ -55,6 +55,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     tokenBudget: config.token_budget ?? (options.deep ? DEEP.tokenBudget : undefined),
     todoNudges: options.deep ? DEEP.todoNudges : 0,
     contextWindow: connection.contextWindow,
+    compactionThreshold: config.compaction.threshold,
   };
   const session = options.resume
     ? AgentSession.open(deps, options.resume)

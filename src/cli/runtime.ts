@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readProjectContext } from '../agent/project-context.js';
 import { buildSystemPrompt } from '../agent/system-prompt.js';
 import { hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -37,7 +38,7 @@ export async function createRuntime(config: Config, workspaceDir: string): Promi
     workspace,
     tools,
     gate,
-    systemPrompt: buildSystemPrompt({ workspace }),
+    systemPrompt: buildSystemPrompt({ workspace, context: await readProjectContext(workspace) }),
     openStore() {
       db ??= openDatabase(config.db_path ?? join(hearthHome(), 'hearth.db'));
       return new SessionStore(db);

@@ -55,6 +55,13 @@ export const configSchema = z
       })
       .strict()
       .default({ mode: 'normal', allow: [], deny: [] }),
+    compaction: z
+      .object({
+        /** Share of the context window at which older turns are summarized. */
+        threshold: z.number().gt(0).max(1).default(0.75),
+      })
+      .strict()
+      .default({ threshold: 0.75 }),
     /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
     token_budget: z.number().int().positive().optional(),
     /** The SQLite file holding sessions; default <hearth home>/hearth.db. */

@@ -1,7 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { AgentSession } from '../../agent/session.js';
 import type { SessionStore } from '../../store/sessions.js';
+import { createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
 
@@ -89,6 +91,37 @@ export function addSessionCommands(program: Command): void {
         process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${row.title})` : ''}.\n`);
       }),
     );
+
+  sessions
+    .command('compact <id>')
+    .description('summarize the older part of a session now, to free context')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
+      try {
+        const store = runtime.openStore();
+        const row = store.resolve(id);
+        const connection = await resolveConnection(runtime.config);
+        const session = AgentSession.open(
+          {
+            store,
+            llm: createClient(connection, runtime.config),
+            tools: runtime.tools,
+            gate: runtime.gate,
+            sandbox: (await runtime.sandbox()).sandbox,
+            workspace: runtime.workspace,
+            maxIterations: 1,
+            contextWindow: connection.contextWindow,
+          },
+          row,
+        );
+        const result = await session.compact();
+        process.stdout.write(
+          `Compacted session ${row.id} (${result.method === 'summary' ? 'summarized' : 'old tool outputs dropped'}): ${result.before} → ${result.after} tokens.\n`,
+        );
+      } finally {
+        await runtime.close();
+      }
+    });
 
   sessions
     .command('fork <id>')

@@ -1,0 +1,46 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readProjectContext } from '../../src/agent/project-context.js';
+import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
+
+let ws: string;
+beforeEach(async () => {
+  ws = await mkdtemp(join(tmpdir(), 'hearth-prompt-'));
+});
+afterEach(async () => {
+  await rm(ws, { recursive: true, force: true });
+});
+
+describe('system prompt', () => {
+  it('carries AGENTS.md and SOUL.md, and nothing that changes between runs', async () => {
+    await writeFile(join(ws, 'AGENTS.md'), 'Run tests with `npm test`.\n');
+    await mkdir(join(ws, '.hearth'));
+    await writeFile(join(ws, '.hearth', 'SOUL.md'), 'Be terse.');
+    const first = buildSystemPrompt({ workspace: ws, context: await readProjectContext(ws) });
+    expect(first).toContain('## Project notes (AGENTS.md)\nRun tests with `npm test`.');
+    expect(first).toContain('## Personality\nBe terse.');
+    expect(first).not.toMatch(/\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}/);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(buildSystemPrompt({ workspace: ws, context: await readProjectContext(ws) })).toBe(first);
+  });
+
+  it('prefers .hearth/HEARTH.md over AGENTS.md and cuts long files with a note', async () => {
+    await writeFile(join(ws, 'AGENTS.md'), 'generic notes');
+    await mkdir(join(ws, '.hearth'));
+    await writeFile(join(ws, '.hearth', 'HEARTH.md'), `${'x'.repeat(7000)}`);
+    const context = await readProjectContext(ws);
+    expect(context.notes?.file).toBe('.hearth/HEARTH.md');
+    expect(context.notes?.text).toMatch(
+      /\[\.\.\. \.hearth\/HEARTH\.md is longer; read it with read_file for the rest\]$/,
+    );
+    expect(context.notes!.text.length).toBeLessThan(6200);
+  });
+
+  it('is short without project files', async () => {
+    const prompt = buildSystemPrompt({ workspace: ws, context: await readProjectContext(ws) });
+    expect(prompt).not.toContain('##');
+    expect(prompt.length).toBeLessThan(600);
+  });
+});
