@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeString, encodeText, toLf } from '../../../src/tools/edit/file-text.js';
-import { applyEdit } from '../../../src/tools/edit/match.js';
-import { editCorpus } from './corpus.js';
-
-/** The edit tools' pipeline without the disk: decode, match on LF text, encode like the original. */
-function runCase(file: string, oldString: string, newString: string, replaceAll?: boolean) {
-  const decoded = decodeString(file);
-  const result = applyEdit(decoded.text, toLf(oldString), toLf(newString), { replaceAll });
-  return result.ok ? { ok: true as const, file: encodeText(result.content, decoded) } : result;
-}
+import { editCorpus, runCase } from './corpus.js';
 
 describe('edit corpus', () => {
   it('is large enough to mean something', () => {

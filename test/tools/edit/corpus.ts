@@ -1,3 +1,6 @@
+import { decodeString, encodeText, toLf } from '../../../src/tools/edit/file-text.js';
+import { applyEdit } from '../../../src/tools/edit/match.js';
+
 /**
  * Imperfect edit calls of the kind local models make, each with the file it was made against and
  * the only acceptable outcome: the exact file after the edit, or null when the edit must be refused
@@ -599,3 +602,10 @@ export const editCorpus: EditCase[] = [
     expected: null,
   },
 ];
+
+/** The edit tools' pipeline without the disk: decode, match on LF text, encode like the original. */
+export function runCase(file: string, oldString: string, newString: string, replaceAll?: boolean) {
+  const decoded = decodeString(file);
+  const result = applyEdit(decoded.text, toLf(oldString), toLf(newString), { replaceAll });
+  return result.ok ? { ok: true as const, file: encodeText(result.content, decoded) } : result;
+}
