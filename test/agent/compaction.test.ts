@@ -153,7 +153,7 @@ describe('compaction', () => {
     });
     const session = AgentSession.create(deps({ contextWindow: 8000 }), 'system prompt');
     await collect(session.run('cat it'));
-    const result = (server.requests[1]!.body.messages as ChatMessage[]).at(-1)!;
+    const result = (server.requests[1]!.body.messages as ChatMessage[]).at(-1) as { content: string };
     expect(result.content.length).toBeLessThan(8000 * 0.3 * 3.5 + 200);
     expect(result.content).toContain('cut to fit the context window');
   });
