@@ -56,10 +56,9 @@ export class AgentSession {
   }
 
   static create(deps: SessionDeps, systemPrompt: string): AgentSession {
-    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model });
-    const session = new AgentSession(deps, row, [], 0);
-    session.append({ role: 'system', content: systemPrompt });
-    return session;
+    const system: ChatMessage = { role: 'system', content: systemPrompt };
+    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model }, [system]);
+    return new AgentSession(deps, row, [system], 1);
   }
 
   /**

@@ -43,7 +43,11 @@ export class SessionNotFoundError extends Error {
 export class SessionStore {
   constructor(private readonly db: Db) {}
 
-  create(input: { workspace: string; model?: string; title?: string; parentId?: string }): SessionRow {
+  /** Creates a session, with its first messages in the same transaction: no session is ever seen without them. */
+  create(
+    input: { workspace: string; model?: string; title?: string; parentId?: string },
+    messages: ChatMessage[] = [],
+  ): SessionRow {
     const now = Date.now();
     const row: SessionRow = {
       id: newId(),
@@ -55,12 +59,15 @@ export class SessionStore {
       createdAt: now,
       updatedAt: now,
     };
-    this.db
-      .prepare(
-        `INSERT INTO sessions (id, title, workspace, model, parent_id, status, created_at, updated_at)
-         VALUES (@id, @title, @workspace, @model, @parentId, @status, @createdAt, @updatedAt)`,
-      )
-      .run(row);
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO sessions (id, title, workspace, model, parent_id, status, created_at, updated_at)
+           VALUES (@id, @title, @workspace, @model, @parentId, @status, @createdAt, @updatedAt)`,
+        )
+        .run(row);
+      for (const message of messages) this.appendMessage(row.id, message);
+    })();
     return row;
   }
 

@@ -1,8 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { writeFileAtomic } from '../fs/atomic-write.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { type ToolContext, ToolError } from '../types.js';
-import { countLines, type DecodedText, encodeText, readDecoded, writeFileAtomic } from './file-text.js';
+import { countLines, type DecodedText, encodeText, readDecoded } from './file-text.js';
 
 /** A file read for editing: where it is, how it is shown to the model, and its decoded text. */
 export interface EditTarget {

@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, open, readFile, rename, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { ToolError } from '../types.js';
 
 /**
@@ -83,31 +81,4 @@ export function countLines(text: string): number {
 
 export async function readDecoded(abs: string, shown: string): Promise<DecodedText> {
   return decodeText(await readFile(abs), shown);
-}
-
-/**
- * Writes through a temp file in the same directory and a rename, so neither a crash nor a
- * concurrent reader ever sees half a file; the rename is only atomic within one filesystem, hence
- * the same directory. The permission bits of the file being replaced are kept.
- */
-export async function writeFileAtomic(target: string, content: string, mode?: number): Promise<void> {
-  const tmp = path.join(
-    path.dirname(target),
-    `.${path.basename(target).slice(0, 80)}.edit-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
-  );
-  let renamed = false;
-  try {
-    const handle = await open(tmp, 'wx');
-    try {
-      await handle.writeFile(content, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (mode !== undefined) await chmod(tmp, mode & 0o7777);
-    await rename(tmp, target);
-    renamed = true;
-  } finally {
-    if (!renamed) await unlink(tmp).catch(() => undefined);
-  }
 }

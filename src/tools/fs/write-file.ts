@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { formatCount, splitLines } from '../truncate.js';
 import { defineTool, ToolError } from '../types.js';
+import { writeFileAtomic } from './atomic-write.js';
 
 export const writeFileTool = defineTool({
   name: 'write_file',
@@ -41,7 +41,7 @@ export const writeFileTool = defineTool({
     }
 
     try {
-      await writeAtomically(abs, args.content, existing?.mode);
+      await writeFileAtomic(abs, args.content, existing?.mode);
     } catch (err) {
       throw new ToolError(`Cannot write ${shown}: ${errorMessage(err)}`);
     }
@@ -55,31 +55,3 @@ export const writeFileTool = defineTool({
     };
   },
 });
-
-/**
- * Writes to a sibling temp file and renames it over the target, so a reader (or a crash) never sees
- * a half-written file. The temp file lives in the same directory because rename is only atomic
- * within one filesystem. An existing file keeps its permission bits (executable scripts stay so);
- * the name is shortened so a long target name cannot push it past NAME_MAX.
- */
-async function writeAtomically(target: string, content: string, mode: number | undefined): Promise<void> {
-  const tmp = path.join(
-    path.dirname(target),
-    `.${path.basename(target).slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  let renamed = false;
-  try {
-    const handle = await open(tmp, 'wx');
-    try {
-      await handle.writeFile(content, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (mode !== undefined) await chmod(tmp, mode & 0o7777);
-    await rename(tmp, target);
-    renamed = true;
-  } finally {
-    if (!renamed) await unlink(tmp).catch(() => undefined);
-  }
-}
