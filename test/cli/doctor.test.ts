@@ -33,7 +33,7 @@ async function doctor(env: Record<string, string>, args: string[] = []) {
 describe('hearth doctor', () => {
   it('passes against a working server, with the sandbox and why it was chosen', async () => {
     server = await startScriptedServer({
-      models: ['qwen-test'],
+      models: ['qwen-test', 'nomic-embed-text'],
       turns: [reply().tool('get_weather', { city: 'Paris' })],
       extraRoutes: { 'GET /props': () => ({ json: { default_generation_settings: { n_ctx: 16384 } } }) },
     });
@@ -47,6 +47,7 @@ describe('hearth doctor', () => {
       detail: expect.stringMatching(/\((bwrap|none|docker|podman): /),
     });
     expect(r.check('database')).toMatchObject({ ok: true });
+    expect(r.check('embeddings')).toMatchObject({ ok: true, detail: 'nomic-embed-text' });
     // The identity depends on the machine; the check itself must be there either way.
     expect(r.check('git identity')).toBeDefined();
     if (r.report.checks.every((c) => c.ok)) expect(r.code).toBe(0);
@@ -72,6 +73,11 @@ describe('hearth doctor', () => {
     expect(missing.check('model')).toMatchObject({ ok: false, detail: expect.stringContaining('chatty') });
     const chatty = await doctor({ HEARTH_BASE_URL: server.baseUrl });
     expect(chatty.code).toBe(1);
+    expect(chatty.check('embeddings')).toMatchObject({
+      ok: true,
+      warning: true,
+      fix: expect.stringContaining('embed'),
+    });
     expect(chatty.check('tool calling')).toMatchObject({
       ok: false,
       detail: expect.stringContaining('without calling the tool'),

@@ -102,6 +102,7 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
       detail: `${connection.contextWindow} tokens${connection.contextNote ? ` (${connection.contextNote})` : ` (${connection.info.source})`}`,
     },
   ];
+  checks.push(embeddingsCheck(models));
   if (live) checks.push(await toolCallProbe(connection, runtime));
   return checks;
 }
@@ -138,6 +139,20 @@ async function toolCallProbe(connection: Connection, runtime: Runtime): Promise<
     }
   }
   return { name: 'tool calling', ok: false, detail: 'no reply' };
+}
+
+/** Memory search needs an embeddings model on the same server; without one it falls back to keywords. */
+function embeddingsCheck(models: string[]): Check {
+  const embedder = models.find((id) => /embed/i.test(id));
+  return embedder
+    ? { name: 'embeddings', ok: true, detail: embedder }
+    : {
+        name: 'embeddings',
+        ok: true,
+        warning: true,
+        detail: 'no embeddings model listed; memory search will use keywords only',
+        fix: 'Load one, e.g. nomic-embed-text (ollama pull nomic-embed-text).',
+      };
 }
 
 async function sandboxCheck(runtime: Runtime): Promise<Check> {
