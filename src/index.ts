@@ -1,8 +1,27 @@
-/** Hearth's library API. The full `Agent` class arrives with the library issue; these are its parts. */
-export type { AgentEvent, StopReason } from './agent/events.js';
+/**
+ * Hearth's library API: `new Agent({...})` runs tasks, `defineTool` adds tools. The lower parts
+ * (the loop, the client, the registry) are exported too, for callers who assemble their own.
+ */
+
+/** The zod Hearth validates tool parameters with: schemas built with it are sure to match. */
+export { z } from 'zod';
+export {
+  Agent,
+  AgentError,
+  type AgentOptions,
+  type AgentResult,
+  type AgentSandboxOptions,
+  type AgentToolCall,
+  type ApprovalCallback,
+  type ResumeDecisions,
+  type RunOptions,
+} from './agent/agent.js';
+export type { AgentEvent, DoneEvent, StopReason, ToolResultEvent } from './agent/events.js';
 export { type RunAgentOptions, runAgent } from './agent/loop.js';
 export { buildSystemPrompt } from './agent/system-prompt.js';
+export { ConfigError } from './config/load.js';
 export { type ChatRequest, createLlmClient, type LlmClient, type LlmClientOptions } from './llm/client.js';
+export { ConnectionError } from './llm/connection.js';
 export { discoverServer, listModels } from './llm/discover.js';
 export type { ChatMessage, LlmEvent, ToolCall } from './llm/types.js';
 export {
@@ -12,7 +31,16 @@ export {
   PermissionGate,
 } from './permissions/gate.js';
 export type { PermissionMode } from './permissions/modes.js';
-export { parseRule, type Rule } from './permissions/rules.js';
-export { defaultTools, selectTools, toolGroups } from './tools/catalog.js';
+export { parseRule, type Rule, RuleSyntaxError } from './permissions/rules.js';
+export { SandboxError, type SandboxMode } from './sandbox/types.js';
+export { SessionNotFoundError } from './store/sessions.js';
+export { defaultTools, selectTools, ToolSelectionError, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';
-export { defineTool, type Tool, type ToolContext, ToolError, type ToolOutput } from './tools/types.js';
+export {
+  type AnyTool,
+  defineTool,
+  type Tool,
+  type ToolContext,
+  ToolError,
+  type ToolOutput,
+} from './tools/types.js';

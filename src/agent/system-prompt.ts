@@ -1,3 +1,4 @@
+import type { ToolSchema } from '../llm/types.js';
 import type { ProjectContext } from './project-context.js';
 
 /**
@@ -5,7 +6,12 @@ import type { ProjectContext } from './project-context.js';
  * clock, no counters, no todo list), so local servers can keep its tokens in their prompt
  * cache; changing state is appended to the conversation instead.
  */
-export function buildSystemPrompt(opts: { workspace: string; context?: ProjectContext }): string {
+export function buildSystemPrompt(opts: {
+  workspace: string;
+  context?: ProjectContext;
+  /** For models without native tool calling: the tools, described in the prompt itself. */
+  toolsInPrompt?: ToolSchema[];
+}): string {
   const parts = [
     [
       "You are Hearth, a careful agent that completes tasks on the user's machine with tools.",
@@ -16,8 +22,20 @@ export function buildSystemPrompt(opts: { workspace: string; context?: ProjectCo
       '- When done, reply with a short summary of what you did, without calling a tool.',
     ].join('\n'),
   ];
+  if (opts.toolsInPrompt?.length) parts.push(describeTools(opts.toolsInPrompt));
   const { notes, soul } = opts.context ?? {};
   if (notes) parts.push(`## Project notes (${notes.file})\n${notes.text}`);
   if (soul) parts.push(`## Personality\n${soul}`);
   return parts.join('\n\n');
+}
+
+/** The calling convention and each tool's schema, one line each, in the Hermes format Hearth parses. */
+function describeTools(tools: ToolSchema[]): string {
+  return [
+    '## Tools',
+    'To call a tool, write exactly one block like this and stop:',
+    '<tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>',
+    'Available tools:',
+    ...tools.map((t) => JSON.stringify(t.function)),
+  ].join('\n');
 }

@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { loadConfig } from '../config/load.js';
-import type { Config } from '../config/schema.js';
-import { isPermissionMode, type PermissionMode } from '../permissions/modes.js';
+import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -38,11 +36,6 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-function parsePermissionMode(value: string): PermissionMode {
-  if (isPermissionMode(value)) return value;
-  throw new InvalidArgumentError(`Unknown permission mode "${value}": use auto, normal, manual or plan.`);
-}
-
 export function nameList(value: string): string[] {
   return value
     .split(',')
@@ -50,26 +43,35 @@ export function nameList(value: string): string[] {
     .filter(Boolean);
 }
 
+/** The config keys the flags set, in order: a later setting of one key wins (--yolo over --permission-mode). */
+export function flagSettings(flags: GlobalFlags): FlagSetting[] {
+  const settings: FlagSetting[] = [];
+  const add = (key: string, value: unknown, name: string) => {
+    if (value !== undefined) settings.push({ key, value, name });
+  };
+  add('model', flags.model, '--model');
+  add('base_url', flags.baseUrl, '--base-url');
+  add('api_key', flags.apiKey, '--api-key');
+  add('max_iterations', flags.maxIterations, '--max-iterations');
+  add('timeout', flags.timeout, '--timeout');
+  add('db_path', flags.db, '--db');
+  // The flag names the whole set: it wins over both lists from config files.
+  add('tools.enabled', flags.tools, '--tools');
+  add('tools.disabled', flags.tools && [], '--tools');
+  add('permissions.mode', flags.permissionMode, '--permission-mode');
+  add('permissions.mode', flags.yolo ? 'auto' : undefined, '--yolo');
+  add('permissions.allow', flags.allow, '--allow');
+  add('permissions.deny', flags.deny, '--deny');
+  return settings;
+}
+
+/** Loads the config for the flags' workspace, with the flags as the last layer. */
+export function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedConfig> {
+  return loadConfig({ workspace: resolve(flags.workspace), flags: flagSettings(flags) });
+}
+
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
-  const workspace = resolve(flags.workspace);
-  const config: Config = await loadConfig({
-    workspace,
-    flags: {
-      model: flags.model,
-      base_url: flags.baseUrl,
-      api_key: flags.apiKey,
-      max_iterations: flags.maxIterations,
-      timeout: flags.timeout,
-      db_path: flags.db,
-    },
-  });
-  // The flag names the whole set: it wins over both lists from config files.
-  if (flags.tools) config.tools = { enabled: flags.tools };
-  const permissions = config.permissions;
-  if (flags.permissionMode) permissions.mode = parsePermissionMode(flags.permissionMode);
-  if (flags.yolo) permissions.mode = 'auto';
-  permissions.allow.push(...(flags.allow ?? []));
-  permissions.deny.push(...(flags.deny ?? []));
-  return createRuntime(config, workspace);
+  const { config } = await loadConfigFromFlags(flags);
+  return createRuntime(config, resolve(flags.workspace));
 }

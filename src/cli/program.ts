@@ -7,8 +7,10 @@ import { RuleSyntaxError } from '../permissions/rules.js';
 import { SandboxError } from '../sandbox/types.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
+import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
+import { addInitCommand } from './commands/init.js';
 import { addSessionCommands, UsageError } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
@@ -19,12 +21,15 @@ import {
   positiveNumber,
   runtimeFromFlags,
 } from './options.js';
+import { runRepl } from './repl/repl.js';
 import { runOneShot } from './run-task.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 const HELP_AFTER = `
 Examples:
+  hearth                                       (interactive: type tasks, /help for commands)
+  hearth -i "first task"                       (interactive, starting with a task)
   hearth --yolo "summarise README.md and write it to SUMMARY.md"
   git diff | hearth "review this change"
   hearth --base-url http://127.0.0.1:8080/v1 -m qwen2.5-coder "list the TODOs in src/"
@@ -46,6 +51,7 @@ Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 wai
 130 interrupted.`;
 
 interface MainFlags extends GlobalFlags {
+  interactive?: boolean;
   json?: boolean;
   deep?: boolean;
   continue?: boolean;
@@ -70,7 +76,11 @@ export function buildProgram(): Command {
       'A local-first AI agent for OpenAI-compatible model servers (LM Studio, Ollama, llama.cpp, vLLM).',
     )
     .version(version, '-v, --version')
-    .argument('[task...]', 'what to do; piped stdin is appended to it')
+    .argument('[task...]', 'what to do; piped stdin is appended to it. None at a terminal: interactive mode')
+    .option(
+      '-i, --interactive',
+      'interactive mode (the default with no task at a terminal); a task is its first message',
+    )
     .option('-m, --model <name>', "model to use (default: the server's loaded or first chat model)")
     .option('--base-url <url>', 'OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1')
     .option('--api-key <key>', 'API key, if the server wants one')
@@ -106,6 +116,8 @@ export function buildProgram(): Command {
   addSessionCommands(program);
   addDebugCommands(program);
   addDoctorCommand(program);
+  addConfigCommands(program);
+  addInitCommand(program);
   return program;
 }
 
@@ -125,7 +137,12 @@ export async function runProgram(argv: string[]): Promise<void> {
 
 async function main(words: string[], flags: MainFlags): Promise<number> {
   let task = words.join(' ').trim();
-  const piped = await readPipedStdin();
+  const atTerminal = process.stdin.isTTY === true;
+  if (flags.interactive && !atTerminal)
+    throw new UsageError(
+      'Interactive mode needs a terminal. Give the task as an argument instead: hearth "..."',
+    );
+  const piped = flags.interactive ? '' : await readPipedStdin();
   if (piped) task = task ? `${task}\n\n${piped}` : piped;
   const runtime = await runtimeFromFlags(flags);
   try {
@@ -137,11 +154,27 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
         : undefined;
     if (flags.continue && !resume)
       throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
+    const last = resume && !task ? store.messages(resume.id).at(-1) : undefined;
+    const finished = last?.role === 'assistant' && !last.tool_calls?.length;
+    // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
+    const interactive =
+      flags.interactive === true || (atTerminal && !task && !flags.json && (!resume || finished));
+    if (interactive) {
+      // The prompt should come up at once: probe the server while the sandbox makes its trial run.
+      const [connection] = await Promise.all([resolveConnection(runtime.config), runtime.sandbox()]);
+      return await runRepl({
+        runtime,
+        connection,
+        firstTask: task || undefined,
+        resume,
+        deep: flags.deep === true,
+        version,
+      });
+    }
     if (!task && !resume) {
       throw new UsageError('No task given. Usage: hearth "what to do" (see hearth --help)');
     }
-    const last = resume && !task ? store.messages(resume.id).at(-1) : undefined;
-    if (last?.role === 'assistant' && !last.tool_calls?.length) {
+    if (finished) {
       throw new UsageError(
         `Session ${resume!.id} finished its last task. Say what to do next: hearth --resume ${resume!.id} "..."`,
       );

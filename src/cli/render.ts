@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../agent/events.js';
 
 export interface Style {
+  bold(text: string): string;
   dim(text: string): string;
   red(text: string): string;
   green(text: string): string;
@@ -13,6 +14,7 @@ export function makeStyle(color: boolean): Style {
   const wrap = (open: number, close: number) => (text: string) =>
     color ? `\x1b[${open}m${text}\x1b[${close}m` : text;
   return {
+    bold: wrap(1, 22),
     dim: wrap(2, 22),
     red: wrap(31, 39),
     green: wrap(32, 39),
@@ -44,7 +46,7 @@ export function keyArgument(args: string): string {
   return oneLine(JSON.stringify(parsed));
 }
 
-function oneLine(text: string, max = 80): string {
+export function oneLine(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
@@ -94,7 +96,10 @@ export class TerminalRenderer {
         const status = event.ok ? this.style.green('✓') : this.style.red('✗');
         const detail = event.ok ? '' : ` ${this.style.red(firstLine(event.output))}`;
         this.errLine(`${status} ${this.style.cyan(label)} ${this.style.dim(`${event.ms}ms`)}${detail}`);
-        if (event.display) this.errLine(this.style.dim(event.display));
+        if (event.display)
+          this.errLine(
+            isDiff(event.display) ? colorDiff(event.display, this.style) : this.style.dim(event.display),
+          );
         break;
       }
       case 'warning':
@@ -154,10 +159,30 @@ export class TerminalRenderer {
   }
 }
 
-function formatTokens(n: number): string {
+/** Tool output for people that is a unified diff (edits), as opposed to plain command output. */
+export function isDiff(text: string): boolean {
+  return text.startsWith('--- ') && text.includes('\n+++ ');
+}
+
+/** Added lines green, removed red, hunk headers cyan; lines beyond `maxLines` are counted, not shown. */
+export function colorDiff(diff: string, style: Style, maxLines = Number.POSITIVE_INFINITY): string {
+  const lines = diff.split('\n');
+  const shown = lines.slice(0, maxLines).map((line) => {
+    if (line.startsWith('+++') || line.startsWith('---')) return style.dim(line);
+    if (line.startsWith('+')) return style.green(line);
+    if (line.startsWith('-')) return style.red(line);
+    if (line.startsWith('@@')) return style.cyan(line);
+    return style.dim(line);
+  });
+  const hidden = lines.length - shown.length;
+  if (hidden > 0) shown.push(style.dim(`… ${hidden} more diff line${hidden === 1 ? '' : 's'}`));
+  return shown.join('\n');
+}
+
+export function formatTokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-function firstLine(text: string): string {
+export function firstLine(text: string): string {
   return oneLine(text.split('\n')[0] ?? '', 120);
 }

@@ -1,10 +1,10 @@
 import type { AgentEvent, StopReason } from '../agent/events.js';
-import { AgentSession, type SessionDeps } from '../agent/session.js';
 import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
-import { type Connection, createClient } from './connect.js';
+import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
 import type { Runtime } from './runtime.js';
+import { openSession, setupNotes } from './session-setup.js';
 
 export interface OneShotOptions {
   runtime: Runtime;
@@ -29,37 +29,24 @@ export const exitCodes: Record<StopReason, number> = {
   aborted: 130,
 };
 
-const DEFAULT_MAX_ITERATIONS = 50;
-const DEEP = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
-
 /** Runs one task to the end, printing events as they come. Resolves to the exit code. */
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
-  const { config } = runtime;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
-  const choice = await runtime.sandbox();
-  for (const note of [choice.warning, connection.contextNote]) {
-    if (note) process.stderr.write(`${style.yellow(`! ${note}`)}\n`);
+  for (const note of await setupNotes(runtime, connection)) {
+    process.stderr.write(`${style.yellow(`! ${note}`)}\n`);
   }
-  const deps: SessionDeps = {
-    store: runtime.openStore(),
-    llm: createClient(connection, config),
-    tools: runtime.tools,
-    gate: runtime.gate,
-    sandbox: choice.sandbox,
-    approve: process.stdin.isTTY
-      ? terminalApprover(process.stdin, process.stderr, style)
-      : declineWithoutTerminal,
-    workspace: runtime.workspace,
-    maxIterations: config.max_iterations ?? (options.deep ? DEEP.maxIterations : DEFAULT_MAX_ITERATIONS),
-    tokenBudget: config.token_budget ?? (options.deep ? DEEP.tokenBudget : undefined),
-    todoNudges: options.deep ? DEEP.todoNudges : 0,
-    contextWindow: connection.contextWindow,
-    compactionThreshold: config.compaction.threshold,
-  };
-  const session = options.resume
-    ? AgentSession.open(deps, options.resume)
-    : AgentSession.create(deps, runtime.systemPrompt);
+  const session = await openSession(
+    {
+      runtime,
+      connection,
+      approve: process.stdin.isTTY
+        ? terminalApprover(process.stdin, process.stderr, style, runtime.workspace)
+        : declineWithoutTerminal,
+      deep: options.deep,
+    },
+    options.resume,
+  );
 
   const controller = new AbortController();
   let interrupts = 0;

@@ -38,7 +38,11 @@ export async function createRuntime(config: Config, workspaceDir: string): Promi
     workspace,
     tools,
     gate,
-    systemPrompt: buildSystemPrompt({ workspace, context: await readProjectContext(workspace) }),
+    systemPrompt: buildSystemPrompt({
+      workspace,
+      context: await readProjectContext(workspace),
+      toolsInPrompt: config.native_tools === false ? tools.schemas() : undefined,
+    }),
     openStore() {
       db ??= openDatabase(config.db_path ?? join(hearthHome(), 'hearth.db'));
       return new SessionStore(db);

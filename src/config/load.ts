@@ -1,97 +1,156 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { z } from 'zod';
-import { type Config, type ConfigInput, configSchema } from './schema.js';
+import { parseDotenv } from './dotenv.js';
+import { ConfigError, configError, describeIssues } from './errors.js';
+import {
+  fileLayer,
+  type Layer,
+  leaves,
+  mergeLayer,
+  type Provenance,
+  type Setting,
+  settingsLayer,
+  validateLayer,
+} from './layers.js';
+import { findProfile, profileLayer, type SelectedProfile } from './profiles.js';
+import { type Config, configSchema } from './schema.js';
+import {
+  type ConfigFileLocation,
+  envSettings,
+  hearthHome,
+  locateConfigFile,
+  readConfigFile,
+} from './sources.js';
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError } from './errors.js';
+export type { Setting as FlagSetting } from './layers.js';
+export type { SelectedProfile } from './profiles.js';
+export { hearthHome } from './sources.js';
 
 export interface ConfigSources {
   workspace: string;
-  /** Values from command-line flags; undefined entries are ignored. */
-  flags?: ConfigInput;
+  /** Settings from command-line flags, in the order given (a later one wins over an earlier). */
+  flags?: Setting[];
+  /** The process environment; default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** Directory holding the user's config.json; default ~/.hearth. */
+  /** Directory holding the user's config file; default $HEARTH_HOME or ~/.hearth. */
   userDir?: string;
 }
 
-/** Environment variables that map onto config keys. */
-const ENV_KEYS: Record<string, keyof ConfigInput> = {
-  HEARTH_BASE_URL: 'base_url',
-  HEARTH_MODEL: 'model',
-  HEARTH_API_KEY: 'api_key',
-  HEARTH_MAX_ITERATIONS: 'max_iterations',
-  HEARTH_TIMEOUT: 'timeout',
-  HEARTH_CONTEXT_WINDOW: 'context_window',
-  HEARTH_DB: 'db_path',
-};
-
-/** Where Hearth keeps its user-level files: $HEARTH_HOME, else ~/.hearth. */
-export function hearthHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.HEARTH_HOME || join(homedir(), '.hearth');
+/** Where the config files are, and whether each exists. */
+export interface ConfigFiles {
+  user: ConfigFileLocation;
+  workspace: ConfigFileLocation;
+  dotenv: { path: string; exists: boolean };
 }
 
-/** Merges, later wins: defaults, user file, workspace file, HEARTH_* env, flags. */
-export async function loadConfig(sources: ConfigSources): Promise<Config> {
+export interface LoadedConfig {
+  config: Config;
+  /**
+   * For each key path with a value, where the value came from: `default`, a file path,
+   * `.env HEARTH_MODEL`, `env HEARTH_MODEL`, a flag such as `--model`, or `profile coder, <file>`.
+   * Rule lists gathered from several sources join their labels with ` + `.
+   */
+  sources: Provenance;
+  profile?: SelectedProfile;
+  files: ConfigFiles;
+}
+
+/** The config files for a workspace, found but not read. */
+export function configFiles(workspace: string, userDir: string): ConfigFiles {
+  const dotenv = join(workspace, '.env');
+  return {
+    user: locateConfigFile(userDir),
+    workspace: locateConfigFile(join(workspace, '.hearth')),
+    dotenv: { path: dotenv, exists: existsSync(dotenv) },
+  };
+}
+
+/**
+ * Merges, later wins: defaults, the user's file, the workspace's file, HEARTH_* variables from
+ * the workspace's .env, HEARTH_* environment variables, flags. When the model named in the end is
+ * a profile, its settings replace the top-level ones from the files; variables and flags still win.
+ */
+export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> {
   const env = sources.env ?? process.env;
-  const userFile = join(sources.userDir ?? hearthHome(env), 'config.json');
-  const projectFile = join(sources.workspace, '.hearth', 'config.json');
-  const layers: Array<[string, Record<string, unknown>]> = [
-    [userFile, await readJsonFile(userFile)],
-    [projectFile, await readJsonFile(projectFile)],
-    ['environment', fromEnv(env)],
-    ['command line', stripUndefined(sources.flags ?? {})],
-  ];
-  const merged: Record<string, unknown> = {};
-  for (const [origin, layer] of layers) {
-    check(configSchema.partial(), layer, origin);
-    Object.assign(merged, layer);
+  const files = configFiles(sources.workspace, sources.userDir ?? hearthHome(env));
+  const fileLayers: Layer[] = [];
+  for (const location of [files.user, files.workspace]) {
+    const values = await readConfigFile(location);
+    if (location.exists) fileLayers.push(fileLayer(location.path, values));
   }
-  return check(configSchema, merged, 'configuration');
+  const overrides: Layer[] = [
+    settingsLayer(files.dotenv.path, await dotenvSettings(files.dotenv.path), '.env '),
+    settingsLayer('the environment', envSettings(env), 'env '),
+    settingsLayer('the command line', sources.flags ?? [], ''),
+  ];
+  for (const layer of [...fileLayers, ...overrides]) {
+    validateLayer(layer);
+    normalizeSandbox(layer.values);
+  }
+
+  const merged: Record<string, unknown> = {};
+  const provenance: Provenance = {};
+  for (const layer of fileLayers) mergeLayer(merged, provenance, layer);
+  const chooser = [...overrides].reverse().find((layer) => layer.values.model !== undefined);
+  const name = chooser ? chooser.values.model : merged.model;
+  const profile = findProfile(merged, name);
+  let selected: SelectedProfile | undefined;
+  if (profile && typeof name === 'string') {
+    selected = { name, selectedBy: chooser ? chooser.label('model') : (provenance.model ?? 'default') };
+    mergeLayer(merged, provenance, profileLayer(name, profile, provenance));
+  }
+  // Once a profile is chosen, the names that chose it must not replace the model it names.
+  const skip = new Set(selected ? ['model'] : []);
+  for (const layer of overrides) mergeLayer(merged, provenance, layer, skip);
+
+  const config = parseMerged(merged, provenance);
+  const keyed: Provenance = {};
+  for (const [path] of leaves(config as Record<string, unknown>)) keyed[path] = provenance[path] ?? 'default';
+  return { config, sources: keyed, profile: selected, files };
 }
 
-async function readJsonFile(path: string): Promise<Record<string, unknown>> {
+async function dotenvSettings(path: string): Promise<Setting[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR') return [];
     throw new ConfigError(`Cannot read ${path}: ${(err as Error).message}`);
   }
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (!value || typeof value !== 'object' || Array.isArray(value))
-      throw new Error('expected a JSON object');
-    return value as Record<string, unknown>;
-  } catch (err) {
-    throw new ConfigError(`${path} is not valid JSON: ${(err as Error).message}`);
-  }
+  return envSettings(parseDotenv(text));
 }
 
-function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, key] of Object.entries(ENV_KEYS)) {
-    const value = env[name];
-    if (value === undefined || value === '') continue;
-    out[key] = /^(max_iterations|timeout|context_window)$/.test(key) ? Number(value) : value;
-  }
-  return out;
+/** `sandbox: "bwrap"` is short for `sandbox: {mode: "bwrap"}`; the long form merges key by key. */
+function normalizeSandbox(values: Record<string, unknown>): void {
+  if (typeof values.sandbox === 'string') values.sandbox = { mode: values.sandbox };
 }
 
-function stripUndefined(input: object): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
-}
-
-function check<S extends z.ZodType>(schema: S, value: unknown, origin: string): z.infer<S> {
-  const result = schema.safeParse(value);
+/**
+ * Validates the merged settings as a whole. Each source was checked on its own already, so what
+ * fails here spans sources (a profile completed nowhere); the error names the likeliest source.
+ */
+function parseMerged(merged: Record<string, unknown>, provenance: Provenance): Config {
+  const result = configSchema.safeParse(merged);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const key = issue.path.join('.') || '(root)';
-    return issue.code === 'unrecognized_keys'
-      ? `unknown key(s): ${issue.keys.join(', ')}`
-      : `${key}: ${issue.message}`;
-  });
-  throw new ConfigError(`Invalid configuration in ${origin}:\n  ${problems.join('\n  ')}`);
+  const byOrigin = new Map<string, string[]>();
+  for (const issue of result.error.issues) {
+    const origin = likelySource(issue.path.map(String), provenance);
+    const problems = describeIssues([issue], merged, configSchema);
+    byOrigin.set(origin, [...(byOrigin.get(origin) ?? []), ...problems]);
+  }
+  const messages = [...byOrigin].map(([origin, problems]) => configError(origin, problems).message);
+  throw new ConfigError(messages.join('\n'));
+}
+
+/** The source of the key nearest to a path: itself, something inside it, or a sibling's. */
+function likelySource(path: string[], provenance: Provenance): string {
+  for (let depth = path.length; depth > 0; depth--) {
+    const prefix = path.slice(0, depth).join('.');
+    for (const [key, source] of Object.entries(provenance))
+      if (key === prefix || key.startsWith(`${prefix}.`) || prefix.startsWith(`${key}.`)) return source;
+  }
+  return 'the merged configuration';
 }

@@ -2,72 +2,114 @@ import { z } from 'zod';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
+/** The settings a model profile may carry; each replaces the top-level key of the same name. */
+const profileShape = {
+  base_url: z.url().optional(),
+  model: z.string().min(1),
+  api_key: z.string().optional(),
+  context_window: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  seed: z.number().int().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  native_tools: z.boolean().optional(),
+};
+
+/** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
+export const profileSchema = z.object(profileShape).strict();
+export type Profile = z.infer<typeof profileSchema>;
+export const PROFILE_KEYS = Object.keys(profileShape) as Array<keyof Profile>;
+
+function buildSchema<P extends z.ZodType>(profile: P) {
+  return z
+    .object({
+      base_url: z.url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1').optional(),
+      model: z.string().min(1).optional(),
+      api_key: z.string().optional(),
+      /** Model turns per run; default 50, or 500 in deep-work mode. */
+      max_iterations: z.number().int().positive().optional(),
+      /** Seconds for a whole model request; local models may spend minutes on a long prompt. */
+      timeout: z.number().positive().default(600),
+      /** Seconds of silence allowed between streamed chunks before the server counts as stuck. */
+      idle_timeout: z.number().positive().default(180),
+      max_retries: z.number().int().min(0).max(20).default(4),
+      temperature: z.number().min(0).max(2).optional(),
+      /** Nucleus sampling; unset leaves the server's default. */
+      top_p: z.number().gt(0).max(1).optional(),
+      /** Fixed sampling seed, for reproducible runs where the server honours it. */
+      seed: z.number().int().optional(),
+      max_tokens: z.number().int().positive().optional(),
+      context_window: z.number().int().positive().optional(),
+      /**
+       * Whether the server returns tool calls natively (`tool_calls`). False: tools are described
+       * in the prompt and calls parsed from text. Unset: use native calls, parse text as a fallback.
+       */
+      native_tools: z.boolean().optional(),
+      /** Named model profiles; the one named by `model` (e.g. `-m coder`) is applied over the top level. */
+      models: z.record(z.string().min(1), profile).default({}),
+      /** Tool groups or names: `enabled` replaces the default set, `disabled` removes from it. */
+      tools: z
+        .object({ enabled: z.array(z.string()).optional(), disabled: z.array(z.string()).optional() })
+        .strict()
+        .default({}),
+      /** Where commands run: a backend name, or the full settings. */
+      sandbox: z
+        .union([
+          sandboxMode.transform((mode) => ({
+            mode,
+            network: false,
+            env: [] as string[],
+            memory_mb: undefined as number | undefined,
+            cpus: undefined as number | undefined,
+          })),
+          z
+            .object({
+              mode: sandboxMode.default('auto'),
+              /** Outbound network for commands; off by default. */
+              network: z.boolean().default(false),
+              /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
+              env: z.array(z.string()).default([]),
+              memory_mb: z.number().int().positive().optional(),
+              cpus: z.number().positive().optional(),
+            })
+            .strict(),
+        ])
+        .default({ mode: 'auto', network: false, env: [] }),
+      permissions: z
+        .object({
+          mode: z.enum(['auto', 'normal', 'manual', 'plan']).default('normal'),
+          /**
+           * Rules such as "shell(npm test*)", "write_file(src/**)", "*(.env)". Deny wins over allow.
+           * Both lists add up across config files, environment and flags rather than replacing.
+           */
+          allow: z.array(z.string()).default([]),
+          deny: z.array(z.string()).default([]),
+        })
+        .strict()
+        .default({ mode: 'normal', allow: [], deny: [] }),
+      compaction: z
+        .object({
+          /** Share of the context window at which older turns are summarized. */
+          threshold: z.number().gt(0).max(1).default(0.75),
+        })
+        .strict()
+        .default({ threshold: 0.75 }),
+      /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
+      token_budget: z.number().int().positive().optional(),
+      /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
+      db_path: z.string().optional(),
+    })
+    .strict();
+}
+
 /** Everything a user may set in a config file. Keys are snake_case, as in the JSON files. */
-export const configSchema = z
-  .object({
-    base_url: z.url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1').optional(),
-    model: z.string().min(1).optional(),
-    api_key: z.string().optional(),
-    /** Model turns per run; default 50, or 500 in deep-work mode. */
-    max_iterations: z.number().int().positive().optional(),
-    /** Seconds for a whole model request; local models may spend minutes on a long prompt. */
-    timeout: z.number().positive().default(600),
-    /** Seconds of silence allowed between streamed chunks before the server counts as stuck. */
-    idle_timeout: z.number().positive().default(180),
-    max_retries: z.number().int().min(0).max(20).default(4),
-    temperature: z.number().min(0).max(2).optional(),
-    max_tokens: z.number().int().positive().optional(),
-    context_window: z.number().int().positive().optional(),
-    /** Tool groups or names: `enabled` replaces the default set, `disabled` removes from it. */
-    tools: z
-      .object({ enabled: z.array(z.string()).optional(), disabled: z.array(z.string()).optional() })
-      .strict()
-      .default({}),
-    /** Where commands run: a backend name, or the full settings. */
-    sandbox: z
-      .union([
-        sandboxMode.transform((mode) => ({
-          mode,
-          network: false,
-          env: [] as string[],
-          memory_mb: undefined as number | undefined,
-          cpus: undefined as number | undefined,
-        })),
-        z
-          .object({
-            mode: sandboxMode.default('auto'),
-            /** Outbound network for commands; off by default. */
-            network: z.boolean().default(false),
-            /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
-            env: z.array(z.string()).default([]),
-            memory_mb: z.number().int().positive().optional(),
-            cpus: z.number().positive().optional(),
-          })
-          .strict(),
-      ])
-      .default({ mode: 'auto', network: false, env: [] }),
-    permissions: z
-      .object({
-        mode: z.enum(['auto', 'normal', 'manual', 'plan']).default('normal'),
-        /** Rules such as "shell(npm test*)", "write_file(src/**)", "*(.env)". Deny wins over allow. */
-        allow: z.array(z.string()).default([]),
-        deny: z.array(z.string()).default([]),
-      })
-      .strict()
-      .default({ mode: 'normal', allow: [], deny: [] }),
-    compaction: z
-      .object({
-        /** Share of the context window at which older turns are summarized. */
-        threshold: z.number().gt(0).max(1).default(0.75),
-      })
-      .strict()
-      .default({ threshold: 0.75 }),
-    /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
-    token_budget: z.number().int().positive().optional(),
-    /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
-    db_path: z.string().optional(),
-  })
-  .strict();
+export const configSchema = buildSchema(profileSchema);
+
+/**
+ * One source on its own (a file, the environment, the flags): every key optional, and a profile
+ * may be partial, since another file can complete it (say, a project tuning the user's `coder`).
+ */
+export const layerSchema = buildSchema(profileSchema.partial()).partial();
 
 export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;

@@ -15,7 +15,14 @@ export interface LlmClientOptions {
   idleTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   temperature?: number;
+  topP?: number;
+  seed?: number;
   maxTokens?: number;
+  /**
+   * False for models without a tool-calling template: the tools are then not sent as `tools`
+   * (the system prompt describes them) and calls are read from the text.
+   */
+  nativeTools?: boolean;
 }
 
 export interface ChatRequest {
@@ -43,10 +50,12 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       const body = JSON.stringify({
         model: options.model,
         messages: request.messages,
-        ...(request.tools?.length ? { tools: request.tools } : {}),
+        ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
         stream: true,
         stream_options: { include_usage: true },
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+        ...(options.topP !== undefined ? { top_p: options.topP } : {}),
+        ...(options.seed !== undefined ? { seed: options.seed } : {}),
         ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
       });
       const offered = request.tools ?? [];

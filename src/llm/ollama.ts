@@ -63,11 +63,13 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
       const body = JSON.stringify({
         model: options.model,
         messages: toOllamaMessages(request.messages),
-        ...(request.tools?.length ? { tools: request.tools } : {}),
+        ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
         stream: true,
         options: {
           num_ctx: numCtx,
           ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+          ...(options.topP !== undefined ? { top_p: options.topP } : {}),
+          ...(options.seed !== undefined ? { seed: options.seed } : {}),
           ...(options.maxTokens !== undefined ? { num_predict: options.maxTokens } : {}),
         },
       });

@@ -146,7 +146,7 @@ describe('hearth one-shot CLI (built, as a subprocess)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(join(workspace, '.hearth', 'config.json'));
     expect(r.stderr).toMatch(/max_iterations/);
-    expect(r.stderr).toMatch(/unknown key\(s\): colour/);
+    expect(r.stderr).toMatch(/unknown key "colour"/);
   });
 
   it('prints its version and help', async () => {

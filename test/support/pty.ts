@@ -1,18 +1,45 @@
 import { spawn } from 'node:child_process';
 import { cliPath } from './cli.js';
 
+/** What typing these keys sends down a terminal. */
+export const keys = {
+  enter: '\r',
+  altEnter: '\x1b\r',
+  up: '\x1b[A',
+  down: '\x1b[B',
+  ctrlC: '\x03',
+  ctrlD: '\x04',
+  /** A paste in bracketed-paste mode, as terminals deliver it once the program asks for it. */
+  paste: (text: string) => `\x1b[200~${text}\x1b[201~`,
+};
+
+/** The screen ends at an empty REPL prompt (`› `, or `plan › ` in another mode): the REPL waits for input. */
+export const atPrompt = /› (?:\x1b\[[0-9;]*m)*\r\x1b\[\d+C$/;
+
+function quote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
 /**
  * Runs the built CLI on a real pseudo-terminal through util-linux `script`, so that the
- * program sees a TTY on stdin and stderr. `send` types into the terminal; `waitFor` waits
- * until the screen output so far matches.
+ * program sees a TTY on stdin, stdout and stderr. `send` types into the terminal; `waitFor` waits
+ * until the screen output so far (from `since`, an offset into it) matches. `size` sets the
+ * terminal's columns and rows, which otherwise are unknown (0) to the program.
  */
-export function startOnPty(args: string[], opts: { cwd: string; env: Record<string, string> }) {
-  const command = [process.execPath, cliPath, ...args]
-    .map((a) => `'${a.replaceAll("'", `'\\''`)}'`)
-    .join(' ');
+export function startOnPty(
+  args: string[],
+  opts: { cwd: string; env: Record<string, string | undefined>; size?: { cols: number; rows: number } },
+) {
+  let command = [process.execPath, cliPath, ...args].map(quote).join(' ');
+  if (opts.size) command = `stty cols ${opts.size.cols} rows ${opts.size.rows} && exec ${command}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH, TERM: 'xterm', NO_COLOR: '1', ...opts.env },
+    // An undefined value unsets the variable (NO_COLOR, to test colour).
+    env: Object.fromEntries(
+      Object.entries({ PATH: process.env.PATH, TERM: 'xterm', NO_COLOR: '1', ...opts.env }).filter(
+        ([, value]) => value !== undefined,
+      ),
+    ),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let screen = '';
@@ -27,13 +54,20 @@ export function startOnPty(args: string[], opts: { cwd: string; env: Record<stri
     send(text: string) {
       child.stdin.write(text);
     },
-    async waitFor(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+    async waitFor(pattern: RegExp, timeoutMs = 10_000, since = 0): Promise<void> {
       const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(screen)) {
+      while (!pattern.test(screen.slice(since))) {
         if (Date.now() > deadline)
           throw new Error(`Timed out waiting for ${pattern}; screen so far:\n${screen}`);
         await new Promise((r) => setTimeout(r, 25));
       }
+    },
+    /** Types a line into the REPL and waits for its next prompt; resolves to what was shown in between. */
+    async enter(line: string, timeoutMs = 10_000): Promise<string> {
+      const since = screen.length;
+      child.stdin.write(`${line}\r`);
+      await this.waitFor(atPrompt, timeoutMs, since);
+      return screen.slice(since);
     },
     exited,
     kill: () => child.kill('SIGKILL'),

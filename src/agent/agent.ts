@@ -1,0 +1,433 @@
+import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import { configError, describeIssues } from '../config/errors.js';
+import { hearthHome } from '../config/load.js';
+import { type Config, type ConfigInput, configSchema } from '../config/schema.js';
+import { createClient, resolveConnection } from '../llm/connection.js';
+import type { ToolCall } from '../llm/types.js';
+import {
+  type ApprovalAnswer,
+  type ApprovalRequest,
+  type Approver,
+  PermissionGate,
+} from '../permissions/gate.js';
+import type { PermissionMode } from '../permissions/modes.js';
+import { parseRules, type Rule } from '../permissions/rules.js';
+import { createSandbox } from '../sandbox/select.js';
+import type { Sandbox, SandboxMode } from '../sandbox/types.js';
+import { type Db, openDatabase } from '../store/database.js';
+import { SessionStore } from '../store/sessions.js';
+import { selectTools } from '../tools/catalog.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { AnyTool } from '../tools/types.js';
+import type { AgentEvent, StopReason } from './events.js';
+import { readProjectContext } from './project-context.js';
+import { AgentSession } from './session.js';
+import { buildSystemPrompt } from './system-prompt.js';
+
+/**
+ * Answers an approval request. `true` is "once", `false` is "deny"; an ApprovalAnswer can also say
+ * "always" (similar calls run without asking for the rest of the session) or give the model a reason.
+ * A callback that throws counts as "deny".
+ */
+export type ApprovalCallback = (
+  request: ApprovalRequest,
+  signal: AbortSignal,
+) => ApprovalAnswer | boolean | Promise<ApprovalAnswer | boolean>;
+
+export interface AgentSandboxOptions {
+  mode?: SandboxMode;
+  /** Outbound network for commands; off by default. */
+  network?: boolean;
+  /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
+  env?: string[];
+  memoryMb?: number;
+  cpus?: number;
+}
+
+export interface AgentOptions {
+  /** OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1. Unset: local servers are probed. */
+  baseUrl?: string;
+  /** Unset: the server's loaded (or first) chat model, or the stored session's model. */
+  model?: string;
+  apiKey?: string;
+  /** The folder the agent works in. Unset: the stored session's folder, else `process.cwd()`. */
+  workspace?: string;
+  /**
+   * Tool names and groups ('default', 'git', 'files', ...) and custom tools from `defineTool`.
+   * With no names the default set is offered; custom tools are always added.
+   */
+  tools?: Array<AnyTool | string>;
+  /** 'normal' (default): read-only tools run, changes ask. 'auto' runs everything; see the README. */
+  permissionMode?: PermissionMode;
+  /** Rules such as "shell(npm test*)" or "write_file(src/**)"; deny wins over allow. */
+  allow?: string[];
+  deny?: string[];
+  /** Asked about calls that need approval. Unset: such a call pauses the run (see `resume`). */
+  approve?: ApprovalCallback;
+  /** Where commands run: 'auto' (default) takes the strongest sandbox this machine has. */
+  sandbox?: SandboxMode | AgentSandboxOptions;
+  /**
+   * The SQLite file sessions are kept in; default `$HEARTH_HOME/hearth.db` (`~/.hearth/hearth.db`),
+   * shared with the CLI, so a paused run can be resumed by another process. ':memory:' keeps nothing.
+   */
+  dbPath?: string;
+  /** Continue this stored session (an id, or a unique prefix of one) instead of starting a new one. */
+  sessionId?: string;
+  /** Tokens; unset: learned from the server. */
+  contextWindow?: number;
+  /** Model turns per run; default 50. */
+  maxIterations?: number;
+  /** Tokens (prompt + completion) one run may spend. */
+  tokenBudget?: number;
+  /** Share of the context window at which older turns are summarized; default 0.75. */
+  compactionThreshold?: number;
+  /** Whole-request limit; default 10 minutes (local models can be slow on long prompts). */
+  timeoutMs?: number;
+  /** Silence allowed between streamed chunks; default 3 minutes. */
+  idleTimeoutMs?: number;
+  maxRetries?: number;
+  temperature?: number;
+  maxTokens?: number;
+  /**
+   * Appended to the system prompt of a new session. It is fixed for the session's life (so local
+   * servers keep their prompt cache); a resumed session keeps the prompt it started with.
+   */
+  instructions?: string;
+  /** Aborts every run of this agent. */
+  signal?: AbortSignal;
+}
+
+/** One tool call a run made, with its result as the model saw it. */
+export interface AgentToolCall {
+  call: ToolCall;
+  ok: boolean;
+  output: string;
+  /** What a person would want to see, when it differs from `output` (diffs, full output). */
+  display?: string;
+  ms: number;
+}
+
+export interface AgentResult {
+  /** The final answer, or what stopped the run. */
+  text: string;
+  reason: StopReason;
+  turns: number;
+  toolCalls: AgentToolCall[];
+  /** Tokens over every request of this run. */
+  usage: { prompt: number; completion: number };
+  /** True when calls wait for approval: pass their ids to `resume`. */
+  paused: boolean;
+  pending: ToolCall[];
+  sessionId: string;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Sees every event as it happens, e.g. to print text as it streams. */
+  onEvent?: (event: AgentEvent) => void;
+}
+
+export interface ResumeDecisions {
+  /** Calls (or their ids) to run; the other pending calls are declined. 'all' approves every one. */
+  approved: Array<string | ToolCall> | 'all';
+  /** Told to the model about the declined calls. */
+  reason?: string;
+}
+
+/** Misuse of an Agent: a run while another is going, a resume with nothing pending, use after close. */
+export class AgentError extends Error {
+  override name = 'AgentError';
+}
+
+interface Ready {
+  session: AgentSession;
+  /** Said once, at the start of the first run: a missing sandbox, a guessed context window. */
+  notices: string[];
+}
+
+const DEFAULT_MAX_ITERATIONS = 50;
+
+/**
+ * Hearth as a library: one Agent is one conversation, kept in the session store. Nothing touches
+ * the network, the disk or the sandbox until the first run.
+ */
+export class Agent {
+  private readonly config: Config;
+  private readonly tools: ToolRegistry;
+  private readonly rules: { allow: Rule[]; deny: Rule[] };
+  private ready: Promise<Ready> | undefined;
+  private settled: Ready | undefined;
+  private readonly cleanups: Array<() => unknown> = [];
+  private running: AbortController | undefined;
+  private closed = false;
+
+  constructor(private readonly options: AgentOptions = {}) {
+    this.config = parseOptions(options);
+    // Bad names and rules throw here, where the caller made them, not on the first run.
+    const custom = (options.tools ?? []).filter((t): t is AnyTool => typeof t !== 'string');
+    const names = (options.tools ?? []).filter((t): t is string => typeof t === 'string');
+    const enabled = names.length > 0 ? [...names, ...custom.map((t) => t.name)] : undefined;
+    this.tools = new ToolRegistry(selectTools({ enabled }, custom));
+    this.rules = {
+      allow: parseRules(this.config.permissions.allow),
+      deny: parseRules(this.config.permissions.deny),
+    };
+  }
+
+  /** The stored session's id, once known: after the first run, or as given in the options. */
+  get sessionId(): string | undefined {
+    return this.settled?.session.id ?? this.options.sessionId;
+  }
+
+  /** Calls waiting for approval (the last run paused); a stored session is opened to answer. */
+  async pending(): Promise<ToolCall[]> {
+    return (await this.setup()).session.pending;
+  }
+
+  /** Runs a task and resolves with its outcome; a paused run resolves with `paused` and `pending`. */
+  run(task: string, options: RunOptions = {}): Promise<AgentResult> {
+    return this.collect(this.stream(task, options), options.onEvent, []);
+  }
+
+  /** Runs a task, yielding every event; the last is `done`. Setup failures reject the first `next()`. */
+  async *stream(task: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<AgentEvent> {
+    const ready = await this.setup();
+    if (ready.session.pending.length > 0 && !this.options.approve) {
+      throw new AgentError(
+        `Session ${ready.session.id} is waiting for approval of ${describe(ready.session.pending)}. Call resume({ approved: [...] }) first.`,
+      );
+    }
+    yield* this.drive(ready, options.signal, (signal) => ready.session.run(task, signal));
+  }
+
+  /** Continues a paused run: approved calls run, the others are declined, then the run goes on. */
+  async resume(decisions: ResumeDecisions, options: RunOptions = {}): Promise<AgentResult> {
+    const pending = await this.pending();
+    return this.collect(this.resumeStream(decisions, options), options.onEvent, pending);
+  }
+
+  async *resumeStream(
+    decisions: ResumeDecisions,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<AgentEvent> {
+    const ready = await this.setup();
+    const pending = ready.session.pending;
+    if (pending.length === 0) {
+      throw new AgentError(`Session ${ready.session.id} has no calls waiting for approval; use run(task).`);
+    }
+    const ids = pending.map((call) => call.id);
+    const approved =
+      decisions.approved === 'all'
+        ? ids
+        : decisions.approved.map((entry) => (typeof entry === 'string' ? entry : entry.id));
+    const unknown = approved.filter((id) => !ids.includes(id));
+    if (unknown.length > 0) {
+      throw new AgentError(`Not waiting for approval: ${unknown.join(', ')}. Pending: ${describe(pending)}.`);
+    }
+    yield* this.drive(ready, options.signal, (signal) =>
+      ready.session.resume({ approved, reason: decisions.reason }, signal),
+    );
+  }
+
+  /** Stops a running run, closes the store and releases the sandbox. The agent cannot be used after. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.running?.abort();
+    await this.ready?.catch(() => undefined);
+    for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup();
+  }
+
+  /** Drains a run into its result; `known` holds calls a resumed run settles without announcing them again. */
+  private async collect(
+    events: AsyncGenerator<AgentEvent>,
+    onEvent: ((event: AgentEvent) => void) | undefined,
+    known: ToolCall[],
+  ): Promise<AgentResult> {
+    const calls = new Map(known.map((call) => [call.id, call]));
+    const toolCalls: AgentToolCall[] = [];
+    const usage = { prompt: 0, completion: 0 };
+    for await (const event of events) {
+      onEvent?.(event);
+      if (event.type === 'tool_call') calls.set(event.call.id, event.call);
+      else if (event.type === 'usage') {
+        usage.prompt += event.prompt;
+        usage.completion += event.completion;
+      } else if (event.type === 'tool_result') {
+        const call = calls.get(event.callId) ?? { id: event.callId, name: event.name, arguments: '' };
+        const { ok, output, display, ms } = event;
+        toolCalls.push({ call, ok, output, ...(display === undefined ? {} : { display }), ms });
+      } else if (event.type === 'done') {
+        return {
+          text: event.text,
+          reason: event.reason,
+          turns: event.turns,
+          toolCalls,
+          usage,
+          paused: event.reason === 'paused',
+          pending: event.pending ?? [],
+          sessionId: this.sessionId ?? '',
+        };
+      }
+    }
+    throw new AgentError('The run ended without a done event.');
+  }
+
+  private async *drive(
+    ready: Ready,
+    callerSignal: AbortSignal | undefined,
+    start: (signal: AbortSignal) => AsyncGenerator<AgentEvent>,
+  ): AsyncGenerator<AgentEvent> {
+    if (this.running) throw new AgentError('A run is already going on this agent; wait for it to finish.');
+    // Our own controller, so that a consumer leaving the loop early also stops tools in flight.
+    const controller = new AbortController();
+    this.running = controller;
+    const stop = () => controller.abort();
+    const signals = [this.options.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
+    for (const signal of signals) {
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    }
+    try {
+      for (const message of ready.notices.splice(0)) yield { type: 'warning', message };
+      yield* start(controller.signal);
+    } finally {
+      for (const signal of signals) signal.removeEventListener('abort', stop);
+      controller.abort();
+      this.running = undefined;
+    }
+  }
+
+  private setup(): Promise<Ready> {
+    if (this.closed) return Promise.reject(new AgentError('This agent is closed.'));
+    this.ready ??= this.assemble().then(
+      (ready) => {
+        this.settled = ready;
+        return ready;
+      },
+      async (err: unknown) => {
+        // A later call may succeed (the server was still starting): start again from nothing.
+        this.ready = undefined;
+        for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup();
+        throw err;
+      },
+    );
+    return this.ready;
+  }
+
+  private async assemble(): Promise<Ready> {
+    const { config, options } = this;
+    const db: Db = openDatabase(config.db_path ?? join(hearthHome(), 'hearth.db'));
+    this.cleanups.push(() => db.close());
+    const store = new SessionStore(db);
+    const row = options.sessionId ? store.resolve(options.sessionId) : undefined;
+    const workspace = await realpath(options.workspace ?? row?.workspace ?? process.cwd());
+
+    const connection = await resolveConnection({
+      ...config,
+      model: config.model ?? (row?.model || undefined),
+    });
+    const settings = config.sandbox;
+    const choice = await createSandbox(settings.mode, {
+      workspace,
+      network: settings.network,
+      envAllow: settings.env,
+      memoryMb: settings.memory_mb,
+      cpus: settings.cpus,
+    });
+    const sandbox: Sandbox = choice.sandbox;
+    this.cleanups.push(() => sandbox.dispose());
+
+    const deps = {
+      store,
+      llm: createClient(connection, config),
+      tools: this.tools,
+      gate: new PermissionGate(config.permissions.mode, this.rules, workspace),
+      sandbox,
+      approve: options.approve && toApprover(options.approve),
+      workspace,
+      maxIterations: config.max_iterations ?? DEFAULT_MAX_ITERATIONS,
+      tokenBudget: config.token_budget,
+      contextWindow: connection.contextWindow,
+      compactionThreshold: config.compaction.threshold,
+    };
+    let session: AgentSession;
+    if (row) {
+      session = AgentSession.open(deps, row);
+    } else {
+      const base = buildSystemPrompt({ workspace, context: await readProjectContext(workspace) });
+      const extra = options.instructions?.trim();
+      session = AgentSession.create(deps, extra ? `${base}\n\n## Instructions\n${extra}` : base);
+    }
+    const notices = [choice.warning, connection.contextNote].filter((n): n is string => Boolean(n));
+    return { session, notices };
+  }
+}
+
+/** The options, validated and defaulted by the same schema as the config files. */
+function parseOptions(options: AgentOptions): Config {
+  const sandbox = typeof options.sandbox === 'string' ? { mode: options.sandbox } : options.sandbox;
+  const input: ConfigInput = {
+    base_url: options.baseUrl,
+    model: options.model,
+    api_key: options.apiKey,
+    max_iterations: options.maxIterations,
+    timeout: seconds(options.timeoutMs),
+    idle_timeout: seconds(options.idleTimeoutMs),
+    max_retries: options.maxRetries,
+    temperature: options.temperature,
+    max_tokens: options.maxTokens,
+    context_window: options.contextWindow,
+    token_budget: options.tokenBudget,
+    db_path: options.dbPath,
+    compaction: { threshold: options.compactionThreshold },
+    permissions: { mode: options.permissionMode, allow: options.allow, deny: options.deny },
+    sandbox: sandbox && {
+      mode: sandbox.mode,
+      network: sandbox.network,
+      env: sandbox.env,
+      memory_mb: sandbox.memoryMb,
+      cpus: sandbox.cpus,
+    },
+  };
+  // The JSON round trip drops the unset options, so the schema's defaults apply to them.
+  const given = JSON.parse(JSON.stringify(input)) as unknown;
+  const result = configSchema.safeParse(given);
+  if (result.success) return result.data;
+  throw configError(
+    'the Agent options',
+    describeIssues(result.error.issues, given, configSchema, optionName),
+  );
+}
+
+/** Schema keys that do not simply turn into camelCase option names. */
+const RENAMED: Record<string, string> = {
+  timeout: 'timeoutMs',
+  idle_timeout: 'idleTimeoutMs',
+  'compaction.threshold': 'compactionThreshold',
+  'permissions.mode': 'permissionMode',
+};
+
+function optionName(key: string): string {
+  return (
+    RENAMED[key] ?? key.replace(/^permissions\./, '').replace(/_(\w)/g, (_, c: string) => c.toUpperCase())
+  );
+}
+
+function seconds(ms: number | undefined): number | undefined {
+  return ms === undefined ? undefined : ms / 1000;
+}
+
+function toApprover(callback: ApprovalCallback): Approver {
+  return async (request, signal) => {
+    const answer = await callback(request, signal);
+    if (answer === true) return { decision: 'once' };
+    if (answer === false) return { decision: 'deny' };
+    return answer;
+  };
+}
+
+function describe(calls: ToolCall[]): string {
+  return calls.map((call) => `${call.name} (${call.id})`).join(', ');
+}

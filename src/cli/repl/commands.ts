@@ -1,0 +1,80 @@
+import { closest } from '../../tools/registry.js';
+import type { Style } from '../render.js';
+import { infoCommands } from './info-commands.js';
+import type { ReplRenderer } from './render-turn.js';
+import { sessionCommands } from './session-commands.js';
+import type { TurnRunner } from './turn.js';
+import type { Workbench } from './workbench.js';
+
+/** What a slash command may use. */
+export interface CommandContext {
+  bench: Workbench;
+  turns: TurnRunner;
+  renderer: ReplRenderer;
+  style: Style;
+  /** Writes to stdout, as a line unless `newline` is false. */
+  print(text: string, newline?: boolean): void;
+  /** Ends the REPL after this command. */
+  exit(): void;
+}
+
+export interface SlashCommand {
+  name: string;
+  /** Shown after the name in /help, e.g. "[NAME]". */
+  args?: string;
+  summary: string;
+  aliases?: string[];
+  run(ctx: CommandContext, arg: string): void | Promise<void>;
+}
+
+const help: SlashCommand = {
+  name: 'help',
+  summary: 'this list',
+  aliases: ['?'],
+  run(ctx) {
+    const { style } = ctx;
+    const rows = COMMANDS.map((c) => {
+      const name = `/${c.name}${c.args ? ` ${c.args}` : ''}`;
+      return `  ${style.cyan(name.padEnd(18))} ${c.summary}`;
+    });
+    ctx.print(
+      [
+        'Commands:',
+        ...rows,
+        '',
+        'Keys:',
+        '  Enter sends · Alt+Enter, or \\ at the end of a line, starts a new line · a paste never sends',
+        '  Up/Down: earlier entries · Tab completes a command · Ctrl+L clears the screen',
+        '  Ctrl+C cancels the running turn; at an empty prompt, twice exits · Ctrl+D exits',
+      ].join('\n'),
+    );
+  },
+};
+
+const COMMANDS: SlashCommand[] = [help, ...sessionCommands, ...infoCommands];
+
+/** "/name rest" → name and argument; undefined for text that is not a command (a path such as /etc/hosts). */
+export function parseCommand(line: string): { name: string; arg: string } | undefined {
+  const match = /^\/([A-Za-z?][\w-]*)(?:\s+([\s\S]*))?$/.exec(line.trim());
+  if (!match) return undefined;
+  return { name: match[1]!.toLowerCase(), arg: (match[2] ?? '').trim() };
+}
+
+export async function runCommand(ctx: CommandContext, name: string, arg: string): Promise<void> {
+  const command = COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));
+  if (command) return command.run(ctx, arg);
+  const suggestion = closest(
+    name,
+    COMMANDS.map((c) => c.name),
+  );
+  ctx.print(
+    `Unknown command /${name}.${suggestion ? ` Did you mean /${suggestion}?` : ''} /help lists them.`,
+  );
+}
+
+/** Tab completion: the commands whose names start with what was typed. */
+export function completeCommand(text: string): string[] {
+  if (!/^\/[\w-]*$/.test(text)) return [];
+  const typed = text.slice(1).toLowerCase();
+  return COMMANDS.filter((c) => c.name.startsWith(typed)).map((c) => `/${c.name}`);
+}

@@ -1,0 +1,138 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { listModels } from '../../llm/discover.js';
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../../permissions/modes.js';
+import { formatTokens } from '../render.js';
+import type { CommandContext, SlashCommand } from './commands.js';
+
+const MODE_HELP: Record<PermissionMode, string> = {
+  auto: 'everything runs without asking',
+  normal: 'read-only tools run; changes and commands ask',
+  manual: 'every call asks',
+  plan: 'read-only tools run; changes are refused and the model presents a plan',
+};
+
+const status: SlashCommand = {
+  name: 'status',
+  summary: 'model, server, context window, sandbox',
+  async run(ctx) {
+    const { bench, style } = ctx;
+    const { connection, runtime } = bench;
+    const choice = await runtime.sandbox();
+    const session = bench.session;
+    ctx.print(
+      [
+        `model      ${style.cyan(connection.model)}`,
+        `server     ${connection.kind} at ${connection.baseUrl} (${connection.origin})`,
+        `context    ${formatTokens(connection.contextWindow)} tokens (${connection.info.source})`,
+        `sandbox    ${choice.reason}`,
+        `mode       ${runtime.gate.mode} (${MODE_HELP[runtime.gate.mode]})`,
+        `session    ${session ? session.id : 'none yet'}`,
+        `workspace  ${runtime.workspace}`,
+        'MCP        no servers configured',
+      ].join('\n'),
+    );
+    if (choice.warning) ctx.print(style.yellow(`! ${choice.warning}`));
+  },
+};
+
+const model: SlashCommand = {
+  name: 'model',
+  args: '[NAME]',
+  summary: "list the server's models, or switch to one",
+  async run(ctx, arg) {
+    const { bench, style } = ctx;
+    const { connection } = bench;
+    let models: string[];
+    try {
+      models = await listModels(connection.baseUrl, { apiKey: bench.runtime.config.api_key });
+    } catch (err) {
+      return ctx.print(
+        style.red(`Cannot list the models at ${connection.baseUrl}: ${(err as Error).message}`),
+      );
+    }
+    if (!arg) {
+      const lines = models.map((m) => (m === connection.model ? `${style.green('*')} ${m}` : `  ${m}`));
+      return ctx.print([...lines, style.dim('Switch with /model NAME.')].join('\n'));
+    }
+    const name = pickModel(arg, models);
+    if (!name) {
+      return ctx.print(`No model "${arg}" on the server (or several match). /model lists them.`);
+    }
+    if (name === connection.model) return ctx.print(`Already using ${name}.`);
+    const next = await bench.useModel(name);
+    ctx.print(`Now using ${style.cyan(next.model)} (context ${formatTokens(next.contextWindow)} tokens).`);
+    if (next.contextNote) ctx.print(style.yellow(`! ${next.contextNote}`));
+  },
+};
+
+/** The exact name, or the one model whose name contains what was typed. */
+function pickModel(typed: string, models: string[]): string | undefined {
+  if (models.includes(typed)) return typed;
+  const lower = typed.toLowerCase();
+  const matches = models.filter((m) => m.toLowerCase().includes(lower));
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+const mode: SlashCommand = {
+  name: 'mode',
+  args: '[MODE]',
+  summary: 'permission mode: auto, normal, manual or plan',
+  run(ctx, arg) {
+    const { gate } = ctx.bench.runtime;
+    if (!arg) {
+      const lines = PERMISSION_MODES.map(
+        (m) => `${m === gate.mode ? ctx.style.green('*') : ' '} ${m.padEnd(7)} ${MODE_HELP[m]}`,
+      );
+      return ctx.print([...lines, ctx.style.dim('Change with /mode MODE.')].join('\n'));
+    }
+    const wanted = arg.toLowerCase();
+    if (!isPermissionMode(wanted))
+      return ctx.print(`Unknown mode "${arg}": use ${PERMISSION_MODES.join(', ')}.`);
+    gate.mode = wanted;
+    ctx.print(`Permission mode: ${wanted} (${MODE_HELP[wanted]}).`);
+  },
+};
+
+const soul: SlashCommand = {
+  name: 'soul',
+  summary: 'the personality in .hearth/SOUL.md',
+  async run(ctx) {
+    const file = join(ctx.bench.runtime.workspace, '.hearth', 'SOUL.md');
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (!text?.trim()) {
+      return ctx.print(
+        'No .hearth/SOUL.md here. Write a few lines in it on the tone and manner you want; new sessions read it.',
+      );
+    }
+    ctx.print(`${ctx.style.dim('.hearth/SOUL.md (read when Hearth starts):')}\n${text.trimEnd()}`);
+  },
+};
+
+const reasoning: SlashCommand = {
+  name: 'reasoning',
+  summary: "the model's reasoning in the last task",
+  run(ctx) {
+    const text = ctx.renderer.lastReasoning;
+    ctx.print(text ? ctx.style.dim(text) : 'No reasoning in the last task.');
+  },
+};
+
+const clear: SlashCommand = {
+  name: 'clear',
+  summary: 'clear the screen (the conversation stays)',
+  run(ctx) {
+    ctx.print('\x1b[H\x1b[2J\x1b[3J', false);
+  },
+};
+
+const exit: SlashCommand = {
+  name: 'exit',
+  summary: 'leave (Ctrl+D does too)',
+  aliases: ['quit', 'q'],
+  run(ctx: CommandContext) {
+    ctx.exit();
+  },
+};
+
+export const infoCommands: SlashCommand[] = [model, mode, status, soul, reasoning, clear, exit];

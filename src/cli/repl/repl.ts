@@ -1,0 +1,152 @@
+import { join } from 'node:path';
+import { hearthHome } from '../../config/load.js';
+import type { SessionRow } from '../../store/sessions.js';
+import type { Connection } from '../connect.js';
+import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
+import type { Runtime } from '../runtime.js';
+import { setupNotes } from '../session-setup.js';
+import { replApprover } from './approver.js';
+import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
+import { History } from './history.js';
+import { LineEditor } from './input.js';
+import { Keyboard } from './keyboard.js';
+import type { PromptText } from './prompt-view.js';
+import { ReplRenderer } from './render-turn.js';
+import { Spinner } from './spinner.js';
+import { statusLine } from './status.js';
+import { TurnRunner } from './turn.js';
+import { Workbench } from './workbench.js';
+
+export interface ReplOptions {
+  runtime: Runtime;
+  connection: Connection;
+  /** Sent as soon as the REPL is up (`hearth -i "task"`). */
+  firstTask?: string;
+  /** Continue this stored session instead of starting one with the first task. */
+  resume?: SessionRow;
+  deep: boolean;
+  version: string;
+}
+
+/** Two Ctrl+C at an empty prompt within this long exit; one alone only says so. */
+const DOUBLE_PRESS_MS = 2000;
+
+/**
+ * The interactive mode: read an entry, run it as a slash command or as a task for the agent,
+ * show the turn as it streams, print the status line, repeat. Resolves to the exit code (0)
+ * on /exit, Ctrl+D, or Ctrl+C twice at an empty prompt.
+ */
+export async function runRepl(options: ReplOptions): Promise<number> {
+  const { runtime, connection } = options;
+  const { stdin, stdout, stderr } = process;
+  const outColor = colorEnabled(stdout, process.env);
+  const style = makeStyle(outColor);
+  const errStyle = makeStyle(colorEnabled(stderr, process.env));
+  // The prompt belongs on the terminal even when the answers are redirected to a file.
+  const ui = stdout.isTTY ? stdout : stderr;
+  const uiStyle = makeStyle(colorEnabled(ui, process.env));
+
+  const keyboard = new Keyboard(stdin, ui);
+  const history = History.load(join(hearthHome(), 'history'));
+  const editor = new LineEditor(keyboard, ui, history, completeCommand);
+  const renderer = new ReplRenderer(stdout, stderr, { out: style, outColor, err: errStyle });
+  const spinner = new Spinner(stderr, errStyle);
+  const exitNow = (code: number) => {
+    spinner.stop();
+    keyboard.close();
+    process.exit(code);
+  };
+  const turns = new TurnRunner(keyboard, renderer, spinner, exitNow);
+  const approve = replApprover({ editor, turns, err: stderr, style: errStyle, workspace: runtime.workspace });
+  const bench = new Workbench({ runtime, connection, approve, deep: options.deep });
+
+  const notes = await setupNotes(runtime, connection);
+  if (options.resume) await bench.resume(options.resume);
+  stderr.write(`${banner(options, bench, errStyle)}\n`);
+  for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);
+
+  let exiting = false;
+  const ctx: CommandContext = {
+    bench,
+    turns,
+    renderer,
+    style,
+    print: (text, newline = true) => stdout.write(newline ? `${text}\n` : text),
+    exit: () => {
+      exiting = true;
+    },
+  };
+  const runTask = async (task: string) => {
+    const session = await bench.ensureSession();
+    await turns.run(
+      (signal) => session.run(task, signal),
+      (event) => bench.record(event),
+    );
+    stderr.write(`${statusLine(await bench.statusFacts(), errStyle)}\n`);
+  };
+
+  // In raw mode Ctrl+C is a key, not a signal; a SIGINT from elsewhere should act the same.
+  const onSigint = () => keyboard.press({ name: 'c', ctrl: true, sequence: '\x03' });
+  const onTerminate = (signal: NodeJS.Signals) => exitNow(signal === 'SIGHUP' ? 129 : 143);
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onTerminate);
+  process.on('SIGHUP', onTerminate);
+  keyboard.start();
+  try {
+    if (options.firstTask) {
+      history.add(options.firstTask);
+      ui.write(`${prompt(bench, uiStyle).first}${options.firstTask}\n`);
+      await runTask(options.firstTask);
+    }
+    let lastInterrupt = 0;
+    while (!exiting) {
+      const input = await editor.read(prompt(bench, uiStyle));
+      if (input.kind === 'eof') break;
+      if (input.kind === 'interrupt') {
+        if (!input.empty) continue;
+        if (Date.now() - lastInterrupt < DOUBLE_PRESS_MS) break;
+        lastInterrupt = Date.now();
+        stderr.write(`${errStyle.dim('(Ctrl+C again to exit, or Ctrl+D)')}\n`);
+        continue;
+      }
+      lastInterrupt = 0;
+      if (input.text.trim() === '') continue;
+      const command = parseCommand(input.text);
+      try {
+        if (command) await runCommand(ctx, command.name, command.arg);
+        else await runTask(input.text);
+      } catch (err) {
+        // The REPL outlives a failed command: say what went wrong and prompt again.
+        renderer.settle();
+        stderr.write(`${errStyle.red(`Error: ${(err as Error).message}`)}\n`);
+      }
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onTerminate);
+    process.off('SIGHUP', onTerminate);
+    spinner.stop();
+    keyboard.close();
+  }
+  const id = bench.session?.id;
+  if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);
+  return 0;
+}
+
+/** The prompt names the permission mode when it is not the usual one: plan and auto change what happens. */
+function prompt(bench: Workbench, style: Style): PromptText {
+  const mode = bench.runtime.gate.mode;
+  const label = mode === 'normal' ? '' : `${mode} `;
+  return { first: style.cyan(`${label}› `), rest: style.dim(`${' '.repeat(label.length)}… `) };
+}
+
+function banner(options: ReplOptions, bench: Workbench, style: Style): string {
+  const { connection } = bench;
+  const resumed = bench.session ? ` · resumed session ${bench.session.id}` : '';
+  return [
+    `${style.bold('Hearth')} ${options.version} · ${style.cyan(connection.model)} · ${connection.kind} at ${connection.baseUrl} · ctx ${formatTokens(connection.contextWindow)}${resumed}`,
+    style.dim(
+      '/help for commands · Alt+Enter or a trailing \\ for a new line · Ctrl+C cancels · Ctrl+D exits',
+    ),
+  ].join('\n');
+}

@@ -1,0 +1,158 @@
+import { SessionNotFoundError } from '../../store/sessions.js';
+import { readPlan, readTodos, renderPlan, renderTodos } from '../../tools/tracking/index.js';
+import { formatTokens } from '../render.js';
+import type { CommandContext, SlashCommand } from './commands.js';
+
+const NO_SESSION = 'No session yet: it starts with your first message.';
+
+function when(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+const newSession: SlashCommand = {
+  name: 'new',
+  summary: 'start a new session (the current one stays stored)',
+  run(ctx) {
+    const previous = ctx.bench.session?.id;
+    ctx.bench.startNew();
+    ctx.print(
+      `New session: it starts with your next message.${previous ? ` (${previous} is stored: /resume ${previous})` : ''}`,
+    );
+  },
+};
+
+const sessions: SlashCommand = {
+  name: 'sessions',
+  summary: "this workspace's sessions",
+  run(ctx) {
+    const { bench, style } = ctx;
+    const rows = bench.store.list({ workspace: bench.runtime.workspace, limit: 20 });
+    if (rows.length === 0) return ctx.print('No sessions in this workspace yet.');
+    const current = bench.session?.id;
+    const lines = rows.map((r) => {
+      const mark = r.id === current ? style.green('*') : ' ';
+      const tokens = formatTokens(r.promptTokens + r.completionTokens).padStart(6);
+      return `${mark} ${style.cyan(r.id)}  ${when(r.updatedAt)}  ${String(r.turns).padStart(4)} turns  ${tokens} tokens  ${r.title || style.dim('(untitled)')}`;
+    });
+    ctx.print([...lines, style.dim('Continue one with /resume ID (a unique prefix is enough).')].join('\n'));
+  },
+};
+
+const resume: SlashCommand = {
+  name: 'resume',
+  args: 'ID',
+  summary: 'continue a stored session',
+  async run(ctx, arg) {
+    if (!arg) return ctx.print('Which one? /resume ID; /sessions lists them.');
+    let row: ReturnType<CommandContext['bench']['store']['resolve']>;
+    try {
+      row = ctx.bench.store.resolve(arg);
+    } catch (err) {
+      if (err instanceof SessionNotFoundError)
+        return ctx.print(err.message.replace('hearth sessions', '/sessions'));
+      throw err;
+    }
+    const session = await ctx.bench.resume(row);
+    const last = [...session.messages].reverse().find((m) => m.role === 'assistant' && m.content);
+    ctx.print(
+      `Resumed ${ctx.style.cyan(session.id)}${row.title ? ` "${row.title}"` : ''}: ${session.messages.length} messages.`,
+    );
+    if (last?.content) ctx.print(ctx.style.dim(`Last answer: ${last.content.split('\n')[0]!.slice(0, 160)}`));
+  },
+};
+
+const sessionInfo: SlashCommand = {
+  name: 'session',
+  summary: 'this session: id, title, model, turns',
+  run(ctx) {
+    const { bench, style } = ctx;
+    const session = bench.session;
+    if (!session) return ctx.print(NO_SESSION);
+    const row = bench.store.get(session.id);
+    const turns = session.messages.filter((m) => m.role === 'assistant').length;
+    ctx.print(
+      [
+        `id       ${style.cyan(row.id)}`,
+        `title    ${row.title || style.dim('(untitled)')}`,
+        `model    ${bench.connection.model}`,
+        `turns    ${turns} (${session.messages.length} messages in the conversation)`,
+        `status   ${row.status}`,
+        `started  ${when(row.createdAt)}`,
+        style.dim(`Later: hearth --resume ${row.id} "..."`),
+      ].join('\n'),
+    );
+  },
+};
+
+const todo: SlashCommand = {
+  name: 'todo',
+  summary: "the agent's todo list",
+  run(ctx) {
+    const session = ctx.bench.session;
+    if (!session) return ctx.print(NO_SESSION);
+    ctx.print(renderTodos(readTodos(ctx.bench.store.state(session.id))));
+  },
+};
+
+const plan: SlashCommand = {
+  name: 'plan',
+  summary: "the agent's plan",
+  run(ctx) {
+    const session = ctx.bench.session;
+    if (!session) return ctx.print(NO_SESSION);
+    const current = readPlan(ctx.bench.store.state(session.id));
+    ctx.print(current ? renderPlan(current) : 'No plan yet.');
+  },
+};
+
+const tokens: SlashCommand = {
+  name: 'tokens',
+  summary: 'tokens this session has used',
+  run(ctx) {
+    const { bench } = ctx;
+    const session = bench.session;
+    if (!session) return ctx.print(NO_SESSION);
+    const { prompt, completion, contextUsed } = bench.stats;
+    const stored = bench.summary(session.id);
+    const window = bench.connection.contextWindow;
+    const lines = [
+      `this session  ${formatTokens(prompt + completion)} tokens (${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion)`,
+      `context now   ${formatTokens(contextUsed)} of ${formatTokens(window)} (${window > 0 ? Math.round((contextUsed / window) * 100) : 0}%)`,
+    ];
+    if (stored) {
+      lines.push(
+        `stored        ${formatTokens(stored.promptTokens + stored.completionTokens)} tokens over ${stored.turns} turns`,
+      );
+    }
+    ctx.print(lines.join('\n'));
+  },
+};
+
+const compact: SlashCommand = {
+  name: 'compact',
+  summary: 'summarize the older part of the conversation now',
+  async run(ctx) {
+    const session = ctx.bench.session;
+    if (!session || session.messages.length < 4) return ctx.print('Nothing to compact yet.');
+    try {
+      const result = await ctx.turns.work('compacting the conversation', (signal) => session.compact(signal));
+      ctx.bench.stats.contextUsed = result.after;
+      ctx.print(
+        `Compacted (${result.method}): about ${formatTokens(result.before)} → ${formatTokens(result.after)} tokens.`,
+      );
+    } catch (err) {
+      ctx.print(ctx.style.red(`Could not compact: ${(err as Error).message}`));
+    }
+  },
+};
+
+export const sessionCommands: SlashCommand[] = [
+  newSession,
+  sessions,
+  resume,
+  sessionInfo,
+  todo,
+  plan,
+  tokens,
+  compact,
+];

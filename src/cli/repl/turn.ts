@@ -1,0 +1,121 @@
+import type { AgentEvent, DoneEvent } from '../../agent/events.js';
+import type { ApprovalAnswer } from '../../permissions/gate.js';
+import type { Key, Keyboard } from './keyboard.js';
+import type { ReplRenderer } from './render-turn.js';
+import type { Spinner } from './spinner.js';
+
+/** Events after which the REPL waits on the model or a tool again, with what to say meanwhile. */
+const WAITING = 'waiting for the model';
+
+/**
+ * Runs one piece of work at a time (a task, a compaction) with a fresh AbortController: Ctrl+C
+ * aborts it and the REPL carries on; a second Ctrl+C before it has wound down exits at once.
+ * While it runs, the spinner says what is being waited for.
+ */
+export class TurnRunner {
+  private controller: AbortController | undefined;
+  private interrupts = 0;
+
+  constructor(
+    private readonly keyboard: Keyboard,
+    private readonly renderer: ReplRenderer,
+    private readonly spinner: Spinner,
+    /** Leaves the process now: the user pressed Ctrl+C twice. */
+    private readonly exitNow: (code: number) => void,
+  ) {}
+
+  get busy(): boolean {
+    return this.controller !== undefined;
+  }
+
+  /** Ctrl+C while work runs: the first aborts it, the second exits. */
+  interrupt(): void {
+    if (!this.controller) return;
+    this.interrupts++;
+    if (this.interrupts > 1) {
+      this.exitNow(130);
+      return;
+    }
+    this.spinner.stop();
+    this.controller.abort();
+  }
+
+  /** Streams a run of the agent to the screen; resolves with how it ended. */
+  async run(
+    events: (signal: AbortSignal) => AsyncGenerator<AgentEvent>,
+    onEvent: (event: AgentEvent) => void,
+  ): Promise<DoneEvent | undefined> {
+    this.renderer.begin();
+    let done: DoneEvent | undefined;
+    await this.guard(WAITING, async (signal) => {
+      for await (const event of events(signal)) {
+        this.show(event);
+        onEvent(event);
+        if (event.type === 'done') done = event;
+      }
+    });
+    return done;
+  }
+
+  /** Other slow work (compaction): the same spinner and Ctrl+C. Rejects as the work does. */
+  async work<T>(label: string, job: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    let result: T | undefined;
+    await this.guard(label, async (signal) => {
+      result = await job(signal);
+    });
+    return result as T;
+  }
+
+  /** After an approval question: the approved call runs now, so say so. */
+  answered(answer: ApprovalAnswer): void {
+    if (answer.decision === 'deny' || !this.controller || this.controller.signal.aborted) return;
+    this.renderer.settle();
+    this.spinner.start(`running ${this.renderer.lastCall}`);
+  }
+
+  private async guard(label: string, body: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const controller = new AbortController();
+    this.controller = controller;
+    this.interrupts = 0;
+    const release = this.keyboard.capture((_text, key) => this.onKey(key));
+    this.renderer.settle();
+    this.spinner.start(label);
+    try {
+      await body(controller.signal);
+    } finally {
+      this.spinner.stop();
+      release();
+      this.controller = undefined;
+      this.renderer.settle();
+    }
+  }
+
+  private onKey(key: Key): void {
+    // Other keys are dropped: echoing them would garble the streamed answer.
+    if (key.ctrl && key.name === 'c') this.interrupt();
+  }
+
+  private show(event: AgentEvent): void {
+    switch (event.type) {
+      case 'usage':
+        break;
+      case 'turn_start':
+        this.renderer.settle();
+        this.spinner.start(WAITING);
+        break;
+      case 'tool_call':
+        this.spinner.stop();
+        this.renderer.render(event);
+        this.spinner.start(`running ${this.renderer.lastCall}`);
+        return;
+      case 'retry':
+        this.spinner.stop();
+        this.renderer.render(event);
+        this.spinner.start(WAITING);
+        return;
+      default:
+        this.spinner.stop();
+    }
+    this.renderer.render(event);
+  }
+}

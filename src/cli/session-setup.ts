@@ -1,0 +1,49 @@
+import { AgentSession, type SessionDeps } from '../agent/session.js';
+import type { Approver } from '../permissions/gate.js';
+import type { SessionRow } from '../store/sessions.js';
+import { type Connection, createClient } from './connect.js';
+import type { Runtime } from './runtime.js';
+
+/** Everything a session is assembled from; the one-shot runner and the REPL both go through here. */
+export interface SessionSetup {
+  runtime: Runtime;
+  connection: Connection;
+  /** Undefined: calls that need an answer pause the run. */
+  approve: Approver | undefined;
+  /** Deep-work mode: higher limits, and a push to finish open todos. */
+  deep: boolean;
+}
+
+const DEFAULT_MAX_ITERATIONS = 50;
+const DEEP = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
+
+/** Opens `resume` when given, otherwise starts a new stored session. */
+export async function openSession(setup: SessionSetup, resume?: SessionRow): Promise<AgentSession> {
+  const { runtime, connection, deep } = setup;
+  const { config } = runtime;
+  const choice = await runtime.sandbox();
+  const deps: SessionDeps = {
+    store: runtime.openStore(),
+    llm: createClient(connection, config),
+    tools: runtime.tools,
+    gate: runtime.gate,
+    sandbox: choice.sandbox,
+    approve: setup.approve,
+    workspace: runtime.workspace,
+    maxIterations: config.max_iterations ?? (deep ? DEEP.maxIterations : DEFAULT_MAX_ITERATIONS),
+    tokenBudget: config.token_budget ?? (deep ? DEEP.tokenBudget : undefined),
+    todoNudges: deep ? DEEP.todoNudges : 0,
+    contextWindow: connection.contextWindow,
+    compactionThreshold: config.compaction.threshold,
+  };
+  return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
+}
+
+/**
+ * What the user should hear before the first turn: a weak sandbox, a guessed context window.
+ * Also settles the sandbox choice, which costs a trial run the first time.
+ */
+export async function setupNotes(runtime: Runtime, connection: Connection): Promise<string[]> {
+  const choice = await runtime.sandbox();
+  return [choice.warning, connection.contextNote].filter((note): note is string => Boolean(note));
+}

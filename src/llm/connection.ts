@@ -1,0 +1,103 @@
+import type { Config } from '../config/schema.js';
+import { createLlmClient, type LlmClient } from './client.js';
+import { discoverServer, listModels, pickChatModel, pickLoadedModel, type ServerKind } from './discover.js';
+import { createOllamaClient } from './ollama.js';
+import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
+
+/** The part of the config a connection needs; the CLI passes its whole Config, the library builds one. */
+export type ConnectionSettings = Pick<
+  Config,
+  | 'base_url'
+  | 'model'
+  | 'api_key'
+  | 'context_window'
+  | 'timeout'
+  | 'idle_timeout'
+  | 'max_retries'
+  | 'temperature'
+  | 'top_p'
+  | 'seed'
+  | 'native_tools'
+  | 'max_tokens'
+>;
+
+export interface Connection {
+  baseUrl: string;
+  model: string;
+  /** How the base URL was found, for the user. */
+  origin: 'configured' | 'discovered';
+  kind: ServerKind;
+  info: ModelInfo;
+  contextWindow: number;
+  /** Set when the context window is a guess or disagrees with the server: worth telling the user. */
+  contextNote?: string;
+}
+
+export class ConnectionError extends Error {
+  override name = 'ConnectionError';
+}
+
+/** Settles the server, the model and its context window: configured values win; otherwise ask. */
+export async function resolveConnection(settings: ConnectionSettings): Promise<Connection> {
+  const { baseUrl, model, origin, kind } = await findServer(settings);
+  const info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
+  const { window, note } = resolveContextWindow(settings.context_window, info);
+  return { baseUrl, model, origin, kind: info.kind, info, contextWindow: window, contextNote: note };
+}
+
+async function findServer(
+  settings: ConnectionSettings,
+): Promise<{ baseUrl: string; model: string; origin: Connection['origin']; kind?: ServerKind }> {
+  if (settings.base_url) {
+    if (settings.model) return { baseUrl: settings.base_url, model: settings.model, origin: 'configured' };
+    let models: string[];
+    try {
+      models = await listModels(settings.base_url, { apiKey: settings.api_key });
+    } catch (err) {
+      throw new ConnectionError(
+        `Cannot list the models at ${settings.base_url} (${(err as Error).message}). Is the server running? Or name a model with -m MODEL.`,
+      );
+    }
+    const model = pickChatModel(models);
+    if (!model)
+      throw new ConnectionError(
+        `The server at ${settings.base_url} lists no chat model. Load one, or pass -m MODEL.`,
+      );
+    return { baseUrl: settings.base_url, model, origin: 'configured' };
+  }
+  const found = await discoverServer();
+  const model = settings.model ?? (await pickLoadedModel(found));
+  if (!model) {
+    throw new ConnectionError(
+      `Found a ${found.kind} server at ${found.baseUrl}, but it has no chat model loaded. Load one, or pass -m MODEL.`,
+    );
+  }
+  return { baseUrl: found.baseUrl, model, origin: 'discovered', kind: found.kind };
+}
+
+/**
+ * The transport for a connection. Ollama gets its native API: its OpenAI-compatible endpoint
+ * ignores num_ctx, and prompts would be cut silently at its small default context.
+ */
+export function createClient(connection: Connection, settings: ConnectionSettings): LlmClient {
+  const options = {
+    baseUrl: connection.baseUrl,
+    model: connection.model,
+    apiKey: settings.api_key,
+    timeoutMs: settings.timeout * 1000,
+    idleTimeoutMs: settings.idle_timeout * 1000,
+    retry: { maxRetries: settings.max_retries },
+    temperature: settings.temperature,
+    topP: settings.top_p,
+    seed: settings.seed,
+    nativeTools: settings.native_tools,
+    maxTokens: settings.max_tokens,
+  };
+  if (connection.kind === 'ollama') {
+    return createOllamaClient({
+      ...options,
+      maxContextWindow: connection.info.maxContextWindow ?? connection.contextWindow,
+    });
+  }
+  return createLlmClient(options);
+}
