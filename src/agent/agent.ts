@@ -1,29 +1,21 @@
-import { realpath } from 'node:fs/promises';
-import { join } from 'node:path';
 import { configError, describeIssues } from '../config/errors.js';
-import { hearthHome } from '../config/load.js';
+import { defaultDbPath } from '../config/load.js';
 import { type Config, type ConfigInput, configSchema } from '../config/schema.js';
-import { createClient, resolveConnection } from '../llm/connection.js';
+import { resolveConnection } from '../llm/connection.js';
 import type { ToolCall } from '../llm/types.js';
-import {
-  type ApprovalAnswer,
-  type ApprovalRequest,
-  type Approver,
-  PermissionGate,
-} from '../permissions/gate.js';
+import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
 import type { PermissionMode } from '../permissions/modes.js';
-import { parseRules, type Rule } from '../permissions/rules.js';
-import { createSandbox } from '../sandbox/select.js';
-import type { Sandbox, SandboxMode } from '../sandbox/types.js';
+import { parseRules } from '../permissions/rules.js';
+import type { SandboxMode } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { AgentEvent, StopReason } from './events.js';
-import { readProjectContext } from './project-context.js';
-import { AgentSession } from './session.js';
-import { buildSystemPrompt } from './system-prompt.js';
+import { createRuntime } from './runtime.js';
+import type { AgentSession } from './session.js';
+import { openSession, setupNotes } from './session-setup.js';
 
 /**
  * Answers an approval request. `true` is "once", `false` is "deny"; an ApprovalAnswer can also say
@@ -146,7 +138,7 @@ interface Ready {
   notices: string[];
 }
 
-const DEFAULT_MAX_ITERATIONS = 50;
+const _DEFAULT_MAX_ITERATIONS = 50;
 
 /**
  * Hearth as a library: one Agent is one conversation, kept in the session store. Nothing touches
@@ -155,7 +147,6 @@ const DEFAULT_MAX_ITERATIONS = 50;
 export class Agent {
   private readonly config: Config;
   private readonly tools: ToolRegistry;
-  private readonly rules: { allow: Rule[]; deny: Rule[] };
   private ready: Promise<Ready> | undefined;
   private settled: Ready | undefined;
   private readonly cleanups: Array<() => unknown> = [];
@@ -169,10 +160,7 @@ export class Agent {
     const names = (options.tools ?? []).filter((t): t is string => typeof t === 'string');
     const enabled = names.length > 0 ? [...names, ...custom.map((t) => t.name)] : undefined;
     this.tools = new ToolRegistry(selectTools({ enabled }, custom));
-    this.rules = {
-      allow: parseRules(this.config.permissions.allow),
-      deny: parseRules(this.config.permissions.deny),
-    };
+    parseRules([...this.config.permissions.allow, ...this.config.permissions.deny]);
   }
 
   /** The stored session's id, once known: after the first run, or as given in the options. */
@@ -318,50 +306,27 @@ export class Agent {
 
   private async assemble(): Promise<Ready> {
     const { config, options } = this;
-    const db: Db = openDatabase(config.db_path ?? join(hearthHome(), 'hearth.db'));
-    this.cleanups.push(() => db.close());
-    const store = new SessionStore(db);
-    const row = options.sessionId ? store.resolve(options.sessionId) : undefined;
-    const workspace = await realpath(options.workspace ?? row?.workspace ?? process.cwd());
-
-    const connection = await resolveConnection({
-      ...config,
-      model: config.model ?? (row?.model || undefined),
+    // The store comes first: a stored session says which workspace and model to use.
+    const db: Db = openDatabase(defaultDbPath(config));
+    const row = options.sessionId ? new SessionStore(db).resolve(options.sessionId) : undefined;
+    const runtime = await createRuntime(
+      { ...config, model: config.model ?? (row?.model || undefined) },
+      options.workspace ?? row?.workspace ?? process.cwd(),
+      { tools: this.tools, instructions: options.instructions, db },
+    ).catch((err: unknown) => {
+      db.close();
+      throw err;
     });
-    const settings = config.sandbox;
-    const choice = await createSandbox(settings.mode, {
-      workspace,
-      network: settings.network,
-      envAllow: settings.env,
-      memoryMb: settings.memory_mb,
-      cpus: settings.cpus,
-    });
-    const sandbox: Sandbox = choice.sandbox;
-    this.cleanups.push(() => sandbox.dispose());
-
-    const deps = {
-      store,
-      llm: createClient(connection, config),
-      tools: this.tools,
-      gate: new PermissionGate(config.permissions.mode, this.rules, workspace),
-      sandbox,
+    this.cleanups.push(() => runtime.close());
+    const connection = await resolveConnection(runtime.config);
+    const setup = {
+      runtime,
+      connection,
       approve: options.approve && toApprover(options.approve),
-      workspace,
-      maxIterations: config.max_iterations ?? DEFAULT_MAX_ITERATIONS,
-      tokenBudget: config.token_budget,
-      contextWindow: connection.contextWindow,
-      compactionThreshold: config.compaction.threshold,
+      deep: false,
     };
-    let session: AgentSession;
-    if (row) {
-      session = AgentSession.open(deps, row);
-    } else {
-      const base = buildSystemPrompt({ workspace, context: await readProjectContext(workspace) });
-      const extra = options.instructions?.trim();
-      session = AgentSession.create(deps, extra ? `${base}\n\n## Instructions\n${extra}` : base);
-    }
-    const notices = [choice.warning, connection.contextNote].filter((n): n is string => Boolean(n));
-    return { session, notices };
+    const session = await openSession(setup, row);
+    return { session, notices: await setupNotes(runtime, connection) };
   }
 }
 

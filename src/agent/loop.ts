@@ -149,9 +149,20 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
 
     let reply: { message: AssistantMessage; toolCalls: ToolCall[]; usage?: Usage } | undefined;
     let overflow = false;
+    let partial = '';
     for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
+      if (event.type === 'text_delta') partial += event.text;
+      if (event.type === 'retry') partial = '';
       if (event.type === 'error') {
-        if (event.error.kind === 'aborted' || signal.aborted) return yield done('aborted', '', turn - 1);
+        if (event.error.kind === 'aborted' || signal.aborted) {
+          // What the user saw stays in the history, and user and assistant keep alternating (strict
+          // chat templates reject two user messages in a row when the next task comes).
+          append({
+            role: 'assistant',
+            content: `${partial.trim() ? `${partial.trim()}\n\n` : ''}[interrupted by the user]`,
+          });
+          return yield done('aborted', partial, turn - 1);
+        }
         if (event.error.kind === 'context_overflow' && !overflowRetried && window > 0) {
           overflow = true;
           break;

@@ -11,6 +11,8 @@ export function buildSystemPrompt(opts: {
   context?: ProjectContext;
   /** For models without native tool calling: the tools, described in the prompt itself. */
   toolsInPrompt?: ToolSchema[];
+  /** The library caller's own instructions. */
+  instructions?: string;
 }): string {
   const parts = [
     [
@@ -26,6 +28,7 @@ export function buildSystemPrompt(opts: {
   const { notes, soul } = opts.context ?? {};
   if (notes) parts.push(`## Project notes (${notes.file})\n${notes.text}`);
   if (soul) parts.push(`## Personality\n${soul}`);
+  if (opts.instructions) parts.push(`## Instructions\n${opts.instructions}`);
   return parts.join('\n\n');
 }
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
-import { createRuntime, type Runtime } from './runtime.js';
 
 /** Flags shared by the main command and its subcommands. */
 export interface GlobalFlags {

@@ -1,10 +1,10 @@
 import type { AgentEvent, StopReason } from '../agent/events.js';
+import type { Runtime } from '../agent/runtime.js';
+import { openSession, setupNotes } from '../agent/session-setup.js';
 import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
-import type { Runtime } from './runtime.js';
-import { openSession, setupNotes } from './session-setup.js';
 
 export interface OneShotOptions {
   runtime: Runtime;

@@ -26,7 +26,7 @@ import {
 export { ConfigError } from './errors.js';
 export type { Setting as FlagSetting } from './layers.js';
 export type { SelectedProfile } from './profiles.js';
-export { hearthHome } from './sources.js';
+export { defaultDbPath, hearthHome } from './sources.js';
 
 export interface ConfigSources {
   workspace: string;

@@ -11,6 +11,11 @@ export function hearthHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.HEARTH_HOME || join(homedir(), '.hearth');
 }
 
+/** The session database: `db_path` from the config, else hearth.db in the Hearth home. */
+export function defaultDbPath(config: { db_path?: string }, env: NodeJS.ProcessEnv = process.env): string {
+  return config.db_path ?? join(hearthHome(env), 'hearth.db');
+}
+
 const CONFIG_NAMES = ['config.json', 'config.yaml', 'config.yml'];
 
 export interface ConfigFileLocation {

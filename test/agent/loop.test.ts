@@ -318,8 +318,22 @@ describe('agent loop', () => {
       signal: controller.signal,
     });
     expect(r.done).toMatchObject({ reason: 'aborted' });
-    expect(r.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(r.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+    expect(r.messages.at(-1)).toEqual({ role: 'assistant', content: '[interrupted by the user]' });
     expect(r.persisted).toEqual(r.messages.slice(1));
+  });
+
+  it('keeps the text streamed before an interruption, so the next task follows an assistant turn', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 250);
+    const r = await run([reply().text('Half of my answer, and then more').delayBetweenChunks(40).chunkSize(4)], {
+      signal: controller.signal,
+    });
+    expect(r.done).toMatchObject({ reason: 'aborted' });
+    const last = r.messages.at(-1)!;
+    expect(last.role).toBe('assistant');
+    expect(last.content).toMatch(/^Half[\s\S]*\n\n\[interrupted by the user\]$/);
+    expect(last.content).not.toContain('more');
   });
 
   it('strips reasoning from the history it sends back', async () => {

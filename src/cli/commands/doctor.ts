@@ -1,14 +1,13 @@
 import { accessSync, constants } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
-import { hearthHome } from '../../config/load.js';
+import type { Runtime } from '../../agent/runtime.js';
+import { defaultDbPath } from '../../config/load.js';
 import { listModels } from '../../llm/discover.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import { openDatabase } from '../../store/database.js';
 import { type Connection, createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { colorEnabled, makeStyle } from '../render.js';
-import type { Runtime } from '../runtime.js';
 
 export interface Check {
   name: string;
@@ -195,7 +194,7 @@ async function gitChecks(workspace: string): Promise<Check[]> {
 }
 
 function databaseCheck(runtime: Runtime): Check {
-  const path = runtime.config.db_path ?? join(hearthHome(), 'hearth.db');
+  const path = defaultDbPath(runtime.config);
   try {
     const db = openDatabase(path);
     db.close();

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
+import type { Runtime } from '../../agent/runtime.js';
+import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
-import type { Runtime } from '../runtime.js';
-import { setupNotes } from '../session-setup.js';
 import { replApprover } from './approver.js';
 import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
 import { History } from './history.js';

@@ -1,11 +1,11 @@
 import { estimateHistoryTokens } from '../../agent/context-size.js';
 import type { AgentEvent } from '../../agent/events.js';
+import type { Runtime } from '../../agent/runtime.js';
 import type { AgentSession } from '../../agent/session.js';
+import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel, resolveContextWindow } from '../../llm/probe.js';
 import type { SessionRow, SessionStore, SessionSummary } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
-import type { Runtime } from '../runtime.js';
-import { openSession, type SessionSetup } from '../session-setup.js';
 import type { StatusFacts } from './status.js';
 
 /** Token counts of the current session, kept up to date from its usage events. */

@@ -1,8 +1,8 @@
-import { AgentSession, type SessionDeps } from '../agent/session.js';
+import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/sessions.js';
-import { type Connection, createClient } from './connect.js';
 import type { Runtime } from './runtime.js';
+import { AgentSession, type SessionDeps } from './session.js';
 
 /** Everything a session is assembled from; the one-shot runner and the REPL both go through here. */
 export interface SessionSetup {

@@ -1,8 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import { join } from 'node:path';
-import { readProjectContext } from '../agent/project-context.js';
-import { buildSystemPrompt } from '../agent/system-prompt.js';
-import { hearthHome } from '../config/load.js';
+import { defaultDbPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
@@ -12,8 +9,10 @@ import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { readProjectContext } from './project-context.js';
+import { buildSystemPrompt } from './system-prompt.js';
 
-/** What every command needs, built once from the config at the edge. */
+/** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
 export interface Runtime {
   config: Config;
   workspace: string;
@@ -26,9 +25,24 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: Config, workspaceDir: string): Promise<Runtime> {
+export interface RuntimeOptions {
+  /** The tools to offer, when the caller built them itself (the library adds custom tools). */
+  tools?: ToolRegistry;
+  /** Extra instructions appended to the system prompt, fixed for the session. */
+  instructions?: string;
+  /** An already open database; the runtime closes it. */
+  db?: Db;
+}
+
+/** What every command (and the library's Agent) needs, built once from the config at the edge. */
+export async function createRuntime(
+  config: Config,
+  workspaceDir: string,
+  options: RuntimeOptions = {},
+): Promise<Runtime> {
   const workspace = await realpath(workspaceDir);
-  const tools = new ToolRegistry(selectTools(config.tools));
+  const tools = options.tools ?? new ToolRegistry(selectTools(config.tools));
+  const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   let db: Db | undefined;
@@ -42,9 +56,10 @@ export async function createRuntime(config: Config, workspaceDir: string): Promi
       workspace,
       context: await readProjectContext(workspace),
       toolsInPrompt: config.native_tools === false ? tools.schemas() : undefined,
+      instructions: extra || undefined,
     }),
     openStore() {
-      db ??= openDatabase(config.db_path ?? join(hearthHome(), 'hearth.db'));
+      db ??= options.db ?? openDatabase(defaultDbPath(config));
       return new SessionStore(db);
     },
     sandbox() {
