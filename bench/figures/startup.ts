@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { atPrompt, startOnPty } from '../../test/support/pty.js';
 import { reply, startScriptedServer } from '../../test/support/scripted-server.js';
 import { ms, type Row, ratio, type Spread, spread, timeRuns } from '../stats.js';
 
@@ -45,10 +46,34 @@ async function toFirstRequest(runs: number): Promise<Spread> {
   return spread(samples);
 }
 
+/** From spawning `hearth` on a pseudo-terminal to its prompt being drawn. */
+async function toReplPrompt(runs: number): Promise<Spread> {
+  const home = await mkdtemp(join(tmpdir(), 'hearth-bench-home-'));
+  const server = await startScriptedServer({ turns: [] });
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const term = startOnPty(['--base-url', server.baseUrl, '-m', 'm'], {
+        cwd: home,
+        env: { HOME: home, HEARTH_HOME: join(home, '.hearth') },
+      });
+      const started = performance.now();
+      await term.waitFor(atPrompt, 20_000);
+      samples.push(performance.now() - started);
+      term.kill();
+      await term.exited;
+    }
+  } finally {
+    await server.close();
+  }
+  return spread(samples);
+}
+
 export async function startupFigures(): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
   const runs = 10;
   const baseline = await nodeBaseline(runs);
   const oneShot = await toFirstRequest(runs);
+  const repl = await toReplPrompt(runs);
   return {
     rows: [
       {
@@ -57,7 +82,13 @@ export async function startupFigures(): Promise<{ rows: Row[]; json: Record<stri
         baseline: `node -e 0: ${ms(baseline)}`,
         ratio: ratio(oneShot, baseline),
       },
+      {
+        figure: 'cold start: REPL to its prompt',
+        value: ms(repl),
+        baseline: `node -e 0: ${ms(baseline)}`,
+        ratio: ratio(repl, baseline),
+      },
     ],
-    json: { nodeBaselineMs: baseline, oneShotToFirstRequestMs: oneShot },
+    json: { nodeBaselineMs: baseline, oneShotToFirstRequestMs: oneShot, replToPromptMs: repl },
   };
 }

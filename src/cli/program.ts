@@ -43,9 +43,10 @@ model is told why. Commands run in a sandbox (bubblewrap on Linux) that can writ
 Server: with no --base-url, Hearth tries LM Studio (:1234), Ollama (:11434), llama.cpp (:8080)
 and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded model.
 
-Environment: HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY, HEARTH_MAX_ITERATIONS, HEARTH_TIMEOUT,
-HEARTH_HOME (default ~/.hearth), HEARTH_DB.
-Config files (JSON, later wins): ~/.hearth/config.json, <workspace>/.hearth/config.json.
+Config, later wins: ~/.hearth/config.json (or .yaml), <workspace>/.hearth/config.json (or .yaml),
+HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BASE_URL, HEARTH_MODEL,
+HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
+See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
 Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 waiting for approval,
 130 interrupted.`;
