@@ -328,4 +328,23 @@ describe('hearth sessions (built CLI)', () => {
       content: 'The notes say alpha and beta.',
     });
   });
+
+  it('compacts a stored session on demand, and the next run starts from the summary', async () => {
+    const { id } = await runTask(['what do the notes say?'], readNotes());
+    server.push(reply().text('Goal: report the notes.\nCurrent state: done, they say alpha and beta.'));
+    const compacted = await hearth(['sessions', 'compact', id]);
+    expect(compacted.code, compacted.stderr).toBe(0);
+    expect(compacted.stdout).toMatch(
+      new RegExp(`Compacted session ${id} \\(summarized\\): \\d+ → \\d+ tokens`),
+    );
+    const summaryRequest = server.requests.at(-1)!.body;
+    expect(summaryRequest.tools).toBeUndefined();
+
+    await runTask(['--resume', id, 'and now?'], [reply().text('Still alpha and beta.')]);
+    const sent = server.requests.at(-1)!.body.messages as ChatMessage[];
+    expect(sent[1]!.content).toContain('Current state: done, they say alpha and beta.');
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'and now?' });
+    // The full history stays in the store for people: show still prints the first answer.
+    expect((await hearth(['sessions', 'show', id])).stdout).toContain('The notes say alpha and beta.');
+  });
 });
