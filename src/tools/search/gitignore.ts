@@ -76,15 +76,24 @@ export function isIgnored(
   name: string,
   isDir: boolean,
 ): boolean {
-  for (const files of [gitignores, excludes]) {
-    for (let i = files.length - 1; i >= 0; i--) {
-      const file = files[i]!;
-      if (file.rules.length === 0 || !relPath.startsWith(file.prefix)) continue;
-      const verdict = matchIgnoreRules(file.rules, relPath.slice(file.prefix.length), name, isDir);
-      if (verdict !== undefined) return verdict;
-    }
+  return (
+    layerVerdict(gitignores, relPath, name, isDir) ?? layerVerdict(excludes, relPath, name, isDir) ?? false
+  );
+}
+
+function layerVerdict(
+  files: readonly IgnoreFile[],
+  relPath: string,
+  name: string,
+  isDir: boolean,
+): boolean | undefined {
+  for (let i = files.length - 1; i >= 0; i--) {
+    const file = files[i]!;
+    if (file.rules.length === 0 || !relPath.startsWith(file.prefix)) continue;
+    const verdict = matchIgnoreRules(file.rules, relPath.slice(file.prefix.length), name, isDir);
+    if (verdict !== undefined) return verdict;
   }
-  return false;
+  return undefined;
 }
 
 function trimTrailingSpaces(line: string): string {

@@ -110,13 +110,13 @@ async function findFiles(pattern: string, searchRoot: string, ctx: ToolContext):
   const matches = compileGlob(pattern);
   const prefix = base === '' ? '' : `${base}/`;
   const found: WalkedFile[] = [];
-  for await (const file of walkFiles({
+  for await (const files of walkFiles({
     workspace: ctx.workspace,
     root: walkRoot,
     signal: ctx.signal,
     filter: (rel) => matches(prefix + rel),
   })) {
-    found.push(file);
+    for (const file of files) found.push(file);
   }
   return found;
 }

@@ -139,6 +139,6 @@ export function createGrepTool(options: GrepToolOptions = {}) {
 
 export const grepTool = createGrepTool();
 
-async function* single(file: WalkedFile): AsyncGenerator<WalkedFile> {
-  yield file;
+async function* single(file: WalkedFile): AsyncGenerator<WalkedFile[]> {
+  yield [file];
 }

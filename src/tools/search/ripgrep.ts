@@ -48,6 +48,8 @@ export interface RipgrepOptions {
   collector: GrepCollector;
   signal: AbortSignal;
   deadline: number;
+  /** Characters of paths per rg process; MAX_BATCH_CHARS unless a test wants many batches. */
+  batchChars?: number;
 }
 
 /** Thrown when rg cannot be started or dies without output, so the caller can fall back to the scan engine. */
@@ -55,8 +57,26 @@ export class RipgrepUnavailable extends Error {
   override name = 'RipgrepUnavailable';
 }
 
+/** rg processes at once: while one reports, the next searches its batch and holds its output back. */
+const CONCURRENT_BATCHES = 2;
+
+/** Output a batch may hold while waiting its turn; beyond it, its rg waits on a full pipe. */
+const HELD_OUTPUT_CHARS = 1 << 20;
+
+interface Batch {
+  /** Settles once rg has ended and everything it printed has reached the collector. */
+  end: Promise<SearchEnd>;
+  /** Kills rg if it still runs; nothing more reaches the collector. */
+  cancel(): void;
+}
+
+/**
+ * Runs rg over the walked files in batches (a single rg runs one thread, and its own threads
+ * would print files out of order). Two batches run at once, the walk going on meanwhile, but the
+ * collector hears a batch only after the one before has ended, so it sees the files in walk order.
+ */
 export async function searchWithRipgrep(
-  files: AsyncIterable<WalkedFile>,
+  files: AsyncIterable<WalkedFile[]>,
   opts: RipgrepOptions,
 ): Promise<SearchEnd> {
   const baseArgs = ['--json', '--no-config', '--no-messages', '--crlf', '--threads=1'];
@@ -64,24 +84,56 @@ export async function searchWithRipgrep(
   if (opts.context > 0) baseArgs.push(`--context=${opts.context}`);
   baseArgs.push('--regexp', opts.pattern, '--');
 
-  let batch: string[] = [];
-  let batchChars = 0;
-  let searched = 0;
-  for await (const file of files) {
-    batch.push(file.path);
-    batchChars += file.path.length + 1;
-    if (batchChars < MAX_BATCH_CHARS) continue;
-    const end = await runBatch([...baseArgs, ...batch], opts);
-    searched += batch.length;
-    if (end !== 'complete') return end;
-    batch = [];
-    batchChars = 0;
+  const maxBatchChars = opts.batchChars ?? MAX_BATCH_CHARS;
+  const running: Batch[] = [];
+  const oldestEnd = async (): Promise<SearchEnd> => {
+    const end = await running[0]!.end;
+    running.shift();
+    return end;
+  };
+  const launch = async (paths: string[]): Promise<SearchEnd> => {
+    if (running.length >= CONCURRENT_BATCHES) {
+      const end = await oldestEnd();
+      if (end !== 'complete') return end;
+    }
+    const previous = running[running.length - 1];
+    const turn = previous?.end.then(
+      (end) => end === 'complete',
+      () => false,
+    );
+    running.push(runBatch([...baseArgs, ...paths], opts, turn));
+    return 'complete';
+  };
+
+  try {
+    let batch: string[] = [];
+    let batchChars = 0;
+    let launched = false;
+    for await (const walked of files) {
+      for (const file of walked) {
+        batch.push(file.path);
+        batchChars += file.path.length + 1;
+        if (batchChars < maxBatchChars) continue;
+        const end = await launch(batch);
+        if (end !== 'complete') return end;
+        launched = true;
+        batch = [];
+        batchChars = 0;
+      }
+    }
+    if (batch.length > 0 || !launched) {
+      // With no files at all, rg still runs once on empty stdin so an invalid pattern is reported.
+      const end = await launch(batch.length > 0 ? batch : ['-']);
+      if (end !== 'complete') return end;
+    }
+    while (running.length > 0) {
+      const end = await oldestEnd();
+      if (end !== 'complete') return end;
+    }
+    return 'complete';
+  } finally {
+    for (const batch of running) batch.cancel();
   }
-  if (batch.length > 0 || searched === 0) {
-    // With no files at all, rg still runs once on empty stdin so an invalid pattern is reported.
-    return runBatch(batch.length > 0 ? [...baseArgs, ...batch] : [...baseArgs, '-'], opts);
-  }
-  return 'complete';
 }
 
 interface JsonData {
@@ -92,11 +144,16 @@ interface JsonData {
   binary_offset?: number | null;
 }
 
-function runBatch(args: string[], opts: RipgrepOptions): Promise<SearchEnd> {
-  if (opts.signal.aborted) return Promise.reject(opts.signal.reason);
-  if (Date.now() > opts.deadline) return Promise.resolve('timeout');
+/**
+ * Starts rg on one batch. With `turn`, its output is held until `turn` says the batch before
+ * completed (true), or rg is killed and its output dropped (false).
+ */
+function runBatch(args: string[], opts: RipgrepOptions, turn?: Promise<boolean>): Batch {
+  if (opts.signal.aborted) return settledBatch(Promise.reject(opts.signal.reason));
+  if (Date.now() > opts.deadline) return settledBatch(Promise.resolve('timeout'));
   const { collector } = opts;
-  return new Promise<SearchEnd>((resolve, reject) => {
+  let cancel = () => {};
+  const end = new Promise<SearchEnd>((resolve, reject) => {
     let child: ChildProcess;
     try {
       child = spawn(opts.rgPath, args, {
@@ -109,15 +166,21 @@ function runBatch(args: string[], opts: RipgrepOptions): Promise<SearchEnd> {
       return;
     }
 
-    let stopped: SearchEnd | 'aborted' | undefined;
+    let stopped: SearchEnd | 'aborted' | 'cancelled' | undefined;
     let sawJson = false;
     let pending = '';
     let stderr = '';
-    const stop = (why: SearchEnd | 'aborted') => {
+    let live = turn === undefined;
+    const held: string[] = [];
+    let heldChars = 0;
+    let exitCode: number | null | undefined;
+    let settled = false;
+    const stop = (why: SearchEnd | 'aborted' | 'cancelled') => {
       if (stopped) return;
       stopped = why;
       child.kill('SIGKILL');
     };
+    cancel = () => stop('cancelled');
     const onAbort = () => stop('aborted');
     opts.signal.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => stop('timeout'), Math.max(0, opts.deadline - Date.now()));
@@ -149,9 +212,7 @@ function runBatch(args: string[], opts: RipgrepOptions): Promise<SearchEnd> {
           break;
       }
     };
-
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
+    const consume = (chunk: string) => {
       pending += chunk;
       let start = 0;
       for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
@@ -159,30 +220,22 @@ function runBatch(args: string[], opts: RipgrepOptions): Promise<SearchEnd> {
         start = nl + 1;
       }
       pending = pending.slice(start);
-    });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      if (stderr.length < STDERR_KEEP) stderr += chunk;
-    });
+    };
 
-    const finish = () => {
+    const settle = () => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       opts.signal.removeEventListener('abort', onAbort);
-    };
-    child.on('error', (err) => {
-      finish();
-      reject(new RipgrepUnavailable(String(err)));
-    });
-    child.on('close', (code) => {
-      finish();
       if (!stopped) handle(pending);
       if (stopped === 'aborted') return reject(opts.signal.reason);
+      if (stopped === 'cancelled') return resolve('complete');
       if (stopped) return resolve(stopped);
       // rg prints no JSON at all when it rejects the pattern; exit 2 after JSON only means some
       // file could not be read, which the scan engine skips silently too.
-      if (!sawJson && code !== 0 && code !== 1) {
-        const detail = stderr.trim() || `rg exited with code ${code}`;
-        if (code === 2) {
+      if (!sawJson && exitCode !== 0 && exitCode !== 1) {
+        const detail = stderr.trim() || `rg exited with code ${exitCode}`;
+        if (exitCode === 2) {
           return reject(
             new ToolError(
               `Invalid regex ${JSON.stringify(opts.pattern)} (ripgrep):\n${detail}\n${INVALID_REGEX_HINT}`,
@@ -193,8 +246,47 @@ function runBatch(args: string[], opts: RipgrepOptions): Promise<SearchEnd> {
         return reject(new RipgrepUnavailable(`ripgrep failed: ${detail}`));
       }
       resolve('complete');
+    };
+
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      if (live) return consume(chunk);
+      held.push(chunk);
+      heldChars += chunk.length;
+      if (heldChars > HELD_OUTPUT_CHARS) child.stdout?.pause();
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      if (stderr.length < STDERR_KEEP) stderr += chunk;
+    });
+    void turn?.then((go) => {
+      if (!go) stop('cancelled');
+      live = true;
+      for (const chunk of held.splice(0)) consume(chunk);
+      child.stdout?.resume();
+      if (exitCode !== undefined) settle();
+    });
+
+    child.on('error', (err) => {
+      settled = true;
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onAbort);
+      reject(new RipgrepUnavailable(String(err)));
+    });
+    child.on('close', (code) => {
+      exitCode = code;
+      // Output held for its turn is judged then, unless the batch was stopped anyway.
+      if (live || stopped) settle();
     });
   });
+  // A failure is taken up where the batch is awaited; one cancelled first is never awaited.
+  end.catch(() => {});
+  return { end, cancel: () => cancel() };
+}
+
+function settledBatch(end: Promise<SearchEnd>): Batch {
+  end.catch(() => {});
+  return { end, cancel: () => {} };
 }
 
 function jsonText(field: { text?: string; bytes?: string } | undefined): string {
