@@ -326,9 +326,12 @@ describe('agent loop', () => {
   it('keeps the text streamed before an interruption, so the next task follows an assistant turn', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 250);
-    const r = await run([reply().text('Half of my answer, and then more').delayBetweenChunks(40).chunkSize(4)], {
-      signal: controller.signal,
-    });
+    const r = await run(
+      [reply().text('Half of my answer, and then more').delayBetweenChunks(40).chunkSize(4)],
+      {
+        signal: controller.signal,
+      },
+    );
     expect(r.done).toMatchObject({ reason: 'aborted' });
     const last = r.messages.at(-1)!;
     expect(last.role).toBe('assistant');
