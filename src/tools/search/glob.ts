@@ -1,3 +1,4 @@
+import { stat as statFile } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
@@ -10,6 +11,11 @@ import { compileGlob, stripLeadingDotSlash, toSlashes, type WalkedFile, walkFile
 export const GLOB_MAX_RESULTS = 200;
 
 const STAT_CONCURRENCY = 64;
+
+interface Dated {
+  path: string;
+  mtime: number;
+}
 
 export interface GlobToolOptions {
   /** Paths listed at most (default 200). */
@@ -39,8 +45,8 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       }
 
       const pattern = normalizePattern(args.pattern, ctx.workspace, searchRoot);
-      const found = await findFiles(pattern, searchRoot, ctx);
-      if (found.length === 0) {
+      const { walked, dated } = await withMtimes(await findFiles(pattern, searchRoot, ctx), ctx.signal);
+      if (walked === 0) {
         const hint = (await namesDirectory(pattern, searchRoot))
           ? ` ${pattern} is a directory: use "${pattern.replace(/\/+$/, '')}/**" for the files in it.`
           : '';
@@ -50,7 +56,6 @@ export function createGlobTool(options: GlobToolOptions = {}) {
         };
       }
 
-      const dated = await withMtimes(found, ctx.signal);
       dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       const lines = dated.slice(0, maxResults).map((f) => f.path);
       const shown = lines.length;
@@ -97,7 +102,11 @@ function normalizePattern(raw: string, workspace: string, searchRoot: string): s
  * `src/tools/**\/*.ts`), which is faster and lets a pattern that names an ignored or skipped
  * directory, such as `node_modules/zod/**`, look inside it.
  */
-async function findFiles(pattern: string, searchRoot: string, ctx: ToolContext): Promise<WalkedFile[]> {
+async function findFiles(
+  pattern: string,
+  searchRoot: string,
+  ctx: ToolContext,
+): Promise<AsyncIterable<WalkedFile[]> | Iterable<WalkedFile[]>> {
   const scan = picomatch.scan(pattern);
   let base = scan.isGlob ? scan.base : path.posix.dirname(pattern);
   if (base === '.') base = '';
@@ -109,16 +118,12 @@ async function findFiles(pattern: string, searchRoot: string, ctx: ToolContext):
   }
   const matches = compileGlob(pattern);
   const prefix = base === '' ? '' : `${base}/`;
-  const found: WalkedFile[] = [];
-  for await (const files of walkFiles({
+  return walkFiles({
     workspace: ctx.workspace,
     root: walkRoot,
     signal: ctx.signal,
     filter: (rel) => matches(prefix + rel),
-  })) {
-    for (const file of files) found.push(file);
-  }
-  return found;
+  });
 }
 
 /** A pattern without wildcards that names a directory: the model most likely wants what is inside. */
@@ -128,27 +133,43 @@ async function namesDirectory(pattern: string, searchRoot: string): Promise<bool
   return info?.isDirectory() ?? false;
 }
 
+/**
+ * The walked files with their modification times, and how many the walk found. Files are
+ * stat'ed while the walk goes on, STAT_CONCURRENCY at a time, rather than after it.
+ */
 async function withMtimes(
-  files: WalkedFile[],
+  files: AsyncIterable<WalkedFile[]> | Iterable<WalkedFile[]>,
   signal: AbortSignal,
-): Promise<{ path: string; mtime: number }[]> {
-  const out: { path: string; mtime: number }[] = [];
-  for (let i = 0; i < files.length; i += STAT_CONCURRENCY) {
-    signal.throwIfAborted();
-    const slice = files.slice(i, i + STAT_CONCURRENCY);
-    const stats = await Promise.all(
-      slice.map((f) =>
-        stat(f.abs).catch((err: unknown) => {
-          // Deleted since the walk saw it: leave it out.
-          if (errorCode(err) === 'ENOENT') return undefined;
-          throw new ToolError(`Cannot read ${f.path}: ${errorMessage(err)}`);
-        }),
-      ),
-    );
-    slice.forEach((f, j) => {
-      const s = stats[j];
-      if (s) out.push({ path: f.path, mtime: s.mtimeMs });
+): Promise<{ walked: number; dated: Dated[] }> {
+  const dated: (Dated | undefined)[] = [];
+  let running = 0;
+  let failure: ToolError | undefined;
+  let freed: (() => void) | undefined;
+  const slot = () =>
+    new Promise<void>((resolve) => {
+      freed = resolve;
     });
+  for await (const batch of files) {
+    for (const file of batch) {
+      while (running >= STAT_CONCURRENCY) await slot();
+      if (failure) throw failure;
+      signal.throwIfAborted();
+      const index = dated.length;
+      dated.push(undefined);
+      running += 1;
+      statFile(file.abs, (err, info) => {
+        running -= 1;
+        if (!err) dated[index] = { path: file.path, mtime: info.mtimeMs };
+        // Deleted since the walk saw it: left out.
+        else if (errorCode(err) !== 'ENOENT')
+          failure ??= new ToolError(`Cannot read ${file.path}: ${errorMessage(err)}`);
+        const wake = freed;
+        freed = undefined;
+        wake?.();
+      });
+    }
   }
-  return out;
+  while (running > 0) await slot();
+  if (failure) throw failure;
+  return { walked: dated.length, dated: dated.filter((d) => d !== undefined) };
 }

@@ -3,6 +3,7 @@ import { close, open, read } from 'node:fs';
 import { TextDecoder } from 'node:util';
 import { errorMessage } from '../path-guard.js';
 import { ToolError } from '../types.js';
+import { LineFeeder } from './grep-lines.js';
 import { type GrepCollector, INVALID_REGEX_HINT } from './grep-output.js';
 import type { WalkedFile } from './walk.js';
 
@@ -101,7 +102,8 @@ interface Queued {
  * finish in, so the output does not change; memory stays at READ_AHEAD_FILES chunks.
  */
 export async function scanFiles(files: AsyncIterable<WalkedFile[]>, opts: ScanOptions): Promise<SearchEnd> {
-  const feeder = new LineFeeder(opts);
+  const feeder = new LineFeeder(opts.regex, opts.context, opts.collector);
+  const utf8 = new TextDecoder('utf-8');
   const pool: Buffer[] = [];
   const ring: (Queued | undefined)[] = new Array(READ_AHEAD_FILES);
   let head = 0;
@@ -136,7 +138,7 @@ export async function scanFiles(files: AsyncIterable<WalkedFile[]>, opts: ScanOp
         if (Date.now() > opts.deadline) return 'timeout';
         opts.signal.throwIfAborted();
         if (got.kind === 'whole') {
-          feeder.searchWhole(file.path, got.buffer.subarray(0, got.length));
+          searchWhole(file.path, got.buffer.subarray(0, got.length), feeder, utf8);
         } else if ((await streamFile(file.path, got, feeder, opts)) === 'timeout') {
           return 'timeout';
         }
@@ -187,6 +189,24 @@ function readChunk(fd: number, buffer: Buffer, position: number): Promise<number
   });
 }
 
+/** A file that fitted in one chunk: a binary file, or one without a candidate line, costs one search at most. */
+function searchWhole(path: string, bytes: Buffer, feeder: LineFeeder, utf8: TextDecoder): void {
+  const encoding = sniffEncoding(bytes);
+  let text: string;
+  if (encoding === 'utf-8') {
+    // In UTF-8 a NUL character comes only from a zero byte, which is cheaper to look for.
+    if (bytes.includes(0)) return;
+    text = isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
+  } else {
+    text = new TextDecoder(encoding).decode(bytes);
+    if (text.includes('\0')) return;
+  }
+  if (!feeder.mayMatch(text)) return;
+  feeder.begin(path);
+  feeder.lines(text);
+  feeder.end(false);
+}
+
 /** A file longer than one chunk, decoded and searched a chunk at a time. */
 async function streamFile(
   path: string,
@@ -207,7 +227,6 @@ async function streamFile(
     while (length > 0) {
       const bytes = buffer.subarray(0, length);
       position += length;
-      // In UTF-8 a NUL character comes only from a zero byte, which is cheaper to look for.
       if (utf8 && bytes.includes(0)) {
         binary = true;
         break;
@@ -239,164 +258,6 @@ async function streamFile(
   }
   feeder.end(binary);
   return 'complete';
-}
-
-/**
- * Hands one file's lines to the collector as ripgrep reports them: numbered, context included.
- * A line is split off and tested alone only where a search of the whole text finds a candidate,
- * so most of a file that does not match is never cut into lines.
- */
-class LineFeeder {
-  private readonly regex: RegExp;
-  /**
-   * The pattern run over many lines at once, or undefined when that could miss a line's match.
-   * A match within one line is still one in the whole text (with `m`, `^` and `$` hold at line
-   * breaks and `\r`; `\b` sees a line break as a non-word character), except that a negative
-   * look-around that passed at a line's edge may fail on the neighbouring text.
-   */
-  private readonly candidates: RegExp | undefined;
-  private readonly context: number;
-  private readonly collector: GrepCollector;
-  private readonly utf8 = new TextDecoder('utf-8');
-
-  private path = '';
-  private begun = false;
-  private lineNo = 0;
-  private afterLeft = 0;
-  /** Lines since the last one handed on, kept for before-context. */
-  private recent: { lineNo: number; text: string }[] = [];
-
-  constructor(opts: ScanOptions) {
-    this.regex = opts.regex;
-    this.context = opts.context;
-    this.collector = opts.collector;
-    const source = opts.regex.source;
-    this.candidates =
-      source.includes('(?!') || source.includes('(?<!')
-        ? undefined
-        : new RegExp(source, `${opts.regex.flags.replace(/[gmy]/g, '')}gm`);
-  }
-
-  /** A file that fitted in one chunk: binary files and files without a candidate cost one search at most. */
-  searchWhole(path: string, bytes: Buffer): void {
-    const encoding = sniffEncoding(bytes);
-    let text: string;
-    if (encoding === 'utf-8') {
-      if (bytes.includes(0)) return;
-      text = isAscii(bytes) ? bytes.toString('latin1') : this.utf8.decode(bytes);
-    } else {
-      text = new TextDecoder(encoding).decode(bytes);
-      if (text.includes('\0')) return;
-    }
-    if (this.candidates) {
-      this.candidates.lastIndex = 0;
-      if (!this.candidates.test(text)) return;
-    }
-    this.begin(path);
-    this.lines(text);
-    this.end(false);
-  }
-
-  begin(path: string): void {
-    this.path = path;
-    this.begun = false;
-    this.lineNo = 0;
-    this.afterLeft = 0;
-    this.recent.length = 0;
-  }
-
-  /** Commits the file to the collector, or drops it; files without a match never reach it. */
-  end(binary: boolean): void {
-    if (this.begun) this.collector.endFile(binary);
-    this.begun = false;
-  }
-
-  /** `text` is whole lines, each ended by `\n` except the file's last one when it has none. */
-  lines(text: string): void {
-    const end = text.length;
-    let start = 0;
-    while (start < end) {
-      if (this.candidates) {
-        this.candidates.lastIndex = start;
-        const hit = this.candidates.exec(text);
-        // A match never starts before the line it belongs to, so the lines before it cannot match.
-        const lineStart =
-          hit === null ? end : hit.index === 0 ? 0 : text.lastIndexOf('\n', hit.index - 1) + 1;
-        this.pass(text, start, Math.min(lineStart, end));
-        if (lineStart >= end) return;
-        start = lineStart;
-      }
-      const lineEnd = endOfLine(text, start, end);
-      this.line(withoutCr(text.slice(start, lineEnd)));
-      start = lineEnd + 1;
-    }
-  }
-
-  private line(text: string): void {
-    this.lineNo += 1;
-    const m = this.regex.exec(text);
-    if (!m) {
-      this.passLine(text);
-      return;
-    }
-    if (!this.begun) {
-      this.collector.beginFile(this.path);
-      this.begun = true;
-    }
-    for (const r of this.recent) this.collector.addLine(r.lineNo, r.text, false);
-    this.recent.length = 0;
-    this.collector.addLine(this.lineNo, text, true, m.index);
-    this.afterLeft = this.context;
-  }
-
-  /** A line known not to match, already counted. */
-  private passLine(text: string): void {
-    if (this.afterLeft > 0) {
-      this.collector.addLine(this.lineNo, text, false);
-      this.afterLeft -= 1;
-    } else if (this.context > 0) {
-      this.recent.push({ lineNo: this.lineNo, text });
-      if (this.recent.length > this.context) this.recent.shift();
-    }
-  }
-
-  /** Whole lines in text[from, to) known not to match: only those that can be context are cut out. */
-  private pass(text: string, from: number, to: number): void {
-    let start = from;
-    while (start < to && this.afterLeft > 0) {
-      const lineEnd = endOfLine(text, start, to);
-      this.lineNo += 1;
-      this.passLine(withoutCr(text.slice(start, lineEnd)));
-      start = lineEnd + 1;
-    }
-    const tail = this.context > 0 ? startOfLastLines(text, start, to, this.context) : to;
-    for (; start < tail; start = endOfLine(text, start, tail) + 1) this.lineNo += 1;
-    for (; start < to; start = endOfLine(text, start, to) + 1) {
-      this.lineNo += 1;
-      this.passLine(withoutCr(text.slice(start, endOfLine(text, start, to))));
-    }
-  }
-}
-
-/** Where the line starting at `start` ends: its `\n`, or `to` for a last line without one. */
-function endOfLine(text: string, start: number, to: number): number {
-  const nl = text.indexOf('\n', start);
-  return nl === -1 || nl > to ? to : nl;
-}
-
-/** Where the last `count` whole lines of text[from, to) begin (`from` when there are fewer). */
-function startOfLastLines(text: string, from: number, to: number, count: number): number {
-  let start = to;
-  for (let i = 0; i < count && start > from; i++) {
-    // The line before `start` ends at start - 1 (its `\n`, or the last character of a last line
-    // without one), so it begins after the `\n` found from start - 2 back.
-    start = start - 1 > from ? Math.max(from, text.lastIndexOf('\n', start - 2) + 1) : from;
-  }
-  return start;
-}
-
-function withoutCr(line: string): string {
-  return line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
 }
 
 /** ripgrep's BOM sniffing: UTF-16 with a BOM is transcoded, everything else is read as UTF-8. */

@@ -50,6 +50,8 @@ export interface RipgrepOptions {
   deadline: number;
   /** Characters of paths per rg process; MAX_BATCH_CHARS unless a test wants many batches. */
   batchChars?: number;
+  /** Output a waiting batch holds; HELD_OUTPUT_CHARS unless a test wants rg made to wait. */
+  holdChars?: number;
 }
 
 /** Thrown when rg cannot be started or dies without output, so the caller can fall back to the scan engine. */
@@ -79,7 +81,9 @@ export async function searchWithRipgrep(
   files: AsyncIterable<WalkedFile[]>,
   opts: RipgrepOptions,
 ): Promise<SearchEnd> {
-  const baseArgs = ['--json', '--no-config', '--no-messages', '--crlf', '--threads=1'];
+  // --no-mmap: rg maps a batch of a few files into memory, and then looks for a NUL byte only near
+  // the start, so a file found binary in a big batch (and by the scan engine) was not in a small one.
+  const baseArgs = ['--json', '--no-config', '--no-messages', '--crlf', '--threads=1', '--no-mmap'];
   if (opts.ignoreCase) baseArgs.push('--ignore-case');
   if (opts.context > 0) baseArgs.push(`--context=${opts.context}`);
   baseArgs.push('--regexp', opts.pattern, '--');
@@ -253,7 +257,7 @@ function runBatch(args: string[], opts: RipgrepOptions, turn?: Promise<boolean>)
       if (live) return consume(chunk);
       held.push(chunk);
       heldChars += chunk.length;
-      if (heldChars > HELD_OUTPUT_CHARS) child.stdout?.pause();
+      if (heldChars > (opts.holdChars ?? HELD_OUTPUT_CHARS)) child.stdout?.pause();
     });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
