@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/events.js';
+import { truncateToWidth } from './text-width.js';
 
 export interface Style {
   bold(text: string): string;
@@ -47,8 +48,7 @@ export function keyArgument(args: string): string {
 }
 
 export function oneLine(text: string, max = 80): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return truncateToWidth(text.replace(/\s+/g, ' ').trim(), max);
 }
 
 /**

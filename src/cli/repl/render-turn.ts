@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../../agent/events.js';
 import { colorDiff, firstLine, isDiff, keyArgument, type Style } from '../render.js';
+import { columnsOf, RowCounter, stripAnsi } from '../text-width.js';
 import { MarkdownStream } from './markdown.js';
-import { columnsOf, RowCounter, stripAnsi } from './text-width.js';
 
 export interface ReplStyles {
   /** For the answer on stdout. */

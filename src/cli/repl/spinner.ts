@@ -1,5 +1,5 @@
 import { oneLine, type Style } from '../render.js';
-import { columnsOf } from './text-width.js';
+import { columnsOf } from '../text-width.js';
 
 /** Tool output may carry escape sequences; on the spinner's one row they would wreck the redraw. */
 function sanitizeLine(text: string): string {
