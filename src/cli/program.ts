@@ -5,13 +5,14 @@ import { ConfigError } from '../config/load.js';
 import { DiscoveryError } from '../llm/discover.js';
 import { RuleSyntaxError } from '../permissions/rules.js';
 import { SandboxError } from '../sandbox/types.js';
+import { StoreError } from '../store/database.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
-import { addSessionCommands, UsageError } from './commands/sessions.js';
+import { addSessionCommands } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
   collect,
@@ -23,6 +24,7 @@ import {
 } from './options.js';
 import { runRepl } from './repl/repl.js';
 import { runOneShot } from './run-task.js';
+import { UsageError } from './usage-error.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -65,6 +67,7 @@ const USER_ERRORS = [
   ConnectionError,
   DiscoveryError,
   SessionNotFoundError,
+  StoreError,
   ToolSelectionError,
   UsageError,
   RuleSyntaxError,
