@@ -2,13 +2,7 @@ import { close, fstat, open, read } from 'node:fs';
 import { TextDecoder } from 'node:util';
 import { errorMessage } from '../path-guard.js';
 import { ToolError } from '../types.js';
-import {
-  decodeUtf8,
-  type GrepCollector,
-  type GrepLimits,
-  INVALID_REGEX_HINT,
-  type SearchEnd,
-} from './grep-output.js';
+import { decodeUtf8, INVALID_REGEX_HINT, type SearchEnd, type SearchRequest } from './grep-output.js';
 import type { WalkedFile } from './walk.js';
 
 /**
@@ -24,16 +18,6 @@ import type { WalkedFile } from './walk.js';
 
 /** Files being read ahead of the one searched: each read is a few thread-pool round trips. */
 const READ_AHEAD_FILES = 32;
-
-export interface ScanOptions {
-  pattern: string;
-  ignoreCase: boolean;
-  limits: GrepLimits;
-  collector: GrepCollector;
-  signal: AbortSignal;
-  /** Epoch milliseconds after which the scan stops with what it has. */
-  deadline: number;
-}
 
 /** ASCII bracket classes as Rust's regex defines them, spelled out for use inside `[...]`. */
 const POSIX_CLASSES: Record<string, string> = {
@@ -92,7 +76,7 @@ type FileRead =
 const CHUNK_BYTES = 64 * 1024;
 
 /** Searches `files` in order, reading ahead of the search. */
-export async function scanFiles(files: AsyncIterable<WalkedFile[]>, opts: ScanOptions): Promise<SearchEnd> {
+export async function scanFiles(files: AsyncIterable<WalkedFile[]>, opts: SearchRequest): Promise<SearchEnd> {
   const search = fileSearch(opts);
   const pool: Buffer[] = [];
   const queue: { file: WalkedFile; buffer: Buffer; read: Promise<FileRead> }[] = [];
@@ -159,7 +143,7 @@ function readFile(file: string, buffer: Buffer, maxBytes: number): Promise<FileR
 }
 
 /** Searches one file's bytes and tells the collector what matched, with context. */
-function fileSearch(opts: ScanOptions): (path: string, bytes: Buffer) => void {
+function fileSearch(opts: SearchRequest): (path: string, bytes: Buffer) => void {
   const { collector, limits } = opts;
   const { context, maxLineBytes } = limits;
   const regex = compileScanRegex(opts.pattern, opts.ignoreCase);

@@ -21,6 +21,17 @@ export interface GrepLimits {
 
 export type SearchEnd = 'complete' | 'limit' | 'timeout';
 
+/** What either engine is asked to do, and where it reports. */
+export interface SearchRequest {
+  pattern: string;
+  ignoreCase: boolean;
+  limits: GrepLimits;
+  collector: GrepCollector;
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the search stops with what it has. */
+  deadline: number;
+}
+
 interface HeldLine {
   lineNo: number;
   /** As shown: cut to the window around its match. */

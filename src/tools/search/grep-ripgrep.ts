@@ -3,9 +3,9 @@ import { ToolError } from '../types.js';
 import {
   decodeUtf8,
   type GrepCollector,
-  type GrepLimits,
   INVALID_REGEX_HINT,
   type SearchEnd,
+  type SearchRequest,
 } from './grep-output.js';
 import { fromRipgrepPath, RipgrepUnavailable, rootArg, runRipgrep, scopeArgs } from './ripgrep.js';
 import type { SearchScope } from './scope.js';
@@ -18,7 +18,7 @@ import type { SearchScope } from './scope.js';
  * for --max-filesize.
  */
 
-export interface RipgrepSearch {
+export interface RipgrepSearch extends SearchRequest {
   rgPath: string;
   /** The workspace, where rg runs. */
   workspace: string;
@@ -27,12 +27,6 @@ export interface RipgrepSearch {
    * exact filter of paths relative to the scope's root; or one file, workspace-relative.
    */
   target: { scope: SearchScope; fileName?: string; filter?: (rel: string) => boolean } | { file: string };
-  pattern: string;
-  ignoreCase: boolean;
-  limits: GrepLimits;
-  collector: GrepCollector;
-  signal: AbortSignal;
-  deadline: number;
 }
 
 export async function searchWithRipgrep(search: RipgrepSearch): Promise<SearchEnd> {

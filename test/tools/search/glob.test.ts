@@ -4,11 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGlobTool, type GlobToolOptions, globTool } from '../../../src/tools/search/glob.js';
 import { Mtimes } from '../../../src/tools/search/mtimes.js';
-import { findRipgrep } from '../../../src/tools/search/ripgrep.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
-
-const hasRipgrep = findRipgrep(process.env.PATH ?? '') !== undefined;
+import { hasRipgrep, withFakeRipgrep } from './helpers.js';
 
 let ws: string;
 let outside: string;
@@ -160,16 +158,10 @@ describe('glob without ripgrep', () => {
   });
 
   it('walks the tree itself when the rg on PATH fails', async () => {
-    const fake = await mkdtemp(path.join(os.tmpdir(), 'hearth-old-rg-'));
-    try {
-      await writeFile(path.join(fake, 'rg'), '#!/bin/sh\necho "error: unknown flag" >&2\nexit 2\n', {
-        mode: 0o755,
-      });
-      const tool = createGlobTool({ env: { PATH: fake } });
-      expect((await glob({ pattern: 'src/*.{js,ts}' }, tool)).output).toBe('src/a.ts\nsrc/b.ts\nsrc/c.js');
-    } finally {
-      await rm(fake, { recursive: true, force: true });
-    }
+    const r = await withFakeRipgrep('#!/bin/sh\necho "error: unknown flag" >&2\nexit 2\n', (PATH) =>
+      glob({ pattern: 'src/*.{js,ts}' }, createGlobTool({ env: { PATH } })),
+    );
+    expect(r.output).toBe('src/a.ts\nsrc/b.ts\nsrc/c.js');
   });
 
   it('leaves out what the exclude patterns name', async () => {

@@ -1,27 +1,22 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrepTool, type GrepToolOptions } from '../../../src/tools/search/grep.js';
-import { findRipgrep } from '../../../src/tools/search/ripgrep.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
+import { hasRipgrep, writeIn } from './helpers.js';
 
 // Issue 12: a 50 MB one-line file made grep use 2.5 GB and time out, and a 67 MB one was answered
 // "No matches". Both engines now skip files over a size limit and read long lines only in part,
 // and say so. Small limits keep most files here small; one test uses the real ones.
 
-const hasRipgrep = findRipgrep(process.env.PATH ?? '') !== undefined;
 const SMALL: GrepToolOptions = { maxFileBytes: 100_000, maxLineBytes: 1_000 };
 
 let ws: string;
 let ctx: ToolContext;
 
-async function write(rel: string, content: string | Buffer): Promise<void> {
-  const file = path.join(ws, rel);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, content);
-}
+const write = (rel: string, content: string | Buffer) => writeIn(ws, rel, content);
 
 beforeAll(async () => {
   ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-grep-caps-')));

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import { searchScope } from '../../../src/tools/search/scope.js';
 import { walkFiles } from '../../../src/tools/search/walk.js';
 import type { ToolContext } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
+import { writeIn } from './helpers.js';
 
 // Trees big enough that reads finish out of order and ripgrep's threads find files in any order:
 // the engines must still print exactly what a line-by-line search would.
@@ -35,11 +36,7 @@ const UNLIMITED = {
 let ws: string;
 let ctx: ToolContext;
 
-async function write(rel: string, content: string | Buffer): Promise<void> {
-  const file = path.join(ws, rel);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, content);
-}
+const write = (rel: string, content: string | Buffer) => writeIn(ws, rel, content);
 
 /** A deterministic stream of numbers in [0, 1). */
 function random(seed: number): () => number {

@@ -1,22 +1,16 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrepTool, type GrepToolOptions } from '../../../src/tools/search/grep.js';
-import { findRipgrep } from '../../../src/tools/search/ripgrep.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
+import { hasRipgrep, withFakeRipgrep, writeIn } from './helpers.js';
 
 let ws: string;
 let ctx: ToolContext;
 
-const hasRipgrep = findRipgrep(process.env.PATH ?? '') !== undefined;
-
-async function write(rel: string, content: string | Buffer): Promise<void> {
-  const file = path.join(ws, rel);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, content);
-}
+const write = (rel: string, content: string | Buffer) => writeIn(ws, rel, content);
 
 beforeAll(async () => {
   ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-grep-')));
@@ -255,16 +249,11 @@ describe('grep (TypeScript scan)', () => {
   });
 
   it('falls back to the scan when the rg on PATH cannot be started', async () => {
-    const fake = await mkdtemp(path.join(os.tmpdir(), 'hearth-fake-rg-'));
-    try {
-      await writeFile(path.join(fake, 'rg'), 'this is not a program', { mode: 0o755 });
-      const tool = createGrepTool({ env: { PATH: fake } });
-      const r = await grep({ pattern: 'needle dash' }, tool);
-      expect(r.output).toBe('a-b.txt:1:needle dash');
-      expect(r.meta).toMatchObject({ engine: 'scan' });
-    } finally {
-      await rm(fake, { recursive: true, force: true });
-    }
+    const r = await withFakeRipgrep('this is not a program', (PATH) =>
+      grep({ pattern: 'needle dash' }, createGrepTool({ env: { PATH } })),
+    );
+    expect(r.output).toBe('a-b.txt:1:needle dash');
+    expect(r.meta).toMatchObject({ engine: 'scan' });
   });
 
   it('stops when the call is aborted', async () => {
@@ -329,17 +318,21 @@ describe.skipIf(!hasRipgrep)('grep: ripgrep and the scan give identical output',
   });
 
   it('falls back to the scan when rg rejects its flags (too old a version)', async () => {
-    const fake = await mkdtemp(path.join(os.tmpdir(), 'hearth-old-rg-'));
-    try {
-      const script =
-        "#!/bin/sh\necho \"error: Found argument '--max-columns-preview' which wasn't expected\" >&2\nexit 2\n";
-      await writeFile(path.join(fake, 'rg'), script, { mode: 0o755 });
-      const r = await grep({ pattern: 'needle dash' }, createGrepTool({ env: { PATH: fake } }));
-      expect(r.output).toBe('a-b.txt:1:needle dash');
-      expect(r.meta).toMatchObject({ engine: 'scan' });
-    } finally {
-      await rm(fake, { recursive: true, force: true });
-    }
+    const script =
+      "#!/bin/sh\necho \"error: Found argument '--max-columns-preview' which wasn't expected\" >&2\nexit 2\n";
+    const r = await withFakeRipgrep(script, (PATH) =>
+      grep({ pattern: 'needle dash' }, createGrepTool({ env: { PATH } })),
+    );
+    expect(r.output).toBe('a-b.txt:1:needle dash');
+    expect(r.meta).toMatchObject({ engine: 'scan' });
+  });
+
+  it('stops rg when the call is aborted', async () => {
+    const controller = new AbortController();
+    const tool = createGrepTool({ engine: 'ripgrep' });
+    const running = tool.run({ pattern: 'needle' }, makeToolContext(ws, { signal: controller.signal }));
+    setImmediate(() => controller.abort(new Error('user pressed Esc')));
+    await expect(running).rejects.toThrow('user pressed Esc');
   });
 
   it('reports an invalid regex with ripgrep’s own message', async () => {
