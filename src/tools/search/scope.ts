@@ -6,9 +6,10 @@ import path from 'node:path';
  * engines (ripgrep walking the tree itself, or the built-in walker) apply the same ones:
  *  - nothing outside the workspace: symlinks are never followed, ignore files above it are not read;
  *  - `.git` and `node_modules` are never entered (a search started inside one goes ahead);
- *  - `exclude` patterns (gitignore syntax, workspace-relative) name files and directories that are
- *    never searched or listed whatever else says so, as ripgrep's `--glob '!pattern'` does. They are
- *    the hook for keeping secret files out of results.
+ *  - `exclude` patterns (gitignore syntax, workspace-relative) name files and directories that a
+ *    walk never searches or lists whatever else says so, as ripgrep's `--glob '!pattern'` does:
+ *    the hook for keeping secret files out of results. Like the ignore rules they do not apply to
+ *    a file the caller names itself (grep's `path`), which is the permission check's to judge.
  */
 
 /** Entries skipped at any depth, as `exclude` patterns. */
