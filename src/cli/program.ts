@@ -168,7 +168,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
         connection,
         firstTask: task || undefined,
         resume,
-        deep: flags.deep === true,
+        deepWork: flags.deep === true,
         version,
       });
     }
@@ -187,7 +187,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
       task: task || undefined,
       resume,
       json: flags.json === true,
-      deep: flags.deep === true,
+      deepWork: flags.deep === true,
     });
   } finally {
     await runtime.close();

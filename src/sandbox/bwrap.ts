@@ -144,7 +144,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
 
   let disableUserns = tool.supportsDisableUserns;
   const run = async (
-    req: Pick<ExecRequest, 'command' | 'timeoutMs' | 'signal' | 'maxOutputBytes'>,
+    req: Pick<ExecRequest, 'command' | 'timeoutMs' | 'signal' | 'maxOutputBytes' | 'onOutput'>,
     cwd: string,
   ): Promise<ProcessResult> => {
     const args = buildBwrapArgs({
@@ -170,6 +170,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       timeoutMs: req.timeoutMs,
       signal: req.signal,
       maxOutputBytes: req.maxOutputBytes,
+      onOutput: req.onOutput,
     });
   };
 

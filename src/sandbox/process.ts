@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface RunProcessOptions {
   /** A shell command line, run with `bash -c` (or `sh -c` where there is no bash). */
@@ -12,6 +13,8 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Output kept in memory; beyond it the middle is dropped. Default 1 MB. */
   maxOutputBytes?: number;
+  /** Receives stdout and stderr as they arrive, decoded (a character split between chunks waits for its end). */
+  onOutput?: (text: string) => void;
 }
 
 export interface ProcessResult {
@@ -136,8 +139,15 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       if (exited && openPipes === 0) finish();
     };
 
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    const listen = (stream: NodeJS.ReadableStream | null) => {
+      const decoder = opts.onOutput ? new StringDecoder('utf8') : undefined;
+      stream?.on('data', (chunk: Buffer) => {
+        output.push(chunk);
+        if (decoder) opts.onOutput?.(decoder.write(chunk));
+      });
+    };
+    listen(child.stdout);
+    listen(child.stderr);
     child.stdout?.on('close', onPipeClosed);
     child.stderr?.on('close', onPipeClosed);
 

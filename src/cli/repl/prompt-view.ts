@@ -1,4 +1,4 @@
-import { columnsOf, textWidth } from './text-width.js';
+import { columnsOf, textWidth } from '../text-width.js';
 
 /** The prompt before the first line of input, and before each further line of a multi-line entry. */
 export interface PromptText {

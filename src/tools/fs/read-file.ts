@@ -33,6 +33,7 @@ export const readFileTool = defineTool({
       message: 'Give exactly one of path (one file) or paths (a list of files).',
     }),
   mutates: false,
+  touches: (args) => ({ reads: args.paths ?? (args.path === undefined ? [] : [args.path]) }),
   async run(args, ctx) {
     const list = args.paths ? [...new Set(args.paths)] : args.path === undefined ? [] : [args.path];
     const [only] = list;

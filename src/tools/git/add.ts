@@ -18,6 +18,7 @@ export function createGitAddTool(git: GitRunner) {
         .describe('Files or directories relative to the workspace root, e.g. ["src/a.ts"] or ["."]'),
     }),
     mutates: true,
+    touches: (args) => ({ reads: args.paths }),
     async run(args, ctx) {
       const specs: string[] = [];
       for (const p of args.paths) specs.push(await toPathspec(ctx.workspace, p));

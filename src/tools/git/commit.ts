@@ -21,6 +21,7 @@ export function createGitCommitTool(git: GitRunner) {
       all: z.boolean().optional().describe('Also stage modified and deleted tracked files (git commit -a)'),
     }),
     mutates: true,
+    touches: (args) => ({ text: args.message }),
     async run(args, ctx) {
       // The identity is the user's own configuration; setting one here would forge authorship.
       const r = await git.run(ctx, ['commit', ...(args.all ? ['-a'] : []), '-m', args.message], {

@@ -32,6 +32,7 @@ export function createGitDiffTool(git: GitRunner) {
       staged: z.boolean().optional().describe('Diff the staged changes instead of the unstaged ones'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'] }),
     async run(args, ctx) {
       const spec = args.path === undefined ? undefined : await toPathspec(ctx.workspace, args.path);
       const staged = args.staged ?? false;

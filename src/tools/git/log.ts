@@ -24,6 +24,7 @@ export function createGitLogTool(git: GitRunner) {
       path: z.string().optional().describe('Only commits that touch this file or directory'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'] }),
     async run(args, ctx) {
       const count = args.count ?? LOG_DEFAULT_COUNT;
       const spec = args.path === undefined ? undefined : await toPathspec(ctx.workspace, args.path);

@@ -83,7 +83,7 @@ export const planUpdateTool = defineTool({
   }),
   mutates: false,
   async run(args, ctx) {
-    const old = readPlan(ctx.state);
+    const old = readPlan(ctx.durable);
     const steps = args.steps ?? old?.steps;
     if (!steps) {
       throw new ToolError('There is no plan yet. Pass steps (a list of short strings) to create one.');
@@ -101,7 +101,7 @@ export const planUpdateTool = defineTool({
     }
     const noteText = args.note === undefined ? (carried ? old?.note : undefined) : args.note.trim();
     const plan: Plan = { steps, current, ...(noteText ? { note: noteText } : {}) };
-    ctx.state.set(PLAN_KEY, plan);
+    ctx.durable.set(PLAN_KEY, plan);
     const rendered = renderPlan(plan);
     return { output: rendered, display: rendered, meta: { plan } };
   },
