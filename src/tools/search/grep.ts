@@ -86,16 +86,14 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       }
 
       // A file named by path is searched whatever the ignore rules and glob say, as rg does.
-      const scope = await searchScope(
-        ctx.workspace,
-        info.isDirectory() ? target : ctx.workspace,
-        options.exclude,
-      );
+      const scope = info.isDirectory()
+        ? await searchScope(ctx.workspace, target, options.exclude)
+        : undefined;
       const filter = args.glob ? compileGlob(args.glob) : undefined;
-      const rgTarget: RipgrepSearch['target'] = info.isDirectory()
+      const rgTarget: RipgrepSearch['target'] = scope
         ? { scope, fileName: args.glob ? globFileName(args.glob) : undefined, filter }
         : { file: shown };
-      const files = info.isDirectory()
+      const files = scope
         ? () => walkFiles({ scope, signal: ctx.signal, filter })
         : () => single({ abs: target, path: shown, rel: path.basename(target) });
 
