@@ -71,7 +71,7 @@ const USER_ERRORS = [
   SandboxError,
 ];
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('hearth')
     .description(
       'A local-first AI agent for OpenAI-compatible model servers (LM Studio, Ollama, llama.cpp, vLLM).',

@@ -19,7 +19,7 @@ export interface OneShotOptions {
 }
 
 /** Exit codes: 0 done, 1 error, 2 stopped by a limit (iterations, budget, a loop), 3 waiting for approval, 130 interrupted. */
-export const exitCodes: Record<StopReason, number> = {
+const exitCodes: Record<StopReason, number> = {
   completed: 0,
   error: 1,
   max_iterations: 2,

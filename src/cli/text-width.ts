@@ -19,7 +19,7 @@ export function textWidth(text: string): number {
 }
 
 /** The string split into what a person sees as characters (an emoji with its modifiers is one). */
-export function splitGraphemes(text: string): string[] {
+function splitGraphemes(text: string): string[] {
   return Array.from(graphemes.segment(text), (s) => s.segment);
 }
 

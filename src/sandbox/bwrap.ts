@@ -99,7 +99,7 @@ export interface BwrapTool {
 }
 
 /** Finds bubblewrap and what it supports; a SandboxError says how to get it when it is missing. */
-export async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
+async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
   const bwrap = findExecutable('bwrap', `${searchPath ?? ''}:${FALLBACK_PATH}`);
   if (bwrap === null) throw new SandboxError('bwrap not installed (apt install bubblewrap)');
   const [version, help] = await Promise.all([

@@ -29,14 +29,14 @@ export interface ProcessResult {
   truncatedBytes: number;
 }
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** Between SIGTERM and SIGKILL: long enough for a clean shutdown, short enough not to stall the agent. */
 export const KILL_GRACE_MS = 2000;
 /**
  * After the main process exits, how long its background children may keep the pipes open before the
  * group is killed. Without this, `sleep 100 &` would hold the call for 100 seconds.
  */
-export const EXIT_GRACE_MS = 250;
+const EXIT_GRACE_MS = 250;
 
 const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
 

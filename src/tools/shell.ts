@@ -8,8 +8,8 @@ import { displayPath, errorMessage, isInside, resolveInWorkspace } from './path-
 import { formatBytes, truncateMiddle } from './truncate.js';
 import { defineTool, type ToolContext, ToolError } from './types.js';
 
-export const SHELL_DEFAULT_TIMEOUT_S = 120;
-export const SHELL_MAX_TIMEOUT_S = 1800;
+const SHELL_DEFAULT_TIMEOUT_S = 120;
+const SHELL_MAX_TIMEOUT_S = 1800;
 export const SHELL_MAX_OUTPUT_CHARS = 16_000;
 
 /**
@@ -93,7 +93,7 @@ export const shellTool = defineTool({
  * writes even under `set -o noclobber`. A command that sets its own EXIT trap or `exec`s replaces
  * ours, and then the directory simply stays where it was.
  */
-export function wrapCommand(command: string, marker: string): string {
+function wrapCommand(command: string, marker: string): string {
   const trap = `printf '\\n%s%s\\n' ${shellQuote(marker)} "$(command pwd -P 2>/dev/null)" >&2`;
   return `trap ${shellQuote(trap)} EXIT; ${command}`;
 }

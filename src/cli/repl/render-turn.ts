@@ -38,7 +38,7 @@ export class ReplRenderer {
   lastCall = '';
 
   constructor(
-    private readonly out: NodeJS.WriteStream,
+    out: NodeJS.WriteStream,
     private readonly err: NodeJS.WriteStream,
     readonly styles: ReplStyles,
   ) {

@@ -4,7 +4,7 @@ import { toPathspec } from './pathspec.js';
 import { type GitRunner, gitFailure, gitMessage } from './run-git.js';
 import { formatGroup, readStatus } from './status-parse.js';
 
-export const ADD_MAX_LISTED = 50;
+const ADD_MAX_LISTED = 50;
 
 export function createGitAddTool(git: GitRunner) {
   return defineTool({

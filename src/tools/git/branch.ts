@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, type ToolContext, ToolError } from '../types.js';
 import { type GitRunner, gitFailure } from './run-git.js';
 
-export const BRANCH_MAX_LISTED = 100;
+const BRANCH_MAX_LISTED = 100;
 
 export function createGitBranchTool(git: GitRunner) {
   return defineTool({

@@ -3,7 +3,7 @@ import { defineTool } from '../types.js';
 import { type GitResult, type GitRunner, gitFailure } from './run-git.js';
 
 /** Hooks (lint, tests) may run long on slow machines. */
-export const COMMIT_TIMEOUT_MS = 5 * 60_000;
+const COMMIT_TIMEOUT_MS = 5 * 60_000;
 
 const IDENTITY_UNKNOWN =
   /Author identity unknown|Committer identity unknown|unable to auto-detect email|no email was given|no name was given|empty ident name/i;

@@ -9,7 +9,7 @@ import { type GitRunner, gitFailure } from './run-git.js';
 export const DIFF_MAX_LINES = 500;
 export const DIFF_MAX_BYTES = 16_000;
 /** Files listed in the summary header before it is cut. */
-export const DIFF_STAT_MAX_FILES = 50;
+const DIFF_STAT_MAX_FILES = 50;
 /** What is fetched from git at most; the user's view (display) gets all of it, the model the cut. */
 const DIFF_FETCH_MAX_BYTES = 2 * 1024 * 1024;
 

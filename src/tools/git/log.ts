@@ -3,8 +3,8 @@ import { defineTool } from '../types.js';
 import { toPathspec } from './pathspec.js';
 import { type GitRunner, gitFailure } from './run-git.js';
 
-export const LOG_DEFAULT_COUNT = 10;
-export const LOG_MAX_COUNT = 50;
+const LOG_DEFAULT_COUNT = 10;
+const LOG_MAX_COUNT = 50;
 
 // Unit separator: cannot appear in a name or a one-line subject, unlike tabs or spaces.
 const SEP = '\x1f';

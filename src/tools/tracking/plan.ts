@@ -12,10 +12,10 @@ export interface Plan {
   note?: string;
 }
 
-export const PLAN_KEY = 'plan';
-export const MAX_PLAN_STEPS = 30;
-export const MAX_STEP_CHARS = 300;
-export const MAX_NOTE_CHARS = 500;
+const PLAN_KEY = 'plan';
+const MAX_PLAN_STEPS = 30;
+const MAX_STEP_CHARS = 300;
+const MAX_NOTE_CHARS = 500;
 
 /** Takes a JSON string, a newline-separated list, or items as objects; drops numbering we add ourselves. */
 function normalizeSteps(value: unknown): unknown {

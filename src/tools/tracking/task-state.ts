@@ -7,9 +7,9 @@ export type TaskStateValue = string | number | boolean;
 /** A small checkpoint for long batch jobs, kept in session state under `task_state`. */
 export type TaskState = Record<string, TaskStateValue>;
 
-export const TASK_STATE_KEY = 'task_state';
+const TASK_STATE_KEY = 'task_state';
 /** It is re-attached to the conversation after compaction, so it must stay a checkpoint, not a log. */
-export const MAX_TASK_STATE_BYTES = 2048;
+const MAX_TASK_STATE_BYTES = 2048;
 
 const valueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()], {
   error: 'Use a string, number, boolean, or null to delete the key',

@@ -11,9 +11,9 @@ export interface Todo {
   status: TodoStatus;
 }
 
-export const TODOS_KEY = 'todos';
-export const MAX_TODOS = 50;
-export const MAX_TODO_CHARS = 500;
+const TODOS_KEY = 'todos';
+const MAX_TODOS = 50;
+const MAX_TODO_CHARS = 500;
 
 const STATUSES = ['pending', 'in_progress', 'done'] as const;
 
