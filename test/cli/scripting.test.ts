@@ -105,6 +105,37 @@ describe('a script driving hearth without a terminal', () => {
   });
 });
 
+describe('long command output', () => {
+  const LOUD = 'seq 1 60000';
+
+  it('is shown as its last lines, with the command that prints it whole from the session', async () => {
+    await serve([reply().tool('shell', { command: LOUD }), reply().text('Counted.')]);
+    const r = await runCli(['--yolo', 'count'], { cwd: workspace, env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr.length).toBeLessThan(4000);
+    const pointer = /hearth sessions output (\S+) (\S+)/.exec(r.stderr);
+    expect(pointer).not.toBeNull();
+    expect(r.stderr).toContain('60000');
+    const full = await runCli(['sessions', 'output', pointer![1]!, pointer![2]!], {
+      cwd: workspace,
+      env: env(),
+    });
+    expect(full.code).toBe(0);
+    const lines = full.stdout.trim().split('\n');
+    expect(lines.slice(0, 3)).toEqual(['1', '2', '3']);
+    expect(lines).toContain('60000');
+  });
+
+  it('keeps --json tool_result lines bounded', async () => {
+    await serve([reply().tool('shell', { command: LOUD }), reply().text('Counted.')]);
+    const r = await runCli(['--json', '--yolo', 'count'], { cwd: workspace, env: env() });
+    expect(r.code).toBe(0);
+    const line = r.stdout.split('\n').find((l) => l.includes('"type":"tool_result"'))!;
+    expect(line.length).toBeLessThan(60_000);
+    expect(line).toContain('hearth sessions output');
+  });
+});
+
 describe('errors a user can act on, in one line and without a stack trace', () => {
   const oneLine = (stderr: string) => {
     expect(stderr).not.toMatch(/^\s+at /m);

@@ -64,6 +64,22 @@ export function addSessionCommands(program: Command): void {
     );
 
   sessions
+    .command('output <id> <call>')
+    .description("print a tool call's whole output (a command's full log, a diff), as the user saw it")
+    .action(async (id: string, call: string, _opts: unknown, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const row = store.resolve(id);
+        const body = store.toolOutput(row.id, call);
+        if (body === undefined) {
+          throw new UsageError(
+            `Session ${row.id} keeps no output for call ${call}: only calls with more to show than the model got (long output, diffs) have one.`,
+          );
+        }
+        process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
+      }),
+    );
+
+  sessions
     .command('export <id>')
     .description('export a session as JSON lines or Markdown')
     .option('-f, --format <format>', 'jsonl or md', 'jsonl')
