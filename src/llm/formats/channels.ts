@@ -227,7 +227,11 @@ export class ChannelSplitter {
     if (this.#mode === 'call') return CALL_TOKENS;
     if (this.#mode === 'markup') return [];
     if (this.#mode === 'reasoning') {
-      return this.#harmony ? CALL_TOKENS : this.#closers;
+      if (this.#harmony) return CALL_TOKENS;
+      // Opened by the template, yet the model writes the opener too: it is dropped, once, up front.
+      return this.#closers === REASONING_CLOSERS && this.#atBlockStart
+        ? IMPLICIT_START_TOKENS
+        : this.#closers;
     }
     return TEXT_TOKENS;
   }
@@ -263,6 +267,7 @@ export class ChannelSplitter {
       return;
     }
     if (this.#mode === 'reasoning') {
+      if (REASONING_OPENERS.includes(token)) return;
       this.#sawCloser = true;
       this.#toText();
       return;
@@ -371,6 +376,10 @@ export function splitChannels(
 }
 
 const CALL_TOKENS: readonly string[] = [...HEADER_STARTS, ...SEGMENT_ENDS];
+const IMPLICIT_START_TOKENS: readonly string[] = sortLongestFirst([
+  ...REASONING_CLOSERS,
+  ...REASONING_OPENERS,
+]);
 
 const firstCharSets = new WeakMap<readonly string[], Set<string>>();
 

@@ -46,11 +46,13 @@ export class MarkupGate {
     return out;
   }
 
-  /** Where a possible call starts: a fence, a JSON object or array, or at the start a `[`. */
+  /** Where a possible call starts: a fence (maybe after `Action:`), a JSON object or array, or at the start a `[`. */
   #candidate(text: string, atStart: boolean): number {
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
-      if (c === '`' && text.startsWith('```', i) && /(^|\n)[^\S\n]*$/.test(text.slice(0, i))) return i;
+      const lineStart = (c === '`' || c === 'A') && /(^|\n)[^\S\n]*$/.test(text.slice(0, i));
+      if (lineStart && text.startsWith('```', i)) return i;
+      if (lineStart && c === 'A' && couldBeAction(text.slice(i, i + ACTION.length))) return i;
       if (c === '{' || (c === '[' && (atStart ? text.slice(0, i).trim() === '' : true))) return i;
     }
     return -1;
@@ -59,6 +61,7 @@ export class MarkupGate {
   /** 'call', 'wait', or how many characters are certainly not a call. */
   #judge(text: string, atStart: boolean): 'call' | 'wait' | number {
     if (text.startsWith('```')) return this.#judgeFence(text);
+    if (text[0] === 'A') return this.#judgeAction(text);
     const head = text.slice(0, 48);
     const python = atStart && text[0] === '[' && !/^\[\s*[[{"']/.test(head);
     if (python) {
@@ -82,6 +85,16 @@ export class MarkupGate {
     return read ? 'call' : extent.end;
   }
 
+  /** Command-R+ writes `Action:` on the line before a fenced call: it goes with the call. */
+  #judgeAction(text: string): 'call' | 'wait' | number {
+    if (text.length < ACTION.length) return 'wait';
+    const fence = skipSpace(text, ACTION.length);
+    if (fence >= text.length || '```'.startsWith(text.slice(fence, fence + 3))) return 'wait';
+    if (!text.startsWith('```', fence)) return ACTION.length;
+    const verdict = this.#judgeFence(text.slice(fence));
+    return typeof verdict === 'number' ? fence + verdict : verdict;
+  }
+
   #judgeFence(text: string): 'call' | 'wait' | number {
     const newline = text.indexOf('\n');
     if (newline === -1) return text.length > 64 ? 3 : 'wait';
@@ -94,6 +107,12 @@ export class MarkupGate {
     const read = readJsonCalls(text, bodyAt, close, true, this.ctx, { names });
     return read && skipSpace(text, read.end) >= close ? 'call' : close + 3;
   }
+}
+
+const ACTION = 'Action:';
+
+function couldBeAction(text: string): boolean {
+  return ACTION.startsWith(text) || text.startsWith(ACTION);
 }
 
 /** A suffix that could grow into the start of a candidate (a fence's backticks). */

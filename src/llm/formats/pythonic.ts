@@ -42,6 +42,7 @@ export function readPythonCalls(
       const cut = err instanceof LiteralError && err.cutOff;
       calls.push(cut ? cutOffCall(name, ctx) : unreadableCall(name, (err as Error).message));
       if (cut || !resync(reader)) return { calls, end: limit };
+      continue;
     }
     reader.skipSpace();
     if (reader.peek(',')) reader.pos++;
@@ -124,7 +125,8 @@ export const pythonTagFormat: CallFormat = {
             ? cutOffCall(name, ctx)
             : unreadableCall(name, String(err));
       }
-      return [{ start, end: reader.pos, calls: [call] }];
+      const end = /^\s*(?:<\|eom_id\|>|<\|eot_id\|>)?/.exec(text.slice(reader.pos))?.[0].length ?? 0;
+      return [{ start, end: reader.pos + end, calls: [call] }];
     }
     if (body.trim() === '') return [];
     const code = { name: 'code_interpreter', arguments: JSON.stringify({ code: body.trim() }) };
