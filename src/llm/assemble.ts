@@ -110,10 +110,8 @@ export class DeltaAssembler {
         ? native.calls.map((call) => checkNative(call, finishReason))
         : parsed.calls.map((call, i) => ({ id: syntheticId(i), ...call }));
     const text = parsed.text;
-    const shown = this.shownText.trimEnd();
-    if (text.length > shown.length && text.startsWith(shown)) {
-      tail.push({ type: 'text_delta', text: text.slice(shown.length) });
-    }
+    const rest = unshown(text, this.shownText);
+    if (rest) tail.push({ type: 'text_delta', text: rest });
     const message: AssistantMessage = {
       role: 'assistant',
       content: text === '' && toolCalls.length ? null : text,
@@ -147,6 +145,17 @@ export class DeltaAssembler {
       events.push({ type: 'text_delta', text });
     }
   }
+}
+
+/**
+ * The part of the final answer not streamed yet: call markup held back may have had prose after
+ * it. Whitespace already shown at the end of the stream counts toward the tail's leading whitespace.
+ */
+function unshown(text: string, shownText: string): string {
+  const shown = shownText.trimEnd();
+  if (text.length <= shown.length || !text.startsWith(shown)) return '';
+  const shownSpace = shownText.length - shown.length;
+  return text.slice(shown.length).replace(/^\s*/, (lead) => lead.slice(Math.min(shownSpace, lead.length)));
 }
 
 /** A server-parsed call whose arguments stop short at max_tokens must not run either. */
