@@ -115,7 +115,7 @@ describe('streamed tool-call deltas', () => {
   it('drops a call that never got a name, and says so', async () => {
     const llm = await client([
       reply().raw(
-        call(0, { arguments: '{}' }, 'call_x') + delta({ content: 'ok' }, 'stop') + 'data: [DONE]\n\n',
+        `${call(0, { arguments: '{}' }, 'call_x') + delta({ content: 'ok' }, 'stop')}data: [DONE]\n\n`,
       ),
     ]);
     const { done, events } = await ask(llm);
