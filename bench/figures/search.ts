@@ -48,8 +48,9 @@ export async function searchFigures(): Promise<{ rows: Row[]; json: Record<strin
   const ctx: ToolContext = {
     workspace: root,
     signal: new AbortController().signal,
-    session: new Map(),
-    state: new MemoryState(),
+    scratch: new Map(),
+    durable: new MemoryState(),
+    progress: () => {},
     sandbox: await createNoneSandbox({ workspace: root, network: false, envAllow: [] }),
   };
   const runs = 5;

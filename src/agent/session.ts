@@ -41,7 +41,9 @@ const INTERRUPTED =
  * killed process leaves a session that resumes from its last committed message.
  */
 export class AgentSession {
-  private readonly toolSession = new Map<string, unknown>();
+  private readonly scratch = new Map<string, unknown>();
+  /** Messages sent with `steer` that the running run has not taken yet. */
+  private readonly steering: string[] = [];
 
   private constructor(
     private readonly deps: SessionDeps,
@@ -83,6 +85,19 @@ export class AgentSession {
     return this.row.status === 'paused' ? unansweredCalls(this.messages) : [];
   }
 
+  /**
+   * Adds a message to the run in progress at its next safe point (see SteeringQueue); with no run
+   * going, the message waits for the next one, and comes before its task.
+   */
+  steer(text: string): void {
+    this.steering.push(text);
+  }
+
+  /** Messages sent with `steer` and not yet added to the conversation. */
+  get queued(): readonly string[] {
+    return this.steering;
+  }
+
   /** Runs the agent on `task` (or, with none, carries on from where the history stops). */
   run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
     return this.drive(task, signal, undefined);
@@ -121,8 +136,12 @@ export class AgentSession {
       task,
       answers,
       signal,
-      session: this.toolSession,
-      state: store.state(this.id),
+      scratch: this.scratch,
+      durable: store.state(this.id),
+      steering: {
+        waiting: () => this.steering.length > 0,
+        take: () => this.steering.splice(0),
+      },
       onMessage: (message) => this.persist(message),
       onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => store.recordAudit(this.id, entry),

@@ -44,7 +44,7 @@ export function nameList(value: string): string[] {
 }
 
 /** The config keys the flags set, in order: a later setting of one key wins (--yolo over --permission-mode). */
-export function flagSettings(flags: GlobalFlags): FlagSetting[] {
+function flagSettings(flags: GlobalFlags): FlagSetting[] {
   const settings: FlagSetting[] = [];
   const add = (key: string, value: unknown, name: string) => {
     if (value !== undefined) settings.push({ key, value, name });

@@ -71,7 +71,7 @@ const USER_ERRORS = [
   SandboxError,
 ];
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('hearth')
     .description(
       'A local-first AI agent for OpenAI-compatible model servers (LM Studio, Ollama, llama.cpp, vLLM).',
@@ -168,7 +168,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
         connection,
         firstTask: task || undefined,
         resume,
-        deep: flags.deep === true,
+        deepWork: flags.deep === true,
         version,
       });
     }
@@ -187,7 +187,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
       task: task || undefined,
       resume,
       json: flags.json === true,
-      deep: flags.deep === true,
+      deepWork: flags.deep === true,
     });
   } finally {
     await runtime.close();

@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/events.js';
+import { truncateToWidth } from './text-width.js';
 
 export interface Style {
   bold(text: string): string;
@@ -47,8 +48,7 @@ export function keyArgument(args: string): string {
 }
 
 export function oneLine(text: string, max = 80): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return truncateToWidth(text.replace(/\s+/g, ' ').trim(), max);
 }
 
 /**
@@ -60,6 +60,8 @@ export class TerminalRenderer {
   private stderrAtLineStart = true;
   private inReasoning = false;
   private readonly calls = new Map<string, string>();
+  /** Calls whose diff the approval question already showed. */
+  private readonly previewed = new Set<string>();
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -89,14 +91,20 @@ export class TerminalRenderer {
         break;
       case 'tool_call':
         this.endReasoning();
-        this.calls.set(event.call.id, `${event.call.name} ${keyArgument(event.call.arguments)}`);
+        this.calls.set(
+          event.call.id,
+          event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`,
+        );
+        break;
+      case 'approval_request':
+        if (event.preview !== undefined) this.previewed.add(event.call.id);
         break;
       case 'tool_result': {
         const label = this.calls.get(event.callId) ?? event.name;
         const status = event.ok ? this.style.green('✓') : this.style.red('✗');
         const detail = event.ok ? '' : ` ${this.style.red(firstLine(event.output))}`;
         this.errLine(`${status} ${this.style.cyan(label)} ${this.style.dim(`${event.ms}ms`)}${detail}`);
-        if (event.display)
+        if (event.display && !this.previewed.has(event.callId))
           this.errLine(
             isDiff(event.display) ? colorDiff(event.display, this.style) : this.style.dim(event.display),
           );
@@ -132,8 +140,9 @@ export class TerminalRenderer {
           ),
         );
         break;
-      case 'approval_request':
       case 'turn_start':
+      case 'tool_progress':
+      case 'steer':
         break;
     }
   }

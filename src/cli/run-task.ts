@@ -15,11 +15,11 @@ export interface OneShotOptions {
   resume?: SessionRow;
   json: boolean;
   /** Deep-work mode: higher limits, and a push to finish open todos. */
-  deep: boolean;
+  deepWork: boolean;
 }
 
 /** Exit codes: 0 done, 1 error, 2 stopped by a limit (iterations, budget, a loop), 3 waiting for approval, 130 interrupted. */
-export const exitCodes: Record<StopReason, number> = {
+const exitCodes: Record<StopReason, number> = {
   completed: 0,
   error: 1,
   max_iterations: 2,
@@ -41,9 +41,9 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
       runtime,
       connection,
       approve: process.stdin.isTTY
-        ? terminalApprover(process.stdin, process.stderr, style, runtime.workspace)
+        ? terminalApprover(process.stdin, process.stderr, style)
         : declineWithoutTerminal,
-      deep: options.deep,
+      deepWork: options.deepWork,
     },
     options.resume,
   );

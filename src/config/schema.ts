@@ -16,7 +16,7 @@ const profileShape = {
 };
 
 /** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
-export const profileSchema = z.object(profileShape).strict();
+const profileSchema = z.object(profileShape).strict();
 export type Profile = z.infer<typeof profileSchema>;
 export const PROFILE_KEYS = Object.keys(profileShape) as Array<keyof Profile>;
 

@@ -12,26 +12,69 @@ export type Db = Database.Database;
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
+  // Several processes (workers, the gateway, a REPL, a one-shot run) may share the file, and may
+  // all be opening a brand-new one at the same moment.
+  db.pragma('busy_timeout = 5000');
+  switchToWal(db);
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  // Several processes (a REPL and a one-shot run) may share the file.
-  db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
 }
 
+const WAL_ATTEMPTS = 50;
+
+/**
+ * Switching a new file to WAL needs a moment of exclusive access, and SQLite answers "database is
+ * locked" at once instead of waiting on busy_timeout while another process holds the file; so the
+ * switch is retried. A file already in WAL mode returns at the first attempt.
+ */
+function switchToWal(db: Db): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!isBusy(err) || attempt >= WAL_ATTEMPTS) throw err;
+      sleepSync(5 * attempt);
+    }
+  }
+}
+
+/**
+ * Each pending migration runs in an IMMEDIATE transaction (which takes the write lock, waiting on
+ * busy_timeout) that reads the version again inside it: of several processes opening one new
+ * file at once, the first creates the tables and the others find the work done.
+ */
 function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > migrations.length) {
-    throw new Error(
-      `The database was written by a newer Hearth (schema ${current}, this one knows ${migrations.length}). Upgrade Hearth.`,
-    );
-  }
-  for (let version = current; version < migrations.length; version++) {
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  const check = (current: number) => {
+    if (current > migrations.length) {
+      throw new Error(
+        `The database was written by a newer Hearth (schema ${current}, this one knows ${migrations.length}). Upgrade Hearth.`,
+      );
+    }
+  };
+  check(version());
+  while (version() < migrations.length) {
     db.transaction(() => {
-      db.exec(migrations[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    })();
+      const current = version();
+      check(current);
+      if (current >= migrations.length) return;
+      db.exec(migrations[current]!);
+      db.pragma(`user_version = ${current + 1}`);
+    }).immediate();
   }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Opening the database is synchronous; so is waiting for another process to let go of it. */
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
 }

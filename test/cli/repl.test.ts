@@ -186,6 +186,35 @@ describe('the interactive REPL on a real terminal', () => {
     expect(await term.exited).toBe(0);
   });
 
+  it("shows a running command's latest output, and takes a message typed during the run into that same run", async () => {
+    const term = await repl(
+      [
+        reply().tool('shell', {
+          command: 'echo compiling-step-1; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done',
+        }),
+        reply().text('Switched to the other plan.'),
+      ],
+      ['--yolo'],
+    );
+    term.send('build it\r');
+    // The spinner's line carries the command's output while it runs.
+    await term.waitFor(/running shell echo compiling-step-1.*compiling-step-1/);
+    term.send('use the other plan');
+    await term.waitFor(/› use the other plan/);
+    const since = term.screen.length;
+    term.send('\r');
+    await term.waitFor(/queued: added after the current step/, 5000, since);
+    await writeFile(join(workspace, 'go'), '');
+    await term.waitFor(/Switched to the other plan\./, 10_000, since);
+    await term.waitFor(atPrompt, 5000, since);
+    expect(server.requests).toHaveLength(2);
+    const messages = server.requests[1]!.body.messages as ChatMessage[];
+    expectValidHistory(messages);
+    expect(messages.at(-1)).toEqual({ role: 'user', content: 'use the other plan' });
+    term.send(keys.ctrlD);
+    expect(await term.exited).toBe(0);
+  });
+
   it('shows an elapsed-time indicator while the model has not answered yet', async () => {
     const term = await repl([reply().text('Finally.').delayFirstByte(1600)]);
     const shown = await term.enter('slow one');

@@ -74,7 +74,7 @@ const PLACEHOLDER = new RegExp(
 );
 
 /** A comment standing in for code the model did not write out (`// ... existing code ...`). */
-export function isPlaceholderLine(line: string): boolean {
+function isPlaceholderLine(line: string): boolean {
   const t = line.trim();
   return t === '...' || t === '…' || PLACEHOLDER.test(t);
 }

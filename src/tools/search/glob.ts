@@ -36,6 +36,7 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       path: z.string().optional().describe('Directory (default ".")'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'] }),
     async run(args, ctx) {
       const searchRoot = await resolveInWorkspace(ctx.workspace, args.path ?? '.', { mustExist: true });
       const shownRoot = displayPath(ctx.workspace, searchRoot);

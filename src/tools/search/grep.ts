@@ -60,6 +60,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       context: z.number().int().min(0).max(10).optional().describe('Lines around each match'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'], filters: args.glob === undefined ? [] : [args.glob] }),
     async run(args, ctx) {
       const multiline = multilinePatternError(args.pattern);
       if (multiline) throw new ToolError(multiline);

@@ -21,7 +21,7 @@ export interface SessionStats {
  * /resume and /model change it; the session itself is assembled by `openSession`, exactly as
  * for a one-shot run.
  */
-export class Workbench {
+export class ReplState {
   private current: AgentSession | undefined;
   stats: SessionStats = { prompt: 0, completion: 0, contextUsed: 0 };
 
