@@ -15,6 +15,8 @@ export class MarkupGate {
   #pending = '';
   #locked = false;
   #shown = false;
+  /** While a long candidate waits to close, it is judged again only this long, or at a backtick. */
+  #retryAt = 0;
 
   constructor(private readonly ctx: FormatContext) {}
 
@@ -22,6 +24,9 @@ export class MarkupGate {
   push(text: string): string {
     this.#pending += text;
     if (this.#locked) return '';
+    // Judging scans the whole candidate: doubling the wait keeps a huge one linear, not quadratic.
+    if (this.#pending.length < this.#retryAt && !text.includes('`')) return '';
+    this.#retryAt = 0;
     let out = '';
     for (;;) {
       const start = this.#candidate(this.#pending, !this.#shown && out.trim() === '');
@@ -34,7 +39,10 @@ export class MarkupGate {
       out += this.#pending.slice(0, start);
       this.#pending = this.#pending.slice(start);
       const verdict = this.#judge(this.#pending, !this.#shown && out.trim() === '');
-      if (verdict === 'wait') break;
+      if (verdict === 'wait') {
+        if (this.#pending.length > 256) this.#retryAt = this.#pending.length * 2;
+        break;
+      }
       if (verdict === 'call') {
         this.#locked = true;
         break;
