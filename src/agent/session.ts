@@ -129,6 +129,7 @@ export class AgentSession {
       store.update(this.id, { title: this.row.title });
     }
     this.setStatus('active');
+    yield { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
     let turnStarted = performance.now();
     for await (const event of runAgent({
       ...this.deps,

@@ -140,6 +140,7 @@ export class TerminalRenderer {
           ),
         );
         break;
+      case 'session':
       case 'turn_start':
       case 'tool_progress':
       case 'steer':

@@ -1,6 +1,13 @@
 import type { Config } from '../config/schema.js';
 import { createLlmClient, type LlmClient } from './client.js';
-import { discoverServer, listModels, pickChatModel, pickLoadedModel, type ServerKind } from './discover.js';
+import {
+  DiscoveryError,
+  discoverServer,
+  listModels,
+  pickChatModel,
+  pickLoadedModel,
+  type ServerKind,
+} from './discover.js';
 import { createOllamaClient } from './ollama.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 
@@ -65,8 +72,12 @@ async function findServer(
     try {
       models = await listModels(settings.base_url, { apiKey: settings.api_key });
     } catch (err) {
+      // A server that answered is running: say what it said rather than ask whether it runs.
+      const answered = err instanceof DiscoveryError;
       throw new ConnectionError(
-        `Cannot list the models at ${settings.base_url} (${(err as Error).message}). Is the server running? Or name a model with -m MODEL.`,
+        answered
+          ? `Cannot list the models at ${settings.base_url}: ${(err as Error).message}. Name a model with -m MODEL, or check the server's log.`
+          : `Cannot reach ${settings.base_url} to list its models (${(err as Error).message}). Is the server running? Or name a model with -m MODEL.`,
       );
     }
     const model = pickChatModel(models);

@@ -6,6 +6,7 @@ import type { SessionStore } from '../../store/sessions.js';
 import { createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
+import { UsageError } from '../usage-error.js';
 
 async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
@@ -134,10 +135,6 @@ export function addSessionCommands(program: Command): void {
         );
       }),
     );
-}
-
-export class UsageError extends Error {
-  override name = 'UsageError';
 }
 
 function resolveWorkspace(dir: string): string {
