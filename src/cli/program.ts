@@ -180,8 +180,10 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
     // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
     const interactive =
       flags.interactive === true || (atTerminal && !task && !flags.json && (!resume || finished));
-    if (flags.print && flags.interactive) throw new UsageError('--print and --interactive contradict each other.');
-    if (flags.approve && !resume) throw new UsageError('--approve answers a paused session: use it with --resume ID.');
+    if (flags.print && flags.interactive)
+      throw new UsageError('--print and --interactive contradict each other.');
+    if (flags.approve && !resume)
+      throw new UsageError('--approve answers a paused session: use it with --resume ID.');
     if (interactive && !flags.print && !flags.approve) {
       // The prompt should come up at once: probe the server while the sandbox makes its trial run.
       const [connection] = await Promise.all([resolveConnection(runtime.config), runtime.sandbox()]);

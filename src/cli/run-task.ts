@@ -65,7 +65,9 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   );
   const pending = session.pending;
   if (options.approved && pending.length === 0) {
-    throw new UsageError(`Session ${session.id} is not waiting for approval; --approve has nothing to answer.`);
+    throw new UsageError(
+      `Session ${session.id} is not waiting for approval; --approve has nothing to answer.`,
+    );
   }
   if (!options.approved && pending.length > 0 && !process.stdin.isTTY) {
     throw new UsageError(
@@ -73,9 +75,13 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     );
   }
   const unknown =
-    options.approved === 'all' ? [] : (options.approved ?? []).filter((id) => !pending.some((c) => c.id === id));
+    options.approved === 'all'
+      ? []
+      : (options.approved ?? []).filter((id) => !pending.some((c) => c.id === id));
   if (unknown.length > 0) {
-    throw new UsageError(`Not waiting for approval: ${unknown.join(', ')}. Waiting: ${describeCalls(pending)}.`);
+    throw new UsageError(
+      `Not waiting for approval: ${unknown.join(', ')}. Waiting: ${describeCalls(pending)}.`,
+    );
   }
 
   const controller = new AbortController();
