@@ -35,8 +35,11 @@ export interface Connection {
   origin: 'configured' | 'discovered';
   kind: ServerKind;
   info: ModelInfo;
+  /** Fixed for the session: the budget, and with Ollama the `num_ctx` of every request. */
   contextWindow: number;
-  /** Set when the context window is a guess or disagrees with the server: worth telling the user. */
+  /** Where `contextWindow` came from, shown by `hearth doctor` and `/status`. */
+  contextSource: string;
+  /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
 }
 
@@ -48,8 +51,16 @@ export class ConnectionError extends Error {
 export async function resolveConnection(settings: ConnectionSettings): Promise<Connection> {
   const { baseUrl, model, origin, kind } = await findServer(settings);
   const info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
-  const { window, note } = resolveContextWindow(settings.context_window, info);
-  return { baseUrl, model, origin, kind: info.kind, info, contextWindow: window, contextNote: note };
+  return { baseUrl, model, origin, kind: info.kind, info, ...contextOf(settings, info) };
+}
+
+/** The context fields of a connection, chosen once from the config and what the server said. */
+export function contextOf(
+  settings: Pick<ConnectionSettings, 'context_window'>,
+  info: ModelInfo,
+): Pick<Connection, 'contextWindow' | 'contextSource' | 'contextNote'> {
+  const { window, source, note } = resolveContextWindow(settings.context_window, info);
+  return { contextWindow: window, contextSource: source, ...(note ? { contextNote: note } : {}) };
 }
 
 async function findServer(
@@ -88,7 +99,8 @@ async function findServer(
 
 /**
  * The transport for a connection. Ollama gets its native API: its OpenAI-compatible endpoint
- * ignores num_ctx, and prompts would be cut silently at its small default context.
+ * ignores num_ctx, and prompts would be cut silently at its small default context. Every request
+ * of the session asks for the one window the session budgets with.
  */
 export function createClient(connection: Connection, settings: ConnectionSettings): LlmClient {
   const options = {
@@ -105,10 +117,7 @@ export function createClient(connection: Connection, settings: ConnectionSetting
     maxTokens: settings.max_tokens,
   };
   if (connection.kind === 'ollama') {
-    return createOllamaClient({
-      ...options,
-      maxContextWindow: connection.info.maxContextWindow ?? connection.contextWindow,
-    });
+    return createOllamaClient({ ...options, contextWindow: connection.contextWindow });
   }
   return createLlmClient(options);
 }

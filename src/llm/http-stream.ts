@@ -7,7 +7,7 @@ import {
   retryDelay,
   sleep,
 } from './retry.js';
-import type { LlmError, LlmEvent, ToolSchema } from './types.js';
+import type { LlmError, LlmEvent } from './types.js';
 
 /** How one HTTP attempt ended; only `retry` leads to another attempt. */
 export type AttemptOutcome =
@@ -190,19 +190,17 @@ export function midStreamError(error: unknown): AttemptOutcome {
 }
 
 /** The closing events of a reply once its stream ended properly. */
-export function* finishReply(
-  assembler: DeltaAssembler,
-  offered: readonly ToolSchema[],
-  malformed: number,
-): Generator<LlmEvent> {
-  const result = assembler.finish(offered);
+export function* finishReply(assembler: DeltaAssembler, malformed: number): Generator<LlmEvent> {
+  const result = assembler.finish();
   if (malformed > 0) {
     yield { type: 'warning', message: `Ignored ${malformed} malformed chunk(s) from the model server.` };
   }
+  for (const message of result.warnings) yield { type: 'warning', message };
   yield* result.tail;
   yield {
     type: 'done',
     message: result.message,
+    reasoning: result.reasoning,
     toolCalls: result.toolCalls,
     finishReason: result.finishReason,
     usage: result.usage,
