@@ -8,6 +8,7 @@ import { SandboxError } from '../sandbox/types.js';
 import { StoreError } from '../store/database.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
+import { closest } from '../util/levenshtein.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
@@ -128,8 +129,12 @@ function buildProgram(): Command {
     .addOption(new Option('--db <file>', 'the session database').hideHelp())
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run hearth --help for usage)')
-    .action(async (words: string[], flags: MainFlags) => {
-      process.exitCode = await main(words, flags);
+    .action(async (words: string[], flags: MainFlags, cmd: Command) => {
+      process.exitCode = await main(
+        words,
+        flags,
+        cmd.commands.map((c) => c.name()),
+      );
     });
   addSessionCommands(program);
   addDebugCommands(program);
@@ -156,8 +161,15 @@ export async function runProgram(argv: string[]): Promise<void> {
   }
 }
 
-async function main(words: string[], flags: MainFlags): Promise<number> {
+async function main(words: string[], flags: MainFlags, commands: string[]): Promise<number> {
   let task = words.join(' ').trim();
+  // `hearth sesions` is a mistyped command far more often than a one-word task.
+  const meant = words.length === 1 && !flags.print ? closest(words[0]!, commands) : undefined;
+  if (meant !== undefined && meant !== words[0]) {
+    throw new UsageError(
+      `"${words[0]}" is not a command. Did you mean: hearth ${meant}? (To give it as a task: hearth -p "${words[0]}")`,
+    );
+  }
   const atTerminal = process.stdin.isTTY === true;
   if (flags.interactive && !atTerminal)
     throw new UsageError(

@@ -3,7 +3,10 @@ import { formatPromptSize, measurePrompt } from '../../agent/prompt-size.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 
 export function addDebugCommands(program: Command): void {
-  const debug = program.command('debug').description('inspect what Hearth sends to the model');
+  const debug = program
+    .command('debug')
+    .description('inspect what Hearth sends to the model')
+    .action(() => debug.outputHelp());
   debug
     .command('prompt')
     .description('size of the system prompt and each tool schema (characters and estimated tokens)')

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listModels } from '../../llm/discover.js';
-import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../../permissions/modes.js';
+import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
 import { formatTokens } from '../render.js';
 import type { CommandContext, SlashCommand } from './commands.js';
 
@@ -78,7 +78,7 @@ function pickModel(typed: string, models: string[]): string | undefined {
 const mode: SlashCommand = {
   name: 'mode',
   args: '[MODE]',
-  summary: 'permission mode: auto, normal, manual or plan',
+  summary: 'permission mode: auto (yolo), normal, manual or plan',
   run(ctx, arg) {
     const { gate } = ctx.repl.runtime;
     if (!arg) {
@@ -87,9 +87,8 @@ const mode: SlashCommand = {
       );
       return ctx.print([...lines, ctx.style.dim('Change with /mode MODE.')].join('\n'));
     }
-    const wanted = arg.toLowerCase();
-    if (!isPermissionMode(wanted))
-      return ctx.print(`Unknown mode "${arg}": use ${PERMISSION_MODES.join(', ')}.`);
+    const wanted = permissionModeNamed(arg);
+    if (!wanted) return ctx.print(`Unknown mode "${arg}": use ${PERMISSION_MODES.join(', ')} (yolo = auto).`);
     gate.mode = wanted;
     ctx.print(`Permission mode: ${wanted} (${MODE_HELP[wanted]}).`);
   },
