@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import type { Command } from 'commander';
 import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
+import { UnknownModelError } from '../../llm/connection.js';
 import { listModels } from '../../llm/discover.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import { openDatabase } from '../../store/database.js';
@@ -57,6 +58,17 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
   try {
     connection = await resolveConnection(runtime.config);
   } catch (err) {
+    if (err instanceof UnknownModelError) {
+      return [
+        { name: 'server', ok: true, detail: runtime.config.base_url ?? 'found' },
+        {
+          name: 'model',
+          ok: false,
+          detail: err.message,
+          fix: 'Load the model in the server, or pick a listed one with -m.',
+        },
+      ];
+    }
     return [
       {
         name: 'server',

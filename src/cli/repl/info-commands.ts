@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listModels } from '../../llm/discover.js';
+import { listModels, pickModel } from '../../llm/discover.js';
 import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
 import { formatTokens } from '../render.js';
 import type { CommandContext, SlashCommand } from './commands.js';
@@ -66,14 +66,6 @@ const model: SlashCommand = {
     if (next.contextNote) ctx.print(style.yellow(`! ${next.contextNote}`));
   },
 };
-
-/** The exact name, or the one model whose name contains what was typed. */
-function pickModel(typed: string, models: string[]): string | undefined {
-  if (models.includes(typed)) return typed;
-  const lower = typed.toLowerCase();
-  const matches = models.filter((m) => m.toLowerCase().includes(lower));
-  return matches.length === 1 ? matches[0] : undefined;
-}
 
 const mode: SlashCommand = {
   name: 'mode',
