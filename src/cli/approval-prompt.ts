@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
 import { colorDiff, type Style } from './render.js';
+import { visibleDeep } from './sanitize.js';
 
 /** How an approval question reaches a person: a plain readline prompt, or the REPL's line editor. */
 export interface ApprovalIo {
@@ -14,13 +15,18 @@ const CANCELLED: ApprovalAnswer = { decision: 'deny', reason: 'the user cancelle
 /** Enough of a diff to judge at a glance; the rest is counted. */
 const PREVIEW_LINES = 40;
 
-/** Asks y (once), a (always, for similar calls this session) or n (no, with an optional reason). */
+/**
+ * Asks y (once), a (always, for similar calls this session) or n (no, with an optional reason).
+ * The question shows the exact command: a control character in it (a carriage return, an
+ * erase-line, a bidi override that would make it look like another command) is shown, not obeyed.
+ */
 export async function askApproval(
-  request: ApprovalRequest,
+  raw: ApprovalRequest,
   signal: AbortSignal,
   io: ApprovalIo,
 ): Promise<ApprovalAnswer> {
   const { style } = io;
+  const request = visibleDeep(raw);
   const { preview } = request;
   io.write(`\n${style.yellow('?')} ${style.cyan(request.summary)}\n  ${style.dim(request.reason)}\n`);
   if (preview) io.write(`${indent(colorDiff(preview, style, PREVIEW_LINES))}\n`);

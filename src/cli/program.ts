@@ -23,6 +23,7 @@ import {
 } from './options.js';
 import { runRepl } from './repl/repl.js';
 import { runOneShot } from './run-task.js';
+import { visible } from './sanitize.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -128,7 +129,7 @@ export async function runProgram(argv: string[]): Promise<void> {
     await buildProgram().parseAsync(argv);
   } catch (err) {
     if (USER_ERRORS.some((type) => err instanceof type)) {
-      process.stderr.write(`hearth: ${(err as Error).message}\n`);
+      process.stderr.write(`hearth: ${visible((err as Error).message)}\n`);
       process.exitCode = 1;
       return;
     }

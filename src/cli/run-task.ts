@@ -5,6 +5,7 @@ import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
+import { terminalJson } from './sanitize.js';
 
 export interface OneShotOptions {
   runtime: Runtime;
@@ -60,7 +61,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
 
   const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
   const emit = options.json
-    ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)
+    ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
 
   let exitCode = 1;

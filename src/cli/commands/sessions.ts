@@ -5,6 +5,7 @@ import { AgentSession } from '../../agent/session.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
 
 async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
@@ -42,7 +43,7 @@ export function addSessionCommands(program: Command): void {
             String(r.turns).padStart(5),
             String(r.promptTokens + r.completionTokens).padStart(8),
             r.status.padEnd(9),
-            (r.title || '(untitled)').slice(0, 50),
+            visible(r.title || '(untitled)').slice(0, 50),
             opts.all ? r.workspace : '',
           ].join('  '),
         );
@@ -88,7 +89,7 @@ export function addSessionCommands(program: Command): void {
       withStore(cmd, (store) => {
         const row = store.resolve(id);
         store.remove(row.id);
-        process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${row.title})` : ''}.\n`);
+        process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${visible(row.title)})` : ''}.\n`);
       }),
     );
 
