@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { atPrompt, startOnPty } from '../support/pty.js';
-import { reply, type ScriptedServer, startScriptedServer, type TurnInput } from '../support/scripted-server.js';
+import {
+  reply,
+  type ScriptedServer,
+  startScriptedServer,
+  type TurnInput,
+} from '../support/scripted-server.js';
 
 // Issue 12, class 4: what the model or a tool writes must not act on the user's terminal. The
 // sequences are xterm's (ctlseqs: OSC 52 sets the clipboard, CSI CUU moves the cursor up, CSI EL
@@ -57,15 +62,27 @@ async function onPty(turns: TurnInput[], args: string[], extra: Record<string, s
 describe('approval questions show the exact command', () => {
   // Each command deletes important.txt and tries to look like `ls -la` on the screen.
   const disguised: [string, string, string][] = [
-    ['carriage return and erase-line', `rm -f important.txt\r${ERASE}ls -la`, 'rm -f important.txt\\r\\e[2Kls -la'],
+    [
+      'carriage return and erase-line',
+      `rm -f important.txt\r${ERASE}ls -la`,
+      'rm -f important.txt\\r\\e[2Kls -la',
+    ],
     [
       'backspaces',
       `rm -f important.txt${'\b'.repeat(19)}ls -la             `,
       `rm -f important.txt${'\\b'.repeat(19)}ls -la`,
     ],
     ['8-bit CSI', `rm -f important.txt\u009b2K\u009b1Gls -la`, 'rm -f important.txt\\x9b2K\\x9b1Gls -la'],
-    ['bidi override', `ls -la #${RLO}\u2066 ; rm -f important.txt`, 'ls -la #\\u202e\\u2066 ; rm -f important.txt'],
-    ['cursor up and OSC 52', `rm -f important.txt${UP}${CLIP_BEL}`, 'rm -f important.txt\\e[7A\\e]52;c;QkVMQ0xJUA==\\a'],
+    [
+      'bidi override',
+      `ls -la #${RLO}\u2066 ; rm -f important.txt`,
+      'ls -la #\\u202e\\u2066 ; rm -f important.txt',
+    ],
+    [
+      'cursor up and OSC 52',
+      `rm -f important.txt${UP}${CLIP_BEL}`,
+      'rm -f important.txt\\e[7A\\e]52;c;QkVMQ0xJUA==\\a',
+    ],
   ];
 
   it('whatever the command does to hide itself, and the file survives the answer no', async () => {
@@ -97,7 +114,9 @@ describe('everything a run shows is sanitised, and our colours still work', () =
       [
         reply()
           .reasoning(`thinking ${CLIP_BEL} about it`)
-          .tool('shell', { command: "printf 'out\\033]52;c;T1VUUFVU\\007 \\033[7A\\302\\233 end\\n'; exit 3" }),
+          .tool('shell', {
+            command: "printf 'out\\033]52;c;T1VUUFVU\\007 \\033[7A\\302\\233 end\\n'; exit 3",
+          }),
         reply().tool('write_file', { path: 'x.txt', content: `a${ERASE}b${RLO}\n` }),
         reply().text(`answer ${CLIP_ST} and ${C1_CSI}${RLO} end`),
       ],
