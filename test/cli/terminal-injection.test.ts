@@ -112,11 +112,9 @@ describe('everything a run shows is sanitised, and our colours still work', () =
   it('one-shot: reasoning, command output, a diff and the answer', async () => {
     const term = await onPty(
       [
-        reply()
-          .reasoning(`thinking ${CLIP_BEL} about it`)
-          .tool('shell', {
-            command: "printf 'out\\033]52;c;T1VUUFVU\\007 \\033[7A\\302\\233 end\\n'; exit 3",
-          }),
+        reply().reasoning(`thinking ${CLIP_BEL} about it`).tool('shell', {
+          command: "printf 'out\\033]52;c;T1VUUFVU\\007 \\033[7A\\302\\233 end\\n'; exit 3",
+        }),
         reply().tool('write_file', { path: 'x.txt', content: `a${ERASE}b${RLO}\n` }),
         reply().text(`answer ${CLIP_ST} and ${C1_CSI}${RLO} end`),
       ],
