@@ -67,10 +67,13 @@ export function terminalApprover(
   };
 }
 
-/** With no terminal to ask, calls that need an answer are declined, saying how to allow them. */
+/**
+ * With no terminal to ask, calls that need an answer are declined, saying why they needed one
+ * (a mode that asks, a secret file, a shell line a deny rule cannot see through) and how to allow them.
+ */
 export const declineWithoutTerminal: Approver = async (request) => ({
   decision: 'deny',
-  reason: `nobody could be asked (no terminal). The user can allow it with --yolo, --permission-mode auto, or --allow "${request.call.name}(...)"`,
+  reason: `nobody could be asked (no terminal), and it needs an answer: ${request.reason}. The user can allow it with --allow "${request.call.name}(...)", or with --yolo when only the permission mode asked`,
 });
 
 function indent(text: string): string {

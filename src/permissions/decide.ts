@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { modeDefault, type PermissionMode, planModeRefusal } from './modes.js';
 import { escapeGlob, formatRule, isOutside, matchPath, matchText, type Rule } from './rules.js';
+import { isSecretPath } from './secrets.js';
 import { collapseWhitespace, denyForms } from './shell-words.js';
 import { type CallSubject, type CallSubjects, subjectsOf, urlHost } from './subjects.js';
 
@@ -137,13 +138,35 @@ function coverage(allow: readonly Rule[], tool: string, subjects: CallSubjects):
       return !(coveredBy((rule) => matchText(rule.pattern, item)) || useBare(bare, used));
     if (subjects.kind === 'url')
       return !(coveredBy((rule) => matchUrl(rule.pattern, item)) || useBare(bare, used));
-    const byPattern = coveredBy((rule) => {
-      if (isOutside(item) && !isOutside(rule.pattern.trim())) return false;
-      return matchPath(rule.pattern, item);
-    });
+    const byPattern = coveredBy((rule) => patternCovers(rule.pattern, item));
     return !(byPattern || (!subjects.secrets.includes(item) && useBare(bare, used)));
   });
   return { covered: uncovered.length === 0, rules: [...used], uncovered };
+}
+
+/** An allow pattern covers a path it matches; a path outside the workspace only when the pattern is outside too. */
+function patternCovers(pattern: string, item: string): boolean {
+  if (isOutside(item) && !isOutside(pattern.trim())) return false;
+  return matchPath(pattern, item);
+}
+
+/**
+ * For tools that read many files in one call (a search): whether a file met along the way must be
+ * left out because it looks like a secret and no allow rule for the tool names it, as a bare tool
+ * name does not. `file` is normalised (workspace-relative); `real` is where it leads when it is a
+ * symlink: either looking like a secret counts, and a rule must then name the secret one.
+ */
+export function leavesOutSecret(allow: readonly Rule[], tool: string, file: string, real?: string): boolean {
+  const secrets = [file, ...(real === undefined || real === file ? [] : [real])].filter(isSecretPath);
+  if (secrets.length === 0) return false;
+  const named = (item: string) =>
+    allow.some(
+      (rule) =>
+        (rule.tool === tool || rule.tool === '*') &&
+        rule.pattern !== undefined &&
+        patternCovers(rule.pattern, item),
+    );
+  return !secrets.every(named);
 }
 
 function useBare(bare: Rule | undefined, used: Set<string>): boolean {
