@@ -39,7 +39,9 @@ Examples:
 
 Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
 a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
-model is told why. Commands run in a sandbox (bubblewrap on Linux) that can write only the workspace.
+model is told why. A shell --deny rule also sees through wrappers (sudo, env, xargs, bash -c, eval);
+a line it cannot see through (python3 -c, $CMD as the command) asks instead of running. Commands run
+in a sandbox (bubblewrap on Linux) that can write only the workspace.
 
 Server: with no --base-url, Hearth tries LM Studio (:1234), Ollama (:11434), llama.cpp (:8080)
 and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded model.

@@ -1,6 +1,7 @@
 import type { AnyTool, Touches } from '../tools/types.js';
 import { normalizePath } from './rules.js';
 import { globTargetsSecrets, isSecretPath } from './secrets.js';
+import { type ShellView, viewShell } from './shell-view.js';
 import { type ShellSplit, splitShell } from './shell-words.js';
 
 /** What the permission engine needs to know about one validated tool call. */
@@ -68,13 +69,16 @@ export interface CallSubjects {
   secrets: string[];
   /** Set for `command`. */
   shell?: ShellSplit;
+  /** Set for `command`: every command the line runs, wrappers unwrapped, and what cannot be seen through. */
+  view?: ShellView;
 }
 
 /** Reads what rules are matched against out of the tool's declaration. */
 export function subjectsOf(call: CallSubject): CallSubjects {
   const { touches } = call;
   if (touches.command !== undefined) {
-    return { kind: 'command', items: [touches.command], secrets: [], shell: splitShell(touches.command) };
+    const shell = splitShell(touches.command);
+    return { kind: 'command', items: [touches.command], secrets: [], shell, view: viewShell(shell) };
   }
   const paths = declaredPaths(touches);
   const filters = (touches.filters ?? []).map((f) => f.trim()).filter((f) => f !== '');
