@@ -67,6 +67,10 @@ const WRAPPERS: Record<string, Wrapper> = {
     withArg: ['-a', '-d', '-E', '-I', '-L', '-n', '-P', '-s', '--arg-file', '--delimiter', '--max-args'],
     open: true,
   },
+  parallel: {
+    withArg: ['-j', '--jobs', '-a', '--arg-file', '-d', '--delimiter', '-n', '-N', '-L', '-I'],
+    open: true,
+  },
 };
 
 // Reserved words and keywords that start a compound command; what follows is a command.
@@ -95,6 +99,7 @@ const INTERPRETERS: Interpreter[] = [
   { name: /^(Rscript|R|julia|osascript)$/, inline: 'eE', valued: 'l' },
   { name: /^(pwsh|powershell)$/, inline: 'c', valued: '' },
   { name: /^(tclsh|wish)[0-9.]*$/, inline: '', valued: '' },
+  { name: /^expect$/, inline: 'c', valued: 'f' },
 ];
 const INLINE_LONG = new Set(['--eval', '--print', '--command', '-Command', '-command', 'eval']);
 const VALUED_LONG = new Set(['--require', '--import', '--loader', '--experimental-loader', '--conditions']);
@@ -179,6 +184,12 @@ class Viewer {
     } else if (name === 'eval') {
       this.hidden.add('eval');
       this.line(args.join(' '), depth);
+    } else if (name === 'trap') {
+      // `trap 'rm x' EXIT` runs its first argument as a command line when the signal comes.
+      this.hidden.add('trap');
+      if (args[0] !== undefined && !args[0].startsWith('-')) this.line(args[0], depth);
+    } else if ((name === 'source' || name === '.') && (args.length === 0 || isInputPath(args[0]!))) {
+      this.hidden.add('a shell reading commands from its input');
     } else if (name === 'watch') {
       this.hidden.add('watch');
       this.line(args.slice(skipOptions(args, { withArg: ['-n', '--interval'] })).join(' '), depth);
@@ -231,7 +242,7 @@ class Viewer {
     if (inline) {
       this.hidden.add(`a nested shell (${name} -c)`);
       this.line(args[at] ?? '', depth);
-    } else if (stdin || at >= args.length) {
+    } else if (stdin || at >= args.length || isInputPath(args[at]!)) {
       this.hidden.add('a shell reading commands from its input');
     }
   }
@@ -258,7 +269,8 @@ class Viewer {
         }
       }
     }
-    if (script === '-' || (script === undefined && !args.some((a) => NO_STDIN.has(a)))) {
+    const fromInput = script === undefined ? !args.some((a) => NO_STDIN.has(a)) : isInputPath(script);
+    if (fromInput) {
       this.hidden.add(`${name} reading code from its input`);
     }
   }
@@ -313,7 +325,21 @@ function skipOptions(args: readonly string[], spec: Wrapper): number {
       break;
     }
     if (!arg.startsWith('-') || arg === '-') break;
-    at += spec.withArg?.includes(arg) ? 2 : 1;
+    at += 1 + (takesNextWord(arg, spec.withArg ?? []) ? 1 : 0);
   }
   return Math.min(args.length, at + (spec.positional ?? 0));
+}
+
+/** A "file" that is really the command's input: `-`, `/dev/stdin`, a file descriptor. */
+function isInputPath(file: string): boolean {
+  return file === '-' || /^\/(dev\/(stdin|fd\/)|proc\/(self|\d+)\/fd\/)/.test(file);
+}
+
+/** Whether an option word is followed by its value: `-u root`, and in a cluster `-iu root`. */
+function takesNextWord(arg: string, withArg: readonly string[]): boolean {
+  if (withArg.includes(arg)) return true;
+  if (!/^-[A-Za-z]{2,}$/.test(arg)) return false;
+  // In `-iuroot` the value is the rest of the word; only a value-taking last letter wants the next.
+  const at = [...arg.slice(1)].findIndex((letter) => withArg.includes(`-${letter}`));
+  return at === arg.length - 2;
 }

