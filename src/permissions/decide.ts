@@ -66,7 +66,7 @@ export function decide(call: CallSubject, policy: Policy): Verdict {
   ) {
     return {
       action: 'ask',
-      reason: `a deny rule for ${call.tool} cannot see through ${hidden.join(', ')}, so this line may run what it forbids`,
+      reason: `a deny rule for ${call.tool} cannot see through ${hidden.join(', ')}, so this line may run what it forbids (allow rules and "always" answers do not cover it)`,
     };
   }
 
