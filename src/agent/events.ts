@@ -17,6 +17,8 @@ export type StopReason =
  * library all consume this one union; it is plain JSON.
  */
 export type AgentEvent =
+  /** First of every run of a stored session: which one it is (a script keeps `id` to resume it). */
+  | { type: 'session'; id: string; workspace: string; model: string }
   | { type: 'turn_start'; turn: number }
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }

@@ -95,6 +95,9 @@ export async function* executeCalls(
         summary: await deps.gate.summary(tool, args),
         reason: verdict.reason,
         ...(preview === undefined ? {} : { preview }),
+        allowRules: await deps.gate.allowRules(tool, args),
+        ...(verdict.secret ? { secret: true } : {}),
+        ...(verdict.personOnly ? { personOnly: true } : {}),
       };
       yield { type: 'approval_request', ...request };
       answer = await deps

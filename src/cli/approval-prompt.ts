@@ -69,12 +69,25 @@ export function terminalApprover(
 
 /**
  * With no terminal to ask, calls that need an answer are declined, saying why they needed one
- * (a mode that asks, a secret file, a shell line a deny rule cannot see through) and how to allow them.
+ * (a mode that asks, a secret file, a shell line a deny rule cannot see through) and how the user
+ * can allow them.
  */
-export const declineWithoutTerminal: Approver = async (request) => ({
-  decision: 'deny',
-  reason: `nobody could be asked (no terminal), and it needs an answer: ${request.reason}. The user can allow it with --allow "${request.call.name}(...)", or with --yolo when only the permission mode asked`,
-});
+export const declineWithoutTerminal: Approver = async (request) => {
+  const rules = (request.allowRules ?? [`${request.call.name}(...)`])
+    .map((rule) => `--allow '${rule}'`)
+    .join(' ');
+  // A secret file asks in every mode: only a rule that names it helps, so --yolo is not offered.
+  // What only a person may allow is not helped by any rule either.
+  const how = request.personOnly
+    ? 'an answer at a terminal, or later with --pause-for-approval'
+    : request.secret
+      ? rules
+      : `${rules}, or --yolo`;
+  return {
+    decision: 'deny',
+    reason: `nobody could be asked (no terminal), and it needs an answer: ${request.reason}. The user can allow it with ${how}`,
+  };
+};
 
 function indent(text: string): string {
   return text

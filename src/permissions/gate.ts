@@ -7,6 +7,7 @@ import {
   callSubject,
   decide,
   describeCall,
+  exactRules,
   leavesOutSecret,
   type Verdict,
 } from './decide.js';
@@ -30,6 +31,12 @@ export interface ApprovalRequest {
   reason: string;
   /** What the call would change (a diff), when the tool can tell beforehand. */
   preview?: string;
+  /** `--allow` rules that would let exactly this call run without asking. */
+  allowRules?: string[];
+  /** The call touches files that may hold secrets: no permission mode pre-approves it, only a rule naming them. */
+  secret?: boolean;
+  /** No mode and no rule pre-approves it, only a person's answer (a shell line a deny rule cannot see through). */
+  personOnly?: boolean;
 }
 
 /** Asks someone (a person at a terminal, a UI, a library callback) about one call. */
@@ -75,6 +82,14 @@ export class PermissionGate {
    */
   async summary(tool: AnyTool, args: unknown): Promise<string> {
     return describeCall(await this.subject(tool, args));
+  }
+
+  /**
+   * `--allow` rules that would let exactly this call run without asking: for a symlink, rules for
+   * the name and for the file it leads to.
+   */
+  async allowRules(tool: AnyTool, args: unknown): Promise<string[]> {
+    return exactRules(await this.subject(tool, args));
   }
 
   /**

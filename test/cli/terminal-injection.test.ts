@@ -183,9 +183,11 @@ describe('output meant for programs and for reading later', () => {
     expect(text).toBe(answer);
   });
 
-  it('sessions show and export print stored content visibly; jsonl keeps it exact', async () => {
-    server = await startScriptedServer({ turns: [reply().text(answer)] });
-    const run = await runCli(['go'], { cwd: workspace, env: env() });
+  it('sessions show, output and export print stored content visibly; jsonl keeps it exact', async () => {
+    server = await startScriptedServer({
+      turns: [reply().tool('write_file', { path: 'x.txt', content: `x${CLIP_BEL}\n` }), reply().text(answer)],
+    });
+    const run = await runCli(['--yolo', 'go'], { cwd: workspace, env: env() });
     expect(run.code, run.stderr).toBe(0);
     const id = /session ([0-9a-f]+)/.exec(run.stderr)![1]!;
 
@@ -198,6 +200,11 @@ describe('output meant for programs and for reading later', () => {
       expectNothingRaw(r.stdout);
       expect(r.stdout).toContain('answer \\e]52;c;QkVMQ0xJUA==\\a \\x9b7A \\u202e done');
     }
+
+    const output = await runCli(['sessions', 'output', id, 'call_1_0'], { cwd: workspace, env: env() });
+    expect(output.code, output.stderr).toBe(0);
+    expectNothingRaw(output.stdout);
+    expect(output.stdout).toContain('+x\\e]52;c;QkVMQ0xJUA==\\a');
 
     const jsonl = await runCli(['sessions', 'export', id], { cwd: workspace, env: env() });
     expectNothingRaw(jsonl.stdout);
