@@ -85,7 +85,7 @@ export const declineWithoutTerminal: Approver = async (request) => {
       : `${rules}, or --yolo`;
   return {
     decision: 'deny',
-    reason: `nobody could be asked (no terminal), and it needs an answer: ${request.reason}. The user can allow it with ${how}`,
+    reason: `nobody could be asked (no terminal). The user can allow it with ${how}. It needed an answer because ${request.reason}`,
   };
 };
 

@@ -44,7 +44,7 @@ const attempts: [string, RegExp][] = [
   ['unlink important.txt', /denied by the rule/],
   ['busybox rm -f important.txt', /denied by the rule/],
   ['timeout 5 nice -n 5 env rm -f important.txt', /denied by the rule/],
-  ['x=rm; $x -f important.txt', /nobody could be asked.*cannot see through a variable/],
+  ['x=rm; $x -f important.txt', /nobody could be asked.*at a terminal.*cannot see through a variable/],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
   ['rm${IFS}-f${IFS}important.txt', /nobody could be asked.*cannot see through a variable/],
   [`python3 -c "import os; os.remove('important.txt')"`, /nobody could be asked.*code given to python3/],

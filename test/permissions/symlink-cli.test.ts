@@ -51,7 +51,7 @@ describe('symlink aliases through the real CLI', () => {
     expect(results).toHaveLength(3);
     for (const result of results)
       expect(result).toMatch(
-        /^Error: Not run: nobody could be asked \(no terminal\), and it needs an answer: (read|edit)_file would touch \.env, which may hold secrets/,
+        /^Error: Not run: nobody could be asked \(no terminal\)\. .*It needed an answer because (read|edit)_file would touch \.env, which may hold secrets/,
       );
     expect(JSON.stringify(server.requests.map((q) => q.body))).not.toContain('tok-4f9a1c');
     expect(await readFile(join(workspace, '.env'), 'utf8')).toBe('API_TOKEN=tok-4f9a1c\n');
