@@ -43,8 +43,9 @@ export type Verdict =
  * symlink leads to; any command a shell line runs: inside substitutions, behind wrappers such as
  * `sudo`, `env`, `xargs`, `find -exec`, in `bash -c '…'` and `eval`, see shell-view.ts). A shell
  * line with something no deny rule can see through (`$x` as the command, `python3 -c`, `eval`,
- * a nested shell) is not run unasked while any patterned deny rule for the tool exists. An allow rule set covers a call only when
- * every part is covered. A shell line with substitutions, file redirections or anything the splitter
+ * a nested shell) is not run unasked while any patterned deny rule for the tool exists.
+ *
+ * An allow rule set covers a call only when every part is covered. A shell line with substitutions, file redirections or anything the splitter
  * could not follow is covered only by a bare `shell` (or `*`) rule. A secret-looking path is covered
  * only by a rule whose pattern matches it: a bare tool name does not pre-approve secrets. A path
  * outside the workspace is covered only by a pattern that is itself absolute or starts with `../`.
