@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
 import { colorDiff, type Style } from './render.js';
+import { visibleDeep } from './sanitize.js';
 
 /** How an approval question reaches a person: a plain readline prompt, or the REPL's line editor. */
 export interface ApprovalIo {
@@ -18,13 +19,18 @@ const CANCELLED: ApprovalAnswer = { decision: 'deny', reason: 'the user cancelle
 /** Enough of a diff to judge at a glance; the rest is counted. */
 const PREVIEW_LINES = 40;
 
-/** Asks y (once), a (always, for similar calls this session) or n (no, with an optional reason). */
+/**
+ * Asks y (once), a (always, for similar calls this session) or n (no, with an optional reason).
+ * The question shows the exact command: a control character in it (a carriage return, an
+ * erase-line, a bidi override that would make it look like another command) is shown, not obeyed.
+ */
 export async function askApproval(
-  request: ApprovalRequest,
+  raw: ApprovalRequest,
   signal: AbortSignal,
   io: ApprovalIo,
 ): Promise<ApprovalAnswer> {
   const { style } = io;
+  const request = visibleDeep(raw);
   const { preview } = request;
   io.write(`\n${style.yellow('?')} ${style.cyan(request.summary)}\n  ${style.dim(request.reason)}\n`);
   if (preview) io.write(`${indent(colorDiff(preview, style, PREVIEW_LINES))}\n`);
@@ -107,16 +113,25 @@ export function terminalApprover(
   };
 }
 
-/** With no terminal to ask, calls that need an answer are declined, saying how the user can allow them. */
+/**
+ * With no terminal to ask, calls that need an answer are declined, saying why they needed one
+ * (a mode that asks, a secret file, a shell line a deny rule cannot see through) and how the user
+ * can allow them.
+ */
 export const declineWithoutTerminal: Approver = async (request) => {
   const rules = (request.allowRules ?? [`${request.call.name}(...)`])
     .map((rule) => `--allow '${rule}'`)
     .join(' ');
   // A secret file asks in every mode: only a rule that names it helps, so --yolo is not offered.
-  const how = request.secret ? rules : `${rules}, or --yolo`;
+  // What only a person may allow is not helped by any rule either.
+  const how = request.personOnly
+    ? 'an answer at a terminal, or later with --pause-for-approval'
+    : request.secret
+      ? rules
+      : `${rules}, or --yolo`;
   return {
     decision: 'deny',
-    reason: `nobody could be asked (no terminal). The user can allow it with ${how}`,
+    reason: `nobody could be asked (no terminal). The user can allow it with ${how}. It needed an answer because ${request.reason}`,
   };
 };
 

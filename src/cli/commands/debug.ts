@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { formatPromptSize, measurePrompt } from '../../agent/prompt-size.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
 
 export function addDebugCommands(program: Command): void {
   const debug = program
@@ -19,7 +20,7 @@ export function addDebugCommands(program: Command): void {
       const size = measurePrompt(runtime.systemPrompt, runtime.tools);
       if (opts.json) process.stdout.write(`${JSON.stringify(size, null, 2)}\n`);
       else {
-        if (opts.show) process.stdout.write(`${runtime.systemPrompt}\n\n`);
+        if (opts.show) process.stdout.write(`${visible(runtime.systemPrompt)}\n\n`);
         process.stdout.write(`${formatPromptSize(size)}\n`);
       }
       await runtime.close();

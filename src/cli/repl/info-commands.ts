@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { listModels, pickModel } from '../../llm/discover.js';
 import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
 import { formatTokens } from '../render.js';
+import { visible } from '../sanitize.js';
 import type { CommandContext, SlashCommand } from './commands.js';
 
 const MODE_HELP: Record<PermissionMode, string> = {
@@ -46,7 +47,7 @@ const model: SlashCommand = {
     const { connection } = repl;
     let models: string[];
     try {
-      models = await listModels(connection.baseUrl, { apiKey: repl.runtime.config.api_key });
+      models = (await listModels(connection.baseUrl, { apiKey: repl.runtime.config.api_key })).map(visible);
     } catch (err) {
       return ctx.print(
         style.red(`Cannot list the models at ${connection.baseUrl}: ${(err as Error).message}`),
@@ -97,7 +98,7 @@ const soul: SlashCommand = {
         'No .hearth/SOUL.md here. Write a few lines in it on the tone and manner you want; new sessions read it.',
       );
     }
-    ctx.print(`${ctx.style.dim('.hearth/SOUL.md (read when Hearth starts):')}\n${text.trimEnd()}`);
+    ctx.print(`${ctx.style.dim('.hearth/SOUL.md (read when Hearth starts):')}\n${visible(text.trimEnd())}`);
   },
 };
 
