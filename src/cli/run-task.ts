@@ -45,7 +45,7 @@ const exitCodes: Record<StopReason, number> = {
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
-  const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
+  const renderer = new TerminalRenderer(process.stdout, process.stderr, style, process.stdout.isTTY !== true);
   const emit = options.json
     ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);

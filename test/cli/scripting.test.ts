@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { runCli } from '../support/cli.js';
+import { startOnPty } from '../support/pty.js';
 import {
   reply,
   type ScriptedServer,
@@ -102,6 +103,16 @@ describe('a script driving hearth without a terminal', () => {
     expect((server.requests[0]!.body.messages as ChatMessage[])[1]!.content).toBe(
       'review\n\n context line\n-old\n+new',
     );
+  });
+});
+
+describe('the answer on stdout', () => {
+  it("at a terminal, each turn's text starts on a new paragraph instead of running into the last", async () => {
+    await serve([reply().text('Let me look.').tool('list_dir', {}), reply().text('It is empty.')]);
+    const term = startOnPty(['--yolo', 'look'], { cwd: workspace, env: env() });
+    expect(await term.exited).toBe(0);
+    expect(term.screen).toMatch(/Let me look\.\r?\n[\s\S]*\r?\n\r?\nIt is empty\./);
+    expect(term.screen).not.toContain('Let me look.It is empty.');
   });
 });
 
