@@ -66,6 +66,7 @@ interface MainFlags extends GlobalFlags {
   continue?: boolean;
   resume?: string;
   print?: boolean;
+  plan?: boolean;
   pauseForApproval?: boolean;
   approve?: string[];
 }
@@ -112,6 +113,10 @@ function buildProgram(): Command {
     .option('--deny <rule>', 'refuse calls like "shell(rm *)"; wins over --allow; repeatable', collect)
     .option('--deep', 'deep-work mode: 500 turns, a 5M-token budget, and a push to finish open todos')
     .option('-p, --print', 'one-shot: run the task, print the answer, exit (never interactive)')
+    .option(
+      '--plan',
+      'plan first: explore read-only and present a step-by-step plan; on your yes, carry it out with the plan as the todo list',
+    )
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option(
@@ -209,6 +214,7 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
         firstTask: task || undefined,
         resume,
         deepWork: flags.deep === true,
+        planFirst: flags.plan === true,
         version,
       });
     }
@@ -229,6 +235,7 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
       json: flags.json === true,
       deepWork: flags.deep === true,
       pauseForApproval: flags.pauseForApproval === true,
+      plan: flags.plan === true,
       approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
     });
   } finally {

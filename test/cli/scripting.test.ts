@@ -116,6 +116,43 @@ describe('the answer on stdout', () => {
   });
 });
 
+describe('--plan', () => {
+  const turns = () => [
+    reply().tool('write_file', { path: 'early.txt', content: 'too soon' }),
+    reply().text('1. Create notes.txt\n2. Check it'),
+    reply().tool('write_file', { path: 'notes.txt', content: 'planned\n' }),
+    reply().text('Done.'),
+  ];
+
+  it('plans read-only, asks, then carries the plan out with its steps as the todo list', async () => {
+    await serve(turns());
+    const term = startOnPty(['--yolo', '--plan', 'make notes'], { cwd: workspace, env: env() });
+    await term.waitFor(/Carry out this plan\? y yes · n no/);
+    term.send('y');
+    expect(await term.exited).toBe(0);
+    expect(term.screen).toContain("The plan's 2 steps are the todo list now.");
+    await expect(readFile(join(workspace, 'early.txt'))).rejects.toThrow();
+    expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('planned\n');
+    const planning = server.requests[1]!.body.messages as ChatMessage[];
+    expect(planning[1]!.content).toMatch(/^make notes\n\n\[Plan first:/);
+    expect(planning.at(-1)!.content).toMatch(/^Error: Plan mode: write_file was not run/);
+    const carrying = server.requests[2]!.body.messages as ChatMessage[];
+    expect(carrying.at(-1)).toEqual({
+      role: 'user',
+      content: expect.stringMatching(/^The plan is approved/),
+    });
+  });
+
+  it('without a terminal, stops after the plan and says how to go on', async () => {
+    await serve(turns());
+    const r = await runCli(['--yolo', '--plan', 'make notes'], { cwd: workspace, env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('1. Create notes.txt');
+    expect(r.stderr).toMatch(/The plan waits for your go-ahead: hearth --resume \S+ "go ahead"/);
+    await expect(readFile(join(workspace, 'notes.txt'))).rejects.toThrow();
+  });
+});
+
 describe('long command output', () => {
   const LOUD = 'seq 1 60000';
 

@@ -99,8 +99,10 @@ const todo: SlashCommand = {
 
 const plan: SlashCommand = {
   name: 'plan',
-  summary: "the agent's plan",
-  run(ctx) {
+  args: '[TASK]',
+  summary: "the agent's plan; with a task, plan it first and carry it out on your yes",
+  async run(ctx, arg) {
+    if (arg?.trim()) return ctx.runTask(arg.trim(), true);
     const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
     const current = readPlan(ctx.repl.store.state(session.id));
