@@ -215,6 +215,22 @@ describe('the interactive REPL on a real terminal', () => {
     expect(await term.exited).toBe(0);
   });
 
+  it('runs a task typed before the REPL was ready like any other', async () => {
+    server = await startScriptedServer({ turns: [reply().text('Typed ahead, answered.')] });
+    const term = startOnPty([], {
+      cwd: workspace,
+      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
+    });
+    terms.push(term);
+    // Sent at once: the terminal is still in cooked mode and holds the line until Hearth reads it.
+    term.send('hello there\r');
+    await term.waitFor(/Typed ahead, answered\./);
+    await term.waitFor(atPrompt);
+    expect(server.requests[0]!.body.messages.at(-1)).toEqual({ role: 'user', content: 'hello there' });
+    term.send(keys.ctrlD);
+    expect(await term.exited).toBe(0);
+  });
+
   it('shows an elapsed-time indicator while the model has not answered yet', async () => {
     const term = await repl([reply().text('Finally.').delayFirstByte(1600)]);
     const shown = await term.enter('slow one');

@@ -17,6 +17,11 @@ const PASTE_OFF = '\x1b[?2004l';
 export class Keyboard {
   private readonly handlers: KeyHandler[] = [];
   private raw = false;
+  /**
+   * Keys typed before the REPL was ready were read by the terminal in cooked mode, which turned
+   * Enter into a line feed; in the first burst read after start, a line feed is that Enter.
+   */
+  private typeAhead = false;
 
   constructor(
     private readonly input: NodeJS.ReadStream,
@@ -26,6 +31,12 @@ export class Keyboard {
   start(): void {
     emitKeypressEvents(this.input);
     this.input.on('keypress', this.dispatch);
+    this.typeAhead = true;
+    this.input.once('data', () =>
+      setImmediate(() => {
+        this.typeAhead = false;
+      }),
+    );
     this.enterRaw();
     // However the process ends, the user's shell must get a sane terminal back.
     process.on('exit', this.leaveRaw);
@@ -67,7 +78,9 @@ export class Keyboard {
   }
 
   private readonly dispatch = (text: string | undefined, key: Key | undefined): void => {
-    this.handlers.at(-1)?.(text, key ?? { sequence: text ?? '' });
+    const pressed = key ?? { sequence: text ?? '' };
+    const typed = this.typeAhead && pressed.name === 'enter' ? { ...pressed, name: 'return' } : pressed;
+    this.handlers.at(-1)?.(text, typed);
   };
 
   private readonly enterRaw = (): void => {
