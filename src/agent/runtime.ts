@@ -70,6 +70,12 @@ export async function createRuntime(
         envAllow: settings.env,
         memoryMb: settings.memory_mb,
         cpus: settings.cpus,
+        maxProcesses: settings.max_processes,
+        tmpMb: settings.tmp_mb,
+      }).then((choice) => {
+        // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
+        gate.commandsNeedApproval(choice.commandsNeedApproval);
+        return choice;
       });
       return sandbox;
     },

@@ -32,18 +32,35 @@ const ALWAYS_KEY = 'permissions.always';
  * session (kept in the session state, so a resumed session remembers them).
  */
 export class PermissionGate {
+  /** Why commands need an answer whatever the mode; set when they would run with no sandbox. */
+  private commandsAsk: string | undefined;
+
   constructor(
     public mode: PermissionMode,
     private readonly rules: { allow: Rule[]; deny: Rule[] },
     private readonly workspace: string,
   ) {}
 
+  /**
+   * Makes every call that declares a command need the user's answer (`reason`), whatever the mode
+   * and the configured allow rules; only "always" answers given in this session still cover one.
+   * The sandbox choice sets it when no sandbox could be had; undefined lifts it.
+   */
+  commandsNeedApproval(reason: string | undefined): void {
+    this.commandsAsk = reason;
+  }
+
   check(tool: AnyTool, args: unknown, state: SessionState): Verdict {
-    return decide(this.subject(tool, args), {
+    const subject = this.subject(tool, args);
+    const verdict = decide(subject, {
       mode: this.mode,
       allow: [...this.rules.allow, ...this.sessionRules(state)],
       deny: this.rules.deny,
     });
+    if (verdict.action !== 'allow' || this.commandsAsk === undefined || subject.touches.command === undefined)
+      return verdict;
+    const answered = decide(subject, { mode: 'manual', allow: this.sessionRules(state), deny: [] });
+    return answered.action === 'allow' ? answered : { action: 'ask', reason: this.commandsAsk };
   }
 
   /** Records an "always" answer; returns the rules added, for the audit trail. */
