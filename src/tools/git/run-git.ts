@@ -181,7 +181,9 @@ async function checkLocation(
     }
     throw gitFailure('Could not find the repository.', { args: probeArgs, ...r });
   }
-  const [located = '', config = ''] = r.stdout.split('\0');
+  const cut = r.stdout.indexOf('\0');
+  const located = cut < 0 ? r.stdout : r.stdout.slice(0, cut);
+  const config = cut < 0 ? '' : r.stdout.slice(cut + 1);
   const named = located.split('\n').filter((l) => l !== '');
   const where = ['git directory', 'common directory', 'work tree'];
   const outside = named.flatMap((p, i) =>
@@ -191,7 +193,11 @@ async function checkLocation(
   return unconfined ? [...UNCONFINED_FIXED, ...repositoryRisks(config)] : [];
 }
 
-/** The code-running keys the repository's own config sets, each with an empty value. */
+/**
+ * The code-running keys the repository's own config sets, each with a value that runs nothing: empty
+ * (git then skips a filter and refuses an empty program), or `cat` for a textconv, which git would
+ * otherwise fail to run and so fail the whole diff.
+ */
 function repositoryRisks(listing: string): Array<[string, string]> {
   const fields = listing.split('\0');
   const keys = new Set<string>();
@@ -200,7 +206,7 @@ function repositoryRisks(listing: string): Array<[string, string]> {
     const key = fields[i + 1]!;
     if (REPO_SCOPES.has(scope) && isRiskyGitKey(key) && !NOT_OVERRIDDEN.has(key.toLowerCase())) keys.add(key);
   }
-  return [...keys].map((key) => [key, '']);
+  return [...keys].map((key) => [key, /\.textconv$/i.test(key) ? 'cat' : '']);
 }
 
 function leavesWorkspace(escapes: string[]): ToolError {
