@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
+import { UNSANDBOXED_COMMAND_REASON } from '../sandbox/select.js';
 import { colorDiff, type Style } from './render.js';
 
 /** How an approval question reaches a person: a plain readline prompt, or the REPL's line editor. */
@@ -64,7 +65,10 @@ export function terminalApprover(
 /** With no terminal to ask, calls that need an answer are declined, saying how to allow them. */
 export const declineWithoutTerminal: Approver = async (request) => ({
   decision: 'deny',
-  reason: `nobody could be asked (no terminal). The user can allow it with --yolo, --permission-mode auto, or --allow "${request.call.name}(...)"`,
+  reason:
+    request.reason === UNSANDBOXED_COMMAND_REASON
+      ? `nobody could be asked (no terminal), and ${request.reason}. The user can install a sandbox (hearth doctor says how) or choose sandbox: "none"`
+      : `nobody could be asked (no terminal). The user can allow it with --yolo, --permission-mode auto, or --allow "${request.call.name}(...)"`,
 });
 
 function indent(text: string): string {

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { describeIgnored } from '../config/security.js';
 
 /** Flags shared by the main command and its subcommands. */
 export interface GlobalFlags {
@@ -72,6 +73,6 @@ export function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedConfig> {
 
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
-  const { config } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace));
+  const { config, ignored } = await loadConfigFromFlags(flags);
+  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
 }
