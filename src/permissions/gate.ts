@@ -57,7 +57,7 @@ export class PermissionGate {
       allow: [...this.rules.allow, ...this.sessionRules(state)],
       deny: this.rules.deny,
     });
-    if (verdict.action !== 'allow' || this.commandsAsk === undefined || subject.touches.command === undefined)
+    if (verdict.action === 'deny' || this.commandsAsk === undefined || subject.touches.command === undefined)
       return verdict;
     const answered = decide(subject, { mode: 'manual', allow: this.sessionRules(state), deny: [] });
     return answered.action === 'allow' ? answered : { action: 'ask', reason: this.commandsAsk };

@@ -23,7 +23,7 @@ import { CommandCgroups, detectCgroups } from './cgroup.js';
 import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } from './env.js';
 import { findExecutable, firstLine, runHostCommand, shellJoin, shellQuote } from './host-command.js';
 import { etcMasks, type Mask, resolvConfTarget, type SystemEntry, systemEntries } from './host-layout.js';
-import { type LimitPlan, limitedArgv, planLimits } from './limits.js';
+import { hostHardLimits, type LimitPlan, limitedArgv, planLimits } from './limits.js';
 import { SandboxTree } from './pid-tree.js';
 import { findShell, KILL_GRACE_MS, type ProcessResult, processIo, runProcess } from './process.js';
 import { type ProtectedLayout, withProtection } from './protected-paths.js';
@@ -162,13 +162,14 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
   const hideHome = realHome === '/' || isWithin(workspace, realHome) ? null : realHome;
   const home = hideHome ?? FALLBACK_SANDBOX_HOME;
 
-  const [system, masks, resolvConf, identity, extraReadOnly, cgroups] = await Promise.all([
+  const [system, masks, resolvConf, identity, extraReadOnly, cgroups, hard] = await Promise.all([
     systemEntries(),
     etcMasks(),
     resolvConfTarget(),
     hostGitIdentity(hostEnv),
     Promise.all((opts.readOnlyPaths ?? []).map((p) => realpath(p).catch(() => p))),
     detectCgroups(),
+    hostHardLimits(),
   ]);
   const env = buildSandboxEnv({
     source: hostEnv,
@@ -179,7 +180,11 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
   });
   const shell = findShell('/usr/local/bin:/usr/bin:/bin');
   const prlimit = findExecutable('prlimit', '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin');
-  const limits = planLimits(opts, cgroups, { root: process.getuid?.() === 0, tmpfsSize: tool.supportsSize });
+  const limits = planLimits(opts, cgroups, {
+    root: process.getuid?.() === 0,
+    tmpfsSize: tool.supportsSize,
+    hard,
+  });
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'hearth-bwrap-'));
   const gitconfigText = identityGitconfig(identity);
   const gitconfig = gitconfigText === undefined ? undefined : path.join(scratch, 'gitconfig');

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { CgroupLimits, CgroupSupport } from './cgroup.js';
 import { shellJoin } from './host-command.js';
 import type { Safeguard } from './types.js';
@@ -38,6 +39,44 @@ export function limitsFor(timeoutMs: number, memoryMb?: number): ResourceLimits 
     cpuSeconds: Math.ceil(timeoutMs / 1000) + CPU_SLACK_S,
     addressSpaceBytes: (memoryMb ?? DEFAULT_ADDRESS_SPACE_MB) * MB,
     fileSizeBytes: DEFAULT_FILE_SIZE_MB * MB,
+  };
+}
+
+const LIMIT_NAMES: Record<keyof ResourceLimits, string> = {
+  cpuSeconds: 'Max cpu time',
+  addressSpaceBytes: 'Max address space',
+  fileSizeBytes: 'Max file size',
+  processes: 'Max processes',
+};
+
+/**
+ * The hard limits this process runs under (Linux, /proc/self/limits): a command cannot be given more,
+ * and prlimit refuses to run it at all when asked to raise one (as inside another sandbox).
+ */
+export async function hostHardLimits(): Promise<Partial<ResourceLimits>> {
+  return parseHardLimits(await readFile('/proc/self/limits', 'utf8').catch(() => ''));
+}
+
+/** The hard column of /proc/PID/limits for the limits Hearth sets; `unlimited` ones are left out. */
+export function parseHardLimits(text: string): Partial<ResourceLimits> {
+  const hard: Partial<ResourceLimits> = {};
+  for (const [key, name] of Object.entries(LIMIT_NAMES) as Array<[keyof ResourceLimits, string]>) {
+    const line = text.split('\n').find((l) => l.startsWith(name));
+    const value = line?.slice(name.length).trim().split(/\s+/)[1];
+    if (value !== undefined && /^\d+$/.test(value)) hard[key] = Number(value);
+  }
+  return hard;
+}
+
+/** Each limit no higher than the hard limit already in force. */
+export function clampLimits(limits: ResourceLimits, hard: Partial<ResourceLimits>): ResourceLimits {
+  const clamp = (value: number | undefined, ceiling: number | undefined) =>
+    value === undefined || ceiling === undefined ? value : Math.min(value, ceiling);
+  return {
+    cpuSeconds: clamp(limits.cpuSeconds, hard.cpuSeconds)!,
+    addressSpaceBytes: clamp(limits.addressSpaceBytes, hard.addressSpaceBytes),
+    fileSizeBytes: clamp(limits.fileSizeBytes, hard.fileSizeBytes)!,
+    processes: clamp(limits.processes, hard.processes),
   };
 }
 
@@ -100,7 +139,7 @@ export interface LimitPlan {
 export function planLimits(
   settings: LimitSettings,
   support: CgroupSupport,
-  opts: { root: boolean; tmpfsSize: boolean },
+  opts: { root: boolean; tmpfsSize: boolean; hard?: Partial<ResourceLimits> },
 ): LimitPlan {
   const safeguards: Safeguard[] = [];
   const cgroup: CgroupLimits = {};
@@ -165,11 +204,15 @@ export function planLimits(
   );
 
   return {
-    rlimits: (timeoutMs) => ({
-      ...limitsFor(timeoutMs),
-      addressSpaceBytes: addressSpaceMb === undefined ? undefined : addressSpaceMb * MB,
-      processes: opts.root ? undefined : processes,
-    }),
+    rlimits: (timeoutMs) =>
+      clampLimits(
+        {
+          ...limitsFor(timeoutMs),
+          addressSpaceBytes: addressSpaceMb === undefined ? undefined : addressSpaceMb * MB,
+          processes: opts.root ? undefined : processes,
+        },
+        opts.hard ?? {},
+      ),
     cgroup,
     tmpBytes: opts.tmpfsSize ? tmpMb * MB : undefined,
     safeguards,

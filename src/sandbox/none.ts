@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { buildSandboxEnv, FALLBACK_PATH } from './env.js';
 import { findExecutable } from './host-command.js';
-import { limitedCommand, limitsFor } from './limits.js';
+import { clampLimits, hostHardLimits, limitedCommand, limitsFor } from './limits.js';
 import { findShell, processIo, runProcess } from './process.js';
 import type { Safeguard, Sandbox, SandboxOptions } from './types.js';
 import { realWorkspace, resolveCwd } from './workspace.js';
@@ -29,6 +29,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
   const prlimit =
     process.platform === 'linux' ? findExecutable('prlimit', `${env.PATH}:${FALLBACK_PATH}`) : null;
   const shell = findShell(env.PATH ?? FALLBACK_PATH);
+  const hard = await hostHardLimits();
   return {
     kind: 'none',
     description: `none: NOT SANDBOXED, commands run on the host with full file access (limits via ${prlimit ? 'prlimit' : 'ulimit'})`,
@@ -36,7 +37,12 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
       return runProcess({
-        command: limitedCommand(req.command, limitsFor(req.timeoutMs, opts.memoryMb), prlimit, shell),
+        command: limitedCommand(
+          req.command,
+          clampLimits(limitsFor(req.timeoutMs, opts.memoryMb), hard),
+          prlimit,
+          shell,
+        ),
         cwd,
         env,
         ...processIo(req),

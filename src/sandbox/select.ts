@@ -79,6 +79,7 @@ export async function createSandbox(
       `${NO_SANDBOX_WARNING} Every command asks before it runs, whatever the permission mode ` +
       `(set sandbox: "none" to run them unasked). To enable the sandbox: ${advice}`,
     commandsNeedApproval: UNSANDBOXED_COMMAND_REASON,
+    advice,
   };
 }
 

@@ -82,6 +82,8 @@ export interface SandboxChoice {
    * whatever the permission mode. The text is the reason given at the question.
    */
   commandsNeedApproval?: string;
+  /** How to get a working sandbox on this system, when `auto` found none. */
+  advice?: string;
 }
 
 /** A sandbox that cannot be set up or cannot run a command; the message is meant for the user. */
