@@ -10,6 +10,8 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import { createGitTools } from '../../src/tools/git/index.js';
 import { ToolRegistry, type ToolResult } from '../../src/tools/registry.js';
 import { shellTool } from '../../src/tools/shell.js';
+import { runCli } from '../support/cli.js';
+import { reply, startScriptedServer } from '../support/scripted-server.js';
 import { makeToolContext } from '../support/tool-context.js';
 import { bwrapUnavailable } from './support.js';
 
@@ -221,6 +223,25 @@ describe.skipIf(unavailable !== null)(
         expect(ranAtAll(name)).toBe(false);
         expect(ranOnHost(name)).toBe(false);
       }
+    });
+
+    it('the real CLI in normal mode: git_status runs without a question, and fsmonitor only inside', async () => {
+      git(ws, 'config', 'core.fsmonitor', payload('cli-fsmonitor'));
+      const server = await startScriptedServer({
+        turns: [reply().tool('git_status', {}), reply().text('Clean.')],
+      });
+      try {
+        const r = await runCli(['--tools', 'default,git', 'what changed?'], {
+          cwd: ws,
+          env: { HOME: home, HEARTH_HOME: path.join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
+        });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/✓ git_status/);
+      } finally {
+        await server.close();
+      }
+      expect(ranAtAll('cli-fsmonitor')).toBe(true);
+      expect(ranOnHost('cli-fsmonitor')).toBe(false);
     });
 
     redirectionCases(make);
