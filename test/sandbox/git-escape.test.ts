@@ -80,6 +80,18 @@ async function tools(sandbox: Sandbox) {
     registry.execute({ id: `c${++n}`, name, arguments: JSON.stringify(args) }, ctx);
 }
 
+/** A submodule `lib` with changes, whose own config (not the workspace's) plants an fsmonitor. */
+async function dirtySubmoduleWithFsmonitor(name: string): Promise<void> {
+  const sub = path.join(root, 'subsrc');
+  await mkdir(sub);
+  git(sub, 'init', '-q', '-b', 'main');
+  git(sub, 'commit', '-q', '--allow-empty', '-m', 'sub');
+  git(ws, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'lib');
+  git(ws, 'commit', '-qm', 'add lib');
+  git(path.join(ws, 'lib'), 'config', 'core.fsmonitor', payload(name));
+  await writeFile(path.join(ws, 'lib', 'x'), 'dirty\n');
+}
+
 async function executable(file: string, body: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `#!/bin/sh\n${body}\n`);
@@ -180,14 +192,7 @@ describe.skipIf(unavailable !== null)(
     });
 
     it("runs a submodule's own fsmonitor only inside the sandbox", async () => {
-      const sub = path.join(root, 'subsrc');
-      await mkdir(sub);
-      git(sub, 'init', '-q', '-b', 'main');
-      git(sub, 'commit', '-q', '--allow-empty', '-m', 'sub');
-      git(ws, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'lib');
-      git(ws, 'commit', '-qm', 'add lib');
-      git(path.join(ws, 'lib'), 'config', 'core.fsmonitor', payload('subfsmonitor'));
-      await writeFile(path.join(ws, 'lib', 'x'), 'dirty\n');
+      await dirtySubmoduleWithFsmonitor('subfsmonitor');
       const r = await (await tools(await make()))('git_status');
       expect(r.ok).toBe(true);
       expect(ranAtAll('subfsmonitor')).toBe(true);
@@ -280,13 +285,7 @@ describe('git tools without a sandbox: repository code neutralised', () => {
   });
 
   it("runs no submodule's fsmonitor", async () => {
-    const sub = path.join(root, 'subsrc');
-    await mkdir(sub);
-    git(sub, 'init', '-q', '-b', 'main');
-    git(sub, 'commit', '-q', '--allow-empty', '-m', 'sub');
-    git(ws, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'lib');
-    git(path.join(ws, 'lib'), 'config', 'core.fsmonitor', payload('n-subfsmonitor'));
-    await writeFile(path.join(ws, 'lib', 'x'), 'dirty\n');
+    await dirtySubmoduleWithFsmonitor('n-subfsmonitor');
     expect((await (await tools(await make()))('git_status')).ok).toBe(true);
     expect(ranAtAll('n-subfsmonitor')).toBe(false);
   });
