@@ -17,6 +17,8 @@ export type StopReason =
  * library all consume this one union; it is plain JSON.
  */
 export type AgentEvent =
+  /** First of every run of a stored session: which one it is (a script keeps `id` to resume it). */
+  | { type: 'session'; id: string; workspace: string; model: string }
   | { type: 'turn_start'; turn: number }
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
@@ -41,7 +43,8 @@ export type AgentEvent =
       ms: number;
     }
   | { type: 'usage'; prompt: number; completion: number; contextUsed: number; contextWindow: number }
-  | { type: 'compaction'; before: number; after: number }
+  /** `method`: `elided` (old outputs became notes), `summary` (the model summarized), `trimmed`. */
+  | { type: 'compaction'; before: number; after: number; method: 'elided' | 'summary' | 'trimmed' }
   /** A message the user sent while the run was going was added to the conversation here. */
   | { type: 'steer'; text: string }
   | { type: 'warning'; message: string }

@@ -5,6 +5,7 @@ import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/ga
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { truncateMiddle } from '../tools/truncate.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
@@ -32,6 +33,15 @@ interface CompactionRecord {
 }
 
 const COMPACTION_KEY = 'compaction';
+
+/** What a tool_result event carries of a call's display; the whole of it stays in the store. */
+const DISPLAY_EVENT_CHARS = 16_000;
+
+function boundedDisplay(display: string, sessionId: string, callId: string): string {
+  return truncateMiddle(display, DISPLAY_EVENT_CHARS, {
+    hint: `the full output is kept: hearth sessions output ${sessionId} ${callId}`,
+  }).text;
+}
 
 const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
@@ -129,6 +139,7 @@ export class AgentSession {
       store.update(this.id, { title: this.row.title });
     }
     this.setStatus('active');
+    yield { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
     let turnStarted = performance.now();
     for await (const event of runAgent({
       ...this.deps,
@@ -155,6 +166,11 @@ export class AgentSession {
           durationMs: performance.now() - turnStarted,
         });
       }
+      if (event.type === 'tool_result' && event.display !== undefined) {
+        store.saveToolOutput(this.id, event.callId, event.display);
+        yield { ...event, display: boundedDisplay(event.display, this.id, event.callId) };
+        continue;
+      }
       if (event.type === 'done') {
         this.setStatus(
           event.reason === 'paused' ? 'paused' : event.reason === 'error' ? 'error' : 'completed',
@@ -176,7 +192,9 @@ export class AgentSession {
       state: this.deps.store.state(this.id),
       contextWindow: this.deps.contextWindow || DEFAULT_CONTEXT_WINDOW,
       signal,
+      summarize: true,
     });
+    if (result.method === 'none') return result;
     this.messages.splice(0, this.messages.length, ...result.history);
     this.recordCompaction(result.history);
     return result;

@@ -95,6 +95,8 @@ export async function* executeCalls(
         summary: deps.gate.summary(tool, args),
         reason: verdict.reason,
         ...(preview === undefined ? {} : { preview }),
+        allowRules: deps.gate.allowRules(tool, args),
+        ...(verdict.secret ? { secret: true } : {}),
       };
       yield { type: 'approval_request', ...request };
       answer = await deps

@@ -62,14 +62,25 @@ export function terminalApprover(
   };
 }
 
-/** With no terminal to ask, calls that need an answer are declined, saying how to allow them. */
-export const declineWithoutTerminal: Approver = async (request) => ({
-  decision: 'deny',
-  reason:
-    request.reason === UNSANDBOXED_COMMAND_REASON
-      ? `nobody could be asked (no terminal), and ${request.reason}. The user can install a sandbox (hearth doctor says how) or choose sandbox: "none"`
-      : `nobody could be asked (no terminal). The user can allow it with --yolo, --permission-mode auto, or --allow "${request.call.name}(...)"`,
-});
+/** With no terminal to ask, calls that need an answer are declined, saying how the user can allow them. */
+export const declineWithoutTerminal: Approver = async (request) => {
+  if (request.reason === UNSANDBOXED_COMMAND_REASON) {
+    // No mode or rule lets a command run unconfined unasked; only a sandbox or an explicit choice.
+    return {
+      decision: 'deny',
+      reason: `nobody could be asked (no terminal), and ${request.reason}. The user can install a sandbox (hearth doctor says how) or choose sandbox: "none"`,
+    };
+  }
+  const rules = (request.allowRules ?? [`${request.call.name}(...)`])
+    .map((rule) => `--allow '${rule}'`)
+    .join(' ');
+  // A secret file asks in every mode: only a rule that names it helps, so --yolo is not offered.
+  const how = request.secret ? rules : `${rules}, or --yolo`;
+  return {
+    decision: 'deny',
+    reason: `nobody could be asked (no terminal). The user can allow it with ${how}`,
+  };
+};
 
 function indent(text: string): string {
   return text

@@ -55,6 +55,10 @@ export function oneLine(text: string, max = 80): string {
  * Renders events for a person: the answer on stdout, everything else (reasoning, tool
  * activity, warnings) on stderr, so `hearth "task" > answer.txt` captures just the answer.
  */
+/** How much of a long command output and of a diff one-shot mode shows. */
+const OUTPUT_LINES = 12;
+const DIFF_LINES = 60;
+
 export class TerminalRenderer {
   private stdoutAtLineStart = true;
   private stderrAtLineStart = true;
@@ -62,6 +66,7 @@ export class TerminalRenderer {
   private readonly calls = new Map<string, string>();
   /** Calls whose diff the approval question already showed. */
   private readonly previewed = new Set<string>();
+  private sessionId = '';
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -104,10 +109,13 @@ export class TerminalRenderer {
         const status = event.ok ? this.style.green('✓') : this.style.red('✗');
         const detail = event.ok ? '' : ` ${this.style.red(firstLine(event.output))}`;
         this.errLine(`${status} ${this.style.cyan(label)} ${this.style.dim(`${event.ms}ms`)}${detail}`);
-        if (event.display && !this.previewed.has(event.callId))
+        if (event.display && !this.previewed.has(event.callId)) {
           this.errLine(
-            isDiff(event.display) ? colorDiff(event.display, this.style) : this.style.dim(event.display),
+            isDiff(event.display)
+              ? colorDiff(event.display, this.style, DIFF_LINES)
+              : this.style.dim(this.outputTail(event.display, event.callId)),
           );
+        }
         break;
       }
       case 'warning':
@@ -140,11 +148,27 @@ export class TerminalRenderer {
           ),
         );
         break;
+      case 'session':
+        this.sessionId = event.id;
+        break;
       case 'turn_start':
       case 'tool_progress':
       case 'steer':
         break;
     }
+  }
+
+  /**
+   * The last lines of a long output (the model got a shortened copy; the session keeps it whole):
+   * a megabyte of build log on the terminal helps nobody.
+   */
+  private outputTail(display: string, callId: string): string {
+    const lines = display.replace(/\n+$/, '').split('\n');
+    if (lines.length <= OUTPUT_LINES) return lines.join('\n');
+    const where = this.sessionId ? `: hearth sessions output ${this.sessionId} ${callId}` : '';
+    return [`… ${lines.length - OUTPUT_LINES} earlier lines${where}`, ...lines.slice(-OUTPUT_LINES)].join(
+      '\n',
+    );
   }
 
   private endReasoning(): void {

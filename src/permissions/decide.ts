@@ -18,8 +18,11 @@ export type Verdict =
   | { action: 'allow'; rule?: string }
   /** `reason` is for the model: what happened, which rule, what to do instead. */
   | { action: 'deny'; reason: string; rule?: string }
-  /** `reason` is one line for the user: why this call needs their answer. */
-  | { action: 'ask'; reason: string };
+  /**
+   * `reason` is one line for the user: why this call needs their answer. `secret`: the call touches
+   * files that may hold secrets, which no mode pre-approves; only an allow rule naming them does.
+   */
+  | { action: 'ask'; reason: string; secret?: true };
 
 /**
  * Decides a validated call. In order: deny rules; plan mode refusing tools that change things;
@@ -55,6 +58,7 @@ export function decide(call: CallSubject, policy: Policy): Verdict {
     return {
       action: 'ask',
       reason: `${call.tool} would touch ${secrets.join(', ')}, which may hold secrets; an allow rule naming it skips this question`,
+      secret: true,
     };
   }
 
@@ -154,6 +158,13 @@ function useBare(bare: Rule | undefined, used: Set<string>): boolean {
 // A subcommand is a plain word (`test`, `commit`, `compose`); a file name, flag or glob is not.
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** Rules that would let exactly this call run without asking: each path named as it is, or the "always" rules. */
+export function exactRules(call: CallSubject): string[] {
+  const subjects = subjectsOf(call);
+  if (subjects.kind !== 'path') return alwaysRules(call).map((rule) => rule.text);
+  return subjects.items.map((item) => formatRule(call.tool, escapeGlob(item)).text);
+}
 
 /**
  * The rules an "always" answer adds for this session, covering calls like this one: for the shell,

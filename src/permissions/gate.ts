@@ -1,6 +1,14 @@
 import type { ToolCall } from '../llm/types.js';
 import type { AnyTool, SessionState } from '../tools/types.js';
-import { alwaysRules, type CallSubject, callSubject, decide, describeCall, type Verdict } from './decide.js';
+import {
+  alwaysRules,
+  type CallSubject,
+  callSubject,
+  decide,
+  describeCall,
+  exactRules,
+  type Verdict,
+} from './decide.js';
 import type { PermissionMode } from './modes.js';
 import { parseRule, type Rule } from './rules.js';
 import { labelCall } from './subjects.js';
@@ -20,6 +28,10 @@ export interface ApprovalRequest {
   reason: string;
   /** What the call would change (a diff), when the tool can tell beforehand. */
   preview?: string;
+  /** `--allow` rules that would let exactly this call run without asking. */
+  allowRules?: string[];
+  /** The call touches files that may hold secrets: no permission mode pre-approves it, only a rule naming them. */
+  secret?: boolean;
 }
 
 /** Asks someone (a person at a terminal, a UI, a library callback) about one call. */
@@ -74,6 +86,11 @@ export class PermissionGate {
   /** The call in one line for an approval question: the exact command, or the tool and what it touches. */
   summary(tool: AnyTool, args: unknown): string {
     return describeCall(this.subject(tool, args));
+  }
+
+  /** `--allow` rules that would let exactly this call run without asking. */
+  allowRules(tool: AnyTool, args: unknown): string[] {
+    return exactRules(this.subject(tool, args));
   }
 
   /** The call in one line for a tool row: `shell npm test`, `write_file src/a.ts`. */

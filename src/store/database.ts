@@ -10,15 +10,51 @@ export type Db = Database.Database;
  * date. WAL plus synchronous=NORMAL keeps every committed write across a process kill.
  */
 export function openDatabase(path: string): Db {
+  try {
+    return open(path);
+  } catch (err) {
+    throw storeError(path, err);
+  }
+}
+
+/** A session database that cannot be used; the message says what to do about it. */
+export class StoreError extends Error {
+  override name = 'StoreError';
+}
+
+function storeError(path: string, err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  const message = (err as Error).message;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new StoreError(
+      `The session database ${path} is damaged or is not a Hearth database (${message}). ` +
+        `Move it aside and Hearth starts a new one: mv '${path}' '${path}.broken'`,
+    );
+  }
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EACCES' || code === 'EROFS') {
+    return new StoreError(
+      `Cannot open the session database ${path} (${message}). Check that its folder is writable, or choose another file with db_path (HEARTH_DB).`,
+    );
+  }
+  if (message.startsWith('The database was written by a newer Hearth')) return new StoreError(message);
+  return err;
+}
+
+function open(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   // Several processes (workers, the gateway, a REPL, a one-shot run) may share the file, and may
   // all be opening a brand-new one at the same moment.
-  db.pragma('busy_timeout = 5000');
-  switchToWal(db);
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  migrate(db);
+  try {
+    db.pragma('busy_timeout = 5000');
+    switchToWal(db);
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 

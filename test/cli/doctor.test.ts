@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Check } from '../../src/cli/commands/doctor.js';
 import { runCli } from '../support/cli.js';
 import { closedPort } from '../support/net.js';
+import { ollamaRoutes, ollamaShowGemmaVision } from '../support/probe-fixtures.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 
 let server: ScriptedServer | undefined;
@@ -85,6 +86,21 @@ describe('hearth doctor', () => {
       expect(check.ok).toBe(true);
       expect(check.detail).not.toBe('');
     }
+  });
+
+  it('says which context window an Ollama session will use, and that num_ctx carries it', async () => {
+    server = await startScriptedServer({
+      models: ['gemma3:4b'],
+      turns: [reply().tool('get_weather', { city: 'Paris' })],
+      extraRoutes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 16384 }),
+    });
+    const r = await doctor({ HEARTH_BASE_URL: server.baseUrl, HEARTH_MODEL: 'gemma3:4b' });
+    expect(r.check('server')).toMatchObject({ ok: true, detail: expect.stringMatching(/^ollama at /) });
+    expect(r.check('context window')?.detail).toBe(
+      '16384 tokens, from Ollama /api/ps: loaded with context_length 16384; kept so the model is not reloaded, sent as num_ctx with every request',
+    );
+    // The live probe went through Ollama's own API with that very num_ctx.
+    expect(server.requests.map((q) => [q.path, q.body.options?.num_ctx])).toEqual([['/api/chat', 16384]]);
   });
 
   it('fails with a fix when the server is down or the model will not call tools', async () => {

@@ -127,6 +127,7 @@ describe('Agent.stream', () => {
 
     const types = events.map((e) => e.type).filter((t, i, all) => t !== all[i - 1]);
     expect(types).toEqual([
+      'session',
       'turn_start',
       'usage',
       'tool_call',
@@ -196,6 +197,45 @@ describe('custom tools', () => {
     );
     expect(names).toContain('write_file');
     expect(names.at(-1)).toBe('ping');
+  });
+});
+
+describe('custom tools named like built-in ones', () => {
+  it('replaces the built-in tool: its schema is sent and it runs', async () => {
+    const reads: string[] = [];
+    const myRead = defineTool({
+      name: 'read_file',
+      description: 'Reads from the company wiki.',
+      parameters: z.object({ page: z.string() }),
+      mutates: false,
+      async run({ page }) {
+        reads.push(page);
+        return `wiki page ${page}`;
+      },
+    });
+    await serve(reply().tool('read_file', { page: 'onboarding' }), reply().text('Done.'));
+    await agent({ tools: [myRead] }).run('read the onboarding page');
+    const tools = server!.requests[0]!.body.tools as Array<{
+      function: { name: string; description: string };
+    }>;
+    expect(tools.filter((t) => t.function.name === 'read_file')).toEqual([
+      expect.objectContaining({
+        function: expect.objectContaining({ description: 'Reads from the company wiki.' }),
+      }),
+    ]);
+    expect(reads).toEqual(['onboarding']);
+    expect(toolMessages(1)).toEqual(['wiki page onboarding']);
+  });
+
+  it('fails at construction for a custom tool named like a group', () => {
+    const git = defineTool({
+      name: 'git',
+      description: 'x',
+      parameters: z.object({}),
+      mutates: false,
+      run: async () => '',
+    });
+    expect(() => new Agent({ tools: [git] })).toThrow(/custom tool is named "git", the name of a tool group/);
   });
 });
 

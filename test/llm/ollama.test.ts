@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { chooseNumCtx, createOllamaClient, type OllamaClientOptions } from '../../src/llm/ollama.js';
+import { createOllamaClient, type OllamaClientOptions } from '../../src/llm/ollama.js';
 import type { ChatMessage, LlmEvent, ToolSchema } from '../../src/llm/types.js';
 import {
   reply,
@@ -52,7 +52,9 @@ async function run(turns: TurnInput[], opts: Partial<OllamaClientOptions> = {}, 
 
 describe('ollama client over real HTTP', () => {
   it('streams text from /api/chat at the server root and reports usage', async () => {
-    const r = await run([reply().text('Hello there, friend.').usage({ prompt: 31, completion: 6 })]);
+    const r = await run([reply().text('Hello there, friend.').usage({ prompt: 31, completion: 6 })], {
+      contextWindow: 8192,
+    });
     expect(r.text).toBe('Hello there, friend.');
     expect(r.events.filter((e) => e.type === 'text_delta').length).toBeGreaterThan(1);
     expect(r.done?.message).toEqual({ role: 'assistant', content: 'Hello there, friend.' });
@@ -62,12 +64,12 @@ describe('ollama client over real HTTP', () => {
     expect(request.path).toBe('/api/chat');
     expect(request.body).toMatchObject({ model: 'qwen2.5-coder:7b', stream: true });
     expect(request.body.tools.map((t: ToolSchema) => t.function.name)).toEqual(['read_file', 'write_file']);
-    expect(request.body.options.num_ctx).toBeGreaterThanOrEqual(2048);
+    expect(request.body.options.num_ctx).toBe(8192);
   });
 
   it('passes temperature and max tokens as Ollama options', async () => {
-    await run([reply().text('ok')], { temperature: 0.2, maxTokens: 512 });
-    expect(server!.requests[0]!.body.options).toEqual({ num_ctx: 2048, temperature: 0.2, num_predict: 512 });
+    await run([reply().text('ok')], { temperature: 0.2, maxTokens: 512, contextWindow: 4096 });
+    expect(server!.requests[0]!.body.options).toEqual({ num_ctx: 4096, temperature: 0.2, num_predict: 512 });
   });
 
   it('turns message.thinking into reasoning and keeps it out of the message', async () => {
@@ -220,48 +222,19 @@ describe('ollama client over real HTTP', () => {
 describe('num_ctx', () => {
   const long: ChatMessage[] = [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(4000) }];
 
-  it('grows with a long prompt, in steps of 1024', async () => {
-    const client = await start([reply().text('a'), reply().text('b')]);
-    await collect(client);
-    await collect(client, long);
-    const [short, big = 0] = server!.requests.map((r) => r.body.options.num_ctx as number);
-    expect(short).toBe(5120);
-    expect(big).toBeGreaterThan(20_000 + 4096);
-    expect(big % 1024).toBe(0);
-  });
-
-  it('is capped at the model maximum', async () => {
-    const client = await start([reply().text('a')], { maxContextWindow: 16384 });
-    await collect(client, long);
-    expect(server!.requests[0]!.body.options.num_ctx).toBe(16384);
-  });
-
-  it('never shrinks within a client, so Ollama does not reload the model', async () => {
-    const client = await start([reply().text('a'), reply().text('b')]);
-    await collect(client, long);
-    await collect(client);
-    const [first, second] = server!.requests.map((r) => r.body.options.num_ctx as number);
-    expect(second).toBe(first);
-  });
-
-  it('can be chosen by the caller', async () => {
-    const seen: number[] = [];
-    const client = await start([reply().text('a')], {
-      numCtx: (tokens) => {
-        seen.push(tokens);
-        return 12288;
-      },
+  it("is the session's window on every request, whatever the prompt's size", async () => {
+    const client = await start([reply().text('a'), reply().text('b'), reply().text('c')], {
+      contextWindow: 12288,
     });
     await collect(client);
-    expect(seen[0]).toBeGreaterThan(0);
-    expect(server!.requests[0]!.body.options.num_ctx).toBe(12288);
+    await collect(client, long);
+    await client.stream({ messages: [{ role: 'user', content: 'summarize' }] }).next();
+    await server!.waitForRequests(3);
+    expect(server!.requests.map((r) => r.body.options.num_ctx)).toEqual([12288, 12288, 12288]);
   });
 
-  it('chooseNumCtx: reply room, rounding, floor and cap', () => {
-    expect(chooseNumCtx(100)).toBe(5120);
-    expect(chooseNumCtx(100, { replyTokens: 256 })).toBe(2048);
-    expect(chooseNumCtx(10_000, { replyTokens: 1000 })).toBe(11264);
-    expect(chooseNumCtx(100_000, { maxContextWindow: 32768 })).toBe(32768);
-    expect(chooseNumCtx(100, { replyTokens: 256, maxContextWindow: 1024 })).toBe(1024);
+  it("is left to the server's own setting when no window was given", async () => {
+    await run([reply().text('a')]);
+    expect(server!.requests[0]!.body.options).not.toHaveProperty('num_ctx');
   });
 });

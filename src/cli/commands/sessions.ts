@@ -1,11 +1,13 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { COMPACTION_METHODS } from '../../agent/compaction.js';
 import { AgentSession } from '../../agent/session.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
+import { UsageError } from '../usage-error.js';
 
 async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
@@ -63,6 +65,22 @@ export function addSessionCommands(program: Command): void {
     );
 
   sessions
+    .command('output <id> <call>')
+    .description("print a tool call's whole output (a command's full log, a diff), as the user saw it")
+    .action(async (id: string, call: string, _opts: unknown, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const row = store.resolve(id);
+        const body = store.toolOutput(row.id, call);
+        if (body === undefined) {
+          throw new UsageError(
+            `Session ${row.id} keeps no output for call ${call}: only calls with more to show than the model got (long output, diffs) have one.`,
+          );
+        }
+        process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
+      }),
+    );
+
+  sessions
     .command('export <id>')
     .description('export a session as JSON lines or Markdown')
     .option('-f, --format <format>', 'jsonl or md', 'jsonl')
@@ -116,7 +134,9 @@ export function addSessionCommands(program: Command): void {
         );
         const result = await session.compact();
         process.stdout.write(
-          `Compacted session ${row.id} (${result.method === 'summary' ? 'summarized' : 'old tool outputs dropped'}): ${result.before} → ${result.after} tokens.\n`,
+          result.method === 'none'
+            ? `Session ${row.id} not compacted: ${COMPACTION_METHODS.none}.\n`
+            : `Compacted session ${row.id} (${COMPACTION_METHODS[result.method]}): ${result.before} → ${result.after} tokens.\n`,
         );
       } finally {
         await runtime.close();
@@ -134,10 +154,6 @@ export function addSessionCommands(program: Command): void {
         );
       }),
     );
-}
-
-export class UsageError extends Error {
-  override name = 'UsageError';
 }
 
 function resolveWorkspace(dir: string): string {

@@ -24,7 +24,7 @@ const status: SlashCommand = {
       [
         `model      ${style.cyan(connection.model)}`,
         `server     ${connection.kind} at ${connection.baseUrl} (${connection.origin})`,
-        `context    ${formatTokens(connection.contextWindow)} tokens (${connection.info.source})`,
+        `context    ${formatTokens(connection.contextWindow)} tokens (${connection.contextSource})`,
         `sandbox    ${choice.reason}`,
         `mode       ${runtime.gate.mode} (${MODE_HELP[runtime.gate.mode]})`,
         `session    ${session ? session.id : 'none yet'}`,
@@ -32,6 +32,7 @@ const status: SlashCommand = {
         'MCP        no servers configured',
       ].join('\n'),
     );
+    if (connection.contextNote) ctx.print(style.yellow(`! ${connection.contextNote}`));
     if (choice.warning) ctx.print(style.yellow(`! ${choice.warning}`));
   },
 };

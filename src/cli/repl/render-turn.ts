@@ -95,6 +95,7 @@ export class ReplRenderer {
       case 'steer':
         this.line(style.cyan(`› ${event.text}`));
         break;
+      case 'session':
       case 'usage':
       case 'tool_progress':
         break;

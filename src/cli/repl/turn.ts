@@ -138,6 +138,7 @@ export class TurnRunner {
 
   private show(event: AgentEvent): void {
     switch (event.type) {
+      case 'session':
       case 'usage':
         break;
       case 'turn_start':
