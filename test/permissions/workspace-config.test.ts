@@ -79,7 +79,8 @@ describe.skipIf(unavailable !== null)(
         turns: [reply().tool('shell', { command: 'touch asked-first.txt' }), reply().text('Done.')],
       });
       const next = await cli(['next task']);
-      expect(next.code, next.stderr).toBe(0);
+      // 4: done, but a call was declined because no terminal could ask.
+      expect(next.code, next.stderr).toBe(4);
       expect(existsSync(join(workspace, 'asked-first.txt'))).toBe(false);
       expect(toolResults(server)[0]).toMatch(/Not run: nobody could be asked/);
       expect(next.stderr).toMatch(
@@ -172,7 +173,7 @@ describe('the project config file', () => {
       turns: [reply().tool('shell', { command: 'touch ran.txt' }), reply().text('Done.')],
     });
     const r = await cli(['do it']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(4);
     expect(r.stderr).toMatch(/Ignored permissions\.mode, sandbox\.mode from .*config\.yaml/);
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
   });

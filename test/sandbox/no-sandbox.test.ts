@@ -101,7 +101,8 @@ describe.skipIf(unavailable !== null)(
         ],
       });
       const r = await hearth('--yolo "make files"');
-      expect(r.exitCode, r.output).toBe(0);
+      // 4: done, but a call was declined because no terminal could ask.
+      expect(r.exitCode, r.output).toBe(4);
       expect(existsSync(path.join(ws, 'yolo-ran.txt'))).toBe(false);
       expect(existsSync(path.join(ws, 'written.txt'))).toBe(true);
       expect(r.output).toMatch(
