@@ -2,6 +2,7 @@ import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isRiskyGitKey } from './git-code-keys.js';
 import { runHostCommand } from './host-command.js';
+import { isWithin } from './workspace.js';
 
 /**
  * Cleaning a git directory that a sandboxed command created (`git init`, `git submodule add`), so
@@ -24,10 +25,11 @@ export async function stripHooks(hooksDir: string): Promise<string[]> {
 
 /**
  * Removes the settings that run programs or redirect git (git-code-keys.ts) from a config file;
- * returns the keys removed. Only git itself edits the file, with `--file`, which reads that one file
+ * returns the keys removed. A core.worktree that stays inside the workspace is kept: a submodule's
+ * git directory needs it. Only git itself edits the file, with `--file`, which reads that one file
  * and follows no include, so nothing in it runs while it is cleaned.
  */
-export async function cleanNewGitConfig(file: string): Promise<string[]> {
+export async function cleanNewGitConfig(file: string, workspace: string): Promise<string[]> {
   const listed = await runHostCommand('git', ['config', '--file', file, '--list', '-z'], { timeoutMs: 5000 });
   if (!listed.ok) {
     // Git cannot read it, so it would refuse the repository too; nothing in it can run then.
@@ -39,7 +41,11 @@ export async function cleanNewGitConfig(file: string): Promise<string[]> {
     const at = record.indexOf('\n');
     const key = at < 0 ? record : record.slice(0, at);
     const value = at < 0 ? undefined : record.slice(at + 1);
-    if (isRiskyGitKey(key, value ?? '')) risky.add(key);
+    const insideWorktree =
+      key.toLowerCase() === 'core.worktree' &&
+      value !== undefined &&
+      isWithin(workspace, path.resolve(path.dirname(file), value));
+    if (isRiskyGitKey(key, value ?? '') && !insideWorktree) risky.add(key);
   }
   for (const key of risky) {
     await runHostCommand('git', ['config', '--file', file, '--unset-all', key], { timeoutMs: 5000 });

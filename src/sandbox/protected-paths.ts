@@ -45,7 +45,8 @@ const MAX_LINK_CHECKS = 500;
  *   setting that runs a program (git-code-keys.ts); a new `.git` that is a file or link is removed,
  *   since it would send the user's git to a repository chosen by the sandbox. The model is told.
  *   Checking afterwards rather than mounting something over absent names keeps the workspace free of
- *   placeholder files (which `git status` would list and `git add -A` would trip on).
+ *   placeholder files (which `git status` would list and `git add -A` would trip on). The cost: a
+ *   protected name the user creates on the host while a command runs is taken for the command's.
  * - A protected file with more than one hard link is refused before the command: the other name
  *   would stay writable behind the read-only mount. Hearth does not break the link itself, because
  *   the other name may be the user's (dotfiles kept by hard links); the message says how.
@@ -119,13 +120,18 @@ export async function afterCommand(workspace: string, before: ProtectedLayout): 
     const st = await lstat(name.path).catch(() => undefined);
     if (st === undefined) continue;
     const shown = path.relative(workspace, name.path);
-    const notice = await undo(name, st, shown);
+    const notice = await undo(workspace, name, st, shown);
     if (notice) notices.push(notice);
   }
   return notices;
 }
 
-async function undo(name: ProtectedName, st: Stats, shown: string): Promise<string | undefined> {
+async function undo(
+  workspace: string,
+  name: ProtectedName,
+  st: Stats,
+  shown: string,
+): Promise<string | undefined> {
   switch (name.kind) {
     case 'dot-git':
       return undefined;
@@ -134,7 +140,7 @@ async function undo(name: ProtectedName, st: Stats, shown: string): Promise<stri
         await rm(name.path, { recursive: true, force: true });
         return `Removed ${shown}: it was not a regular file.`;
       }
-      const removed = await cleanNewGitConfig(name.path);
+      const removed = await cleanNewGitConfig(name.path, workspace);
       return removed.length === 0
         ? undefined
         : `This command created ${shown}; removed its settings that run programs (${removed.join(', ')}) so that the user's own git does not run them.`;
