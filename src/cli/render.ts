@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/events.js';
+import { visible, visibleDeep } from './sanitize.js';
 import { truncateToWidth } from './text-width.js';
 
 export interface Style {
@@ -47,8 +48,9 @@ export function keyArgument(args: string): string {
   return oneLine(JSON.stringify(parsed));
 }
 
+/** Text on one terminal line: control characters shown (sanitize.ts), whitespace collapsed, cut at `max` columns. */
 export function oneLine(text: string, max = 80): string {
-  return truncateToWidth(text.replace(/\s+/g, ' ').trim(), max);
+  return truncateToWidth(visible(text).replace(/\s+/g, ' ').trim(), max);
 }
 
 /**
@@ -74,7 +76,9 @@ export class TerminalRenderer {
     private readonly style: Style,
   ) {}
 
-  render(event: AgentEvent): void {
+  render(raw: AgentEvent): void {
+    // What the model and the tools wrote is shown, never obeyed by the terminal.
+    const event = visibleDeep(raw);
     switch (event.type) {
       case 'text_delta':
         this.endReasoning();

@@ -7,6 +7,7 @@ import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
+import { terminalJson } from './sanitize.js';
 import { UsageError } from './usage-error.js';
 
 export interface OneShotOptions {
@@ -46,7 +47,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const style = makeStyle(colorEnabled(process.stderr, process.env));
   const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
   const emit = options.json
-    ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)
+    ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
   for (const note of await setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 

@@ -161,6 +161,20 @@ describe('errors a user can act on, in one line and without a stack trace', () =
     oneLine(r.stderr);
   });
 
+  it('a model the server does not have, named with -m: the names it could be', async () => {
+    await serve([reply().text('never')]);
+    const r = await runCli(['-m', 'qwen-tset', 'hi'], { cwd: workspace, env: env() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/has no model "qwen-tset"\. It has: qwen-test\. Pass one with -m\./);
+    oneLine(r.stderr);
+    expect(server.requests).toHaveLength(0);
+    // A unique part of a listed name is taken as that model.
+    await serve([reply().text('fine')]);
+    const partial = await runCli(['-m', 'qwen', 'hi'], { cwd: workspace, env: env() });
+    expect(partial.code).toBe(0);
+    expect(server.requests[0]!.body.model).toBe('qwen-test');
+  });
+
   it('a workspace that is a file', async () => {
     await writeFile(join(workspace, 'file.txt'), 'x');
     const r = await runCli(['-C', join(workspace, 'file.txt'), 'hi'], { env: { HOME: home } });

@@ -35,28 +35,32 @@ describe('the permission gate when commands would run with no sandbox', () => {
     return g;
   };
 
-  it('asks about every command, whatever the mode and the allow rules, and nothing else', () => {
+  it('asks about every command, whatever the mode and the allow rules, and nothing else', async () => {
     const state = new MemoryState();
     for (const g of [gate('auto'), gate('auto', { allow: ['shell', 'shell(ls*)'] }), gate('normal')]) {
-      expect(g.check(shellTool, { command: 'ls -la' }, state)).toEqual({
+      expect(await g.check(shellTool, { command: 'ls -la' }, state)).toEqual({
         action: 'ask',
         reason: UNSANDBOXED_COMMAND_REASON,
       });
     }
-    expect(gate('auto').check(writeFileTool, { path: 'a.txt', content: '' }, state).action).toBe('allow');
-    expect(
-      gate('auto', { deny: ['shell(rm *)'] }).check(shellTool, { command: 'rm -rf x' }, state).action,
-    ).toBe('deny');
+    const written = await gate('auto').check(writeFileTool, { path: 'a.txt', content: '' }, state);
+    expect(written.action).toBe('allow');
+    const denied = await gate('auto', { deny: ['shell(rm *)'] }).check(
+      shellTool,
+      { command: 'rm -rf x' },
+      state,
+    );
+    expect(denied.action).toBe('deny');
   });
 
-  it('lets the user\'s own "always" answer of this session cover a command', () => {
+  it('lets the user\'s own "always" answer of this session cover a command', async () => {
     const state = new MemoryState();
     const g = gate('auto');
-    g.remember(shellTool, { command: 'npm test' }, state);
-    expect(g.check(shellTool, { command: 'npm test -- --watch' }, state).action).toBe('allow');
-    expect(g.check(shellTool, { command: 'npm publish' }, state).action).toBe('ask');
+    await g.remember(shellTool, { command: 'npm test' }, state);
+    expect((await g.check(shellTool, { command: 'npm test -- --watch' }, state)).action).toBe('allow');
+    expect((await g.check(shellTool, { command: 'npm publish' }, state)).action).toBe('ask');
     g.commandsNeedApproval(undefined);
-    expect(g.check(shellTool, { command: 'npm publish' }, state).action).toBe('allow');
+    expect((await g.check(shellTool, { command: 'npm publish' }, state)).action).toBe('allow');
   });
 });
 

@@ -9,7 +9,10 @@ import { revokeProject, trustProject } from '../../config/trust.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 
 export function addConfigCommands(program: Command): void {
-  const config = program.command('config').description('show the effective configuration and its files');
+  const config = program
+    .command('config')
+    .description('show the effective configuration and its files')
+    .action(() => config.outputHelp());
 
   config
     .command('show')

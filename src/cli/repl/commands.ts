@@ -1,4 +1,4 @@
-import { closest } from '../../tools/registry.js';
+import { closest } from '../../util/levenshtein.js';
 import type { Style } from '../render.js';
 import { infoCommands } from './info-commands.js';
 import type { ReplRenderer } from './render-turn.js';
