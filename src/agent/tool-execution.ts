@@ -148,7 +148,12 @@ async function run(
   const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
   let finished = false;
   const progress = channel.reporter(step.call.id, step.call.name, () => finished);
-  const result = await deps.tools.run(prepared, { ...deps.ctx, progress });
+  const leavesOut = deps.gate.secretFilter(prepared.tool.name, deps.ctx.durable);
+  const result = await deps.tools.run(prepared, {
+    ...deps.ctx,
+    progress,
+    leavesOut: (file) => leavesOut(file),
+  });
   finished = true;
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
