@@ -33,8 +33,13 @@ export interface AgentSandboxOptions {
   network?: boolean;
   /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
   env?: string[];
+  /** Memory for all of a command's processes, where the system can hold it. */
   memoryMb?: number;
   cpus?: number;
+  /** Processes and threads one command may have at once. */
+  maxProcesses?: number;
+  /** Size of each private temp filesystem in the sandbox, MB. */
+  tmpMb?: number;
 }
 
 export interface AgentOptions {
@@ -363,6 +368,8 @@ function parseOptions(options: AgentOptions): Config {
       env: sandbox.env,
       memory_mb: sandbox.memoryMb,
       cpus: sandbox.cpus,
+      max_processes: sandbox.maxProcesses,
+      tmp_mb: sandbox.tmpMb,
     },
   };
   // The JSON round trip drops the unset options, so the schema's defaults apply to them.

@@ -19,6 +19,8 @@ export interface Runtime {
   tools: ToolRegistry;
   gate: PermissionGate;
   systemPrompt: string;
+  /** What the user should hear about the configuration before the first turn (ignored settings). */
+  configNotes: string[];
   openStore(): SessionStore;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
@@ -32,6 +34,8 @@ export interface RuntimeOptions {
   instructions?: string;
   /** An already open database; the runtime closes it. */
   db?: Db;
+  /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
+  configNotes?: string[];
 }
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
@@ -52,6 +56,7 @@ export async function createRuntime(
     workspace,
     tools,
     gate,
+    configNotes: options.configNotes ?? [],
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),
@@ -70,6 +75,12 @@ export async function createRuntime(
         envAllow: settings.env,
         memoryMb: settings.memory_mb,
         cpus: settings.cpus,
+        maxProcesses: settings.max_processes,
+        tmpMb: settings.tmp_mb,
+      }).then((choice) => {
+        // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
+        gate.commandsNeedApproval(choice.commandsNeedApproval);
+        return choice;
       });
       return sandbox;
     },

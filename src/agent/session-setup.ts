@@ -45,5 +45,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
  */
 export async function setupNotes(runtime: Runtime, connection: Connection): Promise<string[]> {
   const choice = await runtime.sandbox();
-  return [choice.warning, connection.contextNote].filter((note): note is string => Boolean(note));
+  return [...runtime.configNotes, choice.warning, connection.contextNote].filter((note): note is string =>
+    Boolean(note),
+  );
 }

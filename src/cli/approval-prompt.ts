@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
+import { UNSANDBOXED_COMMAND_REASON } from '../sandbox/select.js';
 import { colorDiff, type Style } from './render.js';
 import { visibleDeep } from './sanitize.js';
 
@@ -119,6 +120,13 @@ export function terminalApprover(
  * can allow them.
  */
 export const declineWithoutTerminal: Approver = async (request) => {
+  if (request.reason === UNSANDBOXED_COMMAND_REASON) {
+    // No mode or rule lets a command run unconfined unasked; only a sandbox or an explicit choice.
+    return {
+      decision: 'deny',
+      reason: `nobody could be asked (no terminal), and ${request.reason}. The user can install a sandbox (hearth doctor says how) or choose sandbox: "none"`,
+    };
+  }
   const rules = (request.allowRules ?? [`${request.call.name}(...)`])
     .map((rule) => `--allow '${rule}'`)
     .join(' ');

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
 import { UsageError } from './usage-error.js';
 
@@ -80,6 +81,6 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
 
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
-  const { config } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace));
+  const { config, ignored } = await loadConfigFromFlags(flags);
+  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
 }

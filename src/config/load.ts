@@ -15,6 +15,7 @@ import {
 } from './layers.js';
 import { findProfile, profileLayer, type SelectedProfile } from './profiles.js';
 import { type Config, configSchema } from './schema.js';
+import { type IgnoredSetting, withholdSecurity } from './security.js';
 import {
   type ConfigFileLocation,
   envSettings,
@@ -22,10 +23,12 @@ import {
   locateConfigFile,
   readConfigFile,
 } from './sources.js';
+import { trustState } from './trust.js';
 
 export { ConfigError } from './errors.js';
 export type { Setting as FlagSetting } from './layers.js';
 export type { SelectedProfile } from './profiles.js';
+export type { IgnoredSetting } from './security.js';
 export { defaultDbPath, hearthHome } from './sources.js';
 
 export interface ConfigSources {
@@ -55,6 +58,8 @@ export interface LoadedConfig {
   sources: Provenance;
   profile?: SelectedProfile;
   files: ConfigFiles;
+  /** Security settings the workspace's .env or its unapproved config file gave, which were not applied. */
+  ignored: IgnoredSetting[];
 }
 
 /** The config files for a workspace, found but not read. */
@@ -67,28 +72,45 @@ export function configFiles(workspace: string, userDir: string): ConfigFiles {
   };
 }
 
+const DOTENV_REASON =
+  'the workspace .env can be written by the commands Hearth runs, so it never sets security settings; ' +
+  'set them in ~/.hearth/config.json, the environment or a flag';
+
 /**
  * Merges, later wins: defaults, the user's file, the workspace's file, HEARTH_* variables from
  * the workspace's .env, HEARTH_* environment variables, flags. When the model named in the end is
  * a profile, its settings replace the top-level ones from the files; variables and flags still win.
+ * The workspace's sources do not set security settings (security.ts) unless the user approved the
+ * workspace's file; what they tried is returned in `ignored`.
  */
 export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> {
   const env = sources.env ?? process.env;
-  const files = configFiles(sources.workspace, sources.userDir ?? hearthHome(env));
+  const userDir = sources.userDir ?? hearthHome(env);
+  const files = configFiles(sources.workspace, userDir);
   const fileLayers: Layer[] = [];
+  const ignored: IgnoredSetting[] = [];
   for (const location of [files.user, files.workspace]) {
-    const values = await readConfigFile(location);
-    if (location.exists) fileLayers.push(fileLayer(location.path, values));
+    // A workspace that is the home directory has one .hearth for both: it is the user's own file.
+    if (location === files.workspace && location.path === files.user.path) continue;
+    const { values, text } = await readConfigFile(location);
+    if (!location.exists) continue;
+    const layer = fileLayer(location.path, values);
+    validateLayer(layer);
+    normalizeSandbox(layer.values);
+    if (location === files.workspace) ignored.push(...(await withholdUnapproved(layer, userDir, text)));
+    fileLayers.push(layer);
   }
+  const dotenv = settingsLayer(files.dotenv.path, await dotenvSettings(files.dotenv.path), '.env ');
   const overrides: Layer[] = [
-    settingsLayer(files.dotenv.path, await dotenvSettings(files.dotenv.path), '.env '),
+    dotenv,
     settingsLayer('the environment', envSettings(env), 'env '),
     settingsLayer('the command line', sources.flags ?? [], ''),
   ];
-  for (const layer of [...fileLayers, ...overrides]) {
+  for (const layer of overrides) {
     validateLayer(layer);
     normalizeSandbox(layer.values);
   }
+  ignored.push(...withholdSecurity(dotenv, DOTENV_REASON));
 
   const merged: Record<string, unknown> = {};
   const provenance: Provenance = {};
@@ -108,7 +130,18 @@ export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> 
   const config = parseMerged(merged, provenance);
   const keyed: Provenance = {};
   for (const [path] of leaves(config as Record<string, unknown>)) keyed[path] = provenance[path] ?? 'default';
-  return { config, sources: keyed, profile: selected, files };
+  return { config, sources: keyed, profile: selected, files, ignored };
+}
+
+/** The project file's security settings, unless the user approved this very content. */
+async function withholdUnapproved(layer: Layer, userDir: string, text: string): Promise<IgnoredSetting[]> {
+  const state = await trustState(userDir, layer.origin, text);
+  if (state === 'trusted') return [];
+  const why =
+    state === 'changed'
+      ? 'it changed since you approved it, and only the approved content may set security settings'
+      : 'project files set security settings only once you approve them, since commands can write them';
+  return withholdSecurity(layer, `${why}. Check the file, then run \`hearth config trust\` to approve it`);
 }
 
 async function dotenvSettings(path: string): Promise<Setting[]> {

@@ -67,6 +67,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
             env: [] as string[],
             memory_mb: undefined as number | undefined,
             cpus: undefined as number | undefined,
+            max_processes: undefined as number | undefined,
+            tmp_mb: undefined as number | undefined,
           })),
           z
             .object({
@@ -75,8 +77,13 @@ function buildSchema<P extends z.ZodType>(profile: P) {
               network: z.boolean().default(false),
               /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
               env: z.array(z.string()).default([]),
+              /** Memory for all of a command's processes (MB); default 2048 where a cgroup can hold it. */
               memory_mb: z.number().int().positive().optional(),
               cpus: z.number().positive().optional(),
+              /** Processes and threads one command may have at once; default 1024. */
+              max_processes: z.number().int().positive().optional(),
+              /** Size of each private temp filesystem (/tmp, /var/tmp, the home), MB; default 512. */
+              tmp_mb: z.number().int().positive().optional(),
             })
             .strict(),
         ])

@@ -32,14 +32,20 @@ export function locateConfigFile(dir: string): ConfigFileLocation {
   return { path: found[0] ?? join(dir, CONFIG_NAMES[0]!), exists: found.length > 0, found };
 }
 
+/** A config file's settings, with the exact text they were parsed from (for its approval, trust.ts). */
+export interface ConfigFileContent {
+  values: Record<string, unknown>;
+  text: string;
+}
+
 /** Reads a folder's config file as a plain object; {} when there is none. */
-export async function readConfigFile(location: ConfigFileLocation): Promise<Record<string, unknown>> {
+export async function readConfigFile(location: ConfigFileLocation): Promise<ConfigFileContent> {
   if (location.found.length > 1) {
     throw new ConfigError(
       `Found both ${location.found.join(' and ')}: keep one of them (Hearth will not guess which wins).`,
     );
   }
-  if (!location.exists) return {};
+  if (!location.exists) return { values: {}, text: '' };
   const path = location.path;
   let text: string;
   try {
@@ -47,15 +53,15 @@ export async function readConfigFile(location: ConfigFileLocation): Promise<Reco
   } catch (err) {
     throw new ConfigError(`Cannot read ${path}: ${(err as Error).message}`);
   }
-  if (text.trim() === '') return {};
+  if (text.trim() === '') return { values: {}, text };
   const value = path.endsWith('.json') ? parseJson(text, path) : parseYamlText(text, path);
-  if (value === null || value === undefined) return {};
+  if (value === null || value === undefined) return { values: {}, text };
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new ConfigError(
       `Invalid configuration in ${path}: expected an object of settings such as {"model": "..."} at the top, got ${Array.isArray(value) ? 'a list' : typeof value}.`,
     );
   }
-  return value as Record<string, unknown>;
+  return { values: value as Record<string, unknown>, text };
 }
 
 function parseJson(text: string, path: string): unknown {

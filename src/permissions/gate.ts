@@ -53,6 +53,8 @@ export class PermissionGate {
   private root: Promise<string> | undefined;
   /** One resolution per validated call, shared by its check, question and "always" answer. */
   private readonly subjects = new WeakMap<object, Promise<CallSubject>>();
+  /** Why commands need an answer whatever the mode; set when they would run with no sandbox. */
+  private commandsAsk: string | undefined;
 
   constructor(
     public mode: PermissionMode,
@@ -60,12 +62,26 @@ export class PermissionGate {
     private readonly workspace: string,
   ) {}
 
+  /**
+   * Makes every call that declares a command need the user's answer (`reason`), whatever the mode
+   * and the configured allow rules; only "always" answers given in this session still cover one.
+   * The sandbox choice sets it when no sandbox could be had; undefined lifts it.
+   */
+  commandsNeedApproval(reason: string | undefined): void {
+    this.commandsAsk = reason;
+  }
+
   async check(tool: AnyTool, args: unknown, state: SessionState): Promise<Verdict> {
-    return decide(await this.subject(tool, args), {
+    const subject = await this.subject(tool, args);
+    const verdict = decide(subject, {
       mode: this.mode,
       allow: [...this.rules.allow, ...this.sessionRules(state)],
       deny: this.rules.deny,
     });
+    if (verdict.action === 'deny' || this.commandsAsk === undefined || subject.touches.command === undefined)
+      return verdict;
+    const answered = decide(subject, { mode: 'manual', allow: this.sessionRules(state), deny: [] });
+    return answered.action === 'allow' ? answered : { action: 'ask', reason: this.commandsAsk };
   }
 
   /** Records an "always" answer; returns the rules added, for the audit trail. */

@@ -16,14 +16,24 @@
  *   we do not offer yet (network is on or off). Worth another look if we want domain allowlists.
  */
 
-import { realpath } from 'node:fs/promises';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity } from './env.js';
-import { findExecutable, firstLine, runHostCommand, shellJoin } from './host-command.js';
+import path from 'node:path';
+import { CommandCgroups, detectCgroups } from './cgroup.js';
+import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } from './env.js';
+import { findExecutable, firstLine, runHostCommand, shellJoin, shellQuote } from './host-command.js';
 import { etcMasks, type Mask, resolvConfTarget, type SystemEntry, systemEntries } from './host-layout.js';
-import { findShell, type ProcessResult, runProcess } from './process.js';
-import { type ProtectedLayout, protectWorkspace } from './protected-paths.js';
-import { type ExecRequest, type Sandbox, SandboxError, type SandboxOptions } from './types.js';
+import { hostHardLimits, type LimitPlan, limitedArgv, planLimits } from './limits.js';
+import { SandboxTree } from './pid-tree.js';
+import { findShell, KILL_GRACE_MS, type ProcessResult, processIo, runProcess } from './process.js';
+import { type ProtectedLayout, withProtection } from './protected-paths.js';
+import {
+  type ExecRequest,
+  type Safeguard,
+  type Sandbox,
+  SandboxError,
+  type SandboxOptions,
+} from './types.js';
 import { isWithin, realWorkspace, resolveCwd } from './workspace.js';
 
 /** HOME inside when the real home cannot be hidden because the workspace contains it. */
@@ -45,8 +55,12 @@ export interface BwrapPlan {
   protect: ProtectedLayout;
   /** bubblewrap ≥ 0.8 can forbid nested user namespaces, which would bring capabilities back. */
   disableUserns: boolean;
-  shell: string;
-  command: string;
+  /** Size of each tmpfs (/tmp, /var/tmp, the hidden home); unset: no size (old bubblewrap). */
+  tmpBytes?: number;
+  /** A host file with the user's git identity, shown read-only as ~/.gitconfig inside. */
+  gitconfig?: string;
+  /** What runs inside: the shell and the command, under their rlimits (limits.ts). */
+  inner: string[];
 }
 
 /**
@@ -77,17 +91,32 @@ export function buildBwrapArgs(plan: BwrapPlan): string[] {
   if (plan.network && plan.resolvConf !== null) args.push('--ro-bind', plan.resolvConf, plan.resolvConf);
 
   args.push('--proc', '/proc', '--dev', '/dev');
+  // Every tmpfs lives in RAM: each gets a size, or one command could fill the machine's memory.
+  const sized = plan.tmpBytes === undefined ? [] : ['--size', String(plan.tmpBytes)];
   // bwrap makes tmpfs 0755, which would leave /tmp writable only by root.
-  args.push('--perms', '1777', '--tmpfs', '/tmp', '--perms', '1777', '--tmpfs', '/var/tmp');
-  if (plan.hideHome !== null) args.push('--tmpfs', plan.hideHome);
+  args.push(
+    '--perms',
+    '1777',
+    ...sized,
+    '--tmpfs',
+    '/tmp',
+    '--perms',
+    '1777',
+    ...sized,
+    '--tmpfs',
+    '/var/tmp',
+  );
+  if (plan.hideHome !== null) args.push(...sized, '--tmpfs', plan.hideHome);
   if (plan.home !== plan.hideHome) args.push('--dir', plan.home);
+  if (plan.gitconfig !== undefined)
+    args.push('--ro-bind', plan.gitconfig, path.join(plan.home, '.gitconfig'));
   for (const p of plan.extraReadOnly) args.push('--ro-bind-try', p, p);
 
   args.push('--bind', plan.workspace, plan.workspace);
   for (const p of plan.protect.pinned) args.push('--bind', p, p);
   for (const p of plan.protect.readOnly) args.push('--ro-bind', p, p);
 
-  args.push('--chdir', plan.cwd, '--', plan.shell, '-c', plan.command);
+  args.push('--chdir', plan.cwd, '--', ...plan.inner);
   return args;
 }
 
@@ -96,22 +125,28 @@ export interface BwrapTool {
   /** As bwrap reports it, e.g. "bubblewrap 0.8.0". */
   version: string;
   supportsDisableUserns: boolean;
+  supportsSize: boolean;
 }
 
 /** Finds bubblewrap and what it supports; a SandboxError says how to get it when it is missing. */
 async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
   const bwrap = findExecutable('bwrap', `${searchPath ?? ''}:${FALLBACK_PATH}`);
-  if (bwrap === null) throw new SandboxError('bwrap not installed (apt install bubblewrap)');
+  if (bwrap === null) throw new SandboxError('bwrap not installed');
   const [version, help] = await Promise.all([
     runHostCommand(bwrap, ['--version']),
     runHostCommand(bwrap, ['--help']),
   ]);
+  const usage = `${help.stdout}${help.stderr}`;
   return {
     path: bwrap,
     version: firstLine(version.stdout) || 'bubblewrap (unknown version)',
-    supportsDisableUserns: `${help.stdout}${help.stderr}`.includes('--disable-userns'),
+    supportsDisableUserns: usage.includes('--disable-userns'),
+    supportsSize: usage.includes('--size'),
   };
 }
+
+/** How long a finished command's processes may take to be gone before the checks run anyway. */
+const TREE_GONE_WAIT_MS = 2 * KILL_GRACE_MS;
 
 /**
  * A bubblewrap sandbox for one workspace. Runs `true` inside before returning, because bwrap can be
@@ -120,32 +155,47 @@ async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
  */
 export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox> {
   if (process.platform !== 'linux') throw new SandboxError('bwrap runs on Linux only');
-  const tool = await findBwrap();
+  const hostEnv = opts.hostEnv ?? process.env;
+  const tool = await findBwrap(hostEnv.PATH);
   const workspace = await realWorkspace(opts.workspace);
   const realHome = await realpath(os.homedir()).catch(() => os.homedir());
   const hideHome = realHome === '/' || isWithin(workspace, realHome) ? null : realHome;
   const home = hideHome ?? FALLBACK_SANDBOX_HOME;
 
-  const [system, masks, resolvConf, identity, extraReadOnly] = await Promise.all([
+  const [system, masks, resolvConf, identity, extraReadOnly, cgroups, hard] = await Promise.all([
     systemEntries(),
     etcMasks(),
     resolvConfTarget(),
-    hostGitIdentity(workspace, process.env),
+    hostGitIdentity(hostEnv),
     Promise.all((opts.readOnlyPaths ?? []).map((p) => realpath(p).catch(() => p))),
+    detectCgroups(),
+    hostHardLimits(),
   ]);
   const env = buildSandboxEnv({
-    source: process.env,
+    source: hostEnv,
     allow: opts.envAllow,
     home,
     user: os.userInfo().username,
-    extra: { TMPDIR: '/tmp', HEARTH_SANDBOX: 'bwrap', ...identity },
+    extra: { TMPDIR: '/tmp', HEARTH_SANDBOX: 'bwrap', ...identity.variables },
   });
   const shell = findShell('/usr/local/bin:/usr/bin:/bin');
+  const prlimit = findExecutable('prlimit', '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin');
+  const limits = planLimits(opts, cgroups, {
+    root: process.getuid?.() === 0,
+    tmpfsSize: tool.supportsSize,
+    hard,
+  });
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'hearth-bwrap-'));
+  const gitconfigText = identityGitconfig(identity);
+  const gitconfig = gitconfigText === undefined ? undefined : path.join(scratch, 'gitconfig');
+  if (gitconfig !== undefined) await writeFile(gitconfig, gitconfigText!, { mode: 0o600 });
 
   let disableUserns = tool.supportsDisableUserns;
-  const run = async (
-    req: Pick<ExecRequest, 'command' | 'timeoutMs' | 'signal' | 'maxOutputBytes' | 'onOutput'>,
+  const launch = async (
+    io: ExecRequest,
     cwd: string,
+    protect: ProtectedLayout,
+    cgroup: CommandCgroups | null,
   ): Promise<ProcessResult> => {
     const args = buildBwrapArgs({
       workspace,
@@ -157,30 +207,37 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       etcMasks: masks,
       resolvConf,
       extraReadOnly,
-      protect: await protectWorkspace(workspace),
+      protect,
       disableUserns,
-      shell,
-      command: req.command,
+      tmpBytes: limits.tmpBytes,
+      gitconfig,
+      inner: limitedArgv([shell, '-c', io.command], limits.rlimits(io.timeoutMs), prlimit),
     });
-    // `exec` makes bwrap the process-group leader runProcess kills on timeout.
-    return runProcess({
-      command: `exec ${shellJoin([tool.path, ...args])}`,
+    const tree = new SandboxTree();
+    // `exec` makes bwrap the process-group leader runProcess kills on timeout; the cgroups are
+    // joined first so that everything bwrap starts is counted in them.
+    const result = await runProcess({
+      ...processIo(io),
+      command: `${joinCgroups(cgroup)}exec ${shellJoin([tool.path, ...args])}`,
       cwd,
       env,
-      timeoutMs: req.timeoutMs,
-      signal: req.signal,
-      maxOutputBytes: req.maxOutputBytes,
-      onOutput: req.onOutput,
+      commandExit: (pid, stop) => tree.commandExit(pid, stop),
     });
+    await tree.gone(TREE_GONE_WAIT_MS);
+    return result;
   };
 
-  let trial = await run({ command: 'true', timeoutMs: 15_000 }, workspace);
+  const noProtection: ProtectedLayout = { pinned: [], readOnly: [], existing: [] };
+  const probe = (): Promise<ProcessResult> =>
+    launch({ command: 'true', cwd: workspace, timeoutMs: 15_000 }, workspace, noProtection, null);
+  let trial = await probe();
   if (trial.exitCode !== 0 && disableUserns) {
     // Some kernels refuse the sysctl behind --disable-userns; the rest of the sandbox still holds.
     disableUserns = false;
-    trial = await run({ command: 'true', timeoutMs: 15_000 }, workspace);
+    trial = await probe();
   }
   if (trial.exitCode !== 0) {
+    await rm(scratch, { recursive: true, force: true });
     const why = firstLine(trial.output) || (trial.timedOut ? 'timed out' : `exit code ${trial.exitCode}`);
     throw new SandboxError(`bwrap is installed but cannot run here: ${why}`);
   }
@@ -191,11 +248,66 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       `bwrap (${tool.version}): ${workspace} read-write, system read-only, ` +
       `${hideHome === null ? 'home inside the workspace' : 'home hidden'}, ` +
       `network ${opts.network ? 'on' : 'off'}`,
+    safeguards: bwrapSafeguards(limits, { network: opts.network, disableUserns, hideHome }),
     async exec(req) {
-      return run(req, await resolveCwd(workspace, req.cwd));
+      const cwd = await resolveCwd(workspace, req.cwd);
+      return withProtection(workspace, async (protect) => {
+        const cgroup = await CommandCgroups.create(cgroups, limits.cgroup);
+        try {
+          return await launch(req, cwd, protect, cgroup);
+        } finally {
+          await cgroup?.remove();
+        }
+      });
     },
     async dispose() {
-      // Every command ran in its own namespaces, which died with it: nothing is held between calls.
+      // Every command ran in its own namespaces, which died with it; only the identity file is left.
+      await rm(scratch, { recursive: true, force: true });
     },
   };
+}
+
+/** Shell lines that move the wrapper into the command's cgroups before it execs bwrap. */
+function joinCgroups(cgroup: CommandCgroups | null): string {
+  if (cgroup === null) return '';
+  return cgroup
+    .procsFiles()
+    .map(
+      (file) =>
+        `{ echo $$ > ${shellQuote(file)}; } 2>/dev/null || { echo "hearth: cannot join the cgroup ${file}" >&2; exit 125; }; `,
+    )
+    .join('');
+}
+
+function bwrapSafeguards(
+  limits: LimitPlan,
+  o: { network: boolean; disableUserns: boolean; hideHome: string | null },
+): Safeguard[] {
+  return [
+    {
+      name: 'filesystem',
+      active: true,
+      detail: `only the workspace is writable; the system is read-only; ${o.hideHome === null ? 'the home is inside the workspace' : 'the home is hidden'}`,
+    },
+    { name: 'network', active: true, detail: o.network ? 'on (sandbox.network)' : 'none, not even loopback' },
+    {
+      name: 'protected files',
+      active: true,
+      detail:
+        '.hearth, git hooks and config, shell start-up files: read-only when present, undone when a command creates them; a hard link to one stops commands',
+    },
+    {
+      name: 'process tree',
+      active: true,
+      detail: 'killed when the command ends or times out (PID namespace)',
+    },
+    {
+      name: 'user namespaces',
+      active: o.disableUserns,
+      detail: o.disableUserns
+        ? 'none inside (--disable-userns); capabilities dropped'
+        : 'this kernel or bubblewrap cannot forbid nested user namespaces; capabilities are still dropped',
+    },
+    ...limits.safeguards,
+  ];
 }

@@ -1,11 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import os from 'node:os';
-import { buildSandboxEnv, hostGitIdentity } from './env.js';
+import { buildSandboxEnv, hostGitIdentity, identityGitconfig } from './env.js';
 import { firstLine, runHostCommand, shellJoin } from './host-command.js';
-import { type ProcessResult, runProcess } from './process.js';
-import { type ProtectedLayout, protectWorkspace } from './protected-paths.js';
-import { type Sandbox, SandboxError, type SandboxOptions } from './types.js';
+import { DEFAULT_MAX_PROCESSES, DEFAULT_TMP_MB } from './limits.js';
+import { type ProcessResult, processIo, runProcess } from './process.js';
+import { type ProtectedLayout, protectWorkspace, withProtection } from './protected-paths.js';
+import {
+  type ExecRequest,
+  type Safeguard,
+  type Sandbox,
+  SandboxError,
+  type SandboxOptions,
+} from './types.js';
 import { realWorkspace, resolveCwd } from './workspace.js';
 
 export type ContainerEngine = 'docker' | 'podman';
@@ -25,6 +32,8 @@ export interface ContainerPlan {
   network: boolean;
   memoryMb: number;
   cpus: number;
+  maxProcesses: number;
+  tmpMb: number;
   /** Host uid/gid, so files written in the workspace belong to the user. */
   uid: number;
   gid: number;
@@ -55,9 +64,10 @@ export function buildContainerRunArgs(plan: ContainerPlan): string[] {
     '--label',
     `hearth.plan=${planFingerprint(plan)}`,
   );
-  args.push('--read-only', '--tmpfs', '/tmp:rw,exec,mode=1777');
+  args.push('--read-only', '--tmpfs', `/tmp:rw,exec,mode=1777,size=${plan.tmpMb}m`);
   args.push('--cap-drop', 'ALL', '--security-opt', 'no-new-privileges');
-  args.push('--memory', `${plan.memoryMb}m`, '--cpus', String(plan.cpus), '--pids-limit', '1024');
+  args.push('--memory', `${plan.memoryMb}m`, '--cpus', String(plan.cpus));
+  args.push('--pids-limit', String(plan.maxProcesses));
   if (!plan.network) args.push('--network', 'none');
   if (plan.engine === 'podman' && plan.uid !== 0) {
     // Rootless podman maps container root to the user; keep-id maps the user to itself instead.
@@ -90,9 +100,12 @@ export function buildContainerExecArgs(input: {
     if (key !== 'PATH') args.push('--env', `${key}=${value}`);
   }
   args.push('--env', `${EXEC_MARK}=${input.execId}`, input.name);
-  // Images without bash (alpine) still get a shell; HOME lives on the /tmp tmpfs and starts empty.
+  // Images without bash (alpine) still get a shell; HOME lives on the /tmp tmpfs and starts empty,
+  // and gets the user's git identity (HEARTH_GITCONFIG) as its ~/.gitconfig.
   const launcher =
-    'mkdir -p "$HOME" 2>/dev/null; if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi';
+    'mkdir -p "$HOME" 2>/dev/null; if [ -n "$HEARTH_GITCONFIG" ] && [ ! -e "$HOME/.gitconfig" ]; then ' +
+    'printf "%s" "$HEARTH_GITCONFIG" > "$HOME/.gitconfig"; fi; ' +
+    'if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi';
   args.push('sh', '-c', launcher, 'sh', input.command);
   return args;
 }
@@ -139,13 +152,20 @@ export async function createContainerSandbox(
   if (!detected.ok) throw new SandboxError(detected.reason);
   const workspace = await realWorkspace(opts.workspace);
   const user = os.userInfo();
-  const identity = await hostGitIdentity(workspace, process.env);
+  const hostEnv = opts.hostEnv ?? process.env;
+  const identity = await hostGitIdentity(hostEnv);
+  const gitconfig = identityGitconfig(identity);
   const env = buildSandboxEnv({
-    source: process.env,
+    source: hostEnv,
     allow: opts.envAllow,
     home: CONTAINER_HOME,
     user: user.username,
-    extra: { TMPDIR: '/tmp', HEARTH_SANDBOX: engine, ...identity },
+    extra: {
+      TMPDIR: '/tmp',
+      HEARTH_SANDBOX: engine,
+      ...identity.variables,
+      ...(gitconfig === undefined ? {} : { HEARTH_GITCONFIG: gitconfig }),
+    },
   });
   const plan: ContainerPlan = {
     engine,
@@ -155,6 +175,8 @@ export async function createContainerSandbox(
     network: opts.network,
     memoryMb: opts.memoryMb ?? DEFAULT_MEMORY_MB,
     cpus: opts.cpus ?? DEFAULT_CPUS,
+    maxProcesses: opts.maxProcesses ?? DEFAULT_MAX_PROCESSES,
+    tmpMb: opts.tmpMb ?? DEFAULT_TMP_MB,
     uid: user.uid,
     gid: user.gid,
     protect: await protectWorkspace(workspace),
@@ -175,37 +197,39 @@ export async function createContainerSandbox(
     description:
       `${engine} (${detected.version}): container ${plan.name} from ${plan.image}, ${workspace} mounted, ` +
       `${plan.memoryMb} MB, ${plan.cpus} CPU, network ${opts.network ? 'on' : 'off'}`,
+    safeguards: containerSafeguards(plan),
     async exec(req): Promise<ProcessResult> {
       const cwd = await resolveCwd(workspace, req.cwd);
       await ensure();
-      const execId = randomUUID();
-      const args = buildContainerExecArgs({ name: plan.name, cwd, env, execId, command: req.command });
-      try {
-        const result = await runProcess({
-          command: `exec ${shellJoin([engine, ...args])}`,
-          cwd,
-          timeoutMs: req.timeoutMs,
-          signal: req.signal,
-          maxOutputBytes: req.maxOutputBytes,
-          onOutput: req.onOutput,
-        });
-        // Someone removed or stopped the container since: check it again before the next command.
-        if (
-          result.exitCode !== null &&
-          result.exitCode >= 125 &&
-          /no such container|is not running/i.test(result.output)
-        ) {
-          ready = null;
-        }
-        return result;
-      } finally {
-        await runHostCommand(engine, buildContainerReapArgs(plan.name, execId), { timeoutMs: 10_000 });
-      }
+      return withProtection(workspace, () => runInContainer(req, cwd));
     },
     async dispose() {
       // The container outlives the session on purpose; see above.
     },
   };
+
+  async function runInContainer(req: ExecRequest, cwd: string): Promise<ProcessResult> {
+    const execId = randomUUID();
+    const args = buildContainerExecArgs({ name: plan.name, cwd, env, execId, command: req.command });
+    try {
+      const result = await runProcess({
+        command: `exec ${shellJoin([engine, ...args])}`,
+        cwd,
+        ...processIo(req),
+      });
+      // Someone removed or stopped the container since: check it again before the next command.
+      if (
+        result.exitCode !== null &&
+        result.exitCode >= 125 &&
+        /no such container|is not running/i.test(result.output)
+      ) {
+        ready = null;
+      }
+      return result;
+    } finally {
+      await runHostCommand(engine, buildContainerReapArgs(plan.name, execId), { timeoutMs: 10_000 });
+    }
+  }
 }
 
 async function ensureContainer(plan: ContainerPlan): Promise<void> {
@@ -232,4 +256,21 @@ async function ensureContainer(plan: ContainerPlan): Promise<void> {
       `Could not start the ${engine} container ${name}: ${firstLine(created.stderr) || 'unknown error'}`,
     );
   }
+}
+
+function containerSafeguards(plan: ContainerPlan): Safeguard[] {
+  const on = (name: string, detail: string): Safeguard => ({ name, active: true, detail });
+  return [
+    on('filesystem', 'only the workspace is mounted writable; the image is read-only'),
+    on('network', plan.network ? 'on (sandbox.network)' : 'none'),
+    on(
+      'protected files',
+      'read-only when present at container start; undone after each command that creates them; a hard link to one stops commands',
+    ),
+    on('process tree', 'every process of a command is killed when it ends'),
+    on('memory', `${plan.memoryMb} MB for the container (cgroup)`),
+    on('processes', `${plan.maxProcesses} (pids limit)`),
+    on('cpus', String(plan.cpus)),
+    on('temp space', `${plan.tmpMb} MB for /tmp (tmpfs)`),
+  ];
 }

@@ -46,42 +46,68 @@ export function buildSandboxEnv(input: SandboxEnvInput): Record<string, string> 
   return { ...env, ...input.extra };
 }
 
-const IDENTITY_KEYS = [
-  ['GIT_AUTHOR_NAME', 'user.name'],
-  ['GIT_AUTHOR_EMAIL', 'user.email'],
-  ['GIT_COMMITTER_NAME', 'user.name'],
-  ['GIT_COMMITTER_EMAIL', 'user.email'],
-] as const;
+const IDENTITY_VARIABLES = [
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+];
+
+/** The user's commit identity as the host knows it, for the sandbox's git. */
+export interface GitIdentity {
+  /** `user.name` and `user.email` from the user's own (global, then system) git config. */
+  name?: string;
+  email?: string;
+  /** GIT_AUTHOR_* / GIT_COMMITTER_* the user exported, passed on as they are. */
+  variables: Record<string, string>;
+}
 
 /**
- * The commit identity the user has on the host, as GIT_AUTHOR_* / GIT_COMMITTER_* variables. Inside,
- * the user's ~/.gitconfig is hidden with the rest of the home, and git refuses to commit without an
- * identity. Read in the workspace so a repository-local identity wins, as it would on the host.
- * Variables the user already exported take precedence; `git config` itself runs no hooks.
+ * The user's commit identity. Inside, the home (and its ~/.gitconfig) is hidden, and git refuses to
+ * commit without an identity. Read from the user's global and system config only, from outside any
+ * repository: never from the workspace's repository, whose config the sandbox can write. Sandboxes
+ * give it to their git as ~/.gitconfig (identityGitconfig), where a repository's own identity still
+ * wins, as it would on the host.
  */
-export async function hostGitIdentity(
-  workspace: string,
-  source: NodeJS.ProcessEnv,
-): Promise<Record<string, string>> {
+export async function hostGitIdentity(source: NodeJS.ProcessEnv): Promise<GitIdentity> {
+  const env: NodeJS.ProcessEnv = { ...source };
+  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CONFIG', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'])
+    delete env[name];
   const lookup = async (key: string): Promise<string | undefined> => {
-    let r = await runHostCommand('git', ['config', '--get', key], {
-      cwd: workspace,
-      timeoutMs: 3000,
-      env: source,
-    });
-    if (!r.ok && r.stderr.trim() !== '') {
-      // Git refuses a repository it deems unsafe (owned by someone else); the user's own identity still counts.
-      r = await runHostCommand('git', ['config', '--get', key], { cwd: '/', timeoutMs: 3000, env: source });
+    for (const scope of ['--global', '--system']) {
+      const r = await runHostCommand('git', ['config', scope, '--get', key], {
+        cwd: '/',
+        timeoutMs: 3000,
+        env,
+      });
+      const value = r.stdout.trim();
+      if (r.ok && value !== '') return value;
     }
-    const value = r.stdout.trim();
-    return r.ok && value !== '' ? value : undefined;
+    return undefined;
   };
   const [name, email] = await Promise.all([lookup('user.name'), lookup('user.email')]);
-  const found: Record<string, string | undefined> = { 'user.name': name, 'user.email': email };
-  const identity: Record<string, string> = {};
-  for (const [variable, key] of IDENTITY_KEYS) {
-    const value = source[variable] ?? found[key];
-    if (value !== undefined) identity[variable] = value;
+  const variables: Record<string, string> = {};
+  for (const variable of IDENTITY_VARIABLES) {
+    const value = source[variable];
+    if (value !== undefined && value !== '') variables[variable] = value;
   }
-  return identity;
+  return { name, email, variables };
+}
+
+/** The identity as a git config file, or undefined when there is none to write. */
+export function identityGitconfig(identity: GitIdentity): string | undefined {
+  const lines: string[] = [];
+  if (identity.name !== undefined) lines.push(`\tname = ${quoteConfigValue(identity.name)}`);
+  if (identity.email !== undefined) lines.push(`\temail = ${quoteConfigValue(identity.email)}`);
+  return lines.length === 0 ? undefined : `[user]\n${lines.join('\n')}\n`;
+}
+
+/** A git config value in double quotes, so that `#`, `;` and leading spaces stay part of it. */
+function quoteConfigValue(value: string): string {
+  const escaped = value
+    .replaceAll('\\', '\\\\')
+    .replaceAll('"', '\\"')
+    .replaceAll('\n', '\\n')
+    .replaceAll('\t', '\\t');
+  return `"${escaped}"`;
 }

@@ -1,68 +1,15 @@
 import os from 'node:os';
 import { buildSandboxEnv, FALLBACK_PATH } from './env.js';
-import { findExecutable, shellJoin, shellQuote } from './host-command.js';
-import { findShell, runProcess } from './process.js';
-import type { Sandbox, SandboxOptions } from './types.js';
+import { findExecutable } from './host-command.js';
+import { clampLimits, hostHardLimits, limitedCommand, limitsFor } from './limits.js';
+import { findShell, processIo, runProcess } from './process.js';
+import type { Safeguard, Sandbox, SandboxOptions } from './types.js';
 import { realWorkspace, resolveCwd } from './workspace.js';
-
-export interface ResourceLimits {
-  cpuSeconds: number;
-  /** Virtual address space, not resident memory: runtimes reserve far more than they touch. */
-  addressSpaceBytes: number;
-  fileSizeBytes: number;
-}
-
-const MB = 1024 * 1024;
-/** Generous on purpose: Node, Java and Go reserve gigabytes of address space just to start. */
-export const DEFAULT_ADDRESS_SPACE_MB = 8192;
-const DEFAULT_FILE_SIZE_MB = 4096;
-/** CPU time beyond the wall-clock timeout, so that the timeout stays the limit that normally fires. */
-const CPU_SLACK_S = 5;
 
 export const NO_SANDBOX_WARNING =
   'NO SANDBOX: the filesystem is not isolated. Commands run directly on this machine, can read and ' +
   'write all of your files and reach the network; only the environment is filtered and CPU, memory ' +
-  'and file-size limits apply. Install bubblewrap (apt install bubblewrap) or use docker/podman.';
-
-export function limitsFor(timeoutMs: number, memoryMb?: number): ResourceLimits {
-  return {
-    cpuSeconds: Math.ceil(timeoutMs / 1000) + CPU_SLACK_S,
-    addressSpaceBytes: (memoryMb ?? DEFAULT_ADDRESS_SPACE_MB) * MB,
-    fileSizeBytes: DEFAULT_FILE_SIZE_MB * MB,
-  };
-}
-
-/**
- * The command line with its limits applied: through prlimit when present (it sets hard limits the
- * command cannot raise again), else through the shell's ulimit, each limit on its own so that one a
- * platform lacks (macOS has no -v) does not cancel the others. bash counts -v and -f in KiB.
- */
-export function limitedCommand(
-  command: string,
-  limits: ResourceLimits,
-  prlimit: string | null,
-  shell: string,
-): string {
-  if (prlimit !== null) {
-    return `exec ${shellJoin([
-      prlimit,
-      `--cpu=${limits.cpuSeconds}`,
-      `--as=${limits.addressSpaceBytes}`,
-      `--fsize=${limits.fileSizeBytes}`,
-      '--',
-      shell,
-      '-c',
-      command,
-    ])}`;
-  }
-  const kib = (bytes: number) => Math.floor(bytes / 1024);
-  return [
-    `ulimit -t ${limits.cpuSeconds} 2>/dev/null`,
-    `ulimit -v ${kib(limits.addressSpaceBytes)} 2>/dev/null`,
-    `ulimit -f ${kib(limits.fileSizeBytes)} 2>/dev/null`,
-    `exec ${shellQuote(shell)} -c ${shellQuote(command)}`,
-  ].join('; ');
-}
+  'and file-size limits apply.';
 
 /**
  * No isolation at all: the command runs as the user, on the user's files. The environment is still
@@ -71,31 +18,59 @@ export function limitedCommand(
  */
 export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const workspace = await realWorkspace(opts.workspace);
+  const hostEnv = opts.hostEnv ?? process.env;
   const env = buildSandboxEnv({
-    source: process.env,
+    source: hostEnv,
     allow: opts.envAllow,
-    home: os.homedir(),
+    home: hostEnv.HOME || os.homedir(),
     user: os.userInfo().username,
     extra: { HEARTH_SANDBOX: 'none' },
   });
   const prlimit =
     process.platform === 'linux' ? findExecutable('prlimit', `${env.PATH}:${FALLBACK_PATH}`) : null;
   const shell = findShell(env.PATH ?? FALLBACK_PATH);
+  const hard = await hostHardLimits();
   return {
     kind: 'none',
     description: `none: NOT SANDBOXED, commands run on the host with full file access (limits via ${prlimit ? 'prlimit' : 'ulimit'})`,
+    safeguards: noneSafeguards(limitsFor(0, opts.memoryMb).addressSpaceBytes ?? 0, opts),
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
       return runProcess({
-        command: limitedCommand(req.command, limitsFor(req.timeoutMs, opts.memoryMb), prlimit, shell),
+        command: limitedCommand(
+          req.command,
+          clampLimits(limitsFor(req.timeoutMs, opts.memoryMb), hard),
+          prlimit,
+          shell,
+        ),
         cwd,
         env,
-        timeoutMs: req.timeoutMs,
-        signal: req.signal,
-        maxOutputBytes: req.maxOutputBytes,
-        onOutput: req.onOutput,
+        ...processIo(req),
       });
     },
     async dispose() {},
   };
+}
+
+function noneSafeguards(addressSpace: number, opts: SandboxOptions): Safeguard[] {
+  const off = (name: string, detail: string): Safeguard => ({ name, active: false, detail });
+  const wanted = (value: number | undefined, what: string) =>
+    value === undefined
+      ? `${what}: not enforced without a sandbox`
+      : `${value} ${what} wanted, not enforced without a sandbox`;
+  const guards = [
+    off('filesystem', 'none: commands can read and write all of your files'),
+    off('network', 'not isolated'),
+    off('protected files', 'not protected: commands can change git hooks, .hearth and start-up files'),
+    off('process tree', 'background processes that leave the process group (setsid) survive the command'),
+    {
+      name: 'memory',
+      active: true,
+      detail: `each process may reserve ${Math.round(addressSpace / 1024 / 1024)} MB of address space (no total limit)`,
+    },
+    off('processes', wanted(opts.maxProcesses, 'processes')),
+    off('temp space', wanted(opts.tmpMb, 'MB of temp space')),
+  ];
+  if (opts.cpus !== undefined) guards.push(off('cpus', wanted(opts.cpus, 'CPUs')));
+  return guards;
 }

@@ -3,23 +3,57 @@ import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
-export interface RunProcessOptions {
+/** How a command's output is collected; shared by runProcess and every sandbox's exec. */
+export interface ProcessIo {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /**
+   * Output kept in memory. Merged: beyond it the middle is dropped. Split: stdout keeps its
+   * beginning and the command is stopped once stdout passes it (for parsers, which need whole
+   * records). Default 1 MB.
+   */
+  maxOutputBytes?: number;
+  /** Receives stdout and stderr as they arrive, decoded (a character split between chunks waits for its end). */
+  onOutput?: (text: string) => void;
+  /**
+   * `merged` (default): stdout and stderr interleaved in `output`, as a person reads them.
+   * `split`: kept apart in `split`, for callers that parse stdout (git).
+   */
+  capture?: 'merged' | 'split';
+}
+
+export interface RunProcessOptions extends ProcessIo {
   /** A shell command line, run with `bash -c` (or `sh -c` where there is no bash). */
   command: string;
   cwd: string;
   /** The child's whole environment; defaults to this process's. */
   env?: NodeJS.ProcessEnv;
-  timeoutMs: number;
-  signal?: AbortSignal;
-  /** Output kept in memory; beyond it the middle is dropped. Default 1 MB. */
-  maxOutputBytes?: number;
-  /** Receives stdout and stderr as they arrive, decoded (a character split between chunks waits for its end). */
-  onOutput?: (text: string) => void;
+  /**
+   * For wrappers whose own exit can lag behind the command's (bwrap's init, which a process inside
+   * may stop with ptrace): resolves once the command proper has exited, with how it ended. The call
+   * then ends as if the wrapper had exited, and the wrapper's group is killed.
+   */
+  commandExit?: (pid: number, stop: AbortSignal) => Promise<CommandExit | undefined>;
+}
+
+export interface CommandExit {
+  exitCode: number | null;
+  signal: string | null;
 }
 
 export interface ProcessResult {
-  /** stdout and stderr interleaved in arrival order; a note marks where the middle was dropped. */
+  /**
+   * stdout and stderr interleaved in arrival order; a note marks where the middle was dropped.
+   * Empty with `capture: 'split'`.
+   */
   output: string;
+  /** With `capture: 'split'`. `stdoutCut`: stdout passed maxOutputBytes and the command was stopped. */
+  split?: { stdout: string; stderr: string; stdoutCut: boolean };
+  /**
+   * What the sandbox did about the command besides running it (a protected file it created was
+   * removed, say), worded for the model; absent when nothing.
+   */
+  notices?: string[];
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -51,9 +85,9 @@ const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
  */
 export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
   const started = performance.now();
-  const output = new OutputBuffer(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+  const collector = new Collector(opts);
   if (opts.signal?.aborted) {
-    return Promise.resolve(result(output, started, { aborted: true }));
+    return Promise.resolve(collector.result(started, { aborted: true }));
   }
 
   const env = opts.env ?? process.env;
@@ -81,6 +115,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     let terminating = false;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
+    const stopWatching = new AbortController();
 
     const killGroup = (sig: NodeJS.Signals) => {
       if (pid === undefined) return;
@@ -105,6 +140,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       if (settled) return;
       settled = true;
       for (const t of timers) clearTimeout(t);
+      stopWatching.abort();
       opts.signal?.removeEventListener('abort', onAbort);
       // Stragglers are background jobs of an exited command: ask them to stop, then insist.
       killGroup('SIGTERM');
@@ -112,7 +148,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       child.stdout?.destroy();
       child.stderr?.destroy();
       resolve(
-        result(output, started, { exitCode, signal: exitSignal, timedOut, aborted: aborted && !timedOut }),
+        collector.result(started, { exitCode, signal: exitSignal, timedOut, aborted: aborted && !timedOut }),
       );
     };
 
@@ -139,15 +175,16 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       if (exited && openPipes === 0) finish();
     };
 
-    const listen = (stream: NodeJS.ReadableStream | null) => {
-      const decoder = opts.onOutput ? new StringDecoder('utf8') : undefined;
-      stream?.on('data', (chunk: Buffer) => {
-        output.push(chunk);
-        if (decoder) opts.onOutput?.(decoder.write(chunk));
-      });
+    const onExit = (code: number | null, sig: string | null) => {
+      if (exited) return;
+      exited = true;
+      exitCode = code;
+      exitSignal = sig;
+      if (openPipes === 0) finish();
+      else timers.push(setTimeout(finish, EXIT_GRACE_MS));
     };
-    listen(child.stdout);
-    listen(child.stderr);
+
+    collector.listen(child, terminate);
     child.stdout?.on('close', onPipeClosed);
     child.stderr?.on('close', onPipeClosed);
 
@@ -160,15 +197,15 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       }
     });
 
-    child.on('exit', (code, sig) => {
-      exited = true;
-      exitCode = code;
-      exitSignal = sig;
-      if (openPipes === 0) finish();
-      else timers.push(setTimeout(finish, EXIT_GRACE_MS));
-    });
+    child.on('exit', onExit);
 
     if (pid === undefined) return;
+    opts.commandExit?.(pid, stopWatching.signal).then(
+      (ended) => {
+        if (ended && !terminating) onExit(ended.exitCode, ended.signal);
+      },
+      () => undefined,
+    );
     timers.push(
       setTimeout(() => {
         timedOut = true;
@@ -179,20 +216,91 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
   });
 }
 
-function result(
-  output: OutputBuffer,
-  started: number,
-  fields: Partial<Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'aborted'>>,
-): ProcessResult {
-  return {
-    output: output.text(),
-    exitCode: fields.exitCode ?? null,
-    signal: fields.signal ?? null,
-    timedOut: fields.timedOut ?? false,
-    aborted: fields.aborted ?? false,
-    durationMs: Math.round(performance.now() - started),
-    truncatedBytes: output.droppedBytes,
-  };
+type Outcome = Partial<Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'aborted'>>;
+
+/** Gathers a command's output the way `capture` asks for, within the byte budget. */
+class Collector {
+  private readonly merged: OutputBuffer | undefined;
+  private readonly stdout: HeadBuffer | undefined;
+  private readonly stderr: OutputBuffer | undefined;
+
+  constructor(private readonly io: ProcessIo) {
+    const max = io.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    if (io.capture === 'split') {
+      this.stdout = new HeadBuffer(max);
+      this.stderr = new OutputBuffer(max);
+    } else {
+      this.merged = new OutputBuffer(max);
+    }
+  }
+
+  /** `onStdoutFull` is called when split stdout passes its budget: the caller stops the command. */
+  listen(child: ChildProcess, onStdoutFull: () => void): void {
+    const attach = (stream: NodeJS.ReadableStream | null, push: (chunk: Buffer) => void) => {
+      const decoder = this.io.onOutput ? new StringDecoder('utf8') : undefined;
+      stream?.on('data', (chunk: Buffer) => {
+        push(chunk);
+        if (decoder) this.io.onOutput?.(decoder.write(chunk));
+      });
+    };
+    const { merged, stdout, stderr } = this;
+    if (merged) {
+      attach(child.stdout, (chunk) => merged.push(chunk));
+      attach(child.stderr, (chunk) => merged.push(chunk));
+    } else if (stdout && stderr) {
+      attach(child.stdout, (chunk) => {
+        if (!stdout.push(chunk)) onStdoutFull();
+      });
+      attach(child.stderr, (chunk) => stderr.push(chunk));
+    }
+  }
+
+  result(started: number, fields: Outcome): ProcessResult {
+    const common = {
+      exitCode: fields.exitCode ?? null,
+      signal: fields.signal ?? null,
+      timedOut: fields.timedOut ?? false,
+      aborted: fields.aborted ?? false,
+      durationMs: Math.round(performance.now() - started),
+    };
+    const { merged, stdout, stderr } = this;
+    if (merged || !stdout || !stderr) {
+      return { output: merged?.text() ?? '', truncatedBytes: merged?.droppedBytes ?? 0, ...common };
+    }
+    return {
+      output: '',
+      split: { stdout: stdout.text(), stderr: stderr.text(), stdoutCut: stdout.full },
+      truncatedBytes: stdout.droppedBytes + stderr.droppedBytes,
+      ...common,
+    };
+  }
+}
+
+/** Keeps the first `max` bytes; `push` returns false once more than that has arrived. */
+class HeadBuffer {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+  droppedBytes = 0;
+  full = false;
+
+  constructor(private readonly max: number) {}
+
+  push(chunk: Buffer): boolean {
+    const take = Math.max(0, Math.min(chunk.length, this.max - this.bytes));
+    if (take > 0) {
+      this.chunks.push(chunk.subarray(0, take));
+      this.bytes += take;
+    }
+    if (chunk.length > take) {
+      this.droppedBytes += chunk.length - take;
+      this.full = true;
+    }
+    return !this.full;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
 }
 
 /** The first `bash` on PATH, else the first `sh`, else /bin/sh. */
@@ -266,4 +374,10 @@ class OutputBuffer {
     const sep = head.endsWith('\n') || head === '' ? '' : '\n';
     return `${head}${sep}[... ${this.droppedBytes.toLocaleString('en-US')} bytes of output cut ...]\n${tail}`;
   }
+}
+
+/** The output-handling fields of a request, to hand on to runProcess. */
+export function processIo(req: ProcessIo): ProcessIo {
+  const { timeoutMs, signal, maxOutputBytes, onOutput, capture } = req;
+  return { timeoutMs, signal, maxOutputBytes, onOutput, capture };
 }

@@ -1,11 +1,11 @@
-import { access, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildSandboxEnv, hostGitIdentity } from './env.js';
+import { buildSandboxEnv, hostGitIdentity, identityGitconfig } from './env.js';
 import { shellJoin } from './host-command.js';
-import { runProcess } from './process.js';
-import { PROTECTED_FILES, protectWorkspace } from './protected-paths.js';
-import { type Sandbox, SandboxError, type SandboxOptions } from './types.js';
+import { processIo, runProcess } from './process.js';
+import { PROTECTED_FILES, withProtection } from './protected-paths.js';
+import { type Safeguard, type Sandbox, SandboxError, type SandboxOptions } from './types.js';
 import { realWorkspace, resolveCwd } from './workspace.js';
 
 const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
@@ -106,43 +106,71 @@ export async function createSeatbeltSandbox(opts: SandboxOptions): Promise<Sandb
   await mkdir(tmp);
   const realHome = await realpath(os.homedir()).catch(() => os.homedir());
   const extraReadOnly = await Promise.all((opts.readOnlyPaths ?? []).map((p) => realpath(p).catch(() => p)));
-  const identity = await hostGitIdentity(workspace, process.env);
+  const hostEnv = opts.hostEnv ?? process.env;
+  const identity = await hostGitIdentity(hostEnv);
+  const gitconfig = identityGitconfig(identity);
+  if (gitconfig !== undefined) await writeFile(path.join(home, '.gitconfig'), gitconfig, { mode: 0o600 });
   const env = buildSandboxEnv({
-    source: process.env,
+    source: hostEnv,
     allow: opts.envAllow,
     home,
     user: os.userInfo().username,
-    extra: { TMPDIR: `${tmp}/`, HEARTH_SANDBOX: 'seatbelt', ...identity },
+    extra: { TMPDIR: `${tmp}/`, HEARTH_SANDBOX: 'seatbelt', ...identity.variables },
   });
 
   return {
     kind: 'seatbelt',
     description: `seatbelt (sandbox-exec): ${workspace} read-write, home hidden, network ${opts.network ? 'on' : 'off'}`,
+    safeguards: seatbeltSafeguards(opts),
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
-      const found = await protectWorkspace(workspace);
-      const profile = buildSeatbeltProfile({
-        workspace,
-        scratch,
-        hidden: ['/Users', '/Volumes', realHome],
-        writable: ['/private/tmp', systemTmp],
-        extraReadOnly,
-        pinned: found.pinned,
-        protected: seatbeltProtected(workspace, found),
-        network: opts.network,
-      });
-      return runProcess({
-        command: `exec ${shellJoin([SANDBOX_EXEC, '-p', profile, '/bin/bash', '-c', req.command])}`,
-        cwd,
-        env,
-        timeoutMs: req.timeoutMs,
-        signal: req.signal,
-        maxOutputBytes: req.maxOutputBytes,
-        onOutput: req.onOutput,
+      return withProtection(workspace, (found) => {
+        const profile = buildSeatbeltProfile({
+          workspace,
+          scratch,
+          hidden: ['/Users', '/Volumes', realHome],
+          writable: ['/private/tmp', systemTmp],
+          extraReadOnly,
+          pinned: found.pinned,
+          protected: seatbeltProtected(workspace, found),
+          network: opts.network,
+        });
+        return runProcess({
+          command: `exec ${shellJoin([SANDBOX_EXEC, '-p', profile, '/bin/bash', '-c', req.command])}`,
+          cwd,
+          env,
+          ...processIo(req),
+        });
       });
     },
     async dispose() {
       await rm(scratch, { recursive: true, force: true });
     },
   };
+}
+
+function seatbeltSafeguards(opts: SandboxOptions): Safeguard[] {
+  const off = (name: string, detail: string): Safeguard => ({ name, active: false, detail });
+  const guards: Safeguard[] = [
+    {
+      name: 'filesystem',
+      active: true,
+      detail: 'only the workspace and temp dirs are writable; the home is hidden',
+    },
+    { name: 'network', active: true, detail: opts.network ? 'on (sandbox.network)' : 'none' },
+    {
+      name: 'protected files',
+      active: true,
+      detail: '.hearth, git hooks and config, shell start-up files: never writable, present or not',
+    },
+    off('process tree', 'no PID namespace: a background process that calls setsid survives the command'),
+    off(
+      'memory',
+      `${opts.memoryMb === undefined ? 'no limit' : `${opts.memoryMb} MB wanted`}: Seatbelt cannot limit memory`,
+    ),
+    off('processes', 'Seatbelt cannot limit the process count'),
+    off('temp space', 'not limited: temp files go to the disk'),
+  ];
+  if (opts.cpus !== undefined) guards.push(off('cpus', `${opts.cpus} wanted, not enforced by Seatbelt`));
+  return guards;
 }

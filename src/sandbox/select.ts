@@ -1,3 +1,4 @@
+import { enableSandboxAdvice, type SystemFacts, systemFacts } from './advice.js';
 import { createBwrapSandbox } from './bwrap.js';
 import { createContainerSandbox } from './docker.js';
 import { createNoneSandbox, NO_SANDBOX_WARNING } from './none.js';
@@ -31,14 +32,21 @@ export function autoOrder(platform: NodeJS.Platform): SandboxKind[] {
 
 export interface SelectDeps {
   platform?: NodeJS.Platform;
+  /** The system's facts for the advice on enabling a sandbox; read from the machine by default. */
+  facts?: SystemFacts;
   /** Replaces backends, for tests that decide without touching the machine. */
   factories?: Partial<Record<SandboxKind, SandboxFactory>>;
 }
 
+/** The reason given at the question for each command when `auto` found no sandbox. */
+export const UNSANDBOXED_COMMAND_REASON =
+  'no sandbox could be set up, so this command would run directly on your machine';
+
 /**
  * The sandbox for a session. An explicit mode gets that backend or a SandboxError; `auto` takes the
  * first backend that works on this machine and says why the ones before it did not, and only then
- * runs unsandboxed, with a warning to show the user.
+ * runs unsandboxed: with a warning that says how to enable a sandbox here, and with every command
+ * needing the user's answer (only an explicit `none` runs commands unconfined unasked).
  */
 export async function createSandbox(
   mode: SandboxMode,
@@ -63,7 +71,16 @@ export async function createSandbox(
     }
   }
   const sandbox = await build(factories.none, opts, 'none');
-  return { sandbox, reason: `none: ${failures.join('; ')}`, warning: NO_SANDBOX_WARNING };
+  const advice = enableSandboxAdvice(failures, deps.facts ?? (await systemFacts()));
+  return {
+    sandbox,
+    reason: `none: ${failures.join('; ')}`,
+    warning:
+      `${NO_SANDBOX_WARNING} Every command asks before it runs, whatever the permission mode ` +
+      `(set sandbox: "none" to run them unasked). To enable the sandbox: ${advice}`,
+    commandsNeedApproval: UNSANDBOXED_COMMAND_REASON,
+    advice,
+  };
 }
 
 async function build(factory: SandboxFactory, opts: SandboxOptions, kind: SandboxKind): Promise<Sandbox> {

@@ -1,4 +1,4 @@
-import type { ProcessResult } from './process.js';
+import type { ProcessIo, ProcessResult } from './process.js';
 
 export type { ProcessResult } from './process.js';
 
@@ -15,10 +15,22 @@ export interface SandboxOptions {
    * Exact names, or a prefix followed by `*`.
    */
   envAllow: string[];
-  /** Memory cap: a cgroup limit for containers, an address-space limit for `none`. */
+  /**
+   * Memory cap for all of a command's processes where a cgroup can hold it (containers, bwrap with a
+   * writable cgroup), else per process as address space (limits.ts).
+   */
   memoryMb?: number;
-  /** CPU share for containers. */
+  /** CPU share, where a cgroup can hold it. */
   cpus?: number;
+  /** Processes (and threads) a command may have at once. */
+  maxProcesses?: number;
+  /** Size of each private temp filesystem (/tmp, /var/tmp, the hidden home). */
+  tmpMb?: number;
+  /**
+   * The host environment that allowed variables, the git identity and (for `none`) HOME come from;
+   * default this process's.
+   */
+  hostEnv?: NodeJS.ProcessEnv;
   /**
    * Host paths made visible read-only, e.g. a toolchain under the home directory (~/.nvm, ~/.cargo)
    * that the hidden home would otherwise take away.
@@ -28,21 +40,27 @@ export interface SandboxOptions {
   image?: string;
 }
 
-export interface ExecRequest {
+export interface ExecRequest extends ProcessIo {
   command: string;
   /** Absolute, inside the workspace. */
   cwd: string;
-  timeoutMs: number;
-  signal?: AbortSignal;
-  maxOutputBytes?: number;
-  /** Receives stdout and stderr as they arrive, decoded; the result still holds the whole output. */
-  onOutput?: (text: string) => void;
+}
+
+/** One protection or limit, as `doctor` reports it. */
+export interface Safeguard {
+  /** Short: "memory", "processes", "protected files". */
+  name: string;
+  /** False: wanted (configured, or a default) but not enforced on this system; `detail` says why. */
+  active: boolean;
+  detail: string;
 }
 
 export interface Sandbox {
   kind: SandboxKind;
   /** One line for `doctor` and status displays. */
   description: string;
+  /** What this backend protects and limits here, enforced or not. */
+  safeguards: Safeguard[];
   /**
    * Runs a shell command line. Resolves with the output even when the command fails or times out
    * (the whole process tree is killed then); rejects only when nothing could be started, with a
@@ -59,6 +77,13 @@ export interface SandboxChoice {
   reason: string;
   /** Present when commands run with weaker isolation than the user may expect. */
   warning?: string;
+  /**
+   * Set when `auto` found no sandbox: commands then run on the host only with the user's answer,
+   * whatever the permission mode. The text is the reason given at the question.
+   */
+  commandsNeedApproval?: string;
+  /** How to get a working sandbox on this system, when `auto` found none. */
+  advice?: string;
 }
 
 /** A sandbox that cannot be set up or cannot run a command; the message is meant for the user. */

@@ -59,6 +59,8 @@ export const shellTool = defineTool({
     result = { ...result, output };
 
     const cwd = keepDirectory(recorded, ranIn, ctx, root, notes);
+    // What the sandbox undid after the command (a protected file it created), for the model to know.
+    notes.push(...(result.notices ?? []).map((n) => `[${n}]`));
     const cut = truncateMiddle(result.output, SHELL_MAX_OUTPUT_CHARS, {
       hint: 'redirect output to a file and read_file it, or filter with grep, head or tail',
     });

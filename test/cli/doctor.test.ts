@@ -55,6 +55,39 @@ describe('hearth doctor', () => {
     else expect(r.code).toBe(1);
   });
 
+  it('lists every protection and limit, says which are not enforced, and what the config ignored', async () => {
+    await mkdir(join(workspace, '.hearth'));
+    await writeFile(
+      join(workspace, '.hearth', 'config.json'),
+      '{"sandbox": {"mode": "auto", "memory_mb": 1000}}',
+    );
+    await writeFile(join(workspace, '.env'), 'HEARTH_PERMISSION_MODE=auto\n');
+    const r = await doctor({ HEARTH_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1` }, ['--no-live']);
+    expect(r.check('config')).toMatchObject({
+      ok: true,
+      warning: true,
+      detail: expect.stringMatching(
+        /Ignored sandbox\.mode, sandbox\.memory_mb from .*Ignored HEARTH_PERMISSION_MODE from \.env/,
+      ),
+    });
+    const names = r.report.checks.map((c) => c.name.trim());
+    for (const name of [
+      'filesystem',
+      'network',
+      'protected files',
+      'process tree',
+      'memory',
+      'processes',
+      'temp space',
+    ]) {
+      expect(names, name).toContain(name);
+    }
+    for (const check of r.report.checks.filter((c) => c.name.startsWith('  '))) {
+      expect(check.ok).toBe(true);
+      expect(check.detail).not.toBe('');
+    }
+  });
+
   it('says which context window an Ollama session will use, and that num_ctx carries it', async () => {
     server = await startScriptedServer({
       models: ['gemma3:4b'],

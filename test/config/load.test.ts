@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, type FlagSetting, loadConfig } from '../../src/config/load.js';
+import { trustProject } from '../../src/config/trust.js';
 
 let root: string;
 let userDir: string;
@@ -72,6 +73,8 @@ describe('precedence: defaults < user file < workspace file < .env < environment
   it('keeps each key from the layer that set it last, key by key and inside nested objects', async () => {
     await write(userFile(), { model: 'user-model', sandbox: { mode: 'bwrap', network: true } });
     await write(workspaceFile(), { max_retries: 2, sandbox: 'none' });
+    // Approved by the user: otherwise the project file could not set the sandbox (see below).
+    await trustProject(userDir, workspaceFile());
     await writeFile(join(workspace, '.env'), 'HEARTH_BASE_URL=http://127.0.0.1:9/v1\n');
     const { config, sources } = await load({
       env: { HEARTH_API_KEY: 'k' },
@@ -101,6 +104,7 @@ describe('precedence: defaults < user file < workspace file < .env < environment
   it('adds up permission rules from every source instead of dropping the earlier ones', async () => {
     await write(userFile(), { permissions: { deny: ['shell(rm *)'] } });
     await write(workspaceFile(), { permissions: { deny: ['shell(git push*)'], allow: ['shell(ls*)'] } });
+    await trustProject(userDir, workspaceFile());
     const { config, sources } = await load({
       flags: [
         { key: 'permissions.allow', value: ['shell(npm test*)'], name: '--allow' },
@@ -116,6 +120,32 @@ describe('precedence: defaults < user file < workspace file < .env < environment
     expect(sources['permissions.deny']).toBe(`${userFile()} + ${workspaceFile()}`);
     expect(sources['permissions.allow']).toBe(`${workspaceFile()} + --allow`);
     expect(sources['permissions.mode']).toBe('--yolo');
+  });
+
+  it('takes no security setting from .env or an unapproved project file, and says which it ignored', async () => {
+    await write(workspaceFile(), {
+      timeout: 800,
+      db_path: join(workspace, 'sessions.db'),
+      sandbox: { mode: 'none', env: ['AWS_*'] },
+      permissions: { mode: 'auto', allow: [], deny: ['shell(rm *)'] },
+    });
+    await writeFile(
+      join(workspace, '.env'),
+      'HEARTH_SANDBOX=none\nHEARTH_DB=/tmp/x.db\nHEARTH_TIMEOUT=900\n',
+    );
+    const { config, sources, ignored } = await load();
+    expect(config).toMatchObject({ timeout: 900, sandbox: { mode: 'auto', env: [] } });
+    expect(config.permissions).toEqual({ mode: 'normal', allow: [], deny: ['shell(rm *)'] });
+    expect(config.db_path).toBeUndefined();
+    expect(sources['permissions.deny']).toBe(workspaceFile());
+    expect(ignored.map((i) => [i.key, i.source])).toEqual([
+      ['db_path', workspaceFile()],
+      ['sandbox.mode', workspaceFile()],
+      ['sandbox.env', workspaceFile()],
+      ['permissions.mode', workspaceFile()],
+      ['sandbox.mode', '.env HEARTH_SANDBOX'],
+      ['db_path', '.env HEARTH_DB'],
+    ]);
   });
 
   it('reads typed values from HEARTH_* variables and ignores other variables', async () => {

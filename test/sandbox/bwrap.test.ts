@@ -1,4 +1,17 @@
-import { chmod, mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import {
+  chmod,
+  link,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +22,7 @@ import {
   FALLBACK_SANDBOX_HOME,
 } from '../../src/sandbox/bwrap.js';
 import { etcMasks } from '../../src/sandbox/host-layout.js';
-import { protectWorkspace } from '../../src/sandbox/protected-paths.js';
+import { afterCommand, protectWorkspace } from '../../src/sandbox/protected-paths.js';
 import { SandboxError } from '../../src/sandbox/types.js';
 import { bwrapUnavailable } from './support.js';
 
@@ -38,10 +51,15 @@ const plan = (over: Partial<BwrapPlan> = {}): BwrapPlan => ({
   ],
   resolvConf: '/run/systemd/resolve/stub-resolv.conf',
   extraReadOnly: ['/home/u/.nvm'],
-  protect: { pinned: ['/home/u/proj/.git'], readOnly: ['/home/u/proj/.git/hooks', '/home/u/proj/.hearth'] },
+  protect: {
+    pinned: ['/home/u/proj/.git'],
+    readOnly: ['/home/u/proj/.git/hooks', '/home/u/proj/.hearth'],
+    existing: [],
+  },
   disableUserns: true,
-  shell: '/usr/bin/bash',
-  command: 'make test',
+  tmpBytes: 512 * 1024 * 1024,
+  gitconfig: '/tmp/hearth-bwrap-x/gitconfig',
+  inner: ['/usr/bin/prlimit', '--cpu=10', '--', '/usr/bin/bash', '-c', 'make test'],
   ...over,
 });
 
@@ -95,14 +113,36 @@ describe('buildBwrapArgs', () => {
     expect(ws).toBeGreaterThan(extra);
     expect(pin).toBeGreaterThan(ws);
     expect(hooks).toBeGreaterThan(pin);
-    expect(args.slice(-6)).toEqual(['--chdir', '/home/u/proj/src', '--', '/usr/bin/bash', '-c', 'make test']);
+    expect(args.slice(-9)).toEqual([
+      '--chdir',
+      '/home/u/proj/src',
+      '--',
+      '/usr/bin/prlimit',
+      '--cpu=10',
+      '--',
+      '/usr/bin/bash',
+      '-c',
+      'make test',
+    ]);
   });
 
-  it('gives /tmp the sticky world-writable mode and a separate HOME when the workspace holds the home', () => {
+  it('sizes every tmpfs, gives /tmp the sticky mode, and a separate HOME when the workspace holds the home', () => {
+    const size = String(512 * 1024 * 1024);
     const args = buildBwrapArgs(plan({ hideHome: null, home: FALLBACK_SANDBOX_HOME }));
-    expect(at(args, '--perms', '1777', '--tmpfs', '/tmp')).toBeGreaterThan(-1);
+    expect(at(args, '--perms', '1777', '--size', size, '--tmpfs', '/tmp')).toBeGreaterThan(-1);
+    expect(at(args, '--perms', '1777', '--size', size, '--tmpfs', '/var/tmp')).toBeGreaterThan(-1);
     expect(at(args, '--tmpfs', '/home/u')).toBe(-1);
     expect(at(args, '--dir', FALLBACK_SANDBOX_HOME)).toBeGreaterThan(-1);
+    expect(at(buildBwrapArgs(plan()), '--size', size, '--tmpfs', '/home/u')).toBeGreaterThan(-1);
+    expect(buildBwrapArgs(plan({ tmpBytes: undefined }))).not.toContain('--size');
+  });
+
+  it("shows the user's git identity as ~/.gitconfig, read-only", () => {
+    const args = buildBwrapArgs(plan());
+    expect(at(args, '--ro-bind', '/tmp/hearth-bwrap-x/gitconfig', '/home/u/.gitconfig')).toBeGreaterThan(
+      at(args, '--tmpfs', '/home/u'),
+    );
+    expect(buildBwrapArgs(plan({ gitconfig: undefined })).join(' ')).not.toContain('.gitconfig');
   });
 });
 
@@ -127,27 +167,31 @@ describe('etcMasks', () => {
 });
 
 describe('protectWorkspace', () => {
-  it('creates .hearth and .git/hooks, pins .git, and lists what exists', async () => {
+  it('creates nothing, pins .git, and lists what exists', async () => {
     await mkdir(path.join(dir, '.git'));
     await writeFile(path.join(dir, '.git/config'), '[core]\n');
     await writeFile(path.join(dir, '.bashrc'), '');
     const layout = await protectWorkspace(dir);
     expect(layout.pinned).toEqual([path.join(dir, '.git')]);
-    expect(layout.readOnly).toEqual(
-      ['.bashrc', '.hearth', '.git/config', '.git/hooks']
-        .map((p) => path.join(dir, p))
-        .sort((a, b) => {
-          return a.split('/').length - b.split('/').length || a.localeCompare(b);
-        }),
+    expect(layout.readOnly).toEqual([path.join(dir, '.bashrc'), path.join(dir, '.git/config')]);
+    expect(existsSync(path.join(dir, '.hearth'))).toBe(false);
+    expect(existsSync(path.join(dir, '.git/hooks'))).toBe(false);
+    expect(layout.existing).toEqual(
+      expect.arrayContaining([
+        path.join(dir, '.bashrc'),
+        path.join(dir, '.git'),
+        path.join(dir, '.git/config'),
+      ]),
     );
   });
 
   it('covers submodule git dirs and a core.hooksPath inside the workspace', async () => {
     const sub = path.join(dir, '.git/modules/libs/a');
-    await mkdir(sub, { recursive: true });
+    await mkdir(path.join(sub, 'hooks'), { recursive: true });
     await writeFile(path.join(sub, 'HEAD'), 'ref: refs/heads/main\n');
     await writeFile(path.join(sub, 'config'), '');
     await writeFile(path.join(dir, '.git/config'), '[core]\n\thooksPath = .husky\n');
+    await mkdir(path.join(dir, '.husky'));
     const layout = await protectWorkspace(dir);
     expect(layout.pinned).toEqual([path.join(dir, '.git'), sub]);
     expect(layout.readOnly).toEqual(
@@ -163,6 +207,76 @@ describe('protectWorkspace', () => {
     const layout = await protectWorkspace(dir);
     expect(layout.readOnly).toContain(path.join(dir, 'dotfiles/profile'));
     expect(layout.readOnly.some((p) => !p.startsWith(dir))).toBe(false);
+  });
+
+  it('refuses a protected file with another hard link, saying how to fix it', async () => {
+    await writeFile(path.join(dir, 'innocent.txt'), 'echo planted\n');
+    await link(path.join(dir, 'innocent.txt'), path.join(dir, '.envrc'));
+    await expect(protectWorkspace(dir)).rejects.toThrow(
+      /Refusing to run commands: the protected file \.envrc has another hard link.*find \. -samefile \.envrc/,
+    );
+    await mkdir(path.join(dir, '.git/hooks'), { recursive: true });
+    await rm(path.join(dir, '.envrc'));
+    await link(path.join(dir, 'innocent.txt'), path.join(dir, '.git/hooks/pre-commit'));
+    await expect(protectWorkspace(dir)).rejects.toThrow(/\.git\/hooks\/pre-commit has another hard link/);
+  });
+});
+
+describe('afterCommand', () => {
+  it('removes protected names a command created, and leaves those that existed', async () => {
+    await writeFile(path.join(dir, '.profile'), 'mine\n');
+    const before = await protectWorkspace(dir);
+    await writeFile(path.join(dir, '.bashrc'), 'evil\n');
+    await symlink('/tmp', path.join(dir, '.zshenv'));
+    await mkdir(path.join(dir, '.hearth'));
+    await writeFile(path.join(dir, '.hearth/config.json'), '{"sandbox":"none"}');
+    const notices = await afterCommand(dir, before);
+    for (const name of ['.bashrc', '.zshenv', '.hearth'])
+      expect(existsSync(path.join(dir, name))).toBe(false);
+    expect(await readFile(path.join(dir, '.profile'), 'utf8')).toBe('mine\n');
+    expect(notices.join('\n')).toMatch(
+      /Removed \.bashrc: it runs outside the sandbox \(a shell start-up file\)/,
+    );
+    expect(notices.join('\n')).toMatch(
+      /Removed \.hearth: it runs outside the sandbox \(Hearth's own settings\)/,
+    );
+  });
+
+  it('keeps a repository a command created but strips its hooks and code-running settings', async () => {
+    const before = await protectWorkspace(dir);
+    execFileSync('git', ['init', '-q', dir]);
+    await writeFile(path.join(dir, '.git/hooks/pre-commit'), '#!/bin/sh\ntouch /tmp/planted\n', {
+      mode: 0o755,
+    });
+    execFileSync('git', ['-C', dir, 'config', 'core.fsmonitor', 'touch /tmp/planted']);
+    execFileSync('git', ['-C', dir, 'config', 'filter.x.clean', 'evil']);
+    execFileSync('git', ['-C', dir, 'config', 'alias.st', '!evil']);
+    execFileSync('git', ['-C', dir, 'config', 'alias.co', 'checkout']);
+    execFileSync('git', ['-C', dir, 'config', 'core.worktree', '..']);
+    const sub = path.join(dir, '.git/modules/lib');
+    await mkdir(sub, { recursive: true });
+    await writeFile(path.join(sub, 'HEAD'), 'ref: refs/heads/main\n');
+    await writeFile(path.join(sub, 'config'), '[core]\n\tworktree = ../../../lib\n\tpager = evil\n');
+    const notices = await afterCommand(dir, before);
+    expect(existsSync(path.join(dir, '.git/hooks/pre-commit'))).toBe(false);
+    expect(existsSync(path.join(dir, '.git/hooks/pre-commit.sample'))).toBe(true);
+    const config = await readFile(path.join(dir, '.git/config'), 'utf8');
+    expect(config).not.toMatch(/fsmonitor|filter|evil/);
+    expect(config).toMatch(/co = checkout/);
+    expect(config).toMatch(/worktree = \.\./);
+    const subConfig = await readFile(path.join(sub, 'config'), 'utf8');
+    expect(subConfig).toMatch(/worktree = \.\.\/\.\.\/\.\.\/lib/);
+    expect(subConfig).not.toMatch(/pager/);
+    expect(notices.join('\n')).toMatch(/removed hooks\/pre-commit/);
+    expect(notices.join('\n')).toMatch(/core\.fsmonitor, filter\.x\.clean, alias\.st/);
+  });
+
+  it('removes a .git file or link a command made to point at another repository', async () => {
+    const before = await protectWorkspace(dir);
+    await writeFile(path.join(dir, '.git'), 'gitdir: /somewhere/else/.git\n');
+    const notices = await afterCommand(dir, before);
+    expect(existsSync(path.join(dir, '.git'))).toBe(false);
+    expect(notices[0]).toMatch(/^Removed \.git: this command made it a file or link to another repository/);
   });
 });
 

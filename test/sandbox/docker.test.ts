@@ -24,9 +24,15 @@ const plan = (over: Partial<ContainerPlan> = {}): ContainerPlan => ({
   network: false,
   memoryMb: 512,
   cpus: 1,
+  maxProcesses: 1024,
+  tmpMb: 512,
   uid: 1000,
   gid: 1000,
-  protect: { pinned: ['/home/u/proj/.git'], readOnly: ['/home/u/proj/.git/hooks', '/home/u/proj/.hearth'] },
+  protect: {
+    pinned: ['/home/u/proj/.git'],
+    readOnly: ['/home/u/proj/.git/hooks', '/home/u/proj/.hearth'],
+    existing: [],
+  },
   extraReadOnly: [],
   ...over,
 });
@@ -55,7 +61,8 @@ describe('buildContainerRunArgs', () => {
     expect(args.slice(0, 4)).toEqual(['run', '--detach', '--name', plan().name]);
     expect(args).toContain('--read-only');
     expect(args).toContain('--init');
-    expect(valueAfter(args, '--tmpfs')).toEqual(['/tmp:rw,exec,mode=1777']);
+    expect(valueAfter(args, '--tmpfs')).toEqual(['/tmp:rw,exec,mode=1777,size=512m']);
+    expect(valueAfter(args, '--pids-limit')).toEqual(['1024']);
     expect(valueAfter(args, '--cap-drop')).toEqual(['ALL']);
     expect(valueAfter(args, '--security-opt')).toEqual(['no-new-privileges']);
     expect(valueAfter(args, '--memory')).toEqual(['512m']);

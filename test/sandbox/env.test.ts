@@ -3,7 +3,13 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildSandboxEnv, envNameAllowed, FALLBACK_PATH, hostGitIdentity } from '../../src/sandbox/env.js';
+import {
+  buildSandboxEnv,
+  envNameAllowed,
+  FALLBACK_PATH,
+  hostGitIdentity,
+  identityGitconfig,
+} from '../../src/sandbox/env.js';
 
 describe('buildSandboxEnv', () => {
   const source = {
@@ -94,40 +100,38 @@ describe('hostGitIdentity', () => {
     GIT_CONFIG_NOSYSTEM: '1',
   });
 
-  it("reads the user's global identity", async () => {
+  it("reads the user's global identity and writes it as a config file", async () => {
     await writeFile(
       path.join(dir, '.gitconfig'),
       '[user]\n\tname = Global Person\n\temail = global@example.invalid\n',
     );
-    expect(await hostGitIdentity(dir, isolated(dir))).toEqual({
-      GIT_AUTHOR_NAME: 'Global Person',
-      GIT_AUTHOR_EMAIL: 'global@example.invalid',
-      GIT_COMMITTER_NAME: 'Global Person',
-      GIT_COMMITTER_EMAIL: 'global@example.invalid',
-    });
+    const identity = await hostGitIdentity(isolated(dir));
+    expect(identity).toEqual({ name: 'Global Person', email: 'global@example.invalid', variables: {} });
+    // Read back by git itself: quoting keeps every character.
+    const file = path.join(dir, 'written');
+    await writeFile(file, identityGitconfig({ name: 'A "Q" #; \\ B', email: 'a@b', variables: {} })!);
+    expect(execFileSync('git', ['config', '--file', file, 'user.name'], { encoding: 'utf8' })).toBe(
+      'A "Q" #; \\ B\n',
+    );
   });
 
-  it("prefers the repository's identity, and variables already exported", async () => {
-    await writeFile(
-      path.join(dir, '.gitconfig'),
-      '[user]\n\tname = Global Person\n\temail = global@example.invalid\n',
-    );
+  it("never reads the repository's config, and passes variables the user exported", async () => {
     const repo = path.join(dir, 'repo');
     execFileSync('git', ['init', '-q', repo]);
     execFileSync('git', ['-C', repo, 'config', 'user.name', 'Repo Person']);
-    const identity = await hostGitIdentity(repo, {
-      ...isolated(dir),
-      GIT_COMMITTER_EMAIL: 'ci@example.invalid',
-    });
-    expect(identity).toEqual({
-      GIT_AUTHOR_NAME: 'Repo Person',
-      GIT_AUTHOR_EMAIL: 'global@example.invalid',
-      GIT_COMMITTER_NAME: 'Repo Person',
-      GIT_COMMITTER_EMAIL: 'ci@example.invalid',
-    });
+    const previous = process.cwd();
+    process.chdir(repo);
+    try {
+      const identity = await hostGitIdentity({ ...isolated(dir), GIT_COMMITTER_EMAIL: 'ci@example.invalid' });
+      expect(identity).toEqual({ variables: { GIT_COMMITTER_EMAIL: 'ci@example.invalid' } });
+    } finally {
+      process.chdir(previous);
+    }
   });
 
   it('returns nothing when there is no identity', async () => {
-    expect(await hostGitIdentity(dir, isolated(dir))).toEqual({});
+    const identity = await hostGitIdentity(isolated(dir));
+    expect(identity).toEqual({ variables: {} });
+    expect(identityGitconfig(identity)).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -210,6 +210,22 @@ describe.skipIf(unavailable !== null)(
       expect(survivors).toEqual([]);
     });
 
+    it("ends the call when the command ends, even if a process stops the sandbox's init with ptrace", async () => {
+      const marker = `hearth-ptrace-${tag}`;
+      // PTRACE_ATTACH (16) to PID 1 stops bwrap's init, which then can neither reap nor report.
+      const nr = { x64: 101, arm64: 117 }[process.arch as 'x64' | 'arm64'];
+      const r = await run(
+        `(exec -a ${marker} perl -e 'syscall(${nr}, 16, 1, 0, 0); sleep 300' &); sleep 0.5; echo done; exit 3`,
+        sandbox,
+        20_000,
+      );
+      expect(r).toMatchObject({ timedOut: false, exitCode: 3 });
+      expect(r.output).toContain('done');
+      const survivors = await survivorsAfter(marker);
+      killAll(survivors);
+      expect(survivors).toEqual([]);
+    });
+
     it("does not pass the host's secrets in the environment", async () => {
       const r = await run('env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"');
       expect(r.output).not.toContain('FAKE_SECRET');
@@ -257,6 +273,32 @@ describe.skipIf(unavailable !== null)(
       expect(existsSync(path.join(ws, '.hearth/config.json'))).toBe(false);
       await mkdir(path.join(ws, '.hearth'), { recursive: true });
       await writeFile(path.join(ws, '.hearth', 'config.json'), '{}\n');
+    });
+
+    it('cannot keep a start-up file it creates while absent, however it spells it', async () => {
+      const absent = ['.zshrc', '.envrc', '.profile', '.bash_login', '.zlogin', '.bash_logout'];
+      for (const name of absent) await rm(path.join(ws, name), { recursive: true, force: true });
+      const r = await run(
+        'echo evil > .zshrc; ln -s /tmp .envrc; cp /etc/hostname .profile; mkdir .bash_login; ' +
+          'echo x > plain; ln plain .zlogin; (sleep 0.2; echo late > .bash_logout) & true',
+      );
+      for (const name of absent) expect(existsSync(path.join(ws, name)), name).toBe(false);
+      expect(r.notices?.join('\n')).toMatch(
+        /Removed \.zshrc: it runs outside the sandbox \(a shell start-up file\)/,
+      );
+      await rm(path.join(ws, 'plain'), { force: true });
+    });
+
+    it('refuses to run commands while a protected file has another hard link', async () => {
+      await writeFile(path.join(ws, 'plain'), 'echo planted\n');
+      await link(path.join(ws, 'plain'), path.join(ws, '.zshenv'));
+      try {
+        await expect(run('echo hello')).rejects.toThrow(/\.zshenv has another hard link/);
+      } finally {
+        await rm(path.join(ws, '.zshenv'), { force: true });
+        await rm(path.join(ws, 'plain'), { force: true });
+      }
+      expect((await run('echo hello')).output).toBe('hello\n');
     });
 
     it('protects a hooks directory inside the worktree (core.hooksPath)', async () => {

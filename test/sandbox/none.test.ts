@@ -4,13 +4,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findExecutable } from '../../src/sandbox/host-command.js';
 import {
-  createNoneSandbox,
   DEFAULT_ADDRESS_SPACE_MB,
   limitedCommand,
   limitsFor,
-  NO_SANDBOX_WARNING,
   type ResourceLimits,
-} from '../../src/sandbox/none.js';
+} from '../../src/sandbox/limits.js';
+import { createNoneSandbox, NO_SANDBOX_WARNING } from '../../src/sandbox/none.js';
 import { findShell, runProcess } from '../../src/sandbox/process.js';
 import { createSandbox } from '../../src/sandbox/select.js';
 
@@ -50,7 +49,7 @@ describe('limitedCommand', () => {
       `exec /usr/bin/prlimit --cpu=7 --as=1073741824 --fsize=65536 -- /bin/bash -c 'echo '\\''hi'\\'''`,
     );
     expect(limitedCommand('echo hi', small, null, '/bin/bash')).toBe(
-      "ulimit -t 7 2>/dev/null; ulimit -v 1048576 2>/dev/null; ulimit -f 64 2>/dev/null; exec /bin/bash -c 'echo hi'",
+      `exec /bin/sh -c 'ulimit -t 7 2>/dev/null; ulimit -v 1048576 2>/dev/null; ulimit -f 128 2>/dev/null; exec "$@"' sh /bin/bash -c 'echo hi'`,
     );
   });
 

@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_SANDBOX_WARNING } from '../../src/sandbox/none.js';
-import { autoOrder, createSandbox, type SandboxFactory } from '../../src/sandbox/select.js';
+import {
+  autoOrder,
+  createSandbox,
+  type SandboxFactory,
+  UNSANDBOXED_COMMAND_REASON,
+} from '../../src/sandbox/select.js';
 import { type Sandbox, SandboxError, type SandboxKind } from '../../src/sandbox/types.js';
 import { bwrapUnavailable } from './support.js';
 
@@ -26,6 +31,7 @@ const works =
     ({
       kind,
       description: `${kind} (${detail}): test double`,
+      safeguards: [],
       exec: async () => {
         throw new Error('not used');
       },
@@ -67,20 +73,42 @@ describe('auto selection', () => {
     expect(choice.reason).toBe('docker: Docker version 27.1.1 works');
   });
 
-  it('ends with no sandbox, every reason and the warning', async () => {
+  it('ends with no sandbox, every reason, commands that ask, and how to install bubblewrap', async () => {
     const choice = await createSandbox('auto', opts(), {
       platform: 'linux',
+      facts: { platform: 'linux', distro: ['ubuntu', 'debian'] },
       factories: {
-        bwrap: fails('bwrap not installed (apt install bubblewrap)'),
+        bwrap: fails('bwrap not installed'),
         docker: fails('docker not installed'),
         podman: fails('podman is installed but not running (cannot connect)'),
       },
     });
     expect(choice.sandbox.kind).toBe('none');
     expect(choice.reason).toBe(
-      'none: bwrap not installed (apt install bubblewrap); docker not installed; podman is installed but not running (cannot connect)',
+      'none: bwrap not installed; docker not installed; podman is installed but not running (cannot connect)',
     );
-    expect(choice.warning).toBe(NO_SANDBOX_WARNING);
+    expect(choice.warning).toMatch(
+      new RegExp(`^${NO_SANDBOX_WARNING.replace(/[.()]/g, '\\$&')} Every command asks`),
+    );
+    expect(choice.warning).toMatch(
+      /To enable the sandbox: Install bubblewrap: sudo apt install bubblewrap\.$/,
+    );
+    expect(choice.commandsNeedApproval).toBe(UNSANDBOXED_COMMAND_REASON);
+  });
+
+  it("names Ubuntu's AppArmor switch and profile when user namespaces are what fails", async () => {
+    const choice = await createSandbox('auto', opts(), {
+      platform: 'linux',
+      facts: { platform: 'linux', distro: ['ubuntu'], apparmorRestrictsUserns: '1' },
+      factories: {
+        bwrap: fails('bwrap is installed but cannot run here: bwrap: setting up uid map: Permission denied'),
+        docker: fails('docker not installed'),
+        podman: fails('podman not installed'),
+      },
+    });
+    expect(choice.warning).toContain('sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0');
+    expect(choice.warning).toContain('profile bwrap /usr/bin/bwrap flags=(unconfined)');
+    expect(choice.warning).toContain('/etc/apparmor.d/bwrap');
   });
 
   it('uses seatbelt on macOS', async () => {

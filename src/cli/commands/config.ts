@@ -1,7 +1,11 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { configFiles, hearthHome, type LoadedConfig } from '../../config/load.js';
+import { fileLayer } from '../../config/layers.js';
+import { ConfigError, configFiles, hearthHome, type LoadedConfig } from '../../config/load.js';
 import { configSchema } from '../../config/schema.js';
+import { describeIgnored, withholdSecurity } from '../../config/security.js';
+import { readConfigFile } from '../../config/sources.js';
+import { revokeProject, trustProject } from '../../config/trust.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 
 export function addConfigCommands(program: Command): void {
@@ -19,6 +23,39 @@ export function addConfigCommands(program: Command): void {
       const flags = cmd.optsWithGlobals<GlobalFlags & { json?: boolean }>();
       const loaded = await loadConfigFromFlags(flags);
       process.stdout.write(flags.json ? `${JSON.stringify(showJson(loaded), null, 2)}\n` : showText(loaded));
+    });
+
+  config
+    .command('trust')
+    .description(
+      "approve this workspace's .hearth/config file to set security settings (sandbox, permission mode, allow rules, db_path); a later change needs approving again",
+    )
+    .option('--revoke', 'withdraw the approval')
+    .action(async (opts: { revoke?: boolean }, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<GlobalFlags>();
+      const userDir = hearthHome();
+      const location = configFiles(resolve(flags.workspace), userDir).workspace;
+      if (opts.revoke) {
+        const had = await revokeProject(userDir, location.path);
+        process.stdout.write(
+          had ? `Approval of ${location.path} withdrawn.\n` : `${location.path} was not approved.\n`,
+        );
+        return;
+      }
+      if (!location.exists)
+        throw new ConfigError(`No project config file here (${location.path}); nothing to approve.`);
+      // What is approved is said first: the file may hold settings the user has not read.
+      const { values } = await readConfigFile(location);
+      const layer = fileLayer(location.path, values);
+      const security = withholdSecurity(layer, '').map((i) => i.key);
+      await trustProject(userDir, location.path);
+      process.stdout.write(
+        `Approved ${location.path} as it is now.\n` +
+          (security.length > 0
+            ? `Its security settings now apply: ${security.join(', ')}.\n`
+            : 'It sets no security settings at the moment.\n') +
+          'Any change to the file needs `hearth config trust` again; until then its security settings are ignored.\n',
+      );
     });
 
   config
@@ -72,7 +109,8 @@ function showText(loaded: LoadedConfig): string {
   const header = loaded.profile
     ? [`# profile ${loaded.profile.name} (selected by ${loaded.profile.selectedBy})`]
     : [];
-  return `${[...header, ...lines].join('\n')}\n`;
+  const ignored = describeIgnored(loaded.ignored).map((line) => `# ${line}`);
+  return `${[...header, ...lines, ...ignored].join('\n')}\n`;
 }
 
 function unsetNote(key: string): string {
@@ -92,7 +130,12 @@ function display(value: unknown): string {
 }
 
 function showJson(loaded: LoadedConfig) {
-  return { config: masked(loaded.config), sources: loaded.sources, profile: loaded.profile ?? null };
+  return {
+    config: masked(loaded.config),
+    sources: loaded.sources,
+    profile: loaded.profile ?? null,
+    ignored: loaded.ignored,
+  };
 }
 
 /** A copy with every api_key masked: the output is meant to be pasted into bug reports. */

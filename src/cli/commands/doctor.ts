@@ -4,7 +4,9 @@ import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
 import { UnknownModelError } from '../../llm/connection.js';
 import { listModels } from '../../llm/discover.js';
+import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
+import type { SandboxChoice } from '../../sandbox/types.js';
 import { openDatabase } from '../../store/database.js';
 import { type Connection, createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
@@ -33,7 +35,12 @@ export function addDoctorCommand(program: Command): void {
       let runtime: Runtime | undefined;
       try {
         runtime = await runtimeFromFlags(flags);
-        checks.push({ name: 'config', ok: true, detail: 'valid' });
+        const ignored = runtime.configNotes;
+        checks.push(
+          ignored.length === 0
+            ? { name: 'config', ok: true, detail: 'valid' }
+            : { name: 'config', ok: true, warning: true, detail: `valid. ${ignored.join(' ')}` },
+        );
       } catch (err) {
         checks.push({
           name: 'config',
@@ -44,7 +51,7 @@ export function addDoctorCommand(program: Command): void {
       }
       if (runtime) {
         checks.push(...(await serverChecks(runtime, opts.live)));
-        checks.push(await sandboxCheck(runtime));
+        checks.push(...(await sandboxChecks(runtime)));
         checks.push(...(await gitChecks(runtime.workspace)));
         checks.push(databaseCheck(runtime));
         await runtime.close();
@@ -167,32 +174,55 @@ function embeddingsCheck(models: string[]): Check {
       };
 }
 
-async function sandboxCheck(runtime: Runtime): Promise<Check> {
+/** The sandbox chosen and why, then each protection and limit it has here, enforced or not. */
+async function sandboxChecks(runtime: Runtime): Promise<Check[]> {
+  let choice: SandboxChoice;
   try {
-    const choice = await runtime.sandbox();
-    return {
-      name: 'sandbox',
-      ok: true,
-      warning: choice.warning !== undefined,
-      detail: `${choice.sandbox.description} (${choice.reason})${choice.warning ? `. ${choice.warning}` : ''}`,
-    };
+    choice = await runtime.sandbox();
   } catch (err) {
-    return {
-      name: 'sandbox',
-      ok: false,
-      detail: (err as Error).message,
-      fix: 'Install bubblewrap (apt install bubblewrap) or set sandbox: "auto".',
-    };
+    return [
+      {
+        name: 'sandbox',
+        ok: false,
+        detail: (err as Error).message,
+        fix: 'Install bubblewrap (the "bubblewrap" package) or set sandbox: "auto".',
+      },
+    ];
   }
+  const main: Check = {
+    name: 'sandbox',
+    ok: true,
+    warning: choice.warning !== undefined,
+    detail: `${choice.sandbox.description} (${choice.reason})${choice.commandsNeedApproval ? '. Every command asks before it runs, whatever the permission mode' : ''}`,
+    ...(choice.advice ? { fix: choice.advice } : {}),
+  };
+  const guards = choice.sandbox.safeguards.map(
+    (g): Check => ({ name: `  ${g.name}`, ok: true, warning: !g.active, detail: g.detail }),
+  );
+  const unconfined = choice.sandbox.kind === 'none';
+  guards.push({
+    name: '  git tools',
+    ok: true,
+    warning: unconfined,
+    detail: unconfined
+      ? "git runs on the host, with hooks, fsmonitor and the repository's code-running settings switched off"
+      : 'git runs inside the sandbox; a repository that leads outside the workspace is refused',
+  });
+  guards.push({
+    name: '  workspace config',
+    ok: true,
+    detail: '.env never sets security settings; .hearth/config does only once approved (hearth config trust)',
+  });
+  return [main, ...guards];
 }
 
 async function gitChecks(workspace: string): Promise<Check[]> {
   const version = await runHostCommand('git', ['--version'], { cwd: workspace, timeoutMs: 5000 });
   if (!version.ok)
     return [{ name: 'git', ok: false, detail: 'git not found', fix: 'Install git (apt install git).' }];
-  const name = await runHostCommand('git', ['config', 'user.name'], { cwd: workspace, timeoutMs: 5000 });
-  const email = await runHostCommand('git', ['config', 'user.email'], { cwd: workspace, timeoutMs: 5000 });
-  const identity = name.ok && email.ok ? `${name.stdout.trim()} <${email.stdout.trim()}>` : undefined;
+  // The user's own identity, as the sandbox hands it to git; never read from the repository's config.
+  const { name, email } = await hostGitIdentity(process.env);
+  const identity = name !== undefined && email !== undefined ? `${name} <${email}>` : undefined;
   return [
     { name: 'git', ok: true, detail: version.stdout.trim() },
     identity

@@ -12,7 +12,7 @@ export function createGitCommitTool(git: GitRunner) {
   return defineTool({
     name: 'git_commit',
     description:
-      'Commit the staged changes with a message; all=true also commits every modified tracked file. Hooks run.',
+      'Commit the staged changes with a message; all=true also commits every modified tracked file. Hooks run in the sandbox.',
     parameters: z.object({
       message: z
         .string()

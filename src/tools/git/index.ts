@@ -22,5 +22,5 @@ export function createGitTools(options: GitRunnerOptions = {}): AnyTool[] {
   ];
 }
 
-/** git_status, git_diff, git_log, git_add, git_commit, git_branch with the process's environment. */
+/** git_status, git_diff, git_log, git_add, git_commit, git_branch, running git in the session's sandbox. */
 export const gitTools: AnyTool[] = createGitTools();

@@ -1,7 +1,11 @@
+import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commitFiles, makeRepo, type TestRepo } from './repo.js';
+import { bwrapUnavailable } from '../../sandbox/support.js';
+import { bwrapFor, commitFiles, makeRepo, type TestRepo } from './repo.js';
+
+const unavailable = await bwrapUnavailable();
 
 let repo: TestRepo;
 
@@ -13,8 +17,8 @@ afterEach(async () => {
   await repo.cleanup();
 });
 
-async function hook(name: string, body: string): Promise<void> {
-  const file = path.join(repo.ws, '.git', 'hooks', name);
+async function hook(name: string, body: string, where: TestRepo = repo): Promise<void> {
+  const file = path.join(where.ws, '.git', 'hooks', name);
   await writeFile(file, `#!/bin/sh\n${body}\n`);
   await chmod(file, 0o755);
 }
@@ -93,20 +97,34 @@ describe('git_commit', () => {
     }
   });
 
-  it('runs hooks and reports a hook that refuses', async () => {
+  it.skipIf(unavailable !== null)('runs hooks in the sandbox and reports a hook that refuses', async () => {
+    const boxed = await makeRepo({ sandbox: bwrapFor });
+    try {
+      await boxed.write('a.txt', 'a\n');
+      boxed.git('add', 'a.txt');
+      await hook('pre-commit', 'echo "lint: 3 problems in a.txt" >&2\nexit 1', boxed);
+      const refused = await boxed.call('git_commit', { message: 'x' });
+      expect(refused.ok).toBe(false);
+      expect(refused.output).toBe(
+        'Commit failed (exit code 1); a commit hook may have rejected it.\ngit: lint: 3 problems in a.txt',
+      );
+
+      await hook('pre-commit', 'echo "$HEARTH_SANDBOX" > hook-ran.txt', boxed);
+      const r = await boxed.call('git_commit', { message: 'x' });
+      expect(r.ok).toBe(true);
+      expect(await readFile(path.join(boxed.ws, 'hook-ran.txt'), 'utf8')).toBe('bwrap\n');
+    } finally {
+      await boxed.cleanup();
+    }
+  });
+
+  it('runs no hook without a sandbox', async () => {
     await repo.write('a.txt', 'a\n');
     repo.git('add', 'a.txt');
-    await hook('pre-commit', 'echo "lint: 3 problems in a.txt" >&2\nexit 1');
-    const refused = await repo.call('git_commit', { message: 'x' });
-    expect(refused.ok).toBe(false);
-    expect(refused.output).toBe(
-      'Commit failed (exit code 1); a commit hook may have rejected it.\ngit: lint: 3 problems in a.txt',
-    );
-
-    await hook('pre-commit', 'echo ran > hook-ran.txt');
+    await hook('pre-commit', 'echo ran > hook-ran.txt; exit 1');
     const r = await repo.call('git_commit', { message: 'x' });
     expect(r.ok).toBe(true);
-    expect(await readFile(path.join(repo.ws, 'hook-ran.txt'), 'utf8')).toBe('ran\n');
+    expect(existsSync(path.join(repo.ws, 'hook-ran.txt'))).toBe(false);
   });
 
   it('takes a message that starts with a dash as the message', async () => {

@@ -2,10 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createBwrapSandbox } from '../../../src/sandbox/bwrap.js';
+import type { Sandbox } from '../../../src/sandbox/types.js';
 import { createGitTools, type GitRunnerOptions } from '../../../src/tools/git/index.js';
 import { ToolRegistry, type ToolResult } from '../../../src/tools/registry.js';
 import type { ToolContext } from '../../../src/tools/types.js';
-import { makeToolContext } from '../../support/tool-context.js';
+import { makeToolContext, unconfinedSandbox } from '../../support/tool-context.js';
 
 /** A throwaway repository with git configured only by what the test sets, whatever the machine has. */
 export interface TestRepo {
@@ -28,6 +30,11 @@ export interface RepoOptions {
   /** Set user.name and user.email in the repository's own config (default true). */
   identity?: boolean;
   runner?: Partial<GitRunnerOptions>;
+  /**
+   * Where the tools run git: given the workspace and the test's environment. Default the real
+   * `none` backend with that environment.
+   */
+  sandbox?: (ws: string, env: NodeJS.ProcessEnv) => Promise<Sandbox>;
 }
 
 export async function makeRepo(opts: RepoOptions = {}): Promise<TestRepo> {
@@ -43,8 +50,9 @@ export async function makeRepo(opts: RepoOptions = {}): Promise<TestRepo> {
     XDG_CONFIG_HOME: path.join(home, '.config'),
     GIT_CONFIG_NOSYSTEM: '1',
   };
-  const ctx = makeToolContext(ws);
-  const registry = new ToolRegistry(createGitTools({ env, ...opts.runner }));
+  const sandbox = opts.sandbox ? await opts.sandbox(ws, env) : unconfinedSandbox(ws, env);
+  const ctx = makeToolContext(ws, { sandbox });
+  const registry = new ToolRegistry(createGitTools(opts.runner));
   let calls = 0;
 
   const repo: TestRepo = {
@@ -62,7 +70,10 @@ export async function makeRepo(opts: RepoOptions = {}): Promise<TestRepo> {
       calls += 1;
       return registry.execute({ id: `call-${calls}`, name, arguments: JSON.stringify(args) }, context);
     },
-    cleanup: () => rm(root, { recursive: true, force: true }),
+    cleanup: async () => {
+      await sandbox.dispose();
+      await rm(root, { recursive: true, force: true });
+    },
   };
 
   if (opts.init ?? true) {
@@ -84,4 +95,9 @@ export async function commitFiles(
   for (const [rel, content] of Object.entries(files)) await repo.write(rel, content);
   repo.git('add', '-A');
   repo.git('commit', '-q', '-m', message);
+}
+
+/** The real bubblewrap backend for a test repository, with the test's environment as the host's. */
+export function bwrapFor(ws: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+  return createBwrapSandbox({ workspace: ws, network: false, envAllow: [], hostEnv: env });
 }

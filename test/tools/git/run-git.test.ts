@@ -1,6 +1,7 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createNoneSandbox } from '../../../src/sandbox/none.js';
 import { createGitRunner, gitFailure, gitMessage } from '../../../src/tools/git/run-git.js';
 import { ToolError } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
@@ -44,8 +45,15 @@ describe('git runner', () => {
     try {
       await commitFiles(repo, { 'mine.txt': 'x\n' }, 'mine');
       await commitFiles(other, { 'theirs.txt': 'y\n' }, 'theirs');
-      const git = createGitRunner({ env: { ...repo.env, GIT_DIR: path.join(other.ws, '.git') } });
-      const r = await git.run(repo.ctx, ['log', '--format=%s']);
+      // Let through by the sandbox's env settings, GIT_DIR still must not redirect the tools.
+      const sandbox = createNoneSandbox({
+        workspace: repo.ws,
+        network: false,
+        envAllow: ['GIT_*', 'HOME'],
+        hostEnv: { ...repo.env, GIT_DIR: path.join(other.ws, '.git') },
+      });
+      const ctx = makeToolContext(repo.ws, { sandbox: await sandbox });
+      const r = await createGitRunner().run(ctx, ['log', '--format=%s']);
       expect(r.stdout.trim()).toBe('mine');
     } finally {
       await other.cleanup();
@@ -57,14 +65,14 @@ describe('git runner', () => {
     const slow = path.join(repo.root, 'slow-git');
     await writeFile(slow, '#!/bin/sh\nsleep 5\n');
     await chmod(slow, 0o755);
-    const git = createGitRunner({ env: repo.env, binary: slow, timeoutMs: 200 });
+    const git = createGitRunner({ binary: slow, timeoutMs: 200 });
     await expect(git.run(repo.ctx, ['status'])).rejects.toThrow(/git status timed out after 0.2s/);
   });
 
   it('keeps the beginning of output that is too long and marks it cut', async () => {
     repo = await makeRepo();
     await commitFiles(repo, { 'a.txt': 'x' }, 'init');
-    const git = createGitRunner({ env: repo.env });
+    const git = createGitRunner();
     const r = await git.run(repo.ctx, ['log', '--format=%H%n%H%n%H'], { maxBytes: 50 });
     expect(r.truncated).toBe(true);
     expect(r.exitCode).toBe(0);

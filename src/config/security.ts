@@ -1,0 +1,76 @@
+import { isPlainObject, type Layer, leaves } from './layers.js';
+
+/**
+ * Settings that decide how far the agent may go without the user: where commands run and what they
+ * reach (the sandbox, its network, its environment, its limits), what runs unasked (the permission
+ * mode, allow rules), and where sessions and their "always" answers are kept (db_path: a database in
+ * the workspace would let a command write answers the user never gave).
+ *
+ * The workspace can be written by the agent's own commands, so its `.env` never sets these, and its
+ * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
+ * are the exception: they only take permissions away, so a project's always apply.
+ *
+ * Settings still to come join this list when they land: `hooks` (programs run on events),
+ * `mcp_servers` (programs started as tool servers) and `gateway` (what address the server binds).
+ */
+export const SECURITY_KEYS: readonly string[] = [
+  'sandbox',
+  'permissions.mode',
+  'permissions.allow',
+  'db_path',
+  'hooks',
+  'mcp_servers',
+  'gateway',
+];
+
+export function isSecurityKey(path: string): boolean {
+  return SECURITY_KEYS.some((key) => path === key || path.startsWith(`${key}.`));
+}
+
+/** A setting a source gave and Hearth did not apply. */
+export interface IgnoredSetting {
+  /** The key path, e.g. `sandbox.mode`. */
+  key: string;
+  /** Where it came from as provenance names it: a file path, `.env HEARTH_SANDBOX`. */
+  source: string;
+  /** Why, and what to do instead; the same for every key of one source. */
+  reason: string;
+}
+
+/**
+ * Removes the security settings from a layer's values (in place) and returns what was removed. An
+ * empty list (`"allow": []`, as `hearth init` writes) changes nothing and is left alone.
+ */
+export function withholdSecurity(layer: Layer, reason: string): IgnoredSetting[] {
+  const ignored: IgnoredSetting[] = [];
+  const walk = (values: Record<string, unknown>, prefix: string) => {
+    for (const [key, value] of Object.entries(values)) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      if (isSecurityKey(path)) {
+        const set = isPlainObject(value) ? leaves(value, path) : [[path, value] as [string, unknown]];
+        for (const [leaf, v] of set) {
+          if (!(Array.isArray(v) && v.length === 0))
+            ignored.push({ key: leaf, source: layer.label(leaf), reason });
+        }
+        delete values[key];
+      } else if (isPlainObject(value) && SECURITY_KEYS.some((k) => k.startsWith(`${path}.`))) {
+        walk(value, path);
+      }
+    }
+  };
+  walk(layer.values, '');
+  return ignored;
+}
+
+/** One line per source for the user: what was ignored and why. */
+export function describeIgnored(ignored: readonly IgnoredSetting[]): string[] {
+  const bySource = new Map<string, IgnoredSetting[]>();
+  for (const item of ignored) {
+    const origin = item.source.startsWith('.env ') ? '.env' : item.source;
+    bySource.set(origin, [...(bySource.get(origin) ?? []), item]);
+  }
+  return [...bySource].map(([origin, items]) => {
+    const keys = items.map((i) => (origin === '.env' ? i.source.slice(5) : i.key)).join(', ');
+    return `Ignored ${keys} from ${origin}: ${items[0]!.reason}`;
+  });
+}

@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Per-command control groups for limits rlimits cannot give: the memory of a whole process tree
+ * (RLIMIT_AS is per process and counts reservations, not use), a process count that also binds root
+ * (RLIMIT_NPROC is never enforced for uid 0), and CPU share.
+ *
+ * Only a cgroup Hearth may create children in is used, found by trying: under cgroup v2, the
+ * process's own cgroup when it hands the controllers down to its children (cgroup.subtree_control),
+ * which an unprivileged process usually cannot arrange, since a cgroup with processes in it cannot
+ * enable controllers for its children; under cgroup v1, the process's own cgroup in each controller's
+ * hierarchy when it is writable (root, or a delegated container). Where none is usable the limit falls
+ * back to rlimits or is reported as not enforced (see limits.ts); nothing is asked of systemd.
+ */
+
+export type Controller = 'memory' | 'pids' | 'cpu';
+
+interface Hierarchy {
+  /** The directory of this process's own cgroup in that hierarchy. */
+  dir: string;
+  version: 1 | 2;
+}
+
+/** Where each controller can be used, for children of this process's cgroups. */
+export type CgroupSupport = Partial<Record<Controller, Hierarchy>>;
+
+const CONTROLLERS: readonly Controller[] = ['memory', 'pids', 'cpu'];
+
+/** The file that proves a child cgroup gets the controller, per cgroup version. */
+const LIMIT_FILE: Record<Controller, Record<1 | 2, string>> = {
+  memory: { 1: 'memory.limit_in_bytes', 2: 'memory.max' },
+  pids: { 1: 'pids.max', 2: 'pids.max' },
+  cpu: { 1: 'cpu.cfs_quota_us', 2: 'cpu.max' },
+};
+
+interface Mount {
+  /** Root of the mount within the hierarchy (field 4 of mountinfo). */
+  root: string;
+  point: string;
+  version: 1 | 2;
+  /** v1: the controllers of this hierarchy. */
+  controllers: string[];
+}
+
+async function cgroupMounts(): Promise<Mount[]> {
+  const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  const mounts: Mount[] = [];
+  for (const line of text.split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    const fields = left.split(' ');
+    const [fsType, , superOptions = ''] = right.split(' ');
+    const root = unescapeMount(fields[3] ?? '');
+    const point = unescapeMount(fields[4] ?? '');
+    if (fsType === 'cgroup2') mounts.push({ root, point, version: 2, controllers: [] });
+    else if (fsType === 'cgroup')
+      mounts.push({ root, point, version: 1, controllers: superOptions.split(',') });
+  }
+  return mounts;
+}
+
+/** mountinfo writes spaces, tabs, newlines and backslashes in octal. */
+function unescapeMount(text: string): string {
+  return text.replace(/\\([0-7]{3})/g, (_, code: string) => String.fromCharCode(Number.parseInt(code, 8)));
+}
+
+/** This process's cgroup path per hierarchy: key `0` for v2, else the v1 controller list. */
+async function ownCgroups(): Promise<Map<string, string>> {
+  const text = await readFile('/proc/self/cgroup', 'utf8').catch(() => '');
+  const own = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (m) own.set(m[2] === '' ? '0' : m[2]!, m[3]!);
+  }
+  return own;
+}
+
+function dirFor(mount: Mount, own: string): string | null {
+  const rel = path.posix.relative(mount.root, own);
+  if (rel.startsWith('..')) return null;
+  return path.join(mount.point, rel);
+}
+
+/** Finds, per controller, a hierarchy where a child cgroup of ours gets that controller. */
+export async function detectCgroups(): Promise<CgroupSupport> {
+  if (process.platform !== 'linux') return {};
+  const [mounts, own] = await Promise.all([cgroupMounts(), ownCgroups()]);
+  const support: CgroupSupport = {};
+  const v2Mount = mounts.find((m) => m.version === 2);
+  const v2Own = own.get('0');
+  if (v2Mount && v2Own !== undefined) {
+    const dir = dirFor(v2Mount, v2Own);
+    const handed = dir
+      ? await readFile(path.join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')
+      : '';
+    for (const c of CONTROLLERS) {
+      if (dir && handed.split(/\s+/).includes(c) && (await usable(dir, c, 2)))
+        support[c] = { dir, version: 2 };
+    }
+  }
+  for (const c of CONTROLLERS) {
+    if (support[c]) continue;
+    const mount = mounts.find((m) => m.version === 1 && m.controllers.includes(c));
+    const ownPath = [...own].find(([names]) => names.split(',').includes(c))?.[1];
+    const dir = mount && ownPath !== undefined ? dirFor(mount, ownPath) : null;
+    if (dir && (await usable(dir, c, 1))) support[c] = { dir, version: 1 };
+  }
+  return support;
+}
+
+/** Tries a child cgroup: it must be creatable and carry the controller's limit file. */
+async function usable(dir: string, controller: Controller, version: 1 | 2): Promise<boolean> {
+  const probe = path.join(dir, `hearth-probe-${process.pid}-${randomBytes(3).toString('hex')}`);
+  try {
+    await access(dir, constants.W_OK);
+    await mkdir(probe);
+  } catch {
+    return false;
+  }
+  try {
+    await access(path.join(probe, LIMIT_FILE[controller][version]), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await rmdir(probe).catch(() => undefined);
+  }
+}
+
+export interface CgroupLimits {
+  memoryBytes?: number;
+  maxProcesses?: number;
+  cpus?: number;
+}
+
+const CPU_PERIOD_US = 100_000;
+let sequence = 0;
+
+/** The cgroups of one command: created before it starts, joined by its wrapper, removed after. */
+export class CommandCgroups {
+  private constructor(private readonly dirs: Array<{ dir: string; version: 1 | 2 }>) {}
+
+  /** Creates the cgroups and writes the limits; null when no limit applies or creation failed. */
+  static async create(support: CgroupSupport, limits: CgroupLimits): Promise<CommandCgroups | null> {
+    const wanted: Array<[Controller, Array<[string, string]>]> = [];
+    if (limits.memoryBytes !== undefined && support.memory) {
+      const bytes = String(limits.memoryBytes);
+      wanted.push([
+        'memory',
+        support.memory.version === 2
+          ? [
+              ['memory.max', bytes],
+              ['memory.swap.max', '0'],
+            ]
+          : [
+              ['memory.limit_in_bytes', bytes],
+              ['memory.memsw.limit_in_bytes', bytes],
+            ],
+      ]);
+    }
+    if (limits.maxProcesses !== undefined && support.pids) {
+      wanted.push(['pids', [['pids.max', String(limits.maxProcesses)]]]);
+    }
+    if (limits.cpus !== undefined && support.cpu) {
+      const quota = String(Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US)));
+      wanted.push([
+        'cpu',
+        support.cpu.version === 2
+          ? [['cpu.max', `${quota} ${CPU_PERIOD_US}`]]
+          : [
+              ['cpu.cfs_period_us', String(CPU_PERIOD_US)],
+              ['cpu.cfs_quota_us', quota],
+            ],
+      ]);
+    }
+    if (wanted.length === 0) return null;
+    const name = `hearth-${process.pid}-${++sequence}`;
+    const made = new Map<string, 1 | 2>();
+    try {
+      for (const [controller, files] of wanted) {
+        const hierarchy = support[controller]!;
+        const dir = path.join(hierarchy.dir, name);
+        if (!made.has(dir)) {
+          await mkdir(dir);
+          made.set(dir, hierarchy.version);
+        }
+        for (const [file, value] of files) {
+          // Swap limits exist only with swap accounting on; the memory limit alone still holds.
+          const optional = file.includes('swap') || file.includes('memsw');
+          await writeFile(path.join(dir, file), value).catch((err: unknown) => {
+            if (!optional) throw err;
+          });
+        }
+      }
+    } catch {
+      await new CommandCgroups([...made].map(([dir, version]) => ({ dir, version }))).remove();
+      return null;
+    }
+    return new CommandCgroups([...made].map(([dir, version]) => ({ dir, version })));
+  }
+
+  /** Files the wrapper writes its own pid into before it execs the sandbox. */
+  procsFiles(): string[] {
+    return this.dirs.map((d) => path.join(d.dir, 'cgroup.procs'));
+  }
+
+  /** Kills whatever is left in the cgroups, then removes them (retrying while the kernel lets go). */
+  async remove(): Promise<void> {
+    for (const { dir, version } of this.dirs) {
+      if (version === 2) await writeFile(path.join(dir, 'cgroup.kill'), '1').catch(() => undefined);
+      const procs = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+      for (const pid of procs.split('\n').filter((p) => p !== '')) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const code = await rmdir(dir).then(
+          () => 'removed',
+          (err: NodeJS.ErrnoException) => err.code,
+        );
+        if (code === 'removed' || code === 'ENOENT') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+}
