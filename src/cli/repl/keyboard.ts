@@ -22,6 +22,9 @@ export class Keyboard {
    * Enter into a line feed; in the first burst read after start, a line feed is that Enter.
    */
   private typeAhead = false;
+  /** The previous key, and whether a bracketed paste is open: a line feed after CR, or inside a paste, is not an Enter. */
+  private previous: string | undefined;
+  private pasting = false;
 
   constructor(
     private readonly input: NodeJS.ReadStream,
@@ -79,8 +82,11 @@ export class Keyboard {
 
   private readonly dispatch = (text: string | undefined, key: Key | undefined): void => {
     const pressed = key ?? { sequence: text ?? '' };
-    const typed = this.typeAhead && pressed.name === 'enter' ? { ...pressed, name: 'return' } : pressed;
-    this.handlers.at(-1)?.(text, typed);
+    if (pressed.name === 'paste-start') this.pasting = true;
+    else if (pressed.name === 'paste-end') this.pasting = false;
+    const cooked = this.typeAhead && !this.pasting && pressed.name === 'enter' && this.previous !== 'return';
+    this.previous = pressed.name;
+    this.handlers.at(-1)?.(text, cooked ? { ...pressed, name: 'return' } : pressed);
   };
 
   private readonly enterRaw = (): void => {
