@@ -3,8 +3,10 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
 /**
  * Settings that decide how far the agent may go without the user: where commands run and what they
  * reach (the sandbox, its network, its environment, its limits), what runs unasked (the permission
- * mode, allow rules), and where sessions and their "always" answers are kept (db_path: a database in
- * the workspace would let a command write answers the user never gave).
+ * mode, allow rules), where sessions and their "always" answers are kept (db_path: a database in
+ * the workspace would let a command write answers the user never gave), and where the conversation
+ * is sent (base_url, also inside model profiles: pointing it elsewhere would hand every file the agent
+ * reads to another server).
  *
  * The workspace can be written by the agent's own commands, so its `.env` never sets these, and its
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
@@ -18,13 +20,31 @@ export const SECURITY_KEYS: readonly string[] = [
   'permissions.mode',
   'permissions.allow',
   'db_path',
+  'base_url',
+  'models.*.base_url',
   'hooks',
   'mcp_servers',
   'gateway',
 ];
 
+/** `*` in a key stands for any one name (a profile's). */
+function matches(key: string, path: string): boolean {
+  const want = key.split('.');
+  const got = path.split('.');
+  return got.length >= want.length && want.every((part, i) => part === '*' || part === got[i]);
+}
+
 export function isSecurityKey(path: string): boolean {
-  return SECURITY_KEYS.some((key) => path === key || path.startsWith(`${key}.`));
+  return SECURITY_KEYS.some((key) => matches(key, path));
+}
+
+/** True when some security key lies below `path`, so its object must be walked into. */
+function holdsSecurityKey(path: string): boolean {
+  const depth = path.split('.').length;
+  return SECURITY_KEYS.some((key) => {
+    const parts = key.split('.');
+    return parts.length > depth && matches(parts.slice(0, depth).join('.'), path);
+  });
 }
 
 /** A setting a source gave and Hearth did not apply. */
@@ -53,7 +73,7 @@ export function withholdSecurity(layer: Layer, reason: string): IgnoredSetting[]
             ignored.push({ key: leaf, source: layer.label(leaf), reason });
         }
         delete values[key];
-      } else if (isPlainObject(value) && SECURITY_KEYS.some((k) => k.startsWith(`${path}.`))) {
+      } else if (isPlainObject(value) && holdsSecurityKey(path)) {
         walk(value, path);
       }
     }

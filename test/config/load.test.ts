@@ -75,7 +75,7 @@ describe('precedence: defaults < user file < workspace file < .env < environment
     await write(workspaceFile(), { max_retries: 2, sandbox: 'none' });
     // Approved by the user: otherwise the project file could not set the sandbox (see below).
     await trustProject(userDir, workspaceFile());
-    await writeFile(join(workspace, '.env'), 'HEARTH_BASE_URL=http://127.0.0.1:9/v1\n');
+    await writeFile(join(workspace, '.env'), 'HEARTH_TEMPERATURE=0.3\n');
     const { config, sources } = await load({
       env: { HEARTH_API_KEY: 'k' },
       flags: [{ key: 'max_iterations', value: 7, name: '--max-iterations' }],
@@ -83,7 +83,7 @@ describe('precedence: defaults < user file < workspace file < .env < environment
     expect(config).toMatchObject({
       model: 'user-model',
       max_retries: 2,
-      base_url: 'http://127.0.0.1:9/v1',
+      temperature: 0.3,
       api_key: 'k',
       max_iterations: 7,
       sandbox: { mode: 'none', network: true },
@@ -91,7 +91,7 @@ describe('precedence: defaults < user file < workspace file < .env < environment
     expect(sources).toMatchObject({
       model: userFile(),
       max_retries: workspaceFile(),
-      base_url: '.env HEARTH_BASE_URL',
+      temperature: '.env HEARTH_TEMPERATURE',
       api_key: 'env HEARTH_API_KEY',
       max_iterations: '--max-iterations',
       'sandbox.mode': workspaceFile(),
