@@ -1,6 +1,12 @@
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import { templateOpensReasoning } from './formats/reply.js';
-import { type AttemptOutcome, finishReply, midStreamError, streamWithRetries } from './http-stream.js';
+import {
+  type AttemptOutcome,
+  finishReply,
+  type Malformed,
+  midStreamError,
+  streamWithRetries,
+} from './http-stream.js';
 import type { RetryPolicy } from './retry.js';
 import { readSseData } from './sse.js';
 import type { ChatMessage, LlmEvent, ToolSchema } from './types.js';
@@ -83,7 +89,7 @@ async function* readOpenAiReply(
   assembler: DeltaAssembler,
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
   let sawEnd = false;
-  let malformed = 0;
+  const malformed: Malformed = { count: 0 };
   const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
   if (isJson) {
     yield* assembler.push(JSON.parse(await response.text()));
@@ -99,7 +105,8 @@ async function* readOpenAiReply(
       }
       let chunk = parseChunk(partial + data);
       if (chunk === undefined && partial) {
-        malformed++;
+        malformed.count++;
+        malformed.first ??= partial;
         chunk = parseChunk(data);
       }
       partial = chunk === undefined ? data : '';
@@ -108,13 +115,15 @@ async function* readOpenAiReply(
       if (error) return midStreamError(error);
       yield* assembler.push(chunk);
     }
-    if (partial) malformed++;
+    if (partial) {
+      malformed.count++;
+      malformed.first ??= partial;
+    }
   }
   if (!sawEnd && !assembler.sawFinish) {
     return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
   }
-  yield* finishReply(assembler, malformed);
-  return { outcome: 'done' };
+  return yield* finishReply(assembler, malformed);
 }
 
 /**

@@ -145,6 +145,7 @@ async function* attempt(
       return failure(err, false);
     }
     if (!response.ok) return await rejected(response);
+    if ((response.headers.get('content-type') ?? '').includes('text/html')) return await htmlPage(response, spec);
     try {
       return yield* spec.read(response, touch);
     } catch (err) {
@@ -157,6 +158,29 @@ async function* attempt(
     // A consumer that stopped reading early must not leave the server generating for nobody.
     controller.abort();
   }
+}
+
+/**
+ * A page where a stream belongs: a proxy's login page, a web UI at the wrong path. Retrying gets the
+ * same page, and reading it as a stream would end as an empty "success": say what came instead.
+ */
+async function htmlPage(response: Response, spec: StreamSpec): Promise<AttemptOutcome> {
+  const text = await response.text().catch(() => '');
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+  const words = text
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 160);
+  return {
+    outcome: 'fail',
+    error: {
+      kind: 'protocol',
+      status: response.status,
+      message: `The server at ${spec.baseUrl} answered with a web page (${title ? `"${title}"` : `"${words}"`}), not a model reply. Check base_url: it should be the server's OpenAI-compatible address, usually ending in /v1.`,
+    },
+  };
 }
 
 async function rejected(response: Response): Promise<AttemptOutcome> {
@@ -190,10 +214,33 @@ export function midStreamError(error: unknown): AttemptOutcome {
 }
 
 /** The closing events of a reply once its stream ended properly. */
-export function* finishReply(assembler: DeltaAssembler, malformed: number): Generator<LlmEvent> {
+/** Malformed data a reply held: how many chunks, and the first, to show. */
+export interface Malformed {
+  count: number;
+  first?: string;
+}
+
+/**
+ * Ends a read reply. Malformed chunks with nothing usable beside them are a failure, not an empty
+ * answer: the server did not say what it meant to.
+ */
+export function* finishReply(
+  assembler: DeltaAssembler,
+  malformed: Malformed,
+): Generator<LlmEvent, AttemptOutcome> {
   const result = assembler.finish();
-  if (malformed > 0) {
-    yield { type: 'warning', message: `Ignored ${malformed} malformed chunk(s) from the model server.` };
+  const empty = !result.message.content?.trim() && result.toolCalls.length === 0 && !result.reasoning?.trim();
+  if (malformed.count > 0 && empty) {
+    return {
+      outcome: 'fail',
+      error: {
+        kind: 'protocol',
+        message: `The model server sent ${malformed.count} chunk(s) that are not JSON (the first: ${JSON.stringify((malformed.first ?? '').slice(0, 120))}) and no usable reply. Check the server's log; a proxy in between may be mangling the stream.`,
+      },
+    };
+  }
+  if (malformed.count > 0) {
+    yield { type: 'warning', message: `Ignored ${malformed.count} malformed chunk(s) from the model server.` };
   }
   for (const message of result.warnings) yield { type: 'warning', message };
   yield* result.tail;
@@ -205,6 +252,7 @@ export function* finishReply(assembler: DeltaAssembler, malformed: number): Gene
     finishReason: result.finishReason,
     usage: result.usage,
   };
+  return { outcome: 'done' };
 }
 
 /** Pulls the human part out of an error body (`{"error":{"message":...}}`, `{"error":"..."}` or text). */

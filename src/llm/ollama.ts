@@ -1,7 +1,13 @@
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import type { ChatRequest, LlmClient, LlmClientOptions } from './client.js';
 import { templateOpensReasoning } from './formats/reply.js';
-import { type AttemptOutcome, finishReply, midStreamError, streamWithRetries } from './http-stream.js';
+import {
+  type AttemptOutcome,
+  finishReply,
+  type Malformed,
+  midStreamError,
+  streamWithRetries,
+} from './http-stream.js';
 import { parseLooseJson } from './loose-json.js';
 import type { ChatMessage, LlmEvent } from './types.js';
 
@@ -130,7 +136,7 @@ async function* readOllamaReply(
   assembler: DeltaAssembler,
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
   let sawDone = false;
-  let malformed = 0;
+  const malformed: Malformed = { count: 0 };
   let callCount = 0;
   const nextIndex = () => callCount++;
   if (response.body) {
@@ -141,7 +147,8 @@ async function* readOllamaReply(
       try {
         parsed = JSON.parse(line);
       } catch {
-        malformed++;
+        malformed.count++;
+        malformed.first ??= line;
         continue;
       }
       const record = asRecord(parsed);
@@ -154,8 +161,7 @@ async function* readOllamaReply(
     }
   }
   if (!sawDone) return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
-  yield* finishReply(assembler, malformed);
-  return { outcome: 'done' };
+  return yield* finishReply(assembler, malformed);
 }
 
 function toOpenAiChunk(
