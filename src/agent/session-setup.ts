@@ -43,9 +43,9 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
  * What the user should hear before the first turn: a weak sandbox, a guessed context window.
  * Also settles the sandbox choice, which costs a trial run the first time.
  */
-export async function setupNotes(runtime: Runtime, connection: Connection): Promise<string[]> {
+export async function setupNotes(runtime: Runtime, connection: Connection | undefined): Promise<string[]> {
   const choice = await runtime.sandbox();
-  return [...runtime.configNotes, choice.warning, connection.contextNote].filter((note): note is string =>
+  return [...runtime.configNotes, choice.warning, connection?.contextNote].filter((note): note is string =>
     Boolean(note),
   );
 }

@@ -209,10 +209,21 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
       throw new UsageError('--approve answers a paused session: use it with --resume ID.');
     if (interactive && !flags.print && !flags.approve) {
       // The prompt should come up at once: probe the server while the sandbox makes its trial run.
-      const [connection] = await Promise.all([resolveConnection(runtime.config), runtime.sandbox()]);
+      // With no server yet the REPL still opens: sessions can be listed and resumed meanwhile.
+      const [connected] = await Promise.all([
+        resolveConnection(runtime.config).then(
+          (connection) => ({ connection, error: undefined }),
+          (err: unknown) => {
+            if (!(err instanceof ConnectionError || err instanceof DiscoveryError)) throw err;
+            return { connection: undefined, error: (err as Error).message };
+          },
+        ),
+        runtime.sandbox(),
+      ]);
       return await runRepl({
         runtime,
-        connection,
+        connection: connected.connection,
+        connectionError: connected.error,
         firstTask: task || undefined,
         resume,
         deepWork: flags.deep === true,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
+import { closedPort } from '../support/net.js';
 import { atPrompt, keys, startOnPty } from '../support/pty.js';
 import {
   reply,
@@ -287,5 +288,29 @@ describe('the interactive REPL on a real terminal', () => {
     expect(styled).toMatch(/\x1b\[1mbold\x1b\[22m/);
     expect(styled).toMatch(/\x1b\[36mcode\x1b\[39m/);
     expect(styled).toMatch(/•\x1b\[39m item/);
+  });
+});
+
+describe('the REPL without a model server', () => {
+  it('opens anyway, says how to connect, lists sessions, and connects once a server answers', async () => {
+    const port = await closedPort();
+    const term = startOnPty([], {
+      cwd: workspace,
+      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: `http://127.0.0.1:${port}/v1` },
+    });
+    terms.push(term);
+    await term.waitFor(atPrompt);
+    expect(term.screen).toMatch(/no model server yet/);
+    expect(term.screen).toMatch(
+      /\/help, \/sessions and \/resume work meanwhile; to connect, start LM Studio/,
+    );
+    expect(await term.enter('/sessions')).toContain('No sessions in this workspace yet.');
+    expect(await term.enter('/status')).toMatch(/server {5}not connected/);
+    expect(await term.enter('hello')).toMatch(/Error: Cannot reach http:\/\/127\.0\.0\.1:\d+\/v1/);
+
+    server = await startScriptedServer({ port, turns: [reply().text('Connected now.')] });
+    expect(await term.enter('hello again')).toContain('Connected now.');
+    term.send(keys.ctrlD);
+    expect(await term.exited).toBe(0);
   });
 });

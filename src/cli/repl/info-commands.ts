@@ -13,6 +13,10 @@ const MODE_HELP: Record<PermissionMode, string> = {
   plan: 'read-only tools run; changes are refused and the model presents a plan',
 };
 
+/** How to get a server, for a REPL that has none yet. */
+export const NOT_CONNECTED_HELP =
+  'start LM Studio, Ollama (ollama serve), llama-server or vLLM, or restart with --base-url http://HOST:PORT/v1';
+
 const status: SlashCommand = {
   name: 'status',
   summary: 'model, server, context window, sandbox',
@@ -20,20 +24,25 @@ const status: SlashCommand = {
     const { repl, style } = ctx;
     const { connection, runtime } = repl;
     const choice = await runtime.sandbox();
-    const session = repl.session;
+    const session = repl.sessionId;
+    const server = connection
+      ? [
+          `model      ${style.cyan(connection.model)}`,
+          `server     ${connection.kind} at ${connection.baseUrl} (${connection.origin})`,
+          `context    ${formatTokens(connection.contextWindow)} tokens (${connection.contextSource})`,
+        ]
+      : [`server     ${style.yellow('not connected')}: a task connects, or see ${NOT_CONNECTED_HELP}`];
     ctx.print(
       [
-        `model      ${style.cyan(connection.model)}`,
-        `server     ${connection.kind} at ${connection.baseUrl} (${connection.origin})`,
-        `context    ${formatTokens(connection.contextWindow)} tokens (${connection.contextSource})`,
+        ...server,
         `sandbox    ${choice.reason}`,
         `mode       ${runtime.gate.mode} (${MODE_HELP[runtime.gate.mode]})`,
-        `session    ${session ? session.id : 'none yet'}`,
+        `session    ${session ?? 'none yet'}`,
         `workspace  ${runtime.workspace}`,
         'MCP        no servers configured',
       ].join('\n'),
     );
-    if (connection.contextNote) ctx.print(style.yellow(`! ${connection.contextNote}`));
+    if (connection?.contextNote) ctx.print(style.yellow(`! ${connection.contextNote}`));
     if (choice.warning) ctx.print(style.yellow(`! ${choice.warning}`));
   },
 };
@@ -44,7 +53,7 @@ const model: SlashCommand = {
   summary: "list the server's models, or switch to one",
   async run(ctx, arg) {
     const { repl, style } = ctx;
-    const { connection } = repl;
+    const connection = await repl.connect();
     let models: string[];
     try {
       models = (await listModels(connection.baseUrl, { apiKey: repl.runtime.config.api_key })).map(visible);

@@ -5,7 +5,7 @@ import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
 import type { SessionRow, SessionStore, SessionSummary } from '../../store/sessions.js';
-import { type Connection, contextOf } from '../connect.js';
+import { type Connection, contextOf, resolveConnection } from '../connect.js';
 import type { StatusFacts } from './status.js';
 
 /** Token counts of the current session, kept up to date from its usage events. */
@@ -15,24 +15,45 @@ export interface SessionStats {
   contextUsed: number;
 }
 
+/** How a REPL session is made, less the connection, which may come later. */
+export type ReplSetup = Omit<SessionSetup, 'connection'>;
+
 /**
  * The REPL's state between turns: the server connection, the current session (started with
  * the first task, so a REPL opened and left stores nothing) and its token counts. /new,
  * /resume and /model change it; the session itself is assembled by `openSession`, exactly as
  * for a one-shot run.
+ *
+ * The REPL opens without a server (so /help, /sessions and /resume work): the connection is made
+ * when a task needs it, and tried again on each task until a server answers.
  */
 export class ReplState {
   private current: AgentSession | undefined;
+  /** A session chosen with /resume before a server answered: opened with the first task. */
+  private chosen: SessionRow | undefined;
+  private conn: Connection | undefined;
   stats: SessionStats = { prompt: 0, completion: 0, contextUsed: 0 };
 
-  constructor(private setup: SessionSetup) {}
+  constructor(
+    private readonly setup: ReplSetup,
+    connection?: Connection,
+  ) {
+    this.conn = connection;
+  }
 
   get runtime(): Runtime {
     return this.setup.runtime;
   }
 
-  get connection(): Connection {
-    return this.setup.connection;
+  /** Undefined until a server has answered. */
+  get connection(): Connection | undefined {
+    return this.conn;
+  }
+
+  /** The connection, made now if there is none yet; throws (ConnectionError) saying how to fix it. */
+  async connect(): Promise<Connection> {
+    this.conn ??= await resolveConnection(this.runtime.config);
+    return this.conn;
   }
 
   get store(): SessionStore {
@@ -44,27 +65,39 @@ export class ReplState {
     return this.current;
   }
 
-  /** The current session, started now if there is none yet. */
+  /** The id of the session the next task goes to, when there is one. */
+  get sessionId(): string | undefined {
+    return this.current?.id ?? this.chosen?.id;
+  }
+
+  /** The current session, started (or the chosen one opened) now if there is none yet. */
   async ensureSession(): Promise<AgentSession> {
-    this.current ??= await openSession(this.setup);
+    if (!this.current) {
+      const connection = await this.connect();
+      this.current = await openSession({ ...this.setup, connection }, this.chosen);
+      this.chosen = undefined;
+    }
     return this.current;
   }
 
   /** Leaves the current session; the next task starts another. */
   startNew(): void {
     this.current = undefined;
+    this.chosen = undefined;
     this.stats = { prompt: 0, completion: 0, contextUsed: 0 };
   }
 
-  async resume(row: SessionRow): Promise<AgentSession> {
-    this.current = await openSession(this.setup, row);
+  /** Continues a stored session: at once when a server answers, else with the next task. */
+  async resume(row: SessionRow): Promise<void> {
+    this.current = undefined;
+    this.chosen = row;
     const stored = this.summary(row.id);
     this.stats = {
       prompt: stored?.promptTokens ?? 0,
       completion: stored?.completionTokens ?? 0,
-      contextUsed: estimateHistoryTokens(this.current.messages),
+      contextUsed: estimateHistoryTokens(this.store.messages(row.id)),
     };
-    return this.current;
+    if (this.conn) await this.ensureSession();
   }
 
   /**
@@ -72,15 +105,18 @@ export class ReplState {
    * again around the new client: its history stays, though the server's prompt cache does not.
    */
   async useModel(model: string): Promise<Connection> {
-    const { connection, runtime } = this.setup;
+    const connection = await this.connect();
+    const { runtime } = this.setup;
     const info = await probeModel(connection.baseUrl, model, {
       kind: connection.kind,
       apiKey: runtime.config.api_key,
     });
     const { contextNote: _previous, ...rest } = connection;
     const next: Connection = { ...rest, model, info, kind: info.kind, ...contextOf(runtime.config, info) };
-    this.setup = { ...this.setup, connection: next };
-    if (this.current) this.current = await openSession(this.setup, this.store.get(this.current.id));
+    this.conn = next;
+    if (this.current) {
+      this.current = await openSession({ ...this.setup, connection: next }, this.store.get(this.current.id));
+    }
     return next;
   }
 
@@ -100,9 +136,9 @@ export class ReplState {
   async statusFacts(): Promise<StatusFacts> {
     const sandbox = await this.runtime.sandbox();
     return {
-      model: this.connection.model,
+      model: this.conn?.model ?? 'no server',
       contextUsed: this.stats.contextUsed,
-      contextWindow: this.connection.contextWindow,
+      contextWindow: this.conn?.contextWindow ?? 0,
       tokens: this.stats.prompt + this.stats.completion,
       mode: this.runtime.gate.mode,
       sandbox: sandbox.sandbox.kind,

@@ -1,3 +1,4 @@
+import { NOT_CONNECTED_HELP } from './info-commands.js';
 import { join } from 'node:path';
 import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js';
 import type { Runtime } from '../../agent/runtime.js';
@@ -20,7 +21,10 @@ import { TurnRunner } from './turn.js';
 
 export interface ReplOptions {
   runtime: Runtime;
-  connection: Connection;
+  /** Undefined when no server answered at start: the REPL opens anyway and connects with a task. */
+  connection: Connection | undefined;
+  /** Why there is no connection, to tell the user with how to fix it. */
+  connectionError?: string;
   /** Sent as soon as the REPL is up (`hearth -i "task"`). */
   firstTask?: string;
   /** Plan the first task in plan mode before carrying it out (`--plan`). */
@@ -61,12 +65,17 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   };
   const turns = new TurnRunner(keyboard, renderer, spinner, exitNow);
   const approve = replApprover({ editor, turns, err: stderr, style: errStyle });
-  const repl = new ReplState({ runtime, connection, approve, deepWork: options.deepWork });
+  const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
   const notes = await setupNotes(runtime, connection);
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
   for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);
+  if (options.connectionError) {
+    stderr.write(
+      `${errStyle.yellow(`! ${options.connectionError}`)}\n${errStyle.dim(`/help, /sessions and /resume work meanwhile; to connect, ${NOT_CONNECTED_HELP}. Each task tries again.`)}\n`,
+    );
+  }
 
   let exiting = false;
   const ctx: CommandContext = {
@@ -167,7 +176,7 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     spinner.stop();
     keyboard.close();
   }
-  const id = repl.session?.id;
+  const id = repl.sessionId;
   if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);
   return 0;
 }
@@ -181,9 +190,12 @@ function prompt(repl: ReplState, style: Style): PromptText {
 
 function banner(options: ReplOptions, repl: ReplState, style: Style): string {
   const { connection } = repl;
-  const resumed = repl.session ? ` · resumed session ${repl.session.id}` : '';
+  const resumed = repl.sessionId ? ` · resumed session ${repl.sessionId}` : '';
+  const server = connection
+    ? `${style.cyan(connection.model)} · ${connection.kind} at ${connection.baseUrl} · ctx ${formatTokens(connection.contextWindow)}`
+    : style.yellow('no model server yet');
   return [
-    `${style.bold('Hearth')} ${options.version} · ${style.cyan(connection.model)} · ${connection.kind} at ${connection.baseUrl} · ctx ${formatTokens(connection.contextWindow)}${resumed}`,
+    `${style.bold('Hearth')} ${options.version} · ${server}${resumed}`,
     style.dim(
       '/help for commands · Alt+Enter or a trailing \\ for a new line · Ctrl+C cancels · Ctrl+D exits',
     ),

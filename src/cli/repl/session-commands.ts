@@ -54,10 +54,11 @@ const resume: SlashCommand = {
         return ctx.print(err.message.replace('hearth sessions', '/sessions'));
       throw err;
     }
-    const session = await ctx.repl.resume(row);
-    const last = [...session.messages].reverse().find((m) => m.role === 'assistant' && m.content);
+    await ctx.repl.resume(row);
+    const messages = ctx.repl.session?.messages ?? ctx.repl.store.messages(row.id);
+    const last = [...messages].reverse().find((m) => m.role === 'assistant' && m.content);
     ctx.print(
-      `Resumed ${ctx.style.cyan(session.id)}${row.title ? ` "${visible(row.title)}"` : ''}: ${session.messages.length} messages.`,
+      `Resumed ${ctx.style.cyan(row.id)}${row.title ? ` "${visible(row.title)}"` : ''}: ${messages.length} messages.`,
     );
     if (last?.content)
       ctx.print(ctx.style.dim(`Last answer: ${visible(last.content.split('\n')[0]!.slice(0, 160))}`));
@@ -77,7 +78,7 @@ const sessionInfo: SlashCommand = {
       [
         `id       ${style.cyan(row.id)}`,
         `title    ${row.title ? visible(row.title) : style.dim('(untitled)')}`,
-        `model    ${repl.connection.model}`,
+        `model    ${repl.connection?.model ?? row.model}`,
         `turns    ${turns} (${session.messages.length} messages in the conversation)`,
         `status   ${row.status}`,
         `started  ${when(row.createdAt)}`,
@@ -119,7 +120,7 @@ const tokens: SlashCommand = {
     if (!session) return ctx.print(NO_SESSION);
     const { prompt, completion, contextUsed } = repl.stats;
     const stored = repl.summary(session.id);
-    const window = repl.connection.contextWindow;
+    const window = repl.connection?.contextWindow ?? 0;
     const lines = [
       `this session  ${formatTokens(prompt + completion)} tokens (${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion)`,
       `context now   ${formatTokens(contextUsed)} of ${formatTokens(window)} (${window > 0 ? Math.round((contextUsed / window) * 100) : 0}%)`,
