@@ -223,6 +223,24 @@ describe('errors a user can act on, in one line and without a stack trace', () =
     expect(server.requests[0]!.body.model).toBe('qwen-test');
   });
 
+  it('a mistyped command is suggested, not sent to the model as a task', async () => {
+    const r = await runCli(['sesions'], {
+      cwd: workspace,
+      env: { HOME: home, HEARTH_HOME: join(home, '.hearth') },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/"sesions" is not a command\. Did you mean: hearth sessions\?/);
+    oneLine(r.stderr);
+  });
+
+  it('hearth config and hearth debug without a subcommand show their help and succeed', async () => {
+    for (const command of ['config', 'debug']) {
+      const r = await runCli([command], { cwd: workspace, env: { HOME: home } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Usage: hearth ${command}`));
+    }
+  });
+
   it('a workspace that is a file', async () => {
     await writeFile(join(workspace, 'file.txt'), 'x');
     const r = await runCli(['-C', join(workspace, 'file.txt'), 'hi'], { env: { HOME: home } });
