@@ -162,7 +162,7 @@ export async function createContainerSandbox(
     user: user.username,
     extra: {
       TMPDIR: '/tmp',
-      HEARTH_SANDBOX: engine,
+      HEARTH_SANDBOXED: engine,
       ...identity.variables,
       ...(gitconfig === undefined ? {} : { HEARTH_GITCONFIG: gitconfig }),
     },
