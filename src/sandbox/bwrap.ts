@@ -170,6 +170,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       timeoutMs: req.timeoutMs,
       signal: req.signal,
       maxOutputBytes: req.maxOutputBytes,
+      clock: opts.clock,
     });
   };
 

@@ -187,6 +187,7 @@ export async function createContainerSandbox(
           timeoutMs: req.timeoutMs,
           signal: req.signal,
           maxOutputBytes: req.maxOutputBytes,
+          clock: opts.clock,
         });
         // Someone removed or stopped the container since: check it again before the next command.
         if (

@@ -93,6 +93,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
         timeoutMs: req.timeoutMs,
         signal: req.signal,
         maxOutputBytes: req.maxOutputBytes,
+        clock: opts.clock,
       });
     },
     async dispose() {},

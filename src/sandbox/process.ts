@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
 export interface RunProcessOptions {
   /** A shell command line, run with `bash -c` (or `sh -c` where there is no bash). */
@@ -12,6 +13,8 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Output kept in memory; beyond it the middle is dropped. Default 1 MB. */
   maxOutputBytes?: number;
+  /** Drives the timeout and the grace periods; the system clock unless a test injects one. */
+  clock?: Clock;
 }
 
 export interface ProcessResult {
@@ -47,10 +50,11 @@ const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
  * use a PID namespace) is where that is closed.
  */
 export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
-  const started = performance.now();
+  const clock = opts.clock ?? systemClock;
+  const started = clock.now();
   const output = new OutputBuffer(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   if (opts.signal?.aborted) {
-    return Promise.resolve(result(output, started, { aborted: true }));
+    return Promise.resolve(result(output, clock.now() - started, { aborted: true }));
   }
 
   const env = opts.env ?? process.env;
@@ -77,7 +81,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     let aborted = false;
     let terminating = false;
     let settled = false;
-    const timers: NodeJS.Timeout[] = [];
+    const timers: TimerHandle[] = [];
 
     const killGroup = (sig: NodeJS.Signals) => {
       if (pid === undefined) return;
@@ -101,15 +105,20 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     const finish = () => {
       if (settled) return;
       settled = true;
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) clock.clearTimeout(t);
       opts.signal?.removeEventListener('abort', onAbort);
       // Stragglers are background jobs of an exited command: ask them to stop, then insist.
       killGroup('SIGTERM');
-      if (groupExists()) setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+      if (groupExists()) clock.setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
       child.stdout?.destroy();
       child.stderr?.destroy();
       resolve(
-        result(output, started, { exitCode, signal: exitSignal, timedOut, aborted: aborted && !timedOut }),
+        result(output, clock.now() - started, {
+          exitCode,
+          signal: exitSignal,
+          timedOut,
+          aborted: aborted && !timedOut,
+        }),
       );
     };
 
@@ -118,10 +127,10 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       terminating = true;
       killGroup('SIGTERM');
       timers.push(
-        setTimeout(() => {
+        clock.setTimeout(() => {
           killGroup('SIGKILL');
           // A process stuck in the kernel may not die even now; do not wait for it forever.
-          timers.push(setTimeout(finish, KILL_GRACE_MS));
+          timers.push(clock.setTimeout(finish, KILL_GRACE_MS));
         }, KILL_GRACE_MS),
       );
     };
@@ -144,7 +153,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     child.on('error', (err) => {
       if (pid === undefined && !settled) {
         settled = true;
-        for (const t of timers) clearTimeout(t);
+        for (const t of timers) clock.clearTimeout(t);
         opts.signal?.removeEventListener('abort', onAbort);
         reject(err);
       }
@@ -155,12 +164,12 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       exitCode = code;
       exitSignal = sig;
       if (openPipes === 0) finish();
-      else timers.push(setTimeout(finish, EXIT_GRACE_MS));
+      else timers.push(clock.setTimeout(finish, EXIT_GRACE_MS));
     });
 
     if (pid === undefined) return;
     timers.push(
-      setTimeout(() => {
+      clock.setTimeout(() => {
         timedOut = true;
         terminate();
       }, opts.timeoutMs),
@@ -171,7 +180,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
 
 function result(
   output: OutputBuffer,
-  started: number,
+  durationMs: number,
   fields: Partial<Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'aborted'>>,
 ): ProcessResult {
   return {
@@ -180,7 +189,7 @@ function result(
     signal: fields.signal ?? null,
     timedOut: fields.timedOut ?? false,
     aborted: fields.aborted ?? false,
-    durationMs: Math.round(performance.now() - started),
+    durationMs: Math.round(durationMs),
     truncatedBytes: output.droppedBytes,
   };
 }

@@ -138,6 +138,7 @@ export async function createSeatbeltSandbox(opts: SandboxOptions): Promise<Sandb
         timeoutMs: req.timeoutMs,
         signal: req.signal,
         maxOutputBytes: req.maxOutputBytes,
+        clock: opts.clock,
       });
     },
     async dispose() {
