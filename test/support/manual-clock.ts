@@ -67,7 +67,10 @@ export class ManualClock implements Clock {
     const match = (delay: number) => ms === undefined || delay === ms;
     if (this.#timers.some((t) => match(t.ms))) return Promise.resolve();
     const set = new Promise<void>((resolve) => this.#waiters.push({ match, resolve }));
-    return withDeadline(set, `a ${ms ?? 'any'} ms timer (pending: ${this.pending.join(', ') || 'none'})`);
+    return withDeadline(
+      set,
+      () => `a ${ms ?? 'any'} ms timer (pending: ${this.pending.join(', ') || 'none'})`,
+    );
   }
 
   /** Waits for a timer of `ms`, then lets it fire. */

@@ -5,11 +5,21 @@
  */
 export const EVENT_WAIT_MS = 15_000;
 
-/** Rejects with `what` when `promise` has not settled within the deadline. */
-export function withDeadline<T>(promise: Promise<T>, what: string, ms = EVENT_WAIT_MS): Promise<T> {
+/**
+ * Rejects, naming `what`, when `promise` has not settled within the deadline. A function is called
+ * then, so the message can show the state at the end (a screen, a count).
+ */
+export function withDeadline<T>(
+  promise: Promise<T>,
+  what: string | (() => string),
+  ms = EVENT_WAIT_MS,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Gave up after ${ms} ms waiting for ${what}`)), ms);
+    timer = setTimeout(() => {
+      const described = typeof what === 'string' ? what : what();
+      reject(new Error(`Gave up after ${ms} ms waiting for ${described}`));
+    }, ms);
   });
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }

@@ -33,7 +33,7 @@ export class Tally {
   reach(n: number, what: string, timeoutMs?: number): Promise<void> {
     if (this.#count >= n) return Promise.resolve();
     const reached = new Promise<void>((resolve) => this.#waiters.push({ n, resolve }));
-    return withDeadline(reached, `scripted server: ${n} ${what} (so far ${this.#count})`, timeoutMs);
+    return withDeadline(reached, () => `scripted server: ${n} ${what} (so far ${this.#count})`, timeoutMs);
   }
 }
 
