@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,8 @@ import {
 import { etcMasks } from '../../src/sandbox/host-layout.js';
 import { protectWorkspace } from '../../src/sandbox/protected-paths.js';
 import { SandboxError } from '../../src/sandbox/types.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { waitUntil } from '../support/wait.js';
 import { bwrapUnavailable } from './support.js';
 
 const unavailable = await bwrapUnavailable();
@@ -192,20 +195,29 @@ describe.skipIf(unavailable !== null)(
     });
 
     it('stops on timeout and on abort, keeping the partial output', async () => {
-      const sandbox = await createBwrapSandbox({ workspace: dir, network: false, envAllow: [] });
-      const timed = await sandbox.exec({ command: 'echo before; sleep 30', cwd: dir, timeoutMs: 400 });
-      expect(timed).toMatchObject({ output: 'before\n', timedOut: true });
+      const clock = new ManualClock();
+      const sandbox = await createBwrapSandbox({ workspace: dir, network: false, envAllow: [], clock });
+      const ready = (name: string) =>
+        waitUntil(() => existsSync(path.join(dir, name)), `${name} in the workspace`);
+      const timing = sandbox.exec({
+        command: 'echo before; touch t-ready; sleep 30',
+        cwd: dir,
+        timeoutMs: 400,
+      });
+      await ready('t-ready');
+      clock.advance(400);
+      expect(await timing).toMatchObject({ output: 'before\n', timedOut: true });
+
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 300);
-      const started = Date.now();
-      const aborted = await sandbox.exec({
-        command: 'echo go; sleep 30',
+      const aborting = sandbox.exec({
+        command: 'echo go; touch a-ready; sleep 30',
         cwd: dir,
         timeoutMs: 30_000,
         signal: controller.signal,
       });
-      expect(aborted).toMatchObject({ output: 'go\n', aborted: true });
-      expect(Date.now() - started).toBeLessThan(3000);
+      await ready('a-ready');
+      controller.abort();
+      expect(await aborting).toMatchObject({ output: 'go\n', aborted: true });
     });
 
     it('passes configured variables, and makes extra read-only paths visible', async () => {

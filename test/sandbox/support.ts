@@ -3,6 +3,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createBwrapSandbox } from '../../src/sandbox/bwrap.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * Why the real bwrap backend cannot run on this machine, or null when it can. Tests that need it skip
@@ -43,15 +44,17 @@ export function hostProcessesWith(marker: string): number[] {
   return found;
 }
 
-/** Waits for every process carrying `marker` to be gone, then returns the survivors (ideally none). */
-export async function survivorsAfter(marker: string, waitMs = 2000): Promise<number[]> {
-  const deadline = Date.now() + waitMs;
-  let alive = hostProcessesWith(marker);
-  while (alive.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    alive = hostProcessesWith(marker);
-  }
-  return alive;
+/**
+ * Waits for every process carrying `marker` to be gone, then returns the survivors (ideally none).
+ * Returns as soon as none is left; the wait only runs out when something survived.
+ */
+export async function survivorsAfter(marker: string, waitMs = 10_000): Promise<number[]> {
+  await waitUntil(
+    () => hostProcessesWith(marker).length === 0,
+    `processes named ${marker} to end`,
+    waitMs,
+  ).catch(() => {});
+  return hostProcessesWith(marker);
 }
 
 export function killAll(pids: number[]): void {
