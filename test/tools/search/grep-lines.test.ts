@@ -100,11 +100,10 @@ describe('LineFeeder', () => {
     );
   });
 
-  it('stays linear where a whole-text search of the raw pattern would not', () => {
+  // Unbounded, each attempt ran to the end of the text: seconds for these 100 KB. What it costs now
+  // is measured by `npm run bench` (worst-case inputs); a test only checks the outcome.
+  it('searches line by line where a whole-text search of the raw pattern would run to the end', () => {
     const text = `${'lorem ipsum dolor sit amet\n'.repeat(4000)}`;
-    const started = performance.now();
     expect(feed('[^q]*zzz|[^]*yyy|\\s*\\W*xxx', text)).toBe('');
-    // Unbounded, each attempt ran to the end of the text: seconds for these 100 KB.
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
