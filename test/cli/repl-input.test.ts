@@ -26,7 +26,7 @@ describe('the REPL line editor', () => {
     await first.waitFor(/› the second entry\r\x1b\[\d+C$/);
     const since = first.screen.length;
     first.send(keys.ctrlC);
-    await first.waitFor(atPrompt, 5000, since);
+    await first.waitFor(atPrompt, undefined, since);
     first.send(keys.ctrlD);
     expect(await first.exited).toBe(0);
     const file = join(cli.home, '.hearth', 'history');

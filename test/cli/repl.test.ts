@@ -66,8 +66,8 @@ describe('the interactive REPL on a real terminal', () => {
     await term.waitFor(/\? touch made\.txt[\s\S]*Allow\?/);
     const since = term.screen.length;
     term.send(keys.ctrlC);
-    await term.waitFor(/Interrupted/, 5000, since);
-    await term.waitFor(atPrompt, 5000, since);
+    await term.waitFor(/Interrupted/, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
     expect(await term.enter('then something else')).toContain('Fine, something else.');
     const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expectValidHistory(messages);
@@ -102,18 +102,16 @@ describe('the interactive REPL on a real terminal', () => {
 
   it('cancels a streaming turn on Ctrl+C and carries on in the same session', async () => {
     const term = await cli.repl([
-      reply()
-        .text('A long answer that keeps on streaming for a good while yet.')
-        .chunkSize(3)
-        .delayBetweenChunks(150),
+      // The server holds the stream after "A long an" until the test is done: the rest never comes.
+      reply().text('A long answer that keeps on streaming for a good while yet.').chunkSize(3).holdAfter(4),
       reply().text('Second answer.'),
     ]);
     term.send('first task\r');
     await term.waitFor(/A long/);
     const since = term.screen.length;
     term.send(keys.ctrlC);
-    await term.waitFor(/Interrupted/, 5000, since);
-    await term.waitFor(atPrompt, 5000, since);
+    await term.waitFor(/Interrupted/, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
     expect(term.screen).not.toContain('for a good while yet.');
 
     const shown = await term.enter('second task');
@@ -138,8 +136,8 @@ describe('the interactive REPL on a real terminal', () => {
     await term.waitFor(/running shell sleep 30/);
     const since = term.screen.length;
     term.send(keys.ctrlC);
-    await term.waitFor(/Interrupted/, 10_000, since);
-    await term.waitFor(atPrompt, 5000, since);
+    await term.waitFor(/Interrupted/, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
     await term.enter('go on');
     const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expectValidHistory(messages);
@@ -149,10 +147,14 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it('shows an elapsed-time indicator while the model has not answered yet', async () => {
-    const term = await cli.repl([reply().text('Finally.').delayFirstByte(1600)]);
-    const shown = await term.enter('slow one');
-    expect(shown).toMatch(/waiting for the model · 1s/);
-    expect(shown).toContain('Finally.');
+    const term = await cli.repl([reply().text('Finally.').holdAfter(0)]);
+    const since = term.screen.length;
+    term.send('slow one\r');
+    // The server answers only once the indicator has counted a second.
+    await term.waitFor(/waiting for the model · 1s/, undefined, since);
+    cli.server.release();
+    await term.waitFor(atPrompt, undefined, since);
+    expect(term.screen.slice(since)).toContain('Finally.');
   });
 
   it('starts with the task given to -i and stays interactive', async () => {
