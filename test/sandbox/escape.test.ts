@@ -178,11 +178,7 @@ describe.skipIf(unavailable !== null)(
       expect(off.output).not.toContain('SENT');
       const on = await run(`echo on-${tag} > /dev/tcp/127.0.0.1/${port} && echo SENT`, netSandbox);
       expect(on.output).toContain('SENT');
-      const deadline = Date.now() + 2000;
-      while (!received.join('').includes(`on-${tag}`) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(received.join('')).toContain(`on-${tag}`);
+      await waitUntil(() => received.join('').includes(`on-${tag}`), 'the data sent with network on');
       expect(received.join('')).not.toContain(`off-${tag}`);
     });
 
