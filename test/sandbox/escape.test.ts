@@ -205,7 +205,7 @@ describe.skipIf(unavailable !== null)(
       const clocked = await createBwrapSandbox({ workspace: ws, network: false, envAllow: [], clock });
       const running = run(`setsid bash -c 'exec -a ${marker} sleep 300' & sleep 300`, clocked, 60_000);
       // Time out only once the escaped process runs, so the kill has something to prove.
-      await waitUntil(() => hostProcessesWith(marker).length > 0, `a process named ${marker}`);
+      await waitUntil(() => hostProcessesWith(marker, true).length > 0, `a process named ${marker}`);
       clock.advance(60_000);
       const r = await running;
       await clocked.dispose();

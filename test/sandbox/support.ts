@@ -24,16 +24,18 @@ export async function bwrapUnavailable(): Promise<string | null> {
 }
 
 /**
- * Live host processes whose command line contains `marker`. Zombies do not count: they run nothing,
- * and an orphan reparented to a PID 1 that never reaps stays one forever.
+ * Live host processes whose command line contains `marker` (or, with `asName`, whose program name
+ * is exactly `marker`, as `exec -a` sets it: the shells and bwrap that launch it do not count then).
+ * Zombies do not count: they run nothing, and an orphan reparented to a PID 1 that never reaps stays
+ * one forever.
  */
-export function hostProcessesWith(marker: string): number[] {
+export function hostProcessesWith(marker: string, asName = false): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes(marker)) continue;
+      if (asName ? cmdline.split('\0')[0] !== marker : !cmdline.includes(marker)) continue;
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
       if (state !== 'Z' && state !== 'X') found.push(Number(entry));
