@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +12,7 @@ import { etcMasks } from '../../src/sandbox/host-layout.js';
 import { protectWorkspace } from '../../src/sandbox/protected-paths.js';
 import { SandboxError } from '../../src/sandbox/types.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { waitUntil } from '../support/wait.js';
+import { processName, processRunning } from '../support/processes.js';
 import { bwrapUnavailable } from './support.js';
 
 const unavailable = await bwrapUnavailable();
@@ -197,25 +196,25 @@ describe.skipIf(unavailable !== null)(
     it('stops on timeout and on abort, keeping the partial output', async () => {
       const clock = new ManualClock();
       const sandbox = await createBwrapSandbox({ workspace: dir, network: false, envAllow: [], clock });
-      const ready = (name: string) =>
-        waitUntil(() => existsSync(path.join(dir, name)), `${name} in the workspace`);
+      const timeoutName = processName('bwrap-timeout');
       const timing = sandbox.exec({
-        command: 'echo before; touch t-ready; sleep 30',
+        command: `echo before; exec -a ${timeoutName} sleep 30`,
         cwd: dir,
         timeoutMs: 400,
       });
-      await ready('t-ready');
+      await processRunning(timeoutName);
       clock.advance(400);
       expect(await timing).toMatchObject({ output: 'before\n', timedOut: true });
 
       const controller = new AbortController();
+      const abortName = processName('bwrap-abort');
       const aborting = sandbox.exec({
-        command: 'echo go; touch a-ready; sleep 30',
+        command: `echo go; exec -a ${abortName} sleep 30`,
         cwd: dir,
         timeoutMs: 30_000,
         signal: controller.signal,
       });
-      await ready('a-ready');
+      await processRunning(abortName);
       controller.abort();
       expect(await aborting).toMatchObject({ output: 'go\n', aborted: true });
     });

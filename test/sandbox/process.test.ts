@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT_GRACE_MS, findShell, KILL_GRACE_MS, runProcess } from '../../src/sandbox/process.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { processName, processRunning } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 
 let dir: string;
@@ -21,9 +22,6 @@ const run = (
   command: string,
   extra: { timeoutMs?: number; signal?: AbortSignal; maxOutputBytes?: number; clock?: ManualClock } = {},
 ) => runProcess({ command, cwd: dir, timeoutMs: extra.timeoutMs ?? 10_000, ...extra });
-
-/** Resolves once the command has run `touch ready`: from then on it is where the test wants it. */
-const commandReady = () => waitUntil(() => existsSync(path.join(dir, 'ready')), 'the command to touch ready');
 
 /**
  * Whether a pid is a live process. Zombies count as dead: an orphan is reparented to PID 1, which in
@@ -93,11 +91,15 @@ describe('runProcess', () => {
 
   it('kills the whole process tree on timeout and keeps the partial output', async () => {
     const clock = new ManualClock();
+    const name = processName('timeout');
     const running = run(
-      'echo before; sleep 30 & echo "pid=$!"; sleep 30 & echo "pid=$!"; touch ready; sleep 30',
-      { timeoutMs: 500, clock },
+      `echo before; sleep 30 & echo "pid=$!"; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`,
+      {
+        timeoutMs: 500,
+        clock,
+      },
     );
-    await commandReady();
+    await processRunning(name);
     clock.advance(500);
     const r = await running;
     expect(r).toMatchObject({ timedOut: true, aborted: false, exitCode: null, signal: 'SIGTERM' });
@@ -108,13 +110,14 @@ describe('runProcess', () => {
   it('escalates to SIGKILL after the grace period when the tree ignores SIGTERM', async () => {
     const clock = new ManualClock();
     let settled = false;
-    const running = run('trap "" TERM; sleep 30 & echo "pid=$!"; touch ready; sleep 30', {
+    const name = processName('stubborn');
+    const running = run(`trap "" TERM; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`, {
       timeoutMs: 300,
       clock,
     }).finally(() => {
       settled = true;
     });
-    await commandReady();
+    await processRunning(name);
     clock.advance(300);
     // SIGTERM went out; SIGKILL waits for the grace period, on the clock.
     expect(clock.pending).toContain(KILL_GRACE_MS);
@@ -128,12 +131,13 @@ describe('runProcess', () => {
   it('stops at once when aborted, with what was printed so far', async () => {
     const controller = new AbortController();
     const clock = new ManualClock();
-    const running = run('echo started; sleep 30 & echo "pid=$!"; touch ready; sleep 30', {
+    const name = processName('aborted');
+    const running = run(`echo started; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`, {
       signal: controller.signal,
       timeoutMs: 60_000,
       clock,
     });
-    await commandReady();
+    await processRunning(name);
     controller.abort();
     const r = await running;
     // SIGTERM was enough: nothing waited on the clock.

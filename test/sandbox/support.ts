@@ -1,9 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createBwrapSandbox } from '../../src/sandbox/bwrap.js';
+import { hostProcessesWith } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
+
+export { hostProcessesWith };
 
 /**
  * Why the real bwrap backend cannot run on this machine, or null when it can. Tests that need it skip
@@ -21,29 +23,6 @@ export async function bwrapUnavailable(): Promise<string | null> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * Live host processes whose command line contains `marker` (or, with `asName`, whose program name
- * is exactly `marker`, as `exec -a` sets it: the shells and bwrap that launch it do not count then).
- * Zombies do not count: they run nothing, and an orphan reparented to a PID 1 that never reaps stays
- * one forever.
- */
-export function hostProcessesWith(marker: string, asName = false): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (asName ? cmdline.split('\0')[0] !== marker : !cmdline.includes(marker)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && state !== 'X') found.push(Number(entry));
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return found;
 }
 
 /**

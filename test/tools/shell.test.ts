@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { createNoneSandbox } from '../../src/sandbox/none.js';
 import { SHELL_CWD_KEY, SHELL_MAX_OUTPUT_CHARS, shellTool } from '../../src/tools/shell.js';
 import type { ToolContext, ToolOutput } from '../../src/tools/types.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { processName, processRunning } from '../support/processes.js';
 import { makeToolContext } from '../support/tool-context.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -55,21 +56,21 @@ describe('shell', () => {
     expect(r.output).toMatch(/^\(no output\)\n\[exit 0 · /);
   });
 
-  /** A context whose commands run on a ManualClock, and a wait for the command's `touch ready`. */
+  /** A context whose commands run on a ManualClock. */
   async function clocked(signal?: AbortSignal) {
     const clock = new ManualClock();
     const sandbox = await createNoneSandbox({ workspace: ws, network: false, envAllow: [], clock });
-    const ready = () => waitUntil(() => existsSync(path.join(ws, 'ready')), 'the command to touch ready');
-    return { clock, ready, context: makeToolContext(ws, { sandbox, ...(signal ? { signal } : {}) }) };
+    return { clock, context: makeToolContext(ws, { sandbox, ...(signal ? { signal } : {}) }) };
   }
 
   it('kills the process tree on timeout and keeps the partial output', async () => {
-    const { clock, ready, context } = await clocked();
+    const { clock, context } = await clocked();
+    const name = processName('shell-timeout');
     const running = shell(
-      { command: 'echo partial; sleep 30 & echo "pid=$!"; touch ready; sleep 30', timeout: 0.5 },
+      { command: `echo partial; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`, timeout: 0.5 },
       context,
     );
-    await ready();
+    await processRunning(name);
     clock.advance(500);
     const r = await running;
     expect(r.ok).toBe(false);
@@ -82,9 +83,10 @@ describe('shell', () => {
 
   it('stops when the context signal aborts', async () => {
     const controller = new AbortController();
-    const { ready, context } = await clocked(controller.signal);
-    const running = shell({ command: 'echo going; touch ready; sleep 30' }, context);
-    await ready();
+    const { context } = await clocked(controller.signal);
+    const name = processName('shell-abort');
+    const running = shell({ command: `echo going; exec -a ${name} sleep 30` }, context);
+    await processRunning(name);
     controller.abort();
     const r = await running;
     expect(r.ok).toBe(false);
