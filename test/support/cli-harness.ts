@@ -12,7 +12,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { type CliResult, type CliRun, startCli } from './cli.js';
 import { atPrompt, startOnPty, type Terminal } from './pty.js';
 import {
@@ -57,8 +57,16 @@ export interface CliHarness {
   tempDir(label: string): Promise<string>;
 }
 
+/**
+ * A test here may start the CLI ten times, and each start is a Node process that costs a second of
+ * CPU: on a loaded 2-core machine a correct test then takes tens of seconds. The file's timeout is
+ * raised to match; it only catches hangs, and every wait inside names what it waited for sooner.
+ */
+const CLI_TEST_TIMEOUT_MS = 90_000;
+
 /** Registers the per-test set-up and teardown in the calling test file; `label` names the temp dirs. */
 export function useCliHarness(label: string): CliHarness {
+  vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS, hookTimeout: CLI_TEST_TIMEOUT_MS });
   let state:
     | {
         workspace: string;

@@ -1,7 +1,7 @@
 /**
  * Waiting on events in tests. The deadline is a safety net that turns a hang into a clear message,
- * never a measure of speed: it sits just under vitest's test timeout (vitest.config.ts), so a slow,
- * loaded machine only makes a test slower, not red.
+ * never a measure of speed: it sits under vitest's test timeout (vitest.config.ts; longer for CLI
+ * tests, see cli-harness.ts), so a slow, loaded machine only makes a test slower, not red.
  */
 export const EVENT_WAIT_MS = 15_000;
 
