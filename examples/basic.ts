@@ -6,7 +6,7 @@
  * With no HEARTH_BASE_URL, local servers are probed (LM Studio, Ollama, llama.cpp, vLLM).
  * The workspace defaults to the current directory: the agent may write SUMMARY.md there.
  */
-import { Agent } from 'hearth';
+import { Agent } from 'hearth-agent';
 
 const agent = new Agent({
   baseUrl: process.env.HEARTH_BASE_URL,

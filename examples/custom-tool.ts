@@ -3,7 +3,7 @@
  *
  *   npm ci && node --import tsx examples/custom-tool.ts [workspace]
  */
-import { Agent, defineTool, z } from 'hearth';
+import { Agent, defineTool, z } from 'hearth-agent';
 
 /** Stands in for your own system: a database, an API, a device. */
 const orders = new Map([

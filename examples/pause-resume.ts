@@ -7,7 +7,7 @@
  *
  * The session, with its pending calls, is kept in ~/.hearth/hearth.db (HEARTH_HOME moves it).
  */
-import { Agent, type AgentResult } from 'hearth';
+import { Agent, type AgentResult } from 'hearth-agent';
 
 const [command, ...rest] = process.argv.slice(2);
 const connection = { baseUrl: process.env.HEARTH_BASE_URL, model: process.env.HEARTH_MODEL };

@@ -33,6 +33,7 @@ export {
 export type { PermissionMode } from './permissions/modes.js';
 export { parseRule, type Rule, RuleSyntaxError } from './permissions/rules.js';
 export { SandboxError, type SandboxMode } from './sandbox/types.js';
+export { StoreError } from './store/database.js';
 export { SessionNotFoundError } from './store/sessions.js';
 export { defaultTools, selectTools, ToolSelectionError, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';

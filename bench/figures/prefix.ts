@@ -57,7 +57,7 @@ export async function prefixFigures(dir: string): Promise<{ rows: Row[]; json: R
       workspace: dir,
       gate: new PermissionGate('auto', { allow: [], deny: [] }, dir),
       sandbox: await createNoneSandbox({ workspace: dir, network: false, envAllow: [] }),
-      state: new MemoryState(),
+      durable: new MemoryState(),
       maxIterations: STEPS + 5,
     })) {
       // only the requests matter here

@@ -1,16 +1,18 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, realpath, writeFile } from 'node:fs/promises';
+import { cp, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createNoneSandbox } from '../../src/sandbox/none.js';
+import { join, resolve } from 'node:path';
 import { createGlobTool, createGrepTool, findRipgrep } from '../../src/tools/search/index.js';
-import { MemoryState, type ToolContext } from '../../src/tools/types.js';
-import { ms, type Row, ratio, spread, timeRuns } from '../stats.js';
+import type { ToolContext } from '../../src/tools/types.js';
+import { makeToolContext } from '../../test/support/tool-context.js';
+import { ms, type Row, ratio, type Spread, spread } from '../stats.js';
 
 const FILES = 50_000;
 const DIRS = 500;
 const TREE = join(tmpdir(), `hearth-bench-tree-${FILES}`);
+const NODE_MODULES = join(tmpdir(), 'hearth-bench-node-modules');
+const RUNS = 7;
 
 /** Made once and kept between runs: writing 50,000 files takes longer than searching them. */
 async function ensureTree(): Promise<string> {
@@ -34,6 +36,20 @@ async function ensureTree(): Promise<string> {
   return realpath(TREE);
 }
 
+/**
+ * A copy of this project's node_modules, searched as a workspace of its own: real packages with
+ * minified bundles, native binaries and deep trees, unlike the uniform generated tree. Made once.
+ */
+async function ensureNodeModules(): Promise<string> {
+  const done = join(NODE_MODULES, '.complete');
+  if (!existsSync(done)) {
+    await rm(NODE_MODULES, { recursive: true, force: true });
+    await cp(resolve('node_modules'), NODE_MODULES, { recursive: true, verbatimSymlinks: true });
+    await writeFile(done, '');
+  }
+  return realpath(NODE_MODULES);
+}
+
 function run(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'ignore'] });
@@ -43,60 +59,94 @@ function run(cmd: string, args: string[]): Promise<void> {
   });
 }
 
-export async function searchFigures(): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
-  const root = await ensureTree();
-  const ctx: ToolContext = {
-    workspace: root,
-    signal: new AbortController().signal,
-    session: new Map(),
-    state: new MemoryState(),
-    sandbox: await createNoneSandbox({ workspace: root, network: false, envAllow: [] }),
-  };
-  const runs = 5;
-  const grepArgs = { pattern: 'needle_marker' };
-  const scan = spread(await timeRuns(runs, () => createGrepTool({ engine: 'scan' }).run(grepArgs, ctx)));
-  const globTool = spread(await timeRuns(runs, () => createGlobTool().run({ pattern: '*.md' }, ctx)));
-  const rows: Row[] = [];
-  const json: Record<string, unknown> = { searchFiles: FILES, grepScanMs: scan, globMs: globTool };
-  const rg = findRipgrep(process.env.PATH ?? '');
-  if (rg) {
-    const rgDirect = spread(
-      await timeRuns(runs, () => run(rg, ['-n', '--no-heading', 'needle_marker', root])),
-    );
-    const rgTool = spread(
-      await timeRuns(runs, () => createGrepTool({ engine: 'ripgrep' }).run(grepArgs, ctx)),
-    );
-    const rgFiles = spread(await timeRuns(runs, () => run(rg, ['--files', '-g', '*.md', root])));
-    rows.push(
-      {
-        figure: `grep, ${FILES} files (Hearth, ripgrep engine)`,
-        value: ms(rgTool),
-        baseline: `rg: ${ms(rgDirect)}`,
-        ratio: ratio(rgTool, rgDirect),
-      },
-      {
-        figure: `grep, ${FILES} files (Hearth, TypeScript scan)`,
-        value: ms(scan),
-        baseline: `rg: ${ms(rgDirect)}`,
-        ratio: ratio(scan, rgDirect),
-      },
-      {
-        figure: `glob *.md, ${FILES} files (Hearth)`,
-        value: ms(globTool),
-        baseline: `rg --files: ${ms(rgFiles)}`,
-        ratio: ratio(globTool, rgFiles),
-      },
-    );
-    Object.assign(json, { rgDirectMs: rgDirect, grepRipgrepMs: rgTool, rgFilesMs: rgFiles });
-  } else {
-    rows.push(
-      {
-        figure: `grep, ${FILES} files (Hearth, TypeScript scan)`,
-        value: ms(scan),
-        baseline: 'rg not installed',
-      },
-      { figure: `glob *.md, ${FILES} files (Hearth)`, value: ms(globTool), baseline: 'rg not installed' },
-    );
+/**
+ * Times each function `runs` times, taking turns (a b c a b c ...) after one warm-up round, so
+ * that a machine whose speed drifts during the run moves every figure alike.
+ */
+async function interleaved(runs: number, fns: (() => Promise<unknown>)[]): Promise<Spread[]> {
+  const samples: number[][] = fns.map(() => []);
+  for (let round = -1; round < runs; round++) {
+    for (const [i, fn] of fns.entries()) {
+      const started = performance.now();
+      await fn();
+      if (round >= 0) samples[i]!.push(performance.now() - started);
+    }
   }
+  return samples.map(spread);
+}
+
+interface Case {
+  name: string;
+  ctx: ToolContext;
+  root: string;
+  pattern: string;
+  glob: string;
+}
+
+async function grepRows(rg: string | undefined, c: Case, json: Record<string, unknown>): Promise<Row[]> {
+  const args = { pattern: c.pattern };
+  const grep = (engine: 'ripgrep' | 'scan') => () => createGrepTool({ engine }).run(args, c.ctx);
+  if (!rg) {
+    const [scan] = await interleaved(RUNS, [grep('scan')]);
+    json[`grep ${c.name}`] = { scanMs: scan };
+    return [{ figure: `grep, ${c.name} (Hearth, TypeScript scan)`, value: ms(scan!), baseline: 'no rg' }];
+  }
+  const direct = () => run(rg, ['-n', '--no-heading', c.pattern, c.root]);
+  const [base, hearth, scan] = await interleaved(RUNS, [direct, grep('ripgrep'), grep('scan')]);
+  json[`grep ${c.name}`] = { rgMs: base, ripgrepEngineMs: hearth, scanMs: scan };
+  return [
+    {
+      figure: `grep, ${c.name} (Hearth, ripgrep engine)`,
+      value: ms(hearth!),
+      baseline: `rg: ${ms(base!)}`,
+      ratio: ratio(hearth!, base!),
+    },
+    {
+      figure: `grep, ${c.name} (Hearth, TypeScript scan)`,
+      value: ms(scan!),
+      baseline: `rg: ${ms(base!)}`,
+      ratio: ratio(scan!, base!),
+    },
+  ];
+}
+
+async function globRows(rg: string | undefined, c: Case, json: Record<string, unknown>): Promise<Row[]> {
+  const glob = () => createGlobTool().run({ pattern: c.glob }, c.ctx);
+  const figure = `glob ${c.glob}, ${c.name} (Hearth)`;
+  if (!rg) {
+    const [hearth] = await interleaved(RUNS, [glob]);
+    json[`glob ${c.name}`] = { hearthMs: hearth };
+    return [{ figure, value: ms(hearth!), baseline: 'no rg' }];
+  }
+  const direct = () => run(rg, ['--files', '-g', c.glob, c.root]);
+  const [base, hearth] = await interleaved(RUNS, [direct, glob]);
+  json[`glob ${c.name}`] = { rgFilesMs: base, hearthMs: hearth };
+  return [{ figure, value: ms(hearth!), baseline: `rg --files: ${ms(base!)}`, ratio: ratio(hearth!, base!) }];
+}
+
+export async function searchFigures(): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
+  const tree = await ensureTree();
+  const modules = await ensureNodeModules();
+  const cases: Case[] = [
+    {
+      name: `${FILES} files`,
+      ctx: makeToolContext(tree),
+      root: tree,
+      pattern: 'needle_marker',
+      glob: '*.md',
+    },
+    {
+      name: 'node_modules copy',
+      ctx: makeToolContext(modules),
+      root: modules,
+      pattern: 'createRequire',
+      glob: '*.json',
+    },
+  ];
+  const rg = findRipgrep(process.env.PATH ?? '');
+  const rows: Row[] = [];
+  const json: Record<string, unknown> = { searchFiles: FILES };
+  for (const c of cases) rows.push(...(await grepRows(rg, c, json)));
+  for (const c of cases) rows.push(...(await globRows(rg, c, json)));
   return { rows, json };
 }

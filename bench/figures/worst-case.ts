@@ -6,14 +6,18 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseToolCallsFromText } from '../../src/llm/text-tool-calls.js';
-import { createNoneSandbox } from '../../src/sandbox/none.js';
+import { type FormatContext, findToolCalls } from '../../src/llm/formats/index.js';
 import { createGrepTool } from '../../src/tools/search/index.js';
-import { MemoryState, type ToolContext } from '../../src/tools/types.js';
+import { makeToolContext } from '../../test/support/tool-context.js';
 import { ms, type Row, ratio, type Spread, spread, timeRuns } from '../stats.js';
 
 const RUNS = 7;
-const TOOLS: ReadonlySet<string> = new Set(['read_file', 'write_file']);
+const READ_FILE = {
+  name: 'read_file',
+  description: '',
+  parameters: { type: 'object', properties: { path: { type: 'string' } } },
+};
+const FORMATS: FormatContext = { tools: new Map([['read_file', READ_FILE]]), finishReason: 'stop' };
 const CALL = '{"name": "read_file", "arguments": {"path": "a"}}';
 
 function doubling(figure: string, half: Spread, whole: Spread): Row {
@@ -23,8 +27,8 @@ function doubling(figure: string, half: Spread, whole: Spread): Row {
 /** A model's prose full of unclosed brackets before a call. */
 async function parserFigures(): Promise<{ row: Row; json: Record<string, unknown> }> {
   const reply = (n: number) => `${'{ "x": [ '.repeat(n)} and finally\n${CALL}`;
-  const half = spread(await timeRuns(RUNS, async () => parseToolCallsFromText(reply(10_000), TOOLS)));
-  const whole = spread(await timeRuns(RUNS, async () => parseToolCallsFromText(reply(20_000), TOOLS)));
+  const half = spread(await timeRuns(RUNS, async () => findToolCalls(reply(10_000), FORMATS)));
+  const whole = spread(await timeRuns(RUNS, async () => findToolCalls(reply(20_000), FORMATS)));
   return {
     row: doubling('text tool calls: 20,000 unclosed brackets', half, whole),
     json: { parseUnclosedBracketsMs: whole, parseUnclosedBracketsHalfMs: half },
@@ -35,13 +39,7 @@ async function parserFigures(): Promise<{ row: Row; json: Record<string, unknown
 async function grepFigures(): Promise<{ row: Row; json: Record<string, unknown> }> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-worst-'));
   try {
-    const ctx: ToolContext = {
-      workspace: dir,
-      signal: new AbortController().signal,
-      session: new Map(),
-      state: new MemoryState(),
-      sandbox: await createNoneSandbox({ workspace: dir, network: false, envAllow: [] }),
-    };
+    const ctx = makeToolContext(dir);
     const grep = createGrepTool({ engine: 'scan' });
     const time = async (lines: number) => {
       await writeFile(join(dir, 'lorem.txt'), 'lorem ipsum dolor sit amet\n'.repeat(lines));

@@ -138,8 +138,6 @@ interface Ready {
   notices: string[];
 }
 
-const _DEFAULT_MAX_ITERATIONS = 50;
-
 /**
  * Hearth as a library: one Agent is one conversation, kept in the session store. Nothing touches
  * the network, the disk or the sandbox until the first run.
@@ -187,6 +185,17 @@ export class Agent {
       );
     }
     yield* this.drive(ready, options.signal, (signal) => ready.session.run(task, signal));
+  }
+
+  /**
+   * Adds a message to the run in progress at its next safe point: after the tool call in progress
+   * (calls of that turn not yet started are skipped) and before the next request. The run's
+   * events then include `steer` with the text. Throws when no run is going: use `run` instead.
+   */
+  steer(text: string): void {
+    if (!this.running || !this.settled)
+      throw new AgentError('No run is going: send the message with run(text).');
+    this.settled.session.steer(text);
   }
 
   /** Continues a paused run: approved calls run, the others are declined, then the run goes on. */
@@ -323,7 +332,7 @@ export class Agent {
       runtime,
       connection,
       approve: options.approve && toApprover(options.approve),
-      deep: false,
+      deepWork: false,
     };
     const session = await openSession(setup, row);
     return { session, notices: await setupNotes(runtime, connection) };

@@ -72,7 +72,7 @@ export async function compactHistory(
  * Index of the first message kept verbatim: the recent turns that fit `keepTokens`, moved back
  * so that tool results are never separated from the assistant message that called them.
  */
-export function keepBoundary(messages: ChatMessage[], keepTokens: number): number {
+function keepBoundary(messages: ChatMessage[], keepTokens: number): number {
   let boundary = messages.length;
   let kept = 0;
   while (boundary > 2) {
@@ -126,7 +126,7 @@ function summaryMessage(messages: ChatMessage[], summary: string, state: Session
 }
 
 /** Todos, plan and task state, rendered for re-attaching after a compaction. */
-export function trackedState(state: SessionState): string[] {
+function trackedState(state: SessionState): string[] {
   const out: string[] = [];
   const todos = readTodos(state);
   if (todos.length) out.push(`Todo list:\n${renderTodos(todos)}`);

@@ -40,12 +40,26 @@ export interface RunAgentOptions {
   onCompact?: (history: ChatMessage[]) => void;
   signal?: AbortSignal;
   /** Per-session tool scratch state (the shell's directory, edit failure counts, ...). */
-  session?: Map<string, unknown>;
+  scratch?: Map<string, unknown>;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
-  state?: SessionState;
+  durable?: SessionState;
+  /** Messages the user sent while the run goes on; taken at the next safe point (see SteeringQueue). */
+  steering?: SteeringQueue;
   /** Called with every message appended to the history, as it is appended. */
   onMessage?: (message: ChatMessage) => void;
   onAudit?: (entry: AuditEntry) => void;
+}
+
+/**
+ * Messages a person sends while a run is going. The loop takes them at the next safe point: after
+ * the tool call in progress (calls of the same turn not yet started are skipped) and before the
+ * next request, or instead of ending when the model has just answered.
+ */
+export interface SteeringQueue {
+  /** True when a message waits. */
+  waiting(): boolean;
+  /** Removes and returns the waiting messages, oldest first. */
+  take(): string[];
 }
 
 const EMPTY_REPLY_NUDGE =
@@ -65,9 +79,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const ctx: ToolContext = {
     workspace: options.workspace,
     signal,
-    session: options.session ?? new Map(),
-    state: options.state ?? new MemoryState(),
+    scratch: options.scratch ?? new Map(),
+    durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
+    progress: () => {},
   };
   const append = (message: ChatMessage) => {
     messages.push(message);
@@ -106,6 +121,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         approve: options.approve,
         answers,
         onAudit: options.onAudit,
+        steered: () => options.steering?.waiting() ?? false,
       }),
       (event) => {
         if (event.type !== 'tool_result') return;
@@ -119,17 +135,29 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     return { pending, errors };
   }
 
+  /** Adds the messages the user sent meanwhile; true when there were any. */
+  function* takeSteering(): Generator<AgentEvent, boolean> {
+    const texts = options.steering?.take() ?? [];
+    for (const text of texts) {
+      append({ role: 'user', content: text });
+      yield { type: 'steer', text };
+    }
+    return texts.length > 0;
+  }
+
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
     const { pending } = yield* runCalls(waiting, options.answers);
     if (pending.length > 0) return yield done('paused', pausedText(pending), 0, pending);
   }
+  // Messages sent while no run was going come before this run's task, as they were sent before it.
+  yield* takeSteering();
   if (options.task !== undefined) append({ role: 'user', content: options.task });
 
   async function* compact() {
     const before = contextNow();
-    const result = await compactHistory(messages, { llm, state: ctx.state, contextWindow: window, signal });
+    const result = await compactHistory(messages, { llm, state: ctx.durable, contextWindow: window, signal });
     messages.splice(0, messages.length, ...result.history);
     measured = undefined;
     options.onCompact?.(result.history);
@@ -144,6 +172,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   let overflowRetried = false;
   for (let turn = 1; turn <= options.maxIterations; turn++) {
     if (signal.aborted) return yield done('aborted', '', turn - 1);
+    yield* takeSteering();
     if (window > 0 && contextNow() > window * (options.compactionThreshold ?? 0.75)) yield* compact();
     yield { type: 'turn_start', turn };
 
@@ -209,6 +238,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     }
 
     if (reply.toolCalls.length === 0) {
+      // The user said something while the model answered: answer that before ending the run.
+      if (options.steering?.waiting()) continue;
       const text = reply.message.content ?? '';
       if (text.trim() === '' && !nudged) {
         nudged = true;
@@ -216,7 +247,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         append({ role: 'user', content: EMPTY_REPLY_NUDGE });
         continue;
       }
-      const open = readTodos(ctx.state).filter((t) => t.status !== 'done');
+      const open = readTodos(ctx.durable).filter((t) => t.status !== 'done');
       if (open.length > 0 && todoNudges < (options.todoNudges ?? 0)) {
         todoNudges++;
         append({

@@ -1,6 +1,6 @@
-import { realpath } from 'node:fs/promises';
 import { defaultDbPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { checkWorkspace } from '../config/workspace.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
@@ -40,7 +40,7 @@ export async function createRuntime(
   workspaceDir: string,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
-  const workspace = await realpath(workspaceDir);
+  const workspace = await checkWorkspace(workspaceDir);
   const tools = options.tools ?? new ToolRegistry(selectTools(config.tools));
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;

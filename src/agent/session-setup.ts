@@ -11,15 +11,15 @@ export interface SessionSetup {
   /** Undefined: calls that need an answer pause the run. */
   approve: Approver | undefined;
   /** Deep-work mode: higher limits, and a push to finish open todos. */
-  deep: boolean;
+  deepWork: boolean;
 }
 
 const DEFAULT_MAX_ITERATIONS = 50;
-const DEEP = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
+const DEEP_WORK = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
 
 /** Opens `resume` when given, otherwise starts a new stored session. */
 export async function openSession(setup: SessionSetup, resume?: SessionRow): Promise<AgentSession> {
-  const { runtime, connection, deep } = setup;
+  const { runtime, connection, deepWork } = setup;
   const { config } = runtime;
   const choice = await runtime.sandbox();
   const deps: SessionDeps = {
@@ -30,9 +30,9 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     sandbox: choice.sandbox,
     approve: setup.approve,
     workspace: runtime.workspace,
-    maxIterations: config.max_iterations ?? (deep ? DEEP.maxIterations : DEFAULT_MAX_ITERATIONS),
-    tokenBudget: config.token_budget ?? (deep ? DEEP.tokenBudget : undefined),
-    todoNudges: deep ? DEEP.todoNudges : 0,
+    maxIterations: config.max_iterations ?? (deepWork ? DEEP_WORK.maxIterations : DEFAULT_MAX_ITERATIONS),
+    tokenBudget: config.token_budget ?? (deepWork ? DEEP_WORK.tokenBudget : undefined),
+    todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
   };

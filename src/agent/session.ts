@@ -5,6 +5,7 @@ import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/ga
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { truncateMiddle } from '../tools/truncate.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
@@ -33,6 +34,15 @@ interface CompactionRecord {
 
 const COMPACTION_KEY = 'compaction';
 
+/** What a tool_result event carries of a call's display; the whole of it stays in the store. */
+const DISPLAY_EVENT_CHARS = 16_000;
+
+function boundedDisplay(display: string, sessionId: string, callId: string): string {
+  return truncateMiddle(display, DISPLAY_EVENT_CHARS, {
+    hint: `the full output is kept: hearth sessions output ${sessionId} ${callId}`,
+  }).text;
+}
+
 const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
 
@@ -41,7 +51,9 @@ const INTERRUPTED =
  * killed process leaves a session that resumes from its last committed message.
  */
 export class AgentSession {
-  private readonly toolSession = new Map<string, unknown>();
+  private readonly scratch = new Map<string, unknown>();
+  /** Messages sent with `steer` that the running run has not taken yet. */
+  private readonly steering: string[] = [];
 
   private constructor(
     private readonly deps: SessionDeps,
@@ -83,6 +95,19 @@ export class AgentSession {
     return this.row.status === 'paused' ? unansweredCalls(this.messages) : [];
   }
 
+  /**
+   * Adds a message to the run in progress at its next safe point (see SteeringQueue); with no run
+   * going, the message waits for the next one, and comes before its task.
+   */
+  steer(text: string): void {
+    this.steering.push(text);
+  }
+
+  /** Messages sent with `steer` and not yet added to the conversation. */
+  get queued(): readonly string[] {
+    return this.steering;
+  }
+
   /** Runs the agent on `task` (or, with none, carries on from where the history stops). */
   run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
     return this.drive(task, signal, undefined);
@@ -114,6 +139,7 @@ export class AgentSession {
       store.update(this.id, { title: this.row.title });
     }
     this.setStatus('active');
+    yield { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
     let turnStarted = performance.now();
     for await (const event of runAgent({
       ...this.deps,
@@ -121,8 +147,12 @@ export class AgentSession {
       task,
       answers,
       signal,
-      session: this.toolSession,
-      state: store.state(this.id),
+      scratch: this.scratch,
+      durable: store.state(this.id),
+      steering: {
+        waiting: () => this.steering.length > 0,
+        take: () => this.steering.splice(0),
+      },
       onMessage: (message) => this.persist(message),
       onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => store.recordAudit(this.id, entry),
@@ -135,6 +165,11 @@ export class AgentSession {
           completion: event.completion,
           durationMs: performance.now() - turnStarted,
         });
+      }
+      if (event.type === 'tool_result' && event.display !== undefined) {
+        store.saveToolOutput(this.id, event.callId, event.display);
+        yield { ...event, display: boundedDisplay(event.display, this.id, event.callId) };
+        continue;
       }
       if (event.type === 'done') {
         this.setStatus(

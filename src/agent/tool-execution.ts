@@ -4,6 +4,7 @@ import type { AuditEntry } from '../store/sessions.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';
 import type { AgentEvent, ToolResultEvent } from './events.js';
+import { ProgressChannel, withProgress } from './progress-channel.js';
 
 export interface ExecutionDeps {
   tools: ToolRegistry;
@@ -14,12 +15,17 @@ export interface ExecutionDeps {
   /** Answers already given for calls of a paused run, by call id. */
   answers?: ReadonlyMap<string, ApprovalAnswer>;
   onAudit?: (entry: AuditEntry) => void;
+  /** True when the user sent a message during the turn: calls not yet started are then skipped. */
+  steered?: () => boolean;
 }
 
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
 export type ExecutionEvent =
-  | Extract<AgentEvent, { type: 'tool_call' | 'approval_request' }>
+  | Extract<AgentEvent, { type: 'tool_call' | 'approval_request' | 'tool_progress' }>
   | ToolResultEvent;
+
+const SKIPPED_FOR_STEERING =
+  'Not run: the user sent a new message before this call started. Read it, then decide what to call.';
 
 type Step = { call: ToolCall; prepared: PreparedCall };
 
@@ -33,19 +39,30 @@ export async function* executeCalls(
   deps: ExecutionDeps,
 ): AsyncGenerator<ExecutionEvent, ToolCall[]> {
   const steps: Step[] = calls.map((call) => ({ call, prepared: deps.tools.prepare(call) }));
+  const progress = new ProgressChannel();
   let i = 0;
   while (i < steps.length) {
+    if (i > 0 && deps.steered?.()) {
+      for (const step of steps.slice(i)) {
+        yield announce(step, deps);
+        yield finish(step, deps, 'skipped', { ok: false, output: SKIPPED_FOR_STEERING });
+      }
+      break;
+    }
     const batch: Step[] = [];
     while (i < steps.length && runsFreely(steps[i]!, deps)) batch.push(steps[i++]!);
     if (batch.length > 0) {
-      for (const step of batch) yield { type: 'tool_call', call: step.call };
-      const results = await Promise.all(batch.map((step) => run(step, deps, 'allowed', undefined)));
+      for (const step of batch) yield announce(step, deps);
+      const results = yield* withProgress(
+        progress,
+        Promise.all(batch.map((step) => run(step, deps, progress, 'allowed', undefined))),
+      );
       for (const result of results) yield result;
       continue;
     }
 
     const step = steps[i]!;
-    yield { type: 'tool_call', call: step.call };
+    yield announce(step, deps);
     if (!step.prepared.ok) {
       yield finish(step, deps, 'invalid', { ok: false, output: step.prepared.error });
       i++;
@@ -57,14 +74,14 @@ export async function* executeCalls(
       i++;
       continue;
     }
-    const verdict = deps.gate.check(tool, args, deps.ctx.state);
+    const verdict = deps.gate.check(tool, args, deps.ctx.durable);
     if (verdict.action === 'deny') {
       yield finish(step, deps, 'denied', { ok: false, output: verdict.reason }, verdict.rule);
       i++;
       continue;
     }
     if (verdict.action === 'allow') {
-      yield await run(step, deps, 'allowed', verdict.rule);
+      yield yield* withProgress(progress, run(step, deps, progress, 'allowed', verdict.rule));
       i++;
       continue;
     }
@@ -72,7 +89,15 @@ export async function* executeCalls(
     let answer = deps.answers?.get(step.call.id);
     if (!answer) {
       if (!deps.approve) return steps.slice(i).map((s) => s.call);
-      const request = { call: step.call, summary: deps.gate.summary(tool, args), reason: verdict.reason };
+      const preview = await tool.preview?.(args, { workspace: deps.ctx.workspace }).catch(() => undefined);
+      const request = {
+        call: step.call,
+        summary: deps.gate.summary(tool, args),
+        reason: verdict.reason,
+        ...(preview === undefined ? {} : { preview }),
+        allowRules: deps.gate.allowRules(tool, args),
+        ...(verdict.secret ? { secret: true } : {}),
+      };
       yield { type: 'approval_request', ...request };
       answer = await deps
         .approve(request, deps.ctx.signal)
@@ -85,28 +110,45 @@ export async function* executeCalls(
       });
     } else {
       const rule =
-        answer.decision === 'always' ? deps.gate.remember(tool, args, deps.ctx.state).join(', ') : undefined;
-      yield await run(step, deps, answer.decision === 'always' ? 'approved_always' : 'approved', rule);
+        answer.decision === 'always'
+          ? deps.gate.remember(tool, args, deps.ctx.durable).join(', ')
+          : undefined;
+      const decision = answer.decision === 'always' ? 'approved_always' : 'approved';
+      yield yield* withProgress(progress, run(step, deps, progress, decision, rule));
     }
     i++;
   }
   return [];
 }
 
+/** The tool_call event, with the call in one line as the tool's declaration words it. */
+function announce(step: Step, deps: ExecutionDeps): Extract<ExecutionEvent, { type: 'tool_call' }> {
+  if (!step.prepared.ok) return { type: 'tool_call', call: step.call };
+  return {
+    type: 'tool_call',
+    call: step.call,
+    label: deps.gate.label(step.prepared.tool, step.prepared.args),
+  };
+}
+
 /** A call that may run right away and alongside others: valid, read-only and allowed. */
 function runsFreely(step: Step, deps: ExecutionDeps): boolean {
   if (!step.prepared.ok || step.prepared.tool.mutates || deps.ctx.signal.aborted) return false;
-  return deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.state).action === 'allow';
+  return deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.durable).action === 'allow';
 }
 
 async function run(
   step: Step,
   deps: ExecutionDeps,
+  channel: ProgressChannel,
   decision: string,
   rule: string | undefined,
 ): Promise<ToolResultEvent> {
   const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
-  const result = await deps.tools.run(prepared, deps.ctx);
+  let finished = false;
+  const progress = channel.reporter(step.call.id, step.call.name, () => finished);
+  const result = await deps.tools.run(prepared, { ...deps.ctx, progress });
+  finished = true;
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
 }

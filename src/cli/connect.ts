@@ -3,6 +3,7 @@ export {
   type Connection,
   ConnectionError,
   type ConnectionSettings,
+  contextOf,
   createClient,
   resolveConnection,
 } from '../llm/connection.js';

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { checkWorkspace } from '../config/workspace.js';
+import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
 export interface GlobalFlags {
@@ -43,8 +45,13 @@ export function nameList(value: string): string[] {
     .filter(Boolean);
 }
 
-/** The config keys the flags set, in order: a later setting of one key wins (--yolo over --permission-mode). */
-export function flagSettings(flags: GlobalFlags): FlagSetting[] {
+/** The config keys the flags set, in order. Flags that contradict each other are an error, never resolved silently. */
+function flagSettings(flags: GlobalFlags): FlagSetting[] {
+  if (flags.yolo && flags.permissionMode !== undefined && flags.permissionMode !== 'auto') {
+    throw new UsageError(
+      `--yolo and --permission-mode ${flags.permissionMode} contradict each other (--yolo means --permission-mode auto). Give one of them.`,
+    );
+  }
   const settings: FlagSetting[] = [];
   const add = (key: string, value: unknown, name: string) => {
     if (value !== undefined) settings.push({ key, value, name });
@@ -66,8 +73,9 @@ export function flagSettings(flags: GlobalFlags): FlagSetting[] {
 }
 
 /** Loads the config for the flags' workspace, with the flags as the last layer. */
-export function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedConfig> {
-  return loadConfig({ workspace: resolve(flags.workspace), flags: flagSettings(flags) });
+export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedConfig> {
+  const settings = flagSettings(flags);
+  return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */

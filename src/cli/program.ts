@@ -5,13 +5,14 @@ import { ConfigError } from '../config/load.js';
 import { DiscoveryError } from '../llm/discover.js';
 import { RuleSyntaxError } from '../permissions/rules.js';
 import { SandboxError } from '../sandbox/types.js';
+import { StoreError } from '../store/database.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
-import { addSessionCommands, UsageError } from './commands/sessions.js';
+import { addSessionCommands } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
   collect,
@@ -23,6 +24,7 @@ import {
 } from './options.js';
 import { runRepl } from './repl/repl.js';
 import { runOneShot } from './run-task.js';
+import { UsageError } from './usage-error.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -38,7 +40,7 @@ Examples:
 
 Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
 a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
-model is told why. Commands run in a sandbox (bubblewrap on Linux) that can write only the workspace.
+model is told why (exit code 4), or with --pause-for-approval the run stops to be answered later. Commands run in a sandbox (bubblewrap on Linux) that can write only the workspace.
 
 Server: with no --base-url, Hearth tries LM Studio (:1234), Ollama (:11434), llama.cpp (:8080)
 and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded model.
@@ -48,8 +50,9 @@ HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BAS
 HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
 See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
-Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 waiting for approval,
-130 interrupted.`;
+Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 waiting for approval
+(--pause-for-approval; answer with --resume ID --approve all), 4 done but calls were declined because
+no terminal could ask, 130 interrupted.`;
 
 interface MainFlags extends GlobalFlags {
   interactive?: boolean;
@@ -57,6 +60,9 @@ interface MainFlags extends GlobalFlags {
   deep?: boolean;
   continue?: boolean;
   resume?: string;
+  print?: boolean;
+  pauseForApproval?: boolean;
+  approve?: string[];
 }
 
 /** Errors that are the user's to fix: printed as one message, without a stack. */
@@ -65,13 +71,14 @@ const USER_ERRORS = [
   ConnectionError,
   DiscoveryError,
   SessionNotFoundError,
+  StoreError,
   ToolSelectionError,
   UsageError,
   RuleSyntaxError,
   SandboxError,
 ];
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('hearth')
     .description(
       'A local-first AI agent for OpenAI-compatible model servers (LM Studio, Ollama, llama.cpp, vLLM).',
@@ -99,8 +106,18 @@ export function buildProgram(): Command {
     )
     .option('--deny <rule>', 'refuse calls like "shell(rm *)"; wins over --allow; repeatable', collect)
     .option('--deep', 'deep-work mode: 500 turns, a 5M-token budget, and a push to finish open todos')
+    .option('-p, --print', 'one-shot: run the task, print the answer, exit (never interactive)')
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
+    .option(
+      '--pause-for-approval',
+      'with no terminal, stop with exit code 3 when a call needs approval (instead of declining it)',
+    )
+    .option(
+      '--approve <ids>',
+      'with --resume: run these waiting calls ("all", or ids separated by commas); decline the rest',
+      nameList,
+    )
     .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
     .option('--max-iterations <n>', 'stop after this many model turns (default 50)', positiveInt)
     .addOption(
@@ -128,7 +145,10 @@ export async function runProgram(argv: string[]): Promise<void> {
     await buildProgram().parseAsync(argv);
   } catch (err) {
     if (USER_ERRORS.some((type) => err instanceof type)) {
-      process.stderr.write(`hearth: ${(err as Error).message}\n`);
+      const message = (err as Error).message;
+      // A wrapper reading --json gets the failure as a line it can parse, not only as stderr text.
+      if (argv.includes('--json')) process.stdout.write(`${JSON.stringify({ type: 'error', message })}\n`);
+      process.stderr.write(`hearth: ${message}\n`);
       process.exitCode = 1;
       return;
     }
@@ -160,7 +180,11 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
     // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
     const interactive =
       flags.interactive === true || (atTerminal && !task && !flags.json && (!resume || finished));
-    if (interactive) {
+    if (flags.print && flags.interactive)
+      throw new UsageError('--print and --interactive contradict each other.');
+    if (flags.approve && !resume)
+      throw new UsageError('--approve answers a paused session: use it with --resume ID.');
+    if (interactive && !flags.print && !flags.approve) {
       // The prompt should come up at once: probe the server while the sandbox makes its trial run.
       const [connection] = await Promise.all([resolveConnection(runtime.config), runtime.sandbox()]);
       return await runRepl({
@@ -168,7 +192,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
         connection,
         firstTask: task || undefined,
         resume,
-        deep: flags.deep === true,
+        deepWork: flags.deep === true,
         version,
       });
     }
@@ -187,7 +211,9 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
       task: task || undefined,
       resume,
       json: flags.json === true,
-      deep: flags.deep === true,
+      deepWork: flags.deep === true,
+      pauseForApproval: flags.pauseForApproval === true,
+      approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
     });
   } finally {
     await runtime.close();
@@ -206,5 +232,7 @@ async function readPipedStdin(): Promise<string> {
   if (!stat.isFIFO() && !stat.isFile() && !stat.isSocket()) return '';
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').trim();
+  // Verbatim but for the trailing newline(s): a diff's first line may start with a space that matters.
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text.trim() === '' ? '' : text.replace(/\s+$/, '');
 }

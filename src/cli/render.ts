@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/events.js';
+import { truncateToWidth } from './text-width.js';
 
 export interface Style {
   bold(text: string): string;
@@ -47,19 +48,25 @@ export function keyArgument(args: string): string {
 }
 
 export function oneLine(text: string, max = 80): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return truncateToWidth(text.replace(/\s+/g, ' ').trim(), max);
 }
 
 /**
  * Renders events for a person: the answer on stdout, everything else (reasoning, tool
  * activity, warnings) on stderr, so `hearth "task" > answer.txt` captures just the answer.
  */
+/** How much of a long command output and of a diff one-shot mode shows. */
+const OUTPUT_LINES = 12;
+const DIFF_LINES = 60;
+
 export class TerminalRenderer {
   private stdoutAtLineStart = true;
   private stderrAtLineStart = true;
   private inReasoning = false;
   private readonly calls = new Map<string, string>();
+  /** Calls whose diff the approval question already showed. */
+  private readonly previewed = new Set<string>();
+  private sessionId = '';
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -89,17 +96,26 @@ export class TerminalRenderer {
         break;
       case 'tool_call':
         this.endReasoning();
-        this.calls.set(event.call.id, `${event.call.name} ${keyArgument(event.call.arguments)}`);
+        this.calls.set(
+          event.call.id,
+          event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`,
+        );
+        break;
+      case 'approval_request':
+        if (event.preview !== undefined) this.previewed.add(event.call.id);
         break;
       case 'tool_result': {
         const label = this.calls.get(event.callId) ?? event.name;
         const status = event.ok ? this.style.green('✓') : this.style.red('✗');
         const detail = event.ok ? '' : ` ${this.style.red(firstLine(event.output))}`;
         this.errLine(`${status} ${this.style.cyan(label)} ${this.style.dim(`${event.ms}ms`)}${detail}`);
-        if (event.display)
+        if (event.display && !this.previewed.has(event.callId)) {
           this.errLine(
-            isDiff(event.display) ? colorDiff(event.display, this.style) : this.style.dim(event.display),
+            isDiff(event.display)
+              ? colorDiff(event.display, this.style, DIFF_LINES)
+              : this.style.dim(this.outputTail(event.display, event.callId)),
           );
+        }
         break;
       }
       case 'warning':
@@ -132,10 +148,27 @@ export class TerminalRenderer {
           ),
         );
         break;
-      case 'approval_request':
+      case 'session':
+        this.sessionId = event.id;
+        break;
       case 'turn_start':
+      case 'tool_progress':
+      case 'steer':
         break;
     }
+  }
+
+  /**
+   * The last lines of a long output (the model got a shortened copy; the session keeps it whole):
+   * a megabyte of build log on the terminal helps nobody.
+   */
+  private outputTail(display: string, callId: string): string {
+    const lines = display.replace(/\n+$/, '').split('\n');
+    if (lines.length <= OUTPUT_LINES) return lines.join('\n');
+    const where = this.sessionId ? `: hearth sessions output ${this.sessionId} ${callId}` : '';
+    return [`… ${lines.length - OUTPUT_LINES} earlier lines${where}`, ...lines.slice(-OUTPUT_LINES)].join(
+      '\n',
+    );
   }
 
   private endReasoning(): void {

@@ -1,10 +1,13 @@
-import type { AgentEvent, StopReason } from '../agent/events.js';
+import type { AgentEvent, DoneEvent, StopReason } from '../agent/events.js';
 import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
+import type { ToolCall } from '../llm/types.js';
+import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
+import { UsageError } from './usage-error.js';
 
 export interface OneShotOptions {
   runtime: Runtime;
@@ -15,11 +18,19 @@ export interface OneShotOptions {
   resume?: SessionRow;
   json: boolean;
   /** Deep-work mode: higher limits, and a push to finish open todos. */
-  deep: boolean;
+  deepWork: boolean;
+  /** With no terminal, pause with exit code 3 on a call that needs approval instead of declining it. */
+  pauseForApproval: boolean;
+  /** Answers for the calls a paused session waits on: these run, the others are declined. */
+  approved?: string[] | 'all';
 }
 
-/** Exit codes: 0 done, 1 error, 2 stopped by a limit (iterations, budget, a loop), 3 waiting for approval, 130 interrupted. */
-export const exitCodes: Record<StopReason, number> = {
+/**
+ * Exit codes: 0 done, 1 error, 2 stopped by a limit (iterations, budget, a loop), 3 waiting for
+ * approval, 4 finished but calls were declined because nobody could be asked, 130 interrupted.
+ */
+const DECLINED_EXIT = 4;
+const exitCodes: Record<StopReason, number> = {
   completed: 0,
   error: 1,
   max_iterations: 2,
@@ -33,20 +44,45 @@ export const exitCodes: Record<StopReason, number> = {
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
-  for (const note of await setupNotes(runtime, connection)) {
-    process.stderr.write(`${style.yellow(`! ${note}`)}\n`);
-  }
+  const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
+  const emit = options.json
+    ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)
+    : (event: AgentEvent) => renderer.render(event);
+  for (const note of await setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
+
+  let declined = 0;
+  const approve: Approver | undefined = process.stdin.isTTY
+    ? terminalApprover(process.stdin, process.stderr, style)
+    : options.pauseForApproval
+      ? undefined
+      : async (request, signal) => {
+          declined++;
+          return declineWithoutTerminal(request, signal);
+        };
   const session = await openSession(
-    {
-      runtime,
-      connection,
-      approve: process.stdin.isTTY
-        ? terminalApprover(process.stdin, process.stderr, style, runtime.workspace)
-        : declineWithoutTerminal,
-      deep: options.deep,
-    },
+    { runtime, connection, approve, deepWork: options.deepWork },
     options.resume,
   );
+  const pending = session.pending;
+  if (options.approved && pending.length === 0) {
+    throw new UsageError(
+      `Session ${session.id} is not waiting for approval; --approve has nothing to answer.`,
+    );
+  }
+  if (!options.approved && pending.length > 0 && !process.stdin.isTTY) {
+    throw new UsageError(
+      `Session ${session.id} waits for approval of ${describeCalls(pending)}. Answer with: hearth --resume ${session.id} --approve all (or --approve ID,ID; the others are declined)`,
+    );
+  }
+  const unknown =
+    options.approved === 'all'
+      ? []
+      : (options.approved ?? []).filter((id) => !pending.some((c) => c.id === id));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `Not waiting for approval: ${unknown.join(', ')}. Waiting: ${describeCalls(pending)}.`,
+    );
+  }
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -58,22 +94,43 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   };
   process.on('SIGINT', onSigint);
 
-  const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
-  const emit = options.json
-    ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)
-    : (event: AgentEvent) => renderer.render(event);
-
-  let exitCode = 1;
+  const events = options.approved
+    ? session.resume(
+        { approved: options.approved === 'all' ? pending.map((c) => c.id) : options.approved },
+        controller.signal,
+      )
+    : session.run(options.task, controller.signal);
+  let done: DoneEvent | undefined;
   try {
-    for await (const event of session.run(options.task, controller.signal)) {
+    for await (const event of events) {
       emit(event);
-      if (event.type === 'done') exitCode = exitCodes[event.reason];
+      if (event.type === 'done') done = event;
     }
   } finally {
     process.off('SIGINT', onSigint);
   }
-  process.stderr.write(
-    style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
-  );
-  return exitCode;
+  if (done?.reason === 'paused') {
+    process.stderr.write(
+      style.yellow(
+        `Waiting for approval of ${describeCalls(done.pending ?? [])}.\nApprove with: hearth --resume ${session.id} --approve all (or --approve ID,ID; the others are declined)\n`,
+      ),
+    );
+  } else {
+    process.stderr.write(
+      style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
+    );
+  }
+  if (done?.reason === 'completed' && declined > 0) {
+    process.stderr.write(
+      style.yellow(
+        `${declined} call(s) were declined because no terminal could ask. Allow them with --allow rules, or run with --pause-for-approval to answer later.\n`,
+      ),
+    );
+    return DECLINED_EXIT;
+  }
+  return done ? exitCodes[done.reason] : 1;
+}
+
+function describeCalls(calls: ToolCall[]): string {
+  return calls.map((call) => `${call.name} (${call.id})`).join(', ');
 }

@@ -139,7 +139,7 @@ function likeliestBranch(branches: z.core.$ZodIssue[][], value: unknown): z.core
 }
 
 /** The keys an object in the schema accepts at a path (record entries count as any name). */
-export function knownKeysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
+function knownKeysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
   let node: z.ZodType | undefined = schema;
   for (const segment of path) {
     node = objectLike(node);

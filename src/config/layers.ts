@@ -117,7 +117,7 @@ export function leaves(value: Record<string, unknown>, prefix = ''): Array<[stri
   });
 }
 
-export function getPath(value: Record<string, unknown>, path: string): unknown {
+function getPath(value: Record<string, unknown>, path: string): unknown {
   let at: unknown = value;
   for (const key of path.split('.')) at = isPlainObject(at) ? at[key] : undefined;
   return at;

@@ -2,9 +2,15 @@ import { z } from 'zod';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
+/** `localhost:1234` parses as a URL whose scheme is `localhost`; only http(s) reaches a model server. */
+const serverUrl = z.url({
+  protocol: /^https?$/,
+  error: 'expected a URL starting with http:// or https://, e.g. http://127.0.0.1:1234/v1',
+});
+
 /** The settings a model profile may carry; each replaces the top-level key of the same name. */
 const profileShape = {
-  base_url: z.url().optional(),
+  base_url: serverUrl.optional(),
   model: z.string().min(1),
   api_key: z.string().optional(),
   context_window: z.number().int().positive().optional(),
@@ -16,14 +22,14 @@ const profileShape = {
 };
 
 /** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
-export const profileSchema = z.object(profileShape).strict();
+const profileSchema = z.object(profileShape).strict();
 export type Profile = z.infer<typeof profileSchema>;
 export const PROFILE_KEYS = Object.keys(profileShape) as Array<keyof Profile>;
 
 function buildSchema<P extends z.ZodType>(profile: P) {
   return z
     .object({
-      base_url: z.url().describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1').optional(),
+      base_url: serverUrl.describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1').optional(),
       model: z.string().min(1).optional(),
       api_key: z.string().optional(),
       /** Model turns per run; default 50, or 500 in deep-work mode. */

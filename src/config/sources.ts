@@ -85,7 +85,7 @@ function lineAndColumn(text: string, offset: number): string {
 type EnvKind = 'string' | 'number' | 'boolean';
 
 /** The HEARTH_* variables that set config keys, and how their text is read. */
-export const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
+const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_BASE_URL: { key: 'base_url', kind: 'string' },
   HEARTH_MODEL: { key: 'model', kind: 'string' },
   HEARTH_API_KEY: { key: 'api_key', kind: 'string' },

@@ -1,27 +1,62 @@
 import { randomBytes } from 'node:crypto';
-import { parseToolCallsFromText } from './text-tool-calls.js';
-import { ThinkSplitter } from './think-splitter.js';
+import { type ChannelPiece, ChannelSplitter } from './formats/channels.js';
+import { MarkupGate } from './formats/markup-gate.js';
+import { cutOffCall } from './formats/problems.js';
+import { parseReply } from './formats/reply.js';
+import { asRecord, ToolCallDeltas } from './tool-call-deltas.js';
 import type { AssistantMessage, LlmEvent, ToolCall, ToolSchema, Usage } from './types.js';
 
 type DeltaEvent = Extract<LlmEvent, { type: 'text_delta' | 'reasoning_delta' }>;
 
-interface PartialCall {
-  id?: string;
-  name: string;
-  args: string;
+/**
+ * What a client learns about its model's output across replies. `opensInReasoning`: the chat
+ * template writes the reasoning opener into the prompt, so replies start mid-thought.
+ */
+export interface ReplyHabits {
+  opensInReasoning: boolean;
+}
+
+export interface AssembledReply {
+  tail: DeltaEvent[];
+  warnings: string[];
+  message: AssistantMessage;
+  reasoning: string;
+  toolCalls: ToolCall[];
+  finishReason: string;
+  usage?: Usage;
 }
 
 /**
- * Builds one assistant message from streamed chunks, tolerating the quirks of local
- * servers: tool calls keyed by index and split over many chunks, arguments sent as an
- * object, missing ids, reasoning in `reasoning_content`, `reasoning` or `<think>` tags.
+ * Builds one assistant message from streamed chunks (or one whole `chat.completion`). Content is
+ * shown as it arrives, split into answer and reasoning, with call markup held back so it never
+ * shows as the answer; when the reply ends, the whole content is read once more by the reply
+ * parser, which has the last word on text, reasoning and calls, and any answer text still held
+ * is emitted then. Usage is the last figure reported (servers that send it in every chunk send
+ * running totals).
  */
 export class DeltaAssembler {
-  private text = '';
-  private readonly think = new ThinkSplitter();
-  private readonly calls = new Map<number, PartialCall>();
+  private content = '';
+  private nativeReasoning = '';
+  private shownText = '';
+  private readonly splitter: ChannelSplitter;
+  private readonly gate: MarkupGate | undefined;
+  private readonly calls = new ToolCallDeltas();
   private finishReason = '';
   private usage: Usage | undefined;
+
+  constructor(
+    private readonly offered: readonly ToolSchema[] = [],
+    private readonly habits: ReplyHabits = { opensInReasoning: false },
+  ) {
+    this.splitter = new ChannelSplitter({ startInReasoning: habits.opensInReasoning });
+    this.gate =
+      offered.length > 0
+        ? new MarkupGate({
+            tools: new Map(offered.map((t) => [t.function.name, t.function])),
+            finishReason: '',
+          })
+        : undefined;
+  }
 
   /** Whether the server said the reply is complete (a finish_reason arrived). */
   get sawFinish(): boolean {
@@ -38,47 +73,45 @@ export class DeltaAssembler {
     }
     const choices = Array.isArray(root.choices) ? root.choices : [];
     const choice = asRecord(choices[0]);
-    if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
+      this.finishReason = choice.finish_reason;
+    }
     const delta = asRecord(choice.delta ?? choice.message);
-
     const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === 'string' && reasoning !== '')
+    if (typeof reasoning === 'string' && reasoning !== '') {
+      this.nativeReasoning += reasoning;
       events.push({ type: 'reasoning_delta', text: reasoning });
+    }
     if (typeof delta.content === 'string' && delta.content !== '') {
-      for (const piece of this.think.push(delta.content)) events.push(toEvent(piece));
+      this.content += delta.content;
+      this.show(this.splitter.push(delta.content), events);
     }
     if (Array.isArray(delta.tool_calls)) {
-      for (const [position, raw] of delta.tool_calls.entries()) this.pushToolCall(asRecord(raw), position);
+      for (const [position, raw] of delta.tool_calls.entries()) this.calls.push(asRecord(raw), position);
     }
-    return this.collect(events);
+    return events;
   }
 
-  /** Ends the message. `offered` are the tools sent, for recognising calls written in the text. */
-  finish(offered: readonly ToolSchema[]): {
-    tail: DeltaEvent[];
-    message: AssistantMessage;
-    toolCalls: ToolCall[];
-    finishReason: string;
-    usage?: Usage;
-  } {
-    const tail = this.collect(this.think.end().map(toEvent));
-    let text = this.text;
-    let toolCalls = [...this.calls.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([, call], i) => ({
-        id: call.id || syntheticId(i),
-        name: call.name,
-        arguments: call.args || '{}',
-      }));
-    if (toolCalls.length === 0 && offered.length > 0) {
-      const parsed = parseToolCallsFromText(text, new Set(offered.map((t) => t.function.name)), {
-        rawStringParam: (tool, param) => stringParams(offered, tool).has(param),
-      });
-      if (parsed) {
-        text = parsed.text;
-        toolCalls = parsed.calls.map((call, i) => ({ id: syntheticId(i), ...call }));
-      }
-    }
+  /** Ends the message. */
+  finish(): AssembledReply {
+    const tail: DeltaEvent[] = [];
+    this.show(this.splitter.end(), tail);
+    const native = this.calls.finish(syntheticId);
+    const finishReason = this.finishReason;
+    const parsed = parseReply(this.content, {
+      // Calls the server parsed itself win; the text is then only answer and reasoning.
+      tools: native.calls.length > 0 ? [] : this.offered,
+      finishReason,
+      startInReasoning: this.habits.opensInReasoning,
+    });
+    if (native.calls.length === 0) this.habits.opensInReasoning = parsed.openedInPrompt;
+    const toolCalls =
+      native.calls.length > 0
+        ? native.calls.map((call) => checkNative(call, finishReason))
+        : parsed.calls.map((call, i) => ({ id: syntheticId(i), ...call }));
+    const text = parsed.text;
+    const rest = unshown(text, this.shownText);
+    if (rest) tail.push({ type: 'text_delta', text: rest });
     const message: AssistantMessage = {
       role: 'assistant',
       content: text === '' && toolCalls.length ? null : text,
@@ -90,54 +123,55 @@ export class DeltaAssembler {
         function: { name: c.name, arguments: c.arguments },
       }));
     }
-    const finishReason = this.finishReason || (toolCalls.length ? 'tool_calls' : 'stop');
-    return { tail, message, toolCalls, finishReason, usage: this.usage };
+    return {
+      tail,
+      warnings: native.warnings,
+      message,
+      reasoning: this.nativeReasoning + parsed.reasoning,
+      toolCalls,
+      finishReason: finishReason || (toolCalls.length ? 'tool_calls' : 'stop'),
+      usage: this.usage,
+    };
   }
 
-  private pushToolCall(raw: Record<string, unknown>, position: number): void {
-    // Some servers omit `index`; then the position within this chunk's array is the best guess.
-    const index = typeof raw.index === 'number' ? raw.index : position;
-    const fn = asRecord(raw.function);
-    let call = this.calls.get(index);
-    if (!call) {
-      call = { name: '', args: '' };
-      this.calls.set(index, call);
+  /** Reasoning is shown at once; answer text passes the gate; markup waits for the reply parser. */
+  private show(pieces: ChannelPiece[], events: DeltaEvent[]): void {
+    for (const piece of pieces) {
+      if (piece.kind === 'reasoning') events.push({ type: 'reasoning_delta', text: piece.text });
+      if (piece.kind !== 'text') continue;
+      const text = this.gate ? this.gate.push(piece.text) : piece.text;
+      if (text === '') continue;
+      this.shownText += text;
+      events.push({ type: 'text_delta', text });
     }
-    if (typeof raw.id === 'string' && raw.id !== '') call.id = raw.id;
-    if (typeof fn.name === 'string') call.name += call.name === fn.name ? '' : fn.name;
-    if (typeof fn.arguments === 'string') call.args += fn.arguments;
-    else if (fn.arguments && typeof fn.arguments === 'object') call.args = JSON.stringify(fn.arguments);
-  }
-
-  private collect(events: DeltaEvent[]): DeltaEvent[] {
-    for (const e of events) if (e.type === 'text_delta') this.text += e.text;
-    return events;
   }
 }
 
-/** Parameters declared as strings keep their raw text (a file's content may look like JSON). */
-function stringParams(offered: readonly ToolSchema[], tool: string): Set<string> {
-  const schema = offered.find((t) => t.function.name === tool)?.function.parameters as
-    | { properties?: Record<string, { type?: unknown }> }
-    | undefined;
-  return new Set(
-    Object.entries(schema?.properties ?? {})
-      .filter(([, prop]) => prop.type === 'string')
-      .map(([name]) => name),
-  );
+/**
+ * The part of the final answer not streamed yet: call markup held back may have had prose after
+ * it. Whitespace already shown at the end of the stream counts toward the tail's leading whitespace.
+ */
+function unshown(text: string, shownText: string): string {
+  const shown = shownText.trimEnd();
+  if (text.length <= shown.length || !text.startsWith(shown)) return '';
+  const shownSpace = shownText.length - shown.length;
+  return text.slice(shown.length).replace(/^\s*/, (lead) => lead.slice(Math.min(shownSpace, lead.length)));
 }
 
-function toEvent(piece: { kind: 'text' | 'reasoning'; text: string }): DeltaEvent {
-  return { type: piece.kind === 'text' ? 'text_delta' : 'reasoning_delta', text: piece.text };
+/** A server-parsed call whose arguments stop short at max_tokens must not run either. */
+function checkNative(call: ToolCall, finishReason: string): ToolCall {
+  if (finishReason !== 'length') return call;
+  try {
+    JSON.parse(call.arguments);
+    return call;
+  } catch {
+    return { id: call.id, ...cutOffCall(call.name, { tools: new Map(), finishReason }) };
+  }
 }
 
 function syntheticId(i: number): string {
   // Unique per conversation: servers and templates pair results to calls by id.
   return `call_${randomBytes(4).toString('hex')}_${i}`;
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }
 
 function num(value: unknown): number {

@@ -1,5 +1,6 @@
 import type { Clock } from '../util/clock.js';
-import { DeltaAssembler } from './assemble.js';
+import { DeltaAssembler, type ReplyHabits } from './assemble.js';
+import { templateOpensReasoning } from './formats/reply.js';
 import { type AttemptOutcome, finishReply, midStreamError, streamWithRetries } from './http-stream.js';
 import type { RetryPolicy } from './retry.js';
 import { readSseData } from './sse.js';
@@ -45,6 +46,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
 
   return {
     model: options.model,
@@ -68,7 +70,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           headers,
           body,
           baseUrl: options.baseUrl,
-          read: (response, touch) => readOpenAiReply(response, touch, offered),
+          read: (response, touch) => readOpenAiReply(response, touch, new DeltaAssembler(offered, habits)),
         },
         options,
         request.signal,
@@ -81,9 +83,8 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
 async function* readOpenAiReply(
   response: Response,
   touch: () => void,
-  offered: readonly ToolSchema[],
+  assembler: DeltaAssembler,
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
-  const assembler = new DeltaAssembler();
   let sawEnd = false;
   let malformed = 0;
   const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
@@ -91,27 +92,45 @@ async function* readOpenAiReply(
     yield* assembler.push(JSON.parse(await response.text()));
     sawEnd = true;
   } else if (response.body) {
+    // A chunk some servers split over two events: its first part waits for the rest.
+    let partial = '';
     for await (const data of readSseData(response.body)) {
       touch();
       if (data.trim() === '[DONE]') {
         sawEnd = true;
         break;
       }
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(data);
-      } catch {
+      let chunk = parseChunk(partial + data);
+      if (chunk === undefined && partial) {
         malformed++;
-        continue;
+        chunk = parseChunk(data);
       }
+      partial = chunk === undefined ? data : '';
+      if (chunk === undefined) continue;
       const error = (chunk as { error?: unknown }).error;
       if (error) return midStreamError(error);
       yield* assembler.push(chunk);
     }
+    if (partial) malformed++;
   }
   if (!sawEnd && !assembler.sawFinish) {
     return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
   }
-  yield* finishReply(assembler, offered, malformed);
+  yield* finishReply(assembler, malformed);
   return { outcome: 'done' };
+}
+
+/**
+ * One event's JSON. Raw line breaks inside it (a chunk written over several `data:` lines, split
+ * mid-string) are not JSON; without them it may be.
+ */
+function parseChunk(data: string): unknown {
+  for (const text of [data, data.replace(/\r?\n/g, '')]) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // next form
+    }
+  }
+  return undefined;
 }

@@ -1,6 +1,13 @@
 import type { Config } from '../config/schema.js';
 import { createLlmClient, type LlmClient } from './client.js';
-import { discoverServer, listModels, pickChatModel, pickLoadedModel, type ServerKind } from './discover.js';
+import {
+  DiscoveryError,
+  discoverServer,
+  listModels,
+  pickChatModel,
+  pickLoadedModel,
+  type ServerKind,
+} from './discover.js';
 import { createOllamaClient } from './ollama.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 
@@ -28,8 +35,11 @@ export interface Connection {
   origin: 'configured' | 'discovered';
   kind: ServerKind;
   info: ModelInfo;
+  /** Fixed for the session: the budget, and with Ollama the `num_ctx` of every request. */
   contextWindow: number;
-  /** Set when the context window is a guess or disagrees with the server: worth telling the user. */
+  /** Where `contextWindow` came from, shown by `hearth doctor` and `/status`. */
+  contextSource: string;
+  /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
 }
 
@@ -41,8 +51,16 @@ export class ConnectionError extends Error {
 export async function resolveConnection(settings: ConnectionSettings): Promise<Connection> {
   const { baseUrl, model, origin, kind } = await findServer(settings);
   const info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
-  const { window, note } = resolveContextWindow(settings.context_window, info);
-  return { baseUrl, model, origin, kind: info.kind, info, contextWindow: window, contextNote: note };
+  return { baseUrl, model, origin, kind: info.kind, info, ...contextOf(settings, info) };
+}
+
+/** The context fields of a connection, chosen once from the config and what the server said. */
+export function contextOf(
+  settings: Pick<ConnectionSettings, 'context_window'>,
+  info: ModelInfo,
+): Pick<Connection, 'contextWindow' | 'contextSource' | 'contextNote'> {
+  const { window, source, note } = resolveContextWindow(settings.context_window, info);
+  return { contextWindow: window, contextSource: source, ...(note ? { contextNote: note } : {}) };
 }
 
 async function findServer(
@@ -54,8 +72,12 @@ async function findServer(
     try {
       models = await listModels(settings.base_url, { apiKey: settings.api_key });
     } catch (err) {
+      // A server that answered is running: say what it said rather than ask whether it runs.
+      const answered = err instanceof DiscoveryError;
       throw new ConnectionError(
-        `Cannot list the models at ${settings.base_url} (${(err as Error).message}). Is the server running? Or name a model with -m MODEL.`,
+        answered
+          ? `Cannot list the models at ${settings.base_url}: ${(err as Error).message}. Name a model with -m MODEL, or check the server's log.`
+          : `Cannot reach ${settings.base_url} to list its models (${(err as Error).message}). Is the server running? Or name a model with -m MODEL.`,
       );
     }
     const model = pickChatModel(models);
@@ -77,7 +99,8 @@ async function findServer(
 
 /**
  * The transport for a connection. Ollama gets its native API: its OpenAI-compatible endpoint
- * ignores num_ctx, and prompts would be cut silently at its small default context.
+ * ignores num_ctx, and prompts would be cut silently at its small default context. Every request
+ * of the session asks for the one window the session budgets with.
  */
 export function createClient(connection: Connection, settings: ConnectionSettings): LlmClient {
   const options = {
@@ -94,10 +117,7 @@ export function createClient(connection: Connection, settings: ConnectionSetting
     maxTokens: settings.max_tokens,
   };
   if (connection.kind === 'ollama') {
-    return createOllamaClient({
-      ...options,
-      maxContextWindow: connection.info.maxContextWindow ?? connection.contextWindow,
-    });
+    return createOllamaClient({ ...options, contextWindow: connection.contextWindow });
   }
   return createLlmClient(options);
 }

@@ -50,7 +50,10 @@ export async function listModels(
     headers,
     signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
   });
-  if (!response.ok) throw new DiscoveryError(`GET ${baseUrl}/models answered ${response.status}`);
+  if (!response.ok) {
+    const said = (await response.text().catch(() => '')).replace(/\s+/g, ' ').trim().slice(0, 300);
+    throw new DiscoveryError(`the server answered HTTP ${response.status}${said ? `: ${said}` : ''}`);
+  }
   const body = (await response.json()) as {
     data?: Array<{ id?: unknown }>;
     models?: Array<{ name?: unknown }>;

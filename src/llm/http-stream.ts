@@ -7,13 +7,14 @@ import {
   type RetryPolicy,
   retryDelay,
 } from './retry.js';
-import type { LlmError, LlmEvent, ToolSchema } from './types.js';
+import type { LlmError, LlmEvent } from './types.js';
 
 /** How one HTTP attempt ended; only `retry` leads to another attempt. */
 export type AttemptOutcome =
   | { outcome: 'done' }
   | { outcome: 'fail'; error: LlmError }
-  | { outcome: 'retry'; reason: string; retryAfterMs?: number };
+  /** `status`: the HTTP status the server answered with, when it answered at all. */
+  | { outcome: 'retry'; reason: string; retryAfterMs?: number; status?: number };
 
 /** One streamed model request, in whatever dialect the server speaks. */
 export interface StreamSpec {
@@ -60,11 +61,17 @@ export async function* streamWithRetries(
       return;
     }
     if (n >= policy.maxRetries) {
+      // A server that answered with an error is running; asking whether it runs would mislead.
+      const advice =
+        result.status === undefined
+          ? `Is the model server at ${spec.baseUrl} running?`
+          : "The server is up but keeps failing this request: check the server's log.";
       yield {
         type: 'error',
         error: {
-          kind: 'network',
-          message: `Gave up after ${n + 1} attempts: ${result.reason}. Is the model server at ${spec.baseUrl} running?`,
+          kind: result.status === undefined ? 'network' : 'http',
+          ...(result.status === undefined ? {} : { status: result.status }),
+          message: `Gave up after ${n + 1} attempts: ${result.reason}. ${advice}`,
         },
       };
       return;
@@ -168,6 +175,7 @@ async function rejected(response: Response, clock: Clock): Promise<AttemptOutcom
     return {
       outcome: 'retry',
       reason: message,
+      status: response.status,
       retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), clock.now()),
     };
   }
@@ -185,19 +193,17 @@ export function midStreamError(error: unknown): AttemptOutcome {
 }
 
 /** The closing events of a reply once its stream ended properly. */
-export function* finishReply(
-  assembler: DeltaAssembler,
-  offered: readonly ToolSchema[],
-  malformed: number,
-): Generator<LlmEvent> {
-  const result = assembler.finish(offered);
+export function* finishReply(assembler: DeltaAssembler, malformed: number): Generator<LlmEvent> {
+  const result = assembler.finish();
   if (malformed > 0) {
     yield { type: 'warning', message: `Ignored ${malformed} malformed chunk(s) from the model server.` };
   }
+  for (const message of result.warnings) yield { type: 'warning', message };
   yield* result.tail;
   yield {
     type: 'done',
     message: result.message,
+    reasoning: result.reasoning,
     toolCalls: result.toolCalls,
     finishReason: result.finishReason,
     usage: result.usage,

@@ -1,18 +1,16 @@
-import { DeltaAssembler } from './assemble.js';
+import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import type { ChatRequest, LlmClient, LlmClientOptions } from './client.js';
+import { templateOpensReasoning } from './formats/reply.js';
 import { type AttemptOutcome, finishReply, midStreamError, streamWithRetries } from './http-stream.js';
 import { parseLooseJson } from './loose-json.js';
-import { estimateTokens } from './tokens.js';
-import type { ChatMessage, LlmEvent, ToolSchema } from './types.js';
+import type { ChatMessage, LlmEvent } from './types.js';
 
 export interface OllamaClientOptions extends LlmClientOptions {
   /**
-   * The largest `num_ctx` to ask for: the model's trained maximum (`ModelInfo.maxContextWindow`
-   * from probeModel), or a smaller limit the user configured. Unset means no cap.
+   * The `num_ctx` sent with every request: the window the session budgets with (see
+   * `resolveContextWindow`). Unset, the server's own setting stands.
    */
-  maxContextWindow?: number;
-  /** Replaces the default choice of `num_ctx` for a prompt of about `promptTokens` tokens. */
-  numCtx?: (promptTokens: number) => number;
+  contextWindow?: number;
 }
 
 /** A message as Ollama's `/api/chat` takes it: tool arguments are objects, results name their tool. */
@@ -25,19 +23,15 @@ export type OllamaMessage =
     }
   | { role: 'tool'; content: string; tool_name?: string; tool_call_id?: string };
 
-export const MIN_NUM_CTX = 2048;
-const DEFAULT_REPLY_TOKENS = 4096;
-const NUM_CTX_STEP = 1024;
-
 /**
  * An LlmClient over Ollama's native `/api/chat`. Its OpenAI-compatible endpoint ignores
  * `num_ctx`, so a long prompt is silently cut from the front at Ollama's small default
  * context, losing the system prompt and tools first; here every request says how much
- * context it needs. Yields the same events as createLlmClient, with the same retries,
- * timeouts and abort.
+ * context the session budgets with. Yields the same events as createLlmClient, with the same
+ * retries, timeouts and abort.
  *
- * `num_ctx` only grows over the client's life: Ollama reloads the model whenever it
- * changes, which costs seconds and throws away the cached prompt.
+ * `num_ctx` is the same on every request, summaries included: Ollama reloads the model whenever
+ * it changes, which costs seconds and throws away the cached prompt.
  */
 export function createOllamaClient(options: OllamaClientOptions): LlmClient {
   const origin = ollamaOrigin(options.baseUrl);
@@ -46,27 +40,19 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
     accept: 'application/x-ndjson',
   };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  const choose =
-    options.numCtx ??
-    ((promptTokens: number) =>
-      chooseNumCtx(promptTokens, {
-        replyTokens: options.maxTokens,
-        maxContextWindow: options.maxContextWindow,
-      }));
-  let numCtx = 0;
+  const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
 
   return {
     model: options.model,
     baseUrl: options.baseUrl,
     stream(request: ChatRequest) {
-      numCtx = Math.max(numCtx, choose(estimatePromptTokens(request.messages, request.tools ?? [])));
       const body = JSON.stringify({
         model: options.model,
         messages: toOllamaMessages(request.messages),
         ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
         stream: true,
         options: {
-          num_ctx: numCtx,
+          ...(options.contextWindow ? { num_ctx: options.contextWindow } : {}),
           ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
           ...(options.topP !== undefined ? { top_p: options.topP } : {}),
           ...(options.seed !== undefined ? { seed: options.seed } : {}),
@@ -80,7 +66,7 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
           headers,
           body,
           baseUrl: options.baseUrl,
-          read: (response, touch) => readOllamaReply(response, touch, offered),
+          read: (response, touch) => readOllamaReply(response, touch, new DeltaAssembler(offered, habits)),
         },
         options,
         request.signal,
@@ -92,37 +78,6 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
 /** The server root: Ollama's native API lives beside `/v1`, not under it. */
 export function ollamaOrigin(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
-}
-
-/**
- * Room for the prompt plus the reply, in steps of 1024 (fewer distinct sizes, fewer model
- * reloads), at least 2048 and at most the model's maximum.
- */
-export function chooseNumCtx(
-  promptTokens: number,
-  opts: { replyTokens?: number; maxContextWindow?: number } = {},
-): number {
-  const wanted =
-    Math.ceil((promptTokens + (opts.replyTokens ?? DEFAULT_REPLY_TOKENS)) / NUM_CTX_STEP) * NUM_CTX_STEP;
-  const floored = Math.max(MIN_NUM_CTX, wanted);
-  return opts.maxContextWindow ? Math.min(floored, opts.maxContextWindow) : floored;
-}
-
-/**
- * Errs high on purpose: an estimate that is too low brings back the silent truncation this
- * client exists to prevent, while one too high only costs some memory. The chat template
- * also adds role markers around every message.
- */
-export function estimatePromptTokens(messages: readonly ChatMessage[], tools: readonly ToolSchema[]): number {
-  let tokens = tools.length ? estimateTokens(JSON.stringify(tools)) : 0;
-  for (const m of messages) {
-    tokens += 8 + estimateTokens(m.content ?? '');
-    if (m.role === 'assistant') {
-      for (const call of m.tool_calls ?? [])
-        tokens += estimateTokens(call.function.name + call.function.arguments);
-    }
-  }
-  return Math.ceil(tokens * 1.15);
 }
 
 /** Converts OpenAI-shaped history: arguments become objects and tool results name their tool. */
@@ -172,9 +127,8 @@ function argsObject(text: string): Record<string, unknown> {
 async function* readOllamaReply(
   response: Response,
   touch: () => void,
-  offered: readonly ToolSchema[],
+  assembler: DeltaAssembler,
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
-  const assembler = new DeltaAssembler();
   let sawDone = false;
   let malformed = 0;
   let callCount = 0;
@@ -200,7 +154,7 @@ async function* readOllamaReply(
     }
   }
   if (!sawDone) return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
-  yield* finishReply(assembler, offered, malformed);
+  yield* finishReply(assembler, malformed);
   return { outcome: 'done' };
 }
 

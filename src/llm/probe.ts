@@ -23,6 +23,12 @@ export const DEFAULT_CONTEXT_WINDOW = 8192;
 export const OLLAMA_CONTEXT_CAP = 32_768;
 
 /**
+ * Below this an agent cannot work (system prompt, tool schemas and a few file reads), so a model
+ * Ollama loaded with less (its default is 4096 on most GPUs) is asked for more: it reloads once.
+ */
+export const OLLAMA_MIN_WINDOW = 8192;
+
+/**
  * Learns the model's context window and capabilities from the server's native endpoints.
  * Without `kind` (or with `'openai-compatible'`) all of them are tried at once and the one that
  * answers in its own shape names the server. Never throws.
@@ -79,30 +85,38 @@ export async function probeModel(
   }
 }
 
+/** The window a session budgets with (and, with Ollama, sends as `num_ctx`), and why that one. */
+export interface ContextChoice {
+  window: number;
+  /** Where the figure came from, for `hearth doctor` and `/status`. */
+  source: string;
+  /** Set when it is a guess or disagrees with the config: worth telling the user. */
+  note?: string;
+}
+
 /**
- * The window to budget for: config wins; then what the server said; then a conservative
- * default. `note` is for the user: set when guessing, or when config asks for more than
- * the server has.
+ * The window to budget for: config wins, up to what the model supports; then what the server
+ * said; then a conservative default. With Ollama this is also the `num_ctx` of every request, so
+ * it is fixed here, once per session.
  */
-export function resolveContextWindow(
-  configured: number | undefined,
-  info: ModelInfo,
-): { window: number; note?: string } {
+export function resolveContextWindow(configured: number | undefined, info: ModelInfo): ContextChoice {
   if (configured !== undefined && configured > 0) {
     // Ollama sizes the context per request, so only its model maximum is a hard limit.
     const limit =
       info.kind === 'ollama' ? info.maxContextWindow : (info.contextWindow ?? info.maxContextWindow);
     if (limit !== undefined && configured > limit) {
       return {
-        window: configured,
-        note: `context_window ${configured} in config is larger than the ${limit} tokens the server reports (${info.source}); longer prompts will fail or be cut.`,
+        window: limit,
+        source: `the server's limit (${info.source})`,
+        note: `context_window ${configured} in config is larger than the ${limit} tokens the server reports (${info.source}); using ${limit}.${info.kind === 'ollama' ? '' : ' Load the model with a larger context to use more.'}`,
       };
     }
-    return { window: configured };
+    return { window: configured, source: 'context_window in config' };
   }
-  if (info.contextWindow !== undefined) return { window: info.contextWindow };
+  if (info.contextWindow !== undefined) return { window: info.contextWindow, source: info.source };
   return {
     window: DEFAULT_CONTEXT_WINDOW,
+    source: `default (${info.source})`,
     note: `could not learn the context window from the server; assuming ${DEFAULT_CONTEXT_WINDOW} tokens — set context_window in config`,
   };
 }
@@ -117,28 +131,18 @@ interface Http {
 type Json = Record<string, unknown>;
 
 async function probeLmStudio(origin: string, model: string, http: Http): Promise<ModelInfo | undefined> {
-  // LM Studio 0.4 added /api/v1; asking both at once bounds the probe to one timeout.
-  const [v0, v1] = await Promise.all([
+  // LM Studio 0.4 added /api/v1; asking all at once bounds the probe to one timeout.
+  const [one, v0, v1] = await Promise.all([
+    getJson(`${origin}/api/v0/models/${encodeURIComponent(model)}`, http),
     getJson(`${origin}/api/v0/models`, http),
     getJson(`${origin}/api/v1/models`, http),
   ]);
-  if (Array.isArray(v0?.data)) {
-    const entry = (v0.data as unknown[]).map(asRecord).find((m) => m.id === model);
-    if (!entry) return unknown('lmstudio', `LM Studio /api/v0/models does not list ${model}`);
-    const loaded = positive(entry.loaded_context_length);
-    const max = positive(entry.max_context_length);
-    const caps = Array.isArray(entry.capabilities) ? entry.capabilities : undefined;
-    return {
-      kind: 'lmstudio',
-      ...windows(loaded ?? max, max),
-      vision: entry.type === 'vlm',
-      ...(caps ? { tools: caps.includes('tool_use') } : {}),
-      source: loaded
-        ? 'LM Studio /api/v0/models loaded_context_length'
-        : // A model loaded on demand gets its default load settings, which may be smaller.
-          'LM Studio /api/v0/models max_context_length (model not loaded yet)',
-    };
-  }
+  const fromList = Array.isArray(v0?.data)
+    ? (v0.data as unknown[]).map(asRecord).find((m) => m.id === model)
+    : undefined;
+  const entry = one?.id === model ? one : fromList;
+  if (entry) return fromLmStudioV0(entry, entry === one ? `/api/v0/models/${model}` : '/api/v0/models');
+  if (Array.isArray(v0?.data)) return unknown('lmstudio', `LM Studio /api/v0/models does not list ${model}`);
   if (!Array.isArray(v1?.models)) return undefined;
   for (const raw of v1.models as unknown[]) {
     const entry = asRecord(raw);
@@ -162,7 +166,10 @@ async function probeLmStudio(origin: string, model: string, http: Http): Promise
 }
 
 async function probeOllama(origin: string, model: string, http: Http): Promise<ModelInfo | undefined> {
-  const answer = await request(`${origin}/api/show`, http, { model });
+  const [answer, ps] = await Promise.all([
+    request(`${origin}/api/show`, http, { model }),
+    getJson(`${origin}/api/ps`, http),
+  ]);
   if (!answer) return undefined;
   const { status, body } = answer;
   // Ollama's errors are plain strings; other servers' 404s are objects or HTML.
@@ -175,26 +182,46 @@ async function probeOllama(origin: string, model: string, http: Http): Promise<M
   const info = asRecord(body.model_info);
   const key = Object.keys(info).find((k) => k.endsWith('.context_length') && positive(info[k]));
   const max = key ? positive(info[key]) : undefined;
-  const numCtx = parseNumCtx(body.parameters);
+  const running = (Array.isArray(ps?.models) ? ps.models : []).map(asRecord);
+  const loaded = positive(running.find((m) => m.name === model || m.model === model)?.context_length);
   const caps = Array.isArray(body.capabilities) ? body.capabilities : undefined;
-  let contextWindow: number | undefined;
-  let source: string;
-  if (numCtx !== undefined) {
-    contextWindow = max ? Math.min(numCtx, max) : numCtx;
-    source = `Ollama /api/show parameters num_ctx ${numCtx}`;
-  } else if (max !== undefined) {
-    contextWindow = Math.min(max, OLLAMA_CONTEXT_CAP);
-    source = `Ollama /api/show model_info ${key}${max > OLLAMA_CONTEXT_CAP ? ` (capped at ${OLLAMA_CONTEXT_CAP})` : ''}`;
-  } else {
-    source = 'unknown: Ollama /api/show has no context_length';
-  }
   return {
     kind: 'ollama',
-    ...windows(contextWindow, max),
+    ...ollamaWindow(parseNumCtx(body.parameters), loaded, max, key),
     ...(caps ? { vision: caps.includes('vision'), tools: caps.includes('tools') } : {}),
     // Ollama before capabilities existed marked vision models by their projector.
     ...(!caps && body.projector_info ? { vision: true } : {}),
-    source,
+  };
+}
+
+/**
+ * The window to ask Ollama for: the Modelfile's num_ctx (its author chose it); else the window the
+ * model is loaded with right now, if an agent can work in it (asking for the same keeps it from
+ * reloading); else the model's maximum up to OLLAMA_CONTEXT_CAP. Never more than the maximum.
+ */
+function ollamaWindow(
+  numCtx: number | undefined,
+  loaded: number | undefined,
+  max: number | undefined,
+  key: string | undefined,
+): { contextWindow?: number; maxContextWindow?: number; source: string } {
+  const cap = (n: number) => (max ? Math.min(n, max) : n);
+  if (numCtx !== undefined) {
+    return { ...windows(cap(numCtx), max), source: `Ollama /api/show: num_ctx ${numCtx} in the Modelfile` };
+  }
+  if (loaded !== undefined && loaded >= OLLAMA_MIN_WINDOW) {
+    return {
+      ...windows(cap(loaded), max),
+      source: `Ollama /api/ps: loaded with context_length ${loaded}; kept so the model is not reloaded`,
+    };
+  }
+  if (max === undefined) return { source: 'unknown: Ollama /api/show has no context_length' };
+  const chosen = Math.min(max, OLLAMA_CONTEXT_CAP);
+  const capped = max > OLLAMA_CONTEXT_CAP ? `, capped at ${OLLAMA_CONTEXT_CAP}` : '';
+  const reload = loaded !== undefined ? ` (loaded with only ${loaded}: Ollama reloads it once)` : '';
+  return {
+    ...windows(chosen, max),
+    source: `Ollama /api/show: model maximum ${key} ${max}${capped}${reload}`,
   };
 }
 
@@ -248,6 +275,22 @@ function fromVllm(list: Json | undefined, model: string): ModelInfo | undefined 
   const max = positive(entry?.max_model_len);
   if (max === undefined) return unknown('vllm', `/v1/models has no max_model_len for ${model}`);
   return { kind: 'vllm', contextWindow: max, maxContextWindow: max, source: '/v1/models max_model_len' };
+}
+
+function fromLmStudioV0(entry: Json, endpoint: string): ModelInfo {
+  const loaded = positive(entry.loaded_context_length);
+  const max = positive(entry.max_context_length);
+  const caps = Array.isArray(entry.capabilities) ? entry.capabilities : undefined;
+  return {
+    kind: 'lmstudio',
+    ...windows(loaded ?? max, max),
+    vision: entry.type === 'vlm',
+    ...(caps ? { tools: caps.includes('tool_use') } : {}),
+    source: loaded
+      ? `LM Studio ${endpoint} loaded_context_length`
+      : // A model loaded on demand gets its default load settings, which may be smaller.
+        `LM Studio ${endpoint} max_context_length (model not loaded yet)`,
+  };
 }
 
 // ---- helpers -------------------------------------------------------------------------------------

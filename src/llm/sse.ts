@@ -1,11 +1,25 @@
-/**
- * Reads a Server-Sent Events body and yields each `data:` payload. Multi-line data fields
- * are joined with "\n" as the SSE spec says; comments and other fields are ignored.
+/*
+ * Our own Server-Sent Events reader rather than eventsource-parser (or the `eventsource` package).
+ * Reading `data:` lines is thirty lines, and the libraries follow the spec where local servers do
+ * not: some write a chunk's JSON pretty-printed over several lines with `data:` on the first only
+ * (seen from MLX-based OpenAI-compatible servers). The spec says to ignore such lines, which drops
+ * the chunk; here a line that is no SSE field, inside an event that has data, continues that data.
+ * Everything else is as the spec says: `\r\n`, `\r` and `\n` line ends (a `\r` at a chunk's end
+ * waits to see whether `\n` follows), multi-line data joined with `\n`, comments and the `event`,
+ * `id` and `retry` fields ignored, an event dispatched at a blank line or at the end of the body.
  */
+
+const FIELD = /^(?:data|event|id|retry)(?::|$)/;
+
+/** Reads a Server-Sent Events body and yields each event's data. */
 export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  const take = (line: string) => {
+    if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+    else if (data.length > 0 && !line.startsWith(':') && !FIELD.test(line)) data.push(line);
+  };
   const reader = body.getReader();
   try {
     for (;;) {
@@ -20,14 +34,12 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
         if (line === '') {
           if (data.length > 0) yield data.join('\n');
           data = [];
-        } else if (line.startsWith('data:')) {
-          data.push(line.slice(line[5] === ' ' ? 6 : 5));
-        }
+        } else take(line);
         newline = buffer.search(/\r\n|\r|\n/);
       }
     }
     buffer += decoder.decode();
-    if (buffer.startsWith('data:')) data.push(buffer.slice(buffer[5] === ' ' ? 6 : 5));
+    if (buffer !== '') take(buffer.replace(/\r$/, ''));
     if (data.length > 0) yield data.join('\n');
   } finally {
     reader.releaseLock();

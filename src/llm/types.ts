@@ -3,6 +3,11 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Set when the call must not run: its arguments were cut off or unreadable (`arguments` is then
+   * `{}`). Worded for the model; the registry answers the call with it.
+   */
+  problem?: string;
 }
 
 /** OpenAI wire shape of a tool call inside an assistant message. */
@@ -53,6 +58,8 @@ export type LlmEvent =
       type: 'done';
       /** Reasoning stripped; tool calls parsed from the text when the server gave none. */
       message: AssistantMessage;
+      /** The reply's reasoning, from the server's reasoning fields or the text's reasoning markup. */
+      reasoning: string;
       toolCalls: ToolCall[];
       finishReason: string;
       usage?: Usage;

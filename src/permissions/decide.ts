@@ -2,10 +2,10 @@ import path from 'node:path';
 import { modeDefault, type PermissionMode, planModeRefusal } from './modes.js';
 import { escapeGlob, formatRule, isOutside, matchPath, matchText, type Rule } from './rules.js';
 import { collapseWhitespace, denyForms } from './shell-words.js';
-import { type CallSubject, type CallSubjects, subjectsOf } from './subjects.js';
+import { type CallSubject, type CallSubjects, subjectsOf, urlHost } from './subjects.js';
 
 export type { CallSubject } from './subjects.js';
-export { describeCall } from './subjects.js';
+export { callSubject, describeCall } from './subjects.js';
 
 export interface Policy {
   mode: PermissionMode;
@@ -18,8 +18,11 @@ export type Verdict =
   | { action: 'allow'; rule?: string }
   /** `reason` is for the model: what happened, which rule, what to do instead. */
   | { action: 'deny'; reason: string; rule?: string }
-  /** `reason` is one line for the user: why this call needs their answer. */
-  | { action: 'ask'; reason: string };
+  /**
+   * `reason` is one line for the user: why this call needs their answer. `secret`: the call touches
+   * files that may hold secrets, which no mode pre-approves; only an allow rule naming them does.
+   */
+  | { action: 'ask'; reason: string; secret?: true };
 
 /**
  * Decides a validated call. In order: deny rules; plan mode refusing tools that change things;
@@ -55,10 +58,11 @@ export function decide(call: CallSubject, policy: Policy): Verdict {
     return {
       action: 'ask',
       reason: `${call.tool} would touch ${secrets.join(', ')}, which may hold secrets; an allow rule naming it skips this question`,
+      secret: true,
     };
   }
 
-  const fallback = modeDefault(policy.mode, call.tool, call.mutates);
+  const fallback = modeDefault(policy.mode, call.tool, call.mutates, subjects.kind === 'command');
   if (fallback.action === 'ask' && cover.why)
     return { action: 'ask', reason: `${fallback.reason} (${cover.why})` };
   return fallback;
@@ -75,7 +79,7 @@ function denies(rule: Rule, tool: string, subjects: CallSubjects): boolean {
   const pattern = rule.pattern;
   if (pattern === undefined) return true;
   switch (subjects.kind) {
-    case 'shell': {
+    case 'command': {
       const split = subjects.shell!;
       const forms = [...split.commands, ...split.nested].flatMap(denyForms);
       // The whole line too, so that a rule written across an operator (`curl *| sh`) still bites.
@@ -85,9 +89,16 @@ function denies(rule: Rule, tool: string, subjects: CallSubjects): boolean {
     }
     case 'path':
       return subjects.items.some((item) => matchPath(pattern, item));
+    case 'url':
+      return subjects.items.some((item) => matchUrl(pattern, item));
     case 'text':
       return subjects.items.some((item) => matchText(pattern, item));
   }
+}
+
+/** A URL rule names a host (`docs.python.org`, `*.github.com`) or a whole URL with wildcards. */
+function matchUrl(pattern: string, url: string): boolean {
+  return matchText(pattern, urlHost(url)) || matchText(pattern, url);
 }
 
 interface Coverage {
@@ -112,7 +123,7 @@ function coverage(allow: readonly Rule[], tool: string, subjects: CallSubjects):
   };
   const none: Coverage = { covered: false, rules: [], uncovered: subjects.items };
 
-  if (subjects.kind === 'shell') {
+  if (subjects.kind === 'command') {
     if (bare) return { covered: true, rules: [bare.text], uncovered: [] };
     const split = subjects.shell!;
     if (split.unsafe) return { ...none, why: `no allow rule can cover it: ${split.unsafe}` };
@@ -128,6 +139,8 @@ function coverage(allow: readonly Rule[], tool: string, subjects: CallSubjects):
   const uncovered = subjects.items.filter((item) => {
     if (subjects.kind === 'text')
       return !(coveredBy((rule) => matchText(rule.pattern, item)) || useBare(bare, used));
+    if (subjects.kind === 'url')
+      return !(coveredBy((rule) => matchUrl(rule.pattern, item)) || useBare(bare, used));
     const byPattern = coveredBy((rule) => {
       if (isOutside(item) && !isOutside(rule.pattern.trim())) return false;
       return matchPath(rule.pattern, item);
@@ -146,12 +159,19 @@ function useBare(bare: Rule | undefined, used: Set<string>): boolean {
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
+/** Rules that would let exactly this call run without asking: each path named as it is, or the "always" rules. */
+export function exactRules(call: CallSubject): string[] {
+  const subjects = subjectsOf(call);
+  if (subjects.kind !== 'path') return alwaysRules(call).map((rule) => rule.text);
+  return subjects.items.map((item) => formatRule(call.tool, escapeGlob(item)).text);
+}
+
 /**
  * The rules an "always" answer adds for this session, covering calls like this one: for the shell,
  * one rule per simple command, its program and subcommand followed by `*` (`npm test --watch` →
- * `shell(npm test*)`, `ls -la src` → `shell(ls*)`); for file tools, one rule per path, the file's
- * directory (`src/a/b.ts` → `write_file(src/a/**)`), or the exact file when it sits at the root
- * or looks like a secret; for any other tool, the bare tool name.
+ * `shell(npm test*)`, `ls -la src` → `shell(ls*)`); for calls that touch files, one rule per path,
+ * the file's directory (`src/a/b.ts` → `write_file(src/a/**)`), or the exact file when it sits at
+ * the root or looks like a secret; for URLs, the host; for any other call, the bare tool name.
  *
  * A shell line that no pattern can cover (substitutions, file redirections) still yields rules for
  * its commands, but those will not let this very line run without asking next time.
@@ -159,7 +179,7 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 export function alwaysRules(call: CallSubject): Rule[] {
   const subjects = subjectsOf(call);
   const patterns = new Set<string>();
-  if (subjects.kind === 'shell') {
+  if (subjects.kind === 'command') {
     for (const command of subjects.shell!.commands) {
       const words = command.words.map((w) => w.raw);
       // Leading assignments (`CI=1 npm test`) stay in the prefix: they change what the program does.
@@ -175,6 +195,8 @@ export function alwaysRules(call: CallSubject): Rule[] {
       const exact = dir === '.' || dir === '/' || dir === item || subjects.secrets.includes(item);
       patterns.add(exact ? escapeGlob(item) : `${escapeGlob(dir)}/**`);
     }
+  } else if (subjects.kind === 'url') {
+    for (const item of subjects.items) patterns.add(urlHost(item));
   }
   if (patterns.size === 0) return [formatRule(call.tool)];
   return [...patterns].map((pattern) => formatRule(call.tool, pattern));

@@ -1,8 +1,17 @@
 import type { ToolCall } from '../llm/types.js';
 import type { AnyTool, SessionState } from '../tools/types.js';
-import { alwaysRules, type CallSubject, decide, describeCall, type Verdict } from './decide.js';
+import {
+  alwaysRules,
+  type CallSubject,
+  callSubject,
+  decide,
+  describeCall,
+  exactRules,
+  type Verdict,
+} from './decide.js';
 import type { PermissionMode } from './modes.js';
 import { parseRule, type Rule } from './rules.js';
+import { labelCall } from './subjects.js';
 
 /** The user's answer to an approval request. */
 export interface ApprovalAnswer {
@@ -17,6 +26,12 @@ export interface ApprovalRequest {
   summary: string;
   /** Why the call needs an answer. */
   reason: string;
+  /** What the call would change (a diff), when the tool can tell beforehand. */
+  preview?: string;
+  /** `--allow` rules that would let exactly this call run without asking. */
+  allowRules?: string[];
+  /** The call touches files that may hold secrets: no permission mode pre-approves it, only a rule naming them. */
+  secret?: boolean;
 }
 
 /** Asks someone (a person at a terminal, a UI, a library callback) about one call. */
@@ -51,8 +66,19 @@ export class PermissionGate {
     return added;
   }
 
+  /** The call in one line for an approval question: the exact command, or the tool and what it touches. */
   summary(tool: AnyTool, args: unknown): string {
     return describeCall(this.subject(tool, args));
+  }
+
+  /** `--allow` rules that would let exactly this call run without asking. */
+  allowRules(tool: AnyTool, args: unknown): string[] {
+    return exactRules(this.subject(tool, args));
+  }
+
+  /** The call in one line for a tool row: `shell npm test`, `write_file src/a.ts`. */
+  label(tool: AnyTool, args: unknown): string {
+    return labelCall(this.subject(tool, args));
   }
 
   private sessionRules(state: SessionState): Rule[] {
@@ -61,7 +87,6 @@ export class PermissionGate {
   }
 
   private subject(tool: AnyTool, args: unknown): CallSubject {
-    const record = args && typeof args === 'object' ? (args as Record<string, unknown>) : {};
-    return { tool: tool.name, mutates: tool.mutates, args: record, workspace: this.workspace };
+    return callSubject(tool, args, this.workspace);
   }
 }

@@ -19,10 +19,11 @@ export function modeDefault(
   mode: PermissionMode,
   tool: string,
   mutates: boolean,
+  runsCommand: boolean,
 ): { action: 'allow' } | { action: 'ask'; reason: string } {
   if (mode === 'manual') return { action: 'ask', reason: 'manual mode asks before every tool call' };
   if (mode === 'normal' && mutates) {
-    const what = tool === 'shell' ? 'shell runs commands' : `${tool} changes things`;
+    const what = runsCommand ? `${tool} runs commands` : `${tool} changes things`;
     return { action: 'ask', reason: `${what}; normal mode asks before it runs` };
   }
   return { action: 'allow' };

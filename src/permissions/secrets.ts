@@ -5,7 +5,7 @@ import { matchPath } from './rules.js';
  * `auto` mode, unless an allow rule with a pattern names it. Kept short on purpose: every entry
  * is a prompt someone will see, so only names that are almost always secret belong here.
  */
-export const SECRET_PATTERNS: readonly string[] = [
+const SECRET_PATTERNS: readonly string[] = [
   '.env',
   '.env.*',
   '.envrc',
@@ -26,7 +26,7 @@ export const SECRET_PATTERNS: readonly string[] = [
 const TEMPLATE_SUFFIXES = ['.example', '.sample', '.template', '.dist'];
 
 /** The secret pattern a normalised path matches, if any; case-insensitive, as some file systems are. */
-export function secretPattern(p: string): string | undefined {
+function secretPattern(p: string): string | undefined {
   const base = p.slice(p.lastIndexOf('/') + 1).toLowerCase();
   if (base.startsWith('.env') && TEMPLATE_SUFFIXES.some((suffix) => base.endsWith(suffix))) return undefined;
   return SECRET_PATTERNS.find((pattern) => matchPath(pattern, p, { nocase: true }));

@@ -1,3 +1,4 @@
+import type { AnyTool, Touches } from '../tools/types.js';
 import { normalizePath } from './rules.js';
 import { globTargetsSecrets, isSecretPath } from './secrets.js';
 import { type ShellSplit, splitShell } from './shell-words.js';
@@ -7,83 +8,106 @@ export interface CallSubject {
   tool: string;
   /** The tool's own `mutates` flag. */
   mutates: boolean;
+  /** What the tool declares the call touches. */
+  touches: Touches;
   /** The arguments after validation. */
   args: Record<string, unknown>;
+  /** The call in one line, when the tool words it itself. */
+  label?: string;
   /** The workspace root; absolute path arguments inside it are then matched as relative ones. */
   workspace?: string;
 }
 
+/** Builds the subject of a call from the tool's own declaration; no tool is known by name here. */
+export function callSubject(tool: AnyTool, args: unknown, workspace?: string): CallSubject {
+  const record = args && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  return {
+    tool: tool.name,
+    mutates: tool.mutates,
+    touches: tool.touches?.(args) ?? {},
+    args: record,
+    label: tool.label?.(args),
+    workspace,
+  };
+}
+
 /**
  * How rule patterns read a call:
- * - `shell`: the command line, split into simple commands (shell-words.ts);
- * - `path`: each path argument, normalised (rules.ts `normalizePath`) and matched as a glob;
- * - `text`: a string matched with `*` wildcards: git_commit's message, git_branch's name (its
- *   action, e.g. `list`, when there is none), and for every other tool the compact JSON of its
- *   arguments, e.g. `todo_write({"todos":*})`.
+ * - `command`: the command line, split into simple commands (shell-words.ts);
+ * - `path`: each path read or written, normalised (rules.ts `normalizePath`) and matched as a glob;
+ * - `url`: each URL, matched by its host or as a whole;
+ * - `text`: a string matched with `*` wildcards: the text the tool declares (a commit message),
+ *   or for a tool that declares nothing the compact JSON of its arguments, e.g. `todo_write({"todos":*})`.
  */
-export type SubjectKind = 'shell' | 'path' | 'text';
+export type SubjectKind = 'command' | 'path' | 'url' | 'text';
 
 export interface CallSubjects {
   kind: SubjectKind;
-  /** Normalised paths, the command line, or the text, depending on `kind`. */
+  /** Normalised paths, the command line, the URLs or the text, depending on `kind`. */
   items: string[];
-  /** The items that look like secret files (or a grep filter aimed at them); only for `path`. */
+  /** The items that look like secret files (or a file filter aimed at them); only for `path`. */
   secrets: string[];
-  /** Set for `shell`. */
+  /** Set for `command`. */
   shell?: ShellSplit;
 }
 
-// Tools whose optional `path` means the whole workspace when left out.
-const DEFAULT_ROOT = new Set(['list_dir', 'grep', 'glob', 'git_diff', 'git_log']);
-
-/** Reads what rules are matched against out of a call's arguments. */
+/** Reads what rules are matched against out of the tool's declaration. */
 export function subjectsOf(call: CallSubject): CallSubjects {
-  const { tool, args } = call;
-  if (tool === 'shell') {
-    const command = typeof args.command === 'string' ? args.command : '';
-    return { kind: 'shell', items: [command], secrets: [], shell: splitShell(command) };
+  const { touches } = call;
+  if (touches.command !== undefined) {
+    return { kind: 'command', items: [touches.command], secrets: [], shell: splitShell(touches.command) };
   }
-  if (tool === 'git_commit') return { kind: 'text', items: [stringArg(args.message)], secrets: [] };
-  if (tool === 'git_branch') {
-    return { kind: 'text', items: [stringArg(args.name) || stringArg(args.action)], secrets: [] };
+  const paths = [...(touches.reads ?? []), ...(touches.writes ?? [])];
+  const filters = (touches.filters ?? []).map((f) => f.trim()).filter((f) => f !== '');
+  if (paths.length > 0 || filters.length > 0) {
+    const items = [...new Set(paths.map((p) => normalizePath(p, call.workspace)))];
+    const secrets = items.filter(isSecretPath);
+    // A file filter aimed at secrets reads them as surely as naming the file would, so rules see it too.
+    for (const filter of filters) {
+      if (globTargetsSecrets(filter) && !items.includes(filter)) {
+        items.push(filter);
+        secrets.push(filter);
+      }
+    }
+    return { kind: 'path', items, secrets };
   }
-
-  const paths: string[] = [];
-  if (typeof args.path === 'string') paths.push(args.path);
-  else if (DEFAULT_ROOT.has(tool)) paths.push('.');
-  if (Array.isArray(args.paths)) {
-    for (const p of args.paths) if (typeof p === 'string') paths.push(p);
-  }
-  const hasPathArgs = typeof args.path === 'string' || Array.isArray(args.paths) || DEFAULT_ROOT.has(tool);
-  if (!hasPathArgs) return { kind: 'text', items: [JSON.stringify(args)], secrets: [] };
-
-  const items = [...new Set(paths.map((p) => normalizePath(p, call.workspace)))];
-  const secrets = items.filter(isSecretPath);
-  // A file filter aimed at secrets reads them as surely as naming the file would, so rules see it too.
-  const filter = tool === 'grep' && typeof args.glob === 'string' ? args.glob.trim() : '';
-  if (filter !== '' && globTargetsSecrets(filter) && !items.includes(filter)) {
-    items.push(filter);
-    secrets.push(filter);
-  }
-  return { kind: 'path', items, secrets };
+  if (touches.urls?.length) return { kind: 'url', items: touches.urls, secrets: [] };
+  if (touches.text !== undefined) return { kind: 'text', items: [touches.text], secrets: [] };
+  return { kind: 'text', items: [JSON.stringify(call.args)], secrets: [] };
 }
 
-function stringArg(value: unknown): string {
-  return typeof value === 'string' ? value : '';
+/** The host of a URL, or the text itself when it is not one. */
+export function urlHost(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
 }
 
-/** One readable line naming the call: the command, or the tool and its paths (`write_file src/a.ts`). */
+/** One readable line naming the call: the command, or the tool and what it touches (`write_file src/a.ts`). */
 export function describeCall(call: CallSubject): string {
+  if (call.label !== undefined) return oneLine(call.label);
   const subjects = subjectsOf(call);
-  if (subjects.kind === 'shell') return oneLine(subjects.items[0] ?? '');
-  if (subjects.kind === 'path') return `${call.tool} ${subjects.items.join(' ')}`;
-  if (call.tool === 'git_commit')
-    return `git_commit ${JSON.stringify(firstLine(stringArg(call.args.message)))}`;
-  if (call.tool === 'git_branch') {
-    return ['git_branch', stringArg(call.args.action), stringArg(call.args.name)].filter(Boolean).join(' ');
+  switch (subjects.kind) {
+    case 'command':
+      return oneLine(subjects.items[0] ?? '');
+    case 'path':
+    case 'url':
+      return `${call.tool} ${subjects.items.join(' ')}`;
+    case 'text': {
+      if (call.touches.text !== undefined)
+        return `${call.tool} ${JSON.stringify(firstLine(call.touches.text))}`;
+      const json = JSON.stringify(call.args);
+      return json === '{}' ? call.tool : `${call.tool} ${json}`;
+    }
   }
-  const json = JSON.stringify(call.args);
-  return json === '{}' ? call.tool : `${call.tool} ${json}`;
+}
+
+/** The call as a tool row shows it: like `describeCall`, with the tool named before a command. */
+export function labelCall(call: CallSubject): string {
+  const line = describeCall(call);
+  return call.label === undefined && call.touches.command !== undefined ? `${call.tool} ${line}` : line;
 }
 
 function firstLine(text: string): string {

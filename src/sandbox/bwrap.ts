@@ -99,7 +99,7 @@ export interface BwrapTool {
 }
 
 /** Finds bubblewrap and what it supports; a SandboxError says how to get it when it is missing. */
-export async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
+async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
   const bwrap = findExecutable('bwrap', `${searchPath ?? ''}:${FALLBACK_PATH}`);
   if (bwrap === null) throw new SandboxError('bwrap not installed (apt install bubblewrap)');
   const [version, help] = await Promise.all([
@@ -144,7 +144,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
 
   let disableUserns = tool.supportsDisableUserns;
   const run = async (
-    req: Pick<ExecRequest, 'command' | 'timeoutMs' | 'signal' | 'maxOutputBytes'>,
+    req: Pick<ExecRequest, 'command' | 'timeoutMs' | 'signal' | 'maxOutputBytes' | 'onOutput'>,
     cwd: string,
   ): Promise<ProcessResult> => {
     const args = buildBwrapArgs({
@@ -170,6 +170,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       timeoutMs: req.timeoutMs,
       signal: req.signal,
       maxOutputBytes: req.maxOutputBytes,
+      onOutput: req.onOutput,
       clock: opts.clock,
     });
   };

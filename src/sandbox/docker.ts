@@ -10,9 +10,9 @@ import { realWorkspace, resolveCwd } from './workspace.js';
 
 export type ContainerEngine = 'docker' | 'podman';
 
-export const DEFAULT_IMAGE = 'node:20-bookworm';
-export const DEFAULT_MEMORY_MB = 512;
-export const DEFAULT_CPUS = 1;
+const DEFAULT_IMAGE = 'node:20-bookworm';
+const DEFAULT_MEMORY_MB = 512;
+const DEFAULT_CPUS = 1;
 const CONTAINER_HOME = '/tmp/home';
 /** Marks every process of one exec so that the stragglers can be found and killed afterwards. */
 const EXEC_MARK = 'HEARTH_EXEC_ID';
@@ -187,6 +187,7 @@ export async function createContainerSandbox(
           timeoutMs: req.timeoutMs,
           signal: req.signal,
           maxOutputBytes: req.maxOutputBytes,
+          onOutput: req.onOutput,
           clock: opts.clock,
         });
         // Someone removed or stopped the container since: check it again before the next command.

@@ -1,7 +1,7 @@
 import { runHostCommand } from './host-command.js';
 
 /** What every sandboxed command gets from the host environment, whatever the configuration. */
-export const BASE_ENV_ALLOW: readonly string[] = ['PATH', 'LANG', 'LANGUAGE', 'LC_*', 'TERM', 'TZ'];
+const BASE_ENV_ALLOW: readonly string[] = ['PATH', 'LANG', 'LANGUAGE', 'LC_*', 'TERM', 'TZ'];
 
 /**
  * Never passed, even when a configured pattern matches: each makes a shell or the dynamic loader run

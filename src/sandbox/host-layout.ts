@@ -19,7 +19,7 @@ export interface Mask {
  * What a Linux sandbox sees of the host's system: programs, libraries and configuration, read-only.
  * Deliberately absent: /home, /root, /mnt, /media, /srv, /var, /run, /sys.
  */
-export const SYSTEM_ROOTS: readonly string[] = [
+const SYSTEM_ROOTS: readonly string[] = [
   '/usr',
   '/bin',
   '/sbin',
@@ -36,7 +36,7 @@ export const SYSTEM_ROOTS: readonly string[] = [
  * Hidden even when world-readable on some system: password hashes, sudo rules, private keys.
  * Anything else under /etc that is not world-readable is hidden too (see etcMasks).
  */
-export const ETC_SECRETS: readonly string[] = [
+const ETC_SECRETS: readonly string[] = [
   '/etc/shadow',
   '/etc/shadow-',
   '/etc/gshadow',

@@ -15,7 +15,7 @@ export interface ResourceLimits {
 const MB = 1024 * 1024;
 /** Generous on purpose: Node, Java and Go reserve gigabytes of address space just to start. */
 export const DEFAULT_ADDRESS_SPACE_MB = 8192;
-export const DEFAULT_FILE_SIZE_MB = 4096;
+const DEFAULT_FILE_SIZE_MB = 4096;
 /** CPU time beyond the wall-clock timeout, so that the timeout stays the limit that normally fires. */
 const CPU_SLACK_S = 5;
 
@@ -93,6 +93,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
         timeoutMs: req.timeoutMs,
         signal: req.signal,
         maxOutputBytes: req.maxOutputBytes,
+        onOutput: req.onOutput,
         clock: opts.clock,
       });
     },

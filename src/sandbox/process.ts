@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
 export interface RunProcessOptions {
@@ -13,6 +14,8 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Output kept in memory; beyond it the middle is dropped. Default 1 MB. */
   maxOutputBytes?: number;
+  /** Receives stdout and stderr as they arrive, decoded (a character split between chunks waits for its end). */
+  onOutput?: (text: string) => void;
   /** Drives the timeout and the grace periods; the system clock unless a test injects one. */
   clock?: Clock;
 }
@@ -29,14 +32,14 @@ export interface ProcessResult {
   truncatedBytes: number;
 }
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** Between SIGTERM and SIGKILL: long enough for a clean shutdown, short enough not to stall the agent. */
 export const KILL_GRACE_MS = 2000;
 /**
  * After the main process exits, how long its background children may keep the pipes open before the
  * group is killed. Without this, `sleep 100 &` would hold the call for 100 seconds.
  */
-export const EXIT_GRACE_MS = 250;
+const EXIT_GRACE_MS = 250;
 
 const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -145,8 +148,15 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       if (exited && openPipes === 0) finish();
     };
 
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    const listen = (stream: NodeJS.ReadableStream | null) => {
+      const decoder = opts.onOutput ? new StringDecoder('utf8') : undefined;
+      stream?.on('data', (chunk: Buffer) => {
+        output.push(chunk);
+        if (decoder) opts.onOutput?.(decoder.write(chunk));
+      });
+    };
+    listen(child.stdout);
+    listen(child.stderr);
     child.stdout?.on('close', onPipeClosed);
     child.stderr?.on('close', onPipeClosed);
 

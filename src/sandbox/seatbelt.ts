@@ -8,7 +8,7 @@ import { PROTECTED_FILES, protectWorkspace } from './protected-paths.js';
 import { type Sandbox, SandboxError, type SandboxOptions } from './types.js';
 import { realWorkspace, resolveCwd } from './workspace.js';
 
-export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
+const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
 export interface SeatbeltPlan {
   workspace: string;
@@ -138,6 +138,7 @@ export async function createSeatbeltSandbox(opts: SandboxOptions): Promise<Sandb
         timeoutMs: req.timeoutMs,
         signal: req.signal,
         maxOutputBytes: req.maxOutputBytes,
+        onOutput: req.onOutput,
         clock: opts.clock,
       });
     },

@@ -14,7 +14,7 @@ import {
 /** Builds one backend, or throws a SandboxError saying why it cannot run here. */
 export type SandboxFactory = (opts: SandboxOptions) => Promise<Sandbox>;
 
-export const DEFAULT_FACTORIES: Readonly<Record<SandboxKind, SandboxFactory>> = {
+const DEFAULT_FACTORIES: Readonly<Record<SandboxKind, SandboxFactory>> = {
   bwrap: createBwrapSandbox,
   docker: (opts) => createContainerSandbox('docker', opts),
   podman: (opts) => createContainerSandbox('podman', opts),

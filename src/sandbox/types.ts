@@ -38,6 +38,8 @@ export interface ExecRequest {
   timeoutMs: number;
   signal?: AbortSignal;
   maxOutputBytes?: number;
+  /** Receives stdout and stderr as they arrive, decoded; the result still holds the whole output. */
+  onOutput?: (text: string) => void;
 }
 
 export interface Sandbox {

@@ -10,28 +10,107 @@ export type Db = Database.Database;
  * date. WAL plus synchronous=NORMAL keeps every committed write across a process kill.
  */
 export function openDatabase(path: string): Db {
+  try {
+    return open(path);
+  } catch (err) {
+    throw storeError(path, err);
+  }
+}
+
+/** A session database that cannot be used; the message says what to do about it. */
+export class StoreError extends Error {
+  override name = 'StoreError';
+}
+
+function storeError(path: string, err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  const message = (err as Error).message;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new StoreError(
+      `The session database ${path} is damaged or is not a Hearth database (${message}). ` +
+        `Move it aside and Hearth starts a new one: mv '${path}' '${path}.broken'`,
+    );
+  }
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EACCES' || code === 'EROFS') {
+    return new StoreError(
+      `Cannot open the session database ${path} (${message}). Check that its folder is writable, or choose another file with db_path (HEARTH_DB).`,
+    );
+  }
+  if (message.startsWith('The database was written by a newer Hearth')) return new StoreError(message);
+  return err;
+}
+
+function open(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  // Several processes (a REPL and a one-shot run) may share the file.
-  db.pragma('busy_timeout = 5000');
-  migrate(db);
+  // Several processes (workers, the gateway, a REPL, a one-shot run) may share the file, and may
+  // all be opening a brand-new one at the same moment.
+  try {
+    db.pragma('busy_timeout = 5000');
+    switchToWal(db);
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 
+const WAL_ATTEMPTS = 50;
+
+/**
+ * Switching a new file to WAL needs a moment of exclusive access, and SQLite answers "database is
+ * locked" at once instead of waiting on busy_timeout while another process holds the file; so the
+ * switch is retried. A file already in WAL mode returns at the first attempt.
+ */
+function switchToWal(db: Db): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!isBusy(err) || attempt >= WAL_ATTEMPTS) throw err;
+      sleepSync(5 * attempt);
+    }
+  }
+}
+
+/**
+ * Each pending migration runs in an IMMEDIATE transaction (which takes the write lock, waiting on
+ * busy_timeout) that reads the version again inside it: of several processes opening one new
+ * file at once, the first creates the tables and the others find the work done.
+ */
 function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > migrations.length) {
-    throw new Error(
-      `The database was written by a newer Hearth (schema ${current}, this one knows ${migrations.length}). Upgrade Hearth.`,
-    );
-  }
-  for (let version = current; version < migrations.length; version++) {
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  const check = (current: number) => {
+    if (current > migrations.length) {
+      throw new Error(
+        `The database was written by a newer Hearth (schema ${current}, this one knows ${migrations.length}). Upgrade Hearth.`,
+      );
+    }
+  };
+  check(version());
+  while (version() < migrations.length) {
     db.transaction(() => {
-      db.exec(migrations[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    })();
+      const current = version();
+      check(current);
+      if (current >= migrations.length) return;
+      db.exec(migrations[current]!);
+      db.pragma(`user_version = ${current + 1}`);
+    }).immediate();
   }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Opening the database is synchronous; so is waiting for another process to let go of it. */
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
 }

@@ -56,4 +56,14 @@ export const migrations: string[] = [
     PRIMARY KEY (session_id, key)
   ) WITHOUT ROWID;
   `,
+  `
+  -- What a person sees of a tool call (full command output, a diff), kept whole even when the
+  -- event stream and the model got a shortened copy.
+  CREATE TABLE tool_outputs (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    call_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, call_id)
+  ) WITHOUT ROWID;
+  `,
 ];

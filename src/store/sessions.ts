@@ -210,6 +210,23 @@ export class SessionStore {
       .all(id) as Array<AuditEntry & { createdAt: number }>;
   }
 
+  /** Keeps what a person sees of a call in full (`hearth sessions output` prints it back). */
+  saveToolOutput(id: string, callId: string, body: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO tool_outputs (session_id, call_id, body) VALUES (?, ?, ?)
+         ON CONFLICT (session_id, call_id) DO UPDATE SET body = excluded.body`,
+      )
+      .run(id, callId, body);
+  }
+
+  toolOutput(id: string, callId: string): string | undefined {
+    const row = this.db
+      .prepare('SELECT body FROM tool_outputs WHERE session_id = ? AND call_id = ?')
+      .get(id, callId) as { body: string } | undefined;
+    return row?.body;
+  }
+
   /** The session's durable key-value state, written through at once. */
   state(id: string): SessionState {
     const select = this.db.prepare('SELECT value FROM session_state WHERE session_id = ? AND key = ?');

@@ -50,13 +50,21 @@ export interface ToolSelection {
   disabled?: string[];
 }
 
-/** Resolves group and tool names into the tool list, rejecting names that match nothing. */
+/**
+ * Resolves group and tool names into the tool list, rejecting names that match nothing. A custom
+ * tool (`extra`) named like a built-in one takes its place, wherever the built-in would have been
+ * offered; one named like a group, or two custom tools with one name, are errors.
+ */
 export function selectTools(selection: ToolSelection = {}, extra: AnyTool[] = []): AnyTool[] {
-  const all = [...Object.values(toolGroups).flat(), ...extra];
+  const custom = customByName(extra);
+  const swap = (tool: AnyTool) => custom.get(tool.name) ?? tool;
+  const builtIn = Object.values(toolGroups).flat();
+  const builtInNames = new Set(builtIn.map((t) => t.name));
+  const all = [...builtIn.map(swap), ...extra.filter((t) => !builtInNames.has(t.name))];
   const expand = (name: string): AnyTool[] => {
     if (name === 'default') return defaultTools.flatMap(expand);
     const group = toolGroups[name];
-    if (group) return group;
+    if (group) return group.map(swap);
     const tool = all.find((t) => t.name === name);
     if (tool) return [tool];
     throw new ToolSelectionError(
@@ -68,4 +76,18 @@ export function selectTools(selection: ToolSelection = {}, extra: AnyTool[] = []
   for (const name of selection.disabled ?? []) for (const tool of expand(name)) chosen.delete(tool);
   // Keep the catalog's order whatever order the names came in: the tool list is part of the prompt prefix.
   return all.filter((tool) => chosen.has(tool));
+}
+
+function customByName(extra: readonly AnyTool[]): Map<string, AnyTool> {
+  const byName = new Map<string, AnyTool>();
+  for (const tool of extra) {
+    if (tool.name === 'default' || toolGroups[tool.name]) {
+      throw new ToolSelectionError(
+        `A custom tool is named "${tool.name}", the name of a tool group (default, ${Object.keys(toolGroups).join(', ')}). Give it another name.`,
+      );
+    }
+    if (byName.has(tool.name)) throw new ToolSelectionError(`Two custom tools are named "${tool.name}".`);
+    byName.set(tool.name, tool);
+  }
+  return byName;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolCall, ToolSchema } from '../llm/types.js';
 import { levenshtein } from '../util/levenshtein.js';
+import { resolveArgumentAliases } from './argument-aliases.js';
 import { truncateMiddle } from './truncate.js';
 import { type AnyTool, type ToolContext, ToolError } from './types.js';
 
@@ -63,6 +64,8 @@ export class ToolRegistry {
         error: `Unknown tool "${call.name}".${close ? ` Did you mean "${close}"?` : ''} Available tools: ${names.join(', ')}.`,
       };
     }
+    // Cut off or unreadable where the model wrote it: the reason is the answer.
+    if (call.problem) return { ok: false, error: call.problem };
     let raw: unknown;
     try {
       raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
@@ -80,7 +83,7 @@ export class ToolRegistry {
         // left as is; validation reports it
       }
     }
-    const parsed = tool.parameters.safeParse(raw);
+    const parsed = tool.parameters.safeParse(resolveArgumentAliases(raw, tool.parameters));
     if (!parsed.success) {
       const problems = parsed.error.issues
         .map((issue) => `- ${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)

@@ -8,8 +8,8 @@ import { displayPath, errorMessage, isInside, resolveInWorkspace } from './path-
 import { formatBytes, truncateMiddle } from './truncate.js';
 import { defineTool, type ToolContext, ToolError } from './types.js';
 
-export const SHELL_DEFAULT_TIMEOUT_S = 120;
-export const SHELL_MAX_TIMEOUT_S = 1800;
+const SHELL_DEFAULT_TIMEOUT_S = 120;
+const SHELL_MAX_TIMEOUT_S = 1800;
 export const SHELL_MAX_OUTPUT_CHARS = 16_000;
 
 /**
@@ -33,6 +33,7 @@ export const shellTool = defineTool({
     cwd: z.string().optional().describe('Directory; persists like cd'),
   }),
   mutates: true,
+  touches: (args) => ({ command: args.command }),
   async run(args, ctx) {
     const timeoutS = args.timeout ?? SHELL_DEFAULT_TIMEOUT_S;
     const root = await realpath(ctx.workspace).catch(() => ctx.workspace);
@@ -49,6 +50,7 @@ export const shellTool = defineTool({
         cwd: ranIn,
         timeoutMs: timeoutS * 1000,
         signal: ctx.signal,
+        onOutput: withoutMarker(marker, ctx.progress),
       });
     } catch (err) {
       throw new ToolError(`Could not start the command: ${errorMessage(err)}`);
@@ -91,9 +93,32 @@ export const shellTool = defineTool({
  * writes even under `set -o noclobber`. A command that sets its own EXIT trap or `exec`s replaces
  * ours, and then the directory simply stays where it was.
  */
-export function wrapCommand(command: string, marker: string): string {
+function wrapCommand(command: string, marker: string): string {
   const trap = `printf '\\n%s%s\\n' ${shellQuote(marker)} "$(command pwd -P 2>/dev/null)" >&2`;
   return `trap ${shellQuote(trap)} EXIT; ${command}`;
+}
+
+/**
+ * Passes output on as it arrives, up to the marker line, which is ours and not the command's. Text
+ * that might be the start of the marker is held back until the next chunk says whether it is.
+ */
+function withoutMarker(marker: string, report: (text: string) => void): (text: string) => void {
+  let held = '';
+  let ended = false;
+  return (chunk) => {
+    if (ended) return;
+    const text = held + chunk;
+    const at = text.indexOf(marker);
+    if (at >= 0) {
+      ended = true;
+      report(text.slice(0, at).replace(/\n$/, ''));
+      return;
+    }
+    let keep = Math.min(marker.length - 1, text.length);
+    while (keep > 0 && !marker.startsWith(text.slice(text.length - keep))) keep--;
+    held = text.slice(text.length - keep);
+    report(text.slice(0, text.length - keep));
+  };
 }
 
 /** Removes the marker line (and the newline put before it) from the output, returning the directory. */
@@ -123,12 +148,12 @@ async function startingDirectory(
     }
     return abs;
   }
-  const saved = ctx.session.get(SHELL_CWD_KEY);
+  const saved = ctx.scratch.get(SHELL_CWD_KEY);
   if (typeof saved !== 'string') return root;
   // The directory may have been removed, or replaced by a symlink leading out, since the last call.
   const real = await realpath(saved).catch(() => undefined);
   if (real !== undefined && isInside(root, real) && (await isDirectory(real))) return real;
-  ctx.session.delete(SHELL_CWD_KEY);
+  ctx.scratch.delete(SHELL_CWD_KEY);
   notes.push(`[${displayPath(root, saved)} no longer exists; ran in the workspace root]`);
   return root;
 }
@@ -144,11 +169,11 @@ function keepDirectory(
   // Nothing recorded (killed hard, or the trap was replaced): assume the command stayed put.
   const final = recorded === undefined || !path.isAbsolute(recorded) ? ranIn : recorded;
   if (isInside(root, final)) {
-    if (final === root) ctx.session.delete(SHELL_CWD_KEY);
-    else ctx.session.set(SHELL_CWD_KEY, final);
+    if (final === root) ctx.scratch.delete(SHELL_CWD_KEY);
+    else ctx.scratch.set(SHELL_CWD_KEY, final);
     return final;
   }
-  ctx.session.delete(SHELL_CWD_KEY);
+  ctx.scratch.delete(SHELL_CWD_KEY);
   notes.push(`[cd to ${final} left the workspace and was not kept; the next command starts in the root]`);
   return root;
 }

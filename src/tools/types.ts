@@ -6,12 +6,20 @@ export interface ToolContext {
   /** Absolute, real path of the workspace root; every path a tool touches must stay inside it. */
   workspace: string;
   signal: AbortSignal;
-  /** Per-session scratch state shared between tool calls (e.g. the shell's working directory). */
-  session: Map<string, unknown>;
-  /** Durable per-session state (todos, plan, checkpoints): survives compaction and restarts. */
-  state: SessionState;
+  /**
+   * Scratch state shared between the tool calls of this process's session (the shell's working
+   * directory, edit failure counts); gone when the process ends.
+   */
+  scratch: Map<string, unknown>;
+  /** Durable per-session state (todos, plan, checkpoints), kept in the store: survives compaction and restarts. */
+  durable: SessionState;
   /** Where commands run: every process a tool starts goes through it. */
   sandbox: Sandbox;
+  /**
+   * Reports output while the call runs (a command's output as it arrives, a count of files
+   * searched). People see it as it comes; the model sees only the final result.
+   */
+  progress(text: string): void;
 }
 
 /**
@@ -44,6 +52,26 @@ export interface ToolOutput {
   meta?: Record<string, unknown>;
 }
 
+/**
+ * What one call touches, declared by the tool from its validated arguments. Permission rules,
+ * approvals, the audit and every UI read this, so none of them needs to know a tool's name or
+ * how its arguments are called.
+ */
+export interface Touches {
+  /** Paths read (files or folders), as the model wrote them: relative to the workspace, or absolute. */
+  reads?: string[];
+  /** Paths created, changed or deleted. */
+  writes?: string[];
+  /** File filters (globs) that pick which files are read, such as grep's `glob`: one aimed at secrets counts as naming them. */
+  filters?: string[];
+  /** A command line that runs. */
+  command?: string;
+  /** URLs fetched. */
+  urls?: string[];
+  /** What rules match when the call touches none of the above: a commit message, a branch name. */
+  text?: string;
+}
+
 export interface Tool<A = unknown> {
   name: string;
   /** One or two short sentences: every character is sent with every request. */
@@ -51,6 +79,18 @@ export interface Tool<A = unknown> {
   parameters: z.ZodType<A>;
   /** Read-only tools never ask for approval and may run concurrently. */
   mutates: boolean;
+  /**
+   * What a call touches. Unset: nothing outside the conversation, and rules match the compact
+   * JSON of its arguments (`todo_write({"todos":*})`).
+   */
+  touches?(args: A): Touches;
+  /** The call in one line, for approvals and tool rows; unset, it is derived from `touches`. */
+  label?(args: A): string;
+  /**
+   * What the call would change, shown when a person is asked about it (a diff), worked out
+   * without changing anything. Undefined when there is nothing useful to show.
+   */
+  preview?(args: A, ctx: { workspace: string }): Promise<string | undefined>;
   run(args: A, ctx: ToolContext): Promise<string | ToolOutput>;
 }
 

@@ -98,7 +98,7 @@ async function run(turns: TurnInput[], opts: RunOpts = {}) {
     maxIterations: opts.maxIterations ?? 10,
     tokenBudget: opts.tokenBudget,
     todoNudges: opts.todoNudges,
-    state: opts.state,
+    durable: opts.state,
     signal: opts.signal,
     onMessage: (m) => persisted.push(m),
     onAudit: (e) => audit.push(e),

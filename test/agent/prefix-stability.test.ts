@@ -70,7 +70,7 @@ describe('prompt cache friendliness', () => {
       workspace,
       gate: new PermissionGate('auto', { allow: [], deny: [] }, workspace),
       sandbox: unconfinedSandbox(workspace),
-      state: new MemoryState(),
+      durable: new MemoryState(),
       maxIterations: 20,
     })) {
       events.push(event);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Check } from '../../src/cli/commands/doctor.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { closedPort } from '../support/net.js';
+import { ollamaRoutes, ollamaShowGemmaVision } from '../support/probe-fixtures.js';
 import { reply } from '../support/scripted-server.js';
 
 const cli = useCliHarness('doctor');
@@ -36,6 +37,21 @@ describe('hearth doctor', () => {
     expect(r.check('git identity')).toBeDefined();
     if (r.report.checks.every((c) => c.ok)) expect(r.code).toBe(0);
     else expect(r.code).toBe(1);
+  });
+
+  it('says which context window an Ollama session will use, and that num_ctx carries it', async () => {
+    const server = await cli.serve({
+      models: ['gemma3:4b'],
+      turns: [reply().tool('get_weather', { city: 'Paris' })],
+      extraRoutes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 16384 }),
+    });
+    const r = await doctor({ HEARTH_BASE_URL: server.baseUrl, HEARTH_MODEL: 'gemma3:4b' });
+    expect(r.check('server')).toMatchObject({ ok: true, detail: expect.stringMatching(/^ollama at /) });
+    expect(r.check('context window')?.detail).toBe(
+      '16384 tokens, from Ollama /api/ps: loaded with context_length 16384; kept so the model is not reloaded, sent as num_ctx with every request',
+    );
+    // The live probe went through Ollama's own API with that very num_ctx.
+    expect(server.requests.map((q) => [q.path, q.body.options?.num_ctx])).toEqual([['/api/chat', 16384]]);
   });
 
   it('fails with a fix when the server is down or the model will not call tools', async () => {

@@ -26,7 +26,9 @@ describe('REPL slash commands', () => {
     const status = await term.enter('/status');
     expect(status).toMatch(/model\s+scripted-model/);
     expect(status).toMatch(/server\s+\S+ at http:\/\/127\.0\.0\.1:\d+\/v1/);
-    expect(status).toMatch(/context\s+8\.2k tokens/);
+    // No native endpoint answers the scripted server: the default, and why.
+    expect(status).toMatch(/context\s+8\.2k tokens \(default \(unknown: no native endpoint answered/);
+    expect(status).toMatch(/! could not learn the context window from the server/);
     expect(status).toMatch(/sandbox\s+\S+/);
     expect(status).toMatch(/mode\s+normal/);
     expect(status).toMatch(/session\s+none yet/);

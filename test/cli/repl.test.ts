@@ -146,6 +146,35 @@ describe('the interactive REPL on a real terminal', () => {
     expect(await term.exited).toBe(0);
   });
 
+  it("shows a running command's latest output, and takes a message typed during the run into that same run", async () => {
+    const term = await cli.repl(
+      [
+        reply().tool('shell', {
+          command: 'echo compiling-step-1; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done',
+        }),
+        reply().text('Switched to the other plan.'),
+      ],
+      ['--yolo'],
+    );
+    term.send('build it\r');
+    // The spinner's line carries the command's output while it runs.
+    await term.waitFor(/running shell echo compiling-step-1.*compiling-step-1/);
+    term.send('use the other plan');
+    await term.waitFor(/› use the other plan/);
+    const since = term.screen.length;
+    term.send('\r');
+    await term.waitFor(/queued: added after the current step/, undefined, since);
+    await writeFile(join(cli.workspace, 'go'), '');
+    await term.waitFor(/Switched to the other plan\./, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
+    expect(cli.server.requests).toHaveLength(2);
+    const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
+    expectValidHistory(messages);
+    expect(messages.at(-1)).toEqual({ role: 'user', content: 'use the other plan' });
+    term.send(keys.ctrlD);
+    expect(await term.exited).toBe(0);
+  });
+
   it('shows an elapsed-time indicator while the model has not answered yet', async () => {
     const term = await cli.repl([reply().text('Finally.').holdAfter(0)]);
     const since = term.screen.length;

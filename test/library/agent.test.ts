@@ -199,6 +199,45 @@ describe('custom tools', () => {
   });
 });
 
+describe('custom tools named like built-in ones', () => {
+  it('replaces the built-in tool: its schema is sent and it runs', async () => {
+    const reads: string[] = [];
+    const myRead = defineTool({
+      name: 'read_file',
+      description: 'Reads from the company wiki.',
+      parameters: z.object({ page: z.string() }),
+      mutates: false,
+      async run({ page }) {
+        reads.push(page);
+        return `wiki page ${page}`;
+      },
+    });
+    await serve(reply().tool('read_file', { page: 'onboarding' }), reply().text('Done.'));
+    await agent({ tools: [myRead] }).run('read the onboarding page');
+    const tools = server!.requests[0]!.body.tools as Array<{
+      function: { name: string; description: string };
+    }>;
+    expect(tools.filter((t) => t.function.name === 'read_file')).toEqual([
+      expect.objectContaining({
+        function: expect.objectContaining({ description: 'Reads from the company wiki.' }),
+      }),
+    ]);
+    expect(reads).toEqual(['onboarding']);
+    expect(toolMessages(1)).toEqual(['wiki page onboarding']);
+  });
+
+  it('fails at construction for a custom tool named like a group', () => {
+    const git = defineTool({
+      name: 'git',
+      description: 'x',
+      parameters: z.object({}),
+      mutates: false,
+      run: async () => '',
+    });
+    expect(() => new Agent({ tools: [git] })).toThrow(/custom tool is named "git", the name of a tool group/);
+  });
+});
+
 describe('approvals', () => {
   it('asks the approve callback: always, once, and deny with a reason', async () => {
     await serve(

@@ -33,7 +33,7 @@ afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
 });
 
-/** Runs an example the way the README says, importing 'hearth' from the build, as a user would. */
+/** Runs an example the way the README says, importing 'hearth-agent' from the build, as a user would. */
 async function example(file: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build first (npm test does).`);
   return exec(process.execPath, ['--import', 'tsx', join('examples', file), ...args], {

@@ -1,10 +1,10 @@
 /**
  * What only the Ollama transport has: options in Ollama's shape, history converted to its message
- * format, and `num_ctx` sized to the prompt. The behaviour both transports share (streaming,
+ * format, and `num_ctx` from the session's window. The behaviour both transports share (streaming,
  * retries, abort, timeouts, errors) is in transport-contract.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chooseNumCtx, createOllamaClient, type OllamaClientOptions } from '../../src/llm/ollama.js';
+import { createOllamaClient, type OllamaClientOptions } from '../../src/llm/ollama.js';
 import type { ChatMessage, LlmEvent, ToolSchema } from '../../src/llm/types.js';
 import {
   reply,
@@ -54,8 +54,8 @@ async function run(turns: TurnInput[], opts: Partial<OllamaClientOptions> = {}) 
 
 describe('ollama client over real HTTP (native dialect)', () => {
   it('passes temperature and max tokens as Ollama options', async () => {
-    await run([reply().text('ok')], { temperature: 0.2, maxTokens: 512 });
-    expect(server!.requests[0]!.body.options).toEqual({ num_ctx: 2048, temperature: 0.2, num_predict: 512 });
+    await run([reply().text('ok')], { temperature: 0.2, maxTokens: 512, contextWindow: 4096 });
+    expect(server!.requests[0]!.body.options).toEqual({ num_ctx: 4096, temperature: 0.2, num_predict: 512 });
   });
 
   it('converts history: tool calls get object arguments, results name their tool', async () => {
@@ -104,48 +104,19 @@ describe('ollama client over real HTTP (native dialect)', () => {
 describe('num_ctx', () => {
   const long: ChatMessage[] = [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(4000) }];
 
-  it('grows with a long prompt, in steps of 1024', async () => {
-    const client = await start([reply().text('a'), reply().text('b')]);
-    await collect(client);
-    await collect(client, long);
-    const [short, big = 0] = server!.requests.map((r) => r.body.options.num_ctx as number);
-    expect(short).toBe(5120);
-    expect(big).toBeGreaterThan(20_000 + 4096);
-    expect(big % 1024).toBe(0);
-  });
-
-  it('is capped at the model maximum', async () => {
-    const client = await start([reply().text('a')], { maxContextWindow: 16384 });
-    await collect(client, long);
-    expect(server!.requests[0]!.body.options.num_ctx).toBe(16384);
-  });
-
-  it('never shrinks within a client, so Ollama does not reload the model', async () => {
-    const client = await start([reply().text('a'), reply().text('b')]);
-    await collect(client, long);
-    await collect(client);
-    const [first, second] = server!.requests.map((r) => r.body.options.num_ctx as number);
-    expect(second).toBe(first);
-  });
-
-  it('can be chosen by the caller', async () => {
-    const seen: number[] = [];
-    const client = await start([reply().text('a')], {
-      numCtx: (tokens) => {
-        seen.push(tokens);
-        return 12288;
-      },
+  it("is the session's window on every request, whatever the prompt's size", async () => {
+    const client = await start([reply().text('a'), reply().text('b'), reply().text('c')], {
+      contextWindow: 12288,
     });
     await collect(client);
-    expect(seen[0]).toBeGreaterThan(0);
-    expect(server!.requests[0]!.body.options.num_ctx).toBe(12288);
+    await collect(client, long);
+    await client.stream({ messages: [{ role: 'user', content: 'summarize' }] }).next();
+    await server!.waitForRequests(3);
+    expect(server!.requests.map((r) => r.body.options.num_ctx)).toEqual([12288, 12288, 12288]);
   });
 
-  it('chooseNumCtx: reply room, rounding, floor and cap', () => {
-    expect(chooseNumCtx(100)).toBe(5120);
-    expect(chooseNumCtx(100, { replyTokens: 256 })).toBe(2048);
-    expect(chooseNumCtx(10_000, { replyTokens: 1000 })).toBe(11264);
-    expect(chooseNumCtx(100_000, { maxContextWindow: 32768 })).toBe(32768);
-    expect(chooseNumCtx(100, { replyTokens: 256, maxContextWindow: 1024 })).toBe(1024);
+  it("is left to the server's own setting when no window was given", async () => {
+    await run([reply().text('a')]);
+    expect(server!.requests[0]!.body.options).not.toHaveProperty('num_ctx');
   });
 });

@@ -13,7 +13,9 @@ import {
   llamaCppProps,
   llamaCppPropsFlat,
   llamaCppRoutes,
+  lmStudioModelRoute,
   lmStudioRoutes,
+  lmStudioV0Models,
   lmStudioV1Routes,
   ollamaRoutes,
   ollamaShowGemmaVision,
@@ -72,6 +74,14 @@ describe('probeModel: LM Studio', () => {
     });
   });
 
+  it('reads the single-model endpoint /api/v0/models/{id}', async () => {
+    const entry = { ...lmStudioV0Models.data[0]!, id: 'granite-3.3-8b', loaded_context_length: 12288 };
+    const s = await serve({ ...lmStudioRoutes({ object: 'list', data: [] }), ...lmStudioModelRoute(entry) });
+    const info = await probeModel(s.baseUrl, 'granite-3.3-8b');
+    expect(info).toMatchObject({ kind: 'lmstudio', contextWindow: 12288, maxContextWindow: 32768 });
+    expect(info.source).toBe('LM Studio /api/v0/models/granite-3.3-8b loaded_context_length');
+  });
+
   it('names LM Studio but knows no window for a model it does not list', async () => {
     const s = await serve(lmStudioRoutes());
     const info = await probeModel(s.baseUrl, 'nope');
@@ -94,7 +104,7 @@ describe('probeModel: Ollama', () => {
       maxContextWindow: 32768,
       vision: false,
       tools: true,
-      source: 'Ollama /api/show parameters num_ctx 16384',
+      source: 'Ollama /api/show: num_ctx 16384 in the Modelfile',
     });
     const show = s.allRequests.find((r) => r.path === '/api/show');
     expect(show?.body).toEqual({ model: 'qwen2.5-coder:7b' });
@@ -110,7 +120,28 @@ describe('probeModel: Ollama', () => {
       vision: true,
     });
     expect(info.tools).toBe(false);
-    expect(info.source).toBe('Ollama /api/show model_info gemma3.context_length (capped at 32768)');
+    expect(info.source).toBe('Ollama /api/show: model maximum gemma3.context_length 131072, capped at 32768');
+  });
+
+  it('keeps the window a model is loaded with (/api/ps), so Ollama does not reload it', async () => {
+    const s = await serve(ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 65536 }));
+    const info = await probeModel(s.baseUrl, 'gemma3:4b', { kind: 'ollama' });
+    expect(info).toMatchObject({ contextWindow: 65536, maxContextWindow: 131072 });
+    expect(info.source).toMatch(/\/api\/ps: loaded with context_length 65536/);
+  });
+
+  it('asks for more than a window too small for an agent, and says Ollama reloads once', async () => {
+    const s = await serve(ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 4096 }));
+    const info = await probeModel(s.baseUrl, 'gemma3:4b', { kind: 'ollama' });
+    expect(info.contextWindow).toBe(32768);
+    expect(info.source).toMatch(/loaded with only 4096: Ollama reloads it once/);
+  });
+
+  it('never exceeds the model maximum, even for a larger loaded window or Modelfile num_ctx', async () => {
+    const show = { ...ollamaShowQwenCoder, parameters: 'num_ctx 65536' };
+    const s = await serve(ollamaRoutes({ 'qwen2.5-coder:7b': show }, { 'qwen2.5-coder:7b': 65536 }));
+    const info = await probeModel(s.baseUrl, 'qwen2.5-coder:7b', { kind: 'ollama' });
+    expect(info).toMatchObject({ contextWindow: 32768, maxContextWindow: 32768 });
   });
 
   it('recognises Ollama by its 404 for a model it does not have', async () => {
@@ -227,24 +258,32 @@ describe('resolveContextWindow', () => {
     source: 'LM Studio /api/v0/models loaded_context_length',
   };
 
-  it('lets config win', () => {
-    expect(resolveContextWindow(4096, lmstudio)).toEqual({ window: 4096 });
+  it('lets config win, and says so', () => {
+    expect(resolveContextWindow(4096, lmstudio)).toEqual({
+      window: 4096,
+      source: 'context_window in config',
+    });
   });
 
-  it('warns when config asks for more than the server has loaded', () => {
+  it('never budgets past what the server has loaded, whatever the config asks', () => {
     const r = resolveContextWindow(16384, lmstudio);
-    expect(r.window).toBe(16384);
-    expect(r.note).toMatch(/larger than the 8192 tokens the server reports \(LM Studio/);
+    expect(r.window).toBe(8192);
+    expect(r.note).toMatch(/larger than the 8192 tokens the server reports \(LM Studio.*using 8192/);
   });
 
-  it('lets Ollama go up to the model maximum without a warning', () => {
+  it('lets Ollama go up to the model maximum, and no further', () => {
     const ollama: ModelInfo = { kind: 'ollama', contextWindow: 32768, maxContextWindow: 131072, source: 's' };
-    expect(resolveContextWindow(65536, ollama)).toEqual({ window: 65536 });
-    expect(resolveContextWindow(200_000, ollama).note).toMatch(/131072/);
+    expect(resolveContextWindow(65536, ollama)).toEqual({
+      window: 65536,
+      source: 'context_window in config',
+    });
+    const over = resolveContextWindow(200_000, ollama);
+    expect(over.window).toBe(131072);
+    expect(over.note).toMatch(/131072/);
   });
 
-  it('uses what the server said', () => {
-    expect(resolveContextWindow(undefined, lmstudio)).toEqual({ window: 8192 });
+  it('uses what the server said, naming where it came from', () => {
+    expect(resolveContextWindow(undefined, lmstudio)).toEqual({ window: 8192, source: lmstudio.source });
   });
 
   it('assumes the default with a note when nothing is known', () => {

@@ -249,11 +249,12 @@ describe.each(transports)('transport contract: $name', (transport) => {
       });
     });
 
-    it('gives up after the last retry with a clear error', async () => {
+    it('gives up after the last retry, saying the server is up but failing', async () => {
       const r = await run([reply().httpError(503), reply().httpError(503)], { retry: { maxRetries: 1 } });
       expect(r.error).toMatchObject({
-        kind: 'network',
-        message: expect.stringMatching(/Gave up after 2 attempts: 503/),
+        kind: 'http',
+        status: 503,
+        message: expect.stringMatching(/Gave up after 2 attempts: 503.*server is up but keeps failing/),
       });
     });
 
@@ -266,7 +267,10 @@ describe.each(transports)('transport contract: $name', (transport) => {
       });
       const r = await collect(llm, clock);
       expect(r.events.filter((e) => e.type === 'retry')).toHaveLength(2);
-      expect(r.error).toMatchObject({ message: expect.stringMatching(/connection refused/) });
+      expect(r.error).toMatchObject({
+        kind: 'network',
+        message: expect.stringMatching(/connection refused.*Is the model server at .* running\?/),
+      });
     });
   });
 

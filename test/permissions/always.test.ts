@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { alwaysRules, type CallSubject, decide, type Policy } from '../../src/permissions/decide.js';
 import { parseRule } from '../../src/permissions/rules.js';
+import { call } from './subject.js';
 
-const shell = (command: string): CallSubject => ({ tool: 'shell', mutates: true, args: { command } });
-const write = (p: string): CallSubject => ({
-  tool: 'write_file',
-  mutates: true,
-  args: { path: p, content: '' },
-});
+const shell = (command: string): CallSubject => call('shell', { command });
+const write = (p: string): CallSubject => call('write_file', { path: p, content: '' });
 const texts = (call: CallSubject) => alwaysRules(call).map((r) => r.text);
 
 /** Normal mode with only the rules an "always" answer to `approved` added. */
@@ -25,22 +22,19 @@ describe('alwaysRules', () => {
     [shell('git status && npm test'), ['shell(git status*)', 'shell(npm test*)']],
     [shell('npm test; npm test'), ['shell(npm test*)']],
     [shell('CI=1 npm test'), ['shell(CI=1 npm test*)']],
-    [
-      { tool: 'grep', mutates: false, args: { pattern: 'K', path: 'src', glob: '.env*' } },
-      ['grep(src)', 'grep(.env\\*)'],
-    ],
+    [call('grep', { pattern: 'K', path: 'src', glob: '.env*' }), ['grep(src)', 'grep(.env\\*)']],
     [write('src/a/b.ts'), ['write_file(src/a/**)']],
     [write('./README.md'), ['write_file(README.md)']],
     [write('src/[id]/page.tsx'), ['write_file(src/\\[id\\]/**)']],
     [write('config/.env'), ['write_file(config/.env)']],
     [write('/tmp/x/y.txt'), ['write_file(/tmp/x/**)']],
     [
-      { tool: 'read_file', mutates: false, args: { paths: ['src/a.ts', 'src/b.ts', 'test/c.ts'] } },
+      call('read_file', { paths: ['src/a.ts', 'src/b.ts', 'test/c.ts'] }),
       ['read_file(src/**)', 'read_file(test/**)'],
     ],
-    [{ tool: 'git_commit', mutates: true, args: { message: 'x' } }, ['git_commit']],
-    [{ tool: 'git_branch', mutates: true, args: { action: 'create', name: 'f' } }, ['git_branch']],
-    [{ tool: 'grep', mutates: false, args: { pattern: 'x' } }, ['grep(.)']],
+    [call('git_commit', { message: 'x' }), ['git_commit']],
+    [call('git_branch', { action: 'create', name: 'f' }), ['git_branch']],
+    [call('grep', { pattern: 'x' }), ['grep(.)']],
   ])('%j → %j', (call, expected) => {
     expect(texts(call)).toEqual(expected);
     for (const rule of alwaysRules(call)) expect(parseRule(rule.text)).toEqual(rule);

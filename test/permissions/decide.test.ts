@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   type CallSubject,
+  callSubject,
   decide,
   describeCall,
   type Policy,
@@ -8,14 +10,12 @@ import {
 } from '../../src/permissions/decide.js';
 import type { PermissionMode } from '../../src/permissions/modes.js';
 import { parseRule } from '../../src/permissions/rules.js';
+import { defineTool } from '../../src/tools/types.js';
+import { call } from './subject.js';
 
-const read = (args: Record<string, unknown>): CallSubject => ({ tool: 'read_file', mutates: false, args });
-const write = (p: string): CallSubject => ({
-  tool: 'write_file',
-  mutates: true,
-  args: { path: p, content: 'x' },
-});
-const shell = (command: string): CallSubject => ({ tool: 'shell', mutates: true, args: { command } });
+const read = (args: Record<string, unknown>): CallSubject => call('read_file', args);
+const write = (p: string): CallSubject => call('write_file', { path: p, content: 'x' });
+const shell = (command: string): CallSubject => call('shell', { command });
 
 function policy(mode: PermissionMode, allow: string[] = [], deny: string[] = []): Policy {
   return { mode, allow: allow.map(parseRule), deny: deny.map(parseRule) };
@@ -28,7 +28,7 @@ describe('modes', () => {
     ['read-only', read({ path: 'src/a.ts' })],
     ['mutating', write('src/a.ts')],
     ['shell', shell('ls')],
-    ['todo', { tool: 'todo_write', mutates: false, args: { todos: [] } }],
+    ['todo', call('todo_write', { todos: [] })],
   ];
   const expected: Record<PermissionMode, Verdict['action'][]> = {
     auto: ['allow', 'allow', 'allow', 'allow'],
@@ -110,25 +110,17 @@ describe('deny rules', () => {
   it.each<[CallSubject, string, Verdict['action']]>([
     [read({ path: 'config/.env' }), '*(.env)', 'deny'],
     [read({ paths: ['a.ts', 'config/.env'] }), '*(.env)', 'deny'],
-    [{ tool: 'grep', mutates: false, args: { pattern: 'KEY', path: '.env' } }, '*(.env)', 'deny'],
-    [{ tool: 'grep', mutates: false, args: { pattern: 'KEY', glob: '.env' } }, '*(.env)', 'deny'],
+    [call('grep', { pattern: 'KEY', path: '.env' }), '*(.env)', 'deny'],
+    [call('grep', { pattern: 'KEY', glob: '.env' }), '*(.env)', 'deny'],
     [shell('cat .env'), '*(.env)', 'ask'],
     [read({ path: 'docs/a.md' }), 'edit_file(*.md)', 'allow'],
-    [{ tool: 'edit_file', mutates: true, args: { path: 'docs/a.md' } }, 'edit_file(*.md)', 'deny'],
-    [{ tool: 'git_status', mutates: false, args: {} }, 'git_status', 'deny'],
-    [{ tool: 'git_commit', mutates: true, args: { message: 'WIP: x' } }, 'git_commit(WIP*)', 'deny'],
-    [
-      { tool: 'git_branch', mutates: true, args: { action: 'switch', name: 'main' } },
-      'git_branch(main)',
-      'deny',
-    ],
-    [{ tool: 'git_branch', mutates: false, args: { action: 'list' } }, 'git_branch(main)', 'allow'],
-    [{ tool: 'todo_write', mutates: false, args: { todos: [] } }, 'todo_write({"todos":[]*)', 'deny'],
-    [
-      { tool: 'git_add', mutates: true, args: { paths: ['src/a.ts', 'secrets/x'] } },
-      'git_add(secrets/**)',
-      'deny',
-    ],
+    [call('edit_file', { path: 'docs/a.md' }), 'edit_file(*.md)', 'deny'],
+    [call('git_status', {}), 'git_status', 'deny'],
+    [call('git_commit', { message: 'WIP: x' }), 'git_commit(WIP*)', 'deny'],
+    [call('git_branch', { action: 'switch', name: 'main' }), 'git_branch(main)', 'deny'],
+    [call('git_branch', { action: 'list' }), 'git_branch(main)', 'allow'],
+    [call('todo_write', { todos: [] }), 'todo_write({"todos":[]*)', 'deny'],
+    [call('git_add', { paths: ['src/a.ts', 'secrets/x'] }), 'git_add(secrets/**)', 'deny'],
   ])('%j against deny %j → %s', (call, rule, want) => {
     const verdict = decide(call, policy('normal', [], [rule]));
     expect(verdict.action).toBe(want === 'allow' && call.mutates ? 'ask' : want);
@@ -219,38 +211,13 @@ describe('secret files', () => {
     ['bare tool rule does not cover it', read({ path: '.env' }), ['read_file'], 'ask'],
     ['allow covers only some', read({ paths: ['.env', 'id_rsa'] }), ['*(.env)'], 'ask'],
     ['write .env', write('.env'), [], 'ask'],
-    ['edit a pem', { tool: 'edit_file', mutates: true, args: { path: 'a/b.pem' } }, [], 'ask'],
-    ['grep in .env', { tool: 'grep', mutates: false, args: { pattern: 'K', path: '.env' } }, [], 'ask'],
-    [
-      'grep with glob *.pem',
-      { tool: 'grep', mutates: false, args: { pattern: 'K', glob: '*.pem' } },
-      [],
-      'ask',
-    ],
-    [
-      'grep with glob .env*',
-      { tool: 'grep', mutates: false, args: { pattern: 'K', glob: '.env*' } },
-      [],
-      'ask',
-    ],
-    [
-      'grep glob allowed by name',
-      { tool: 'grep', mutates: false, args: { pattern: 'K', glob: '.env*' } },
-      ['grep(.env\\*)'],
-      'allow',
-    ],
-    [
-      'grep with glob *.ts',
-      { tool: 'grep', mutates: false, args: { pattern: 'K', glob: '*.ts' } },
-      [],
-      'allow',
-    ],
-    [
-      'glob in .ssh/id_rsa',
-      { tool: 'glob', mutates: false, args: { pattern: '*', path: 'id_rsa' } },
-      [],
-      'ask',
-    ],
+    ['edit a pem', call('edit_file', { path: 'a/b.pem' }), [], 'ask'],
+    ['grep in .env', call('grep', { pattern: 'K', path: '.env' }), [], 'ask'],
+    ['grep with glob *.pem', call('grep', { pattern: 'K', glob: '*.pem' }), [], 'ask'],
+    ['grep with glob .env*', call('grep', { pattern: 'K', glob: '.env*' }), [], 'ask'],
+    ['grep glob allowed by name', call('grep', { pattern: 'K', glob: '.env*' }), ['grep(.env\\*)'], 'allow'],
+    ['grep with glob *.ts', call('grep', { pattern: 'K', glob: '*.ts' }), [], 'allow'],
+    ['glob in .ssh/id_rsa', call('glob', { pattern: '*', path: 'id_rsa' }), [], 'ask'],
     ['absolute path', read({ path: '/work/p/.env' }), [], 'ask'],
   ])('%s → %s', (_name, call, allow, want) => {
     expect(action(call, policy('auto', allow))).toBe(want);
@@ -278,14 +245,10 @@ describe('paths', () => {
     [write('../x.md'), 'write_file(**)', 'ask'],
     [write('/tmp/x.md'), 'write_file(/tmp/**)', 'allow'],
     [write('docs/deep/a.md'), 'write_file(*.md)', 'allow'],
-    [
-      { tool: 'git_add', mutates: true, args: { paths: ['src/a.ts', 'src/b.ts'] } },
-      'git_add(src/**)',
-      'allow',
-    ],
-    [{ tool: 'git_add', mutates: true, args: { paths: ['src/a.ts', 'lib/b.ts'] } }, 'git_add(src/**)', 'ask'],
-    [{ tool: 'list_dir', mutates: false, args: {} }, 'list_dir(.)', 'allow'],
-    [{ tool: 'grep', mutates: false, args: { pattern: 'x' } }, 'grep(**)', 'allow'],
+    [call('git_add', { paths: ['src/a.ts', 'src/b.ts'] }), 'git_add(src/**)', 'allow'],
+    [call('git_add', { paths: ['src/a.ts', 'lib/b.ts'] }), 'git_add(src/**)', 'ask'],
+    [call('list_dir', {}), 'list_dir(.)', 'allow'],
+    [call('grep', { pattern: 'x' }), 'grep(**)', 'allow'],
   ])('%j with allow %j → %s', (call, rule, want) => {
     expect(action(call, policy('manual', [rule]))).toBe(want);
   });
@@ -293,10 +256,20 @@ describe('paths', () => {
   it('lets *(PATTERN) apply to every tool with a path, but not to the shell', () => {
     const p = policy('manual', ['*(src/**)']);
     expect(action(write('src/a.ts'), p)).toBe('allow');
-    expect(action({ tool: 'mkdir', mutates: true, args: { path: 'src/x' } }, p)).toBe('allow');
-    expect(action({ tool: 'my_mcp_tool', mutates: true, args: { path: 'src/x' } }, p)).toBe('allow');
+    expect(action(call('mkdir', { path: 'src/x' }), p)).toBe('allow');
+    // A tool of the user's own, whose path argument has another name, is covered by what it declares.
+    const publish = defineTool({
+      name: 'publish_page',
+      description: 'Publish a page.',
+      parameters: z.object({ target: z.string() }),
+      mutates: true,
+      touches: (args) => ({ writes: [args.target] }),
+      run: async () => 'published',
+    });
+    expect(action(callSubject(publish, { target: 'src/x' }), p)).toBe('allow');
+    expect(action(callSubject(publish, { target: 'docs/x' }), p)).toBe('ask');
     expect(action(shell('src/run.sh'), p)).toBe('ask');
-    expect(action({ tool: 'git_status', mutates: false, args: {} }, p)).toBe('ask');
+    expect(action(call('git_status', {}), p)).toBe('ask');
   });
 });
 
@@ -306,10 +279,10 @@ describe('describeCall', () => {
     [shell('a &&\nb'), 'a && ⏎ b'],
     [write('./src/a.ts'), 'write_file src/a.ts'],
     [read({ paths: ['a.ts', 'b/c.ts'] }), 'read_file a.ts b/c.ts'],
-    [{ tool: 'git_commit', mutates: true, args: { message: 'Fix x\n\nBody' } }, 'git_commit "Fix x"'],
-    [{ tool: 'git_branch', mutates: true, args: { action: 'create', name: 'f' } }, 'git_branch create f'],
-    [{ tool: 'git_status', mutates: false, args: {} }, 'git_status'],
-    [{ tool: 'todo_write', mutates: false, args: { todos: [] } }, 'todo_write {"todos":[]}'],
+    [call('git_commit', { message: 'Fix x\n\nBody' }), 'git_commit "Fix x"'],
+    [call('git_branch', { action: 'create', name: 'f' }), 'git_branch create f'],
+    [call('git_status', {}), 'git_status'],
+    [call('todo_write', { todos: [] }), 'todo_write {"todos":[]}'],
   ])('%j → %j', (call, line) => {
     expect(describeCall(call)).toBe(line);
   });

@@ -3,7 +3,7 @@ import { mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EXIT_GRACE_MS, findShell, KILL_GRACE_MS, runProcess } from '../../src/sandbox/process.js';
+import { findShell, KILL_GRACE_MS, runProcess } from '../../src/sandbox/process.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { processName, processRunning } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
@@ -157,8 +157,10 @@ describe('runProcess', () => {
   it('does not wait for background jobs, and kills them once the command exits', async () => {
     const clock = new ManualClock();
     const running = run('sleep 100 & echo "pid=$!"; echo done', { clock });
-    // The command has exited; its job still holds the pipes, for the exit grace period at most.
-    await clock.elapse(EXIT_GRACE_MS);
+    // Once the command has exited, its job may hold the pipes for a short grace period only: a
+    // second of clock time ends the call, not the job's hundred.
+    await waitUntil(() => clock.pending.length === 2, 'the grace timer set when the command exits');
+    clock.advance(1000);
     const r = await running;
     expect(r.exitCode).toBe(0);
     expect(r.output).toMatch(/^pid=\d+\ndone\n$/);

@@ -151,6 +151,25 @@ export const ollamaShowGemmaVision = {
   modified_at: '2025-04-18T08:31:55.120113024Z',
 };
 
+/**
+ * Ollama `GET /api/ps` (0.6+): the models in memory, with the context each was loaded with
+ * (shape from docs.ollama.com/api/ps).
+ */
+export function ollamaPs(loaded: Record<string, number>) {
+  return {
+    models: Object.entries(loaded).map(([name, contextLength]) => ({
+      name,
+      model: name,
+      size: 6_591_830_464,
+      digest: 'c6eb396dbd5992bbe3f5cdb947e8bbc0ee413d7c17e2beaae69f5d569cf982eb',
+      details: { parent_model: '', format: 'gguf', family: 'qwen2', families: ['qwen2'] },
+      expires_at: '2025-10-17T16:47:07.93355-07:00',
+      size_vram: 5_333_539_264,
+      context_length: contextLength,
+    })),
+  };
+}
+
 /** llama.cpp `GET /props` as recent builds serve it (per-slot n_ctx under default_generation_settings). */
 export const llamaCppProps = {
   default_generation_settings: {
@@ -252,13 +271,19 @@ export function lmStudioRoutes(models: object = lmStudioV0Models): Routes {
   return { 'GET /api/v0/models': () => ({ json: models }) };
 }
 
+/** LM Studio's single-model `GET /api/v0/models/{id}` only, as when the list is slow or trimmed. */
+export function lmStudioModelRoute(entry: { id: string }): Routes {
+  return { [`GET /api/v0/models/${entry.id}`]: () => ({ json: entry }) };
+}
+
 export function lmStudioV1Routes(models: object = lmStudioV1Models): Routes {
   return { 'GET /api/v1/models': () => ({ json: models }) };
 }
 
-/** `shows` maps a model name to its /api/show reply; other names get Ollama's 404. */
-export function ollamaRoutes(shows: Record<string, object>): Routes {
+/** `shows` maps a model name to its /api/show reply; other names get Ollama's 404. `loaded` feeds /api/ps. */
+export function ollamaRoutes(shows: Record<string, object>, loaded: Record<string, number> = {}): Routes {
   return {
+    'GET /api/ps': () => ({ json: ollamaPs(loaded) }),
     'POST /api/show': (_req, body) => {
       const name = String((body as { model?: unknown } | undefined)?.model ?? '');
       const show = shows[name];

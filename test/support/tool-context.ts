@@ -25,8 +25,9 @@ export function makeToolContext(workspace: string, overrides: Partial<ToolContex
   return {
     workspace,
     signal: new AbortController().signal,
-    session: new Map(),
-    state: new MemoryState(),
+    scratch: new Map(),
+    durable: new MemoryState(),
+    progress: () => {},
     sandbox: unconfinedSandbox(workspace),
     ...overrides,
   };

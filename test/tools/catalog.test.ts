@@ -40,6 +40,23 @@ describe('tool catalog', () => {
     );
   });
 
+  it('lets a custom tool named like a built-in one take its place, in the same position', () => {
+    const mine = { ...toolGroups.files![0]!, description: 'My own reader.' };
+    const tools = selectTools({}, [mine]);
+    expect(tools.map((t) => t.name)).toEqual(defaultTools);
+    expect(tools.find((t) => t.name === 'read_file')).toBe(mine);
+    expect(selectTools({ enabled: ['files'] }, [mine])[0]).toBe(mine);
+  });
+
+  it('rejects a custom tool named like a group, or two with one name', () => {
+    const named = (name: string) => ({ ...toolGroups.shell![0]!, name });
+    expect(() => selectTools({}, [named('git')])).toThrow(
+      /custom tool is named "git", the name of a tool group/,
+    );
+    expect(() => selectTools({}, [named('default')])).toThrow(ToolSelectionError);
+    expect(() => selectTools({}, [named('x'), named('x')])).toThrow(/Two custom tools are named "x"/);
+  });
+
   it('marks only the tools that change things as mutating', () => {
     const mutating = Object.values(toolGroups)
       .flat()

@@ -152,13 +152,13 @@ describe('shell working directory', () => {
     const r = await shell({ command: 'cd sub' });
     expect(r.output).toMatch(/^\(no output\)\n\[exit 0 · [\d.]+s · cwd sub\]$/);
     expect(r.meta).toMatchObject({ cwd: path.join(ws, 'sub'), ranIn: ws });
-    expect(ctx.session.get(SHELL_CWD_KEY)).toBe(path.join(ws, 'sub'));
+    expect(ctx.scratch.get(SHELL_CWD_KEY)).toBe(path.join(ws, 'sub'));
     expect(await pwd()).toBe(path.join(ws, 'sub'));
     await shell({ command: 'cd deeper' });
     expect(await pwd()).toBe(path.join(ws, 'sub', 'deeper'));
     await shell({ command: 'cd ../..' });
     expect(await pwd()).toBe(ws);
-    expect(ctx.session.has(SHELL_CWD_KEY)).toBe(false);
+    expect(ctx.scratch.has(SHELL_CWD_KEY)).toBe(false);
   });
 
   it('does not keep a cd out of the workspace and says so', async () => {
@@ -231,7 +231,7 @@ describe('shell working directory', () => {
     expect(r.output).toBe(
       `${ws}\n[sub/deeper no longer exists; ran in the workspace root]\n${/\[exit 0 · [\d.]+s\]/.exec(r.output)?.[0]}`,
     );
-    expect(ctx.session.has(SHELL_CWD_KEY)).toBe(false);
+    expect(ctx.scratch.has(SHELL_CWD_KEY)).toBe(false);
     expect(await pwd()).toBe(ws);
   });
 

@@ -98,7 +98,7 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
       name: 'context window',
       ok: true,
       warning: connection.contextNote !== undefined,
-      detail: `${connection.contextWindow} tokens${connection.contextNote ? ` (${connection.contextNote})` : ` (${connection.info.source})`}`,
+      detail: `${connection.contextWindow} tokens, from ${connection.contextSource}${connection.kind === 'ollama' ? ', sent as num_ctx with every request' : ''}${connection.contextNote ? `. ${connection.contextNote}` : ''}`,
     },
   ];
   checks.push(embeddingsCheck(models));

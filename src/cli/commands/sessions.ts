@@ -6,6 +6,7 @@ import type { SessionStore } from '../../store/sessions.js';
 import { createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
+import { UsageError } from '../usage-error.js';
 
 async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
@@ -59,6 +60,22 @@ export function addSessionCommands(program: Command): void {
       withStore(cmd, (store) => {
         const row = store.resolve(id);
         process.stdout.write(transcriptMarkdown(row, store.messages(row.id)));
+      }),
+    );
+
+  sessions
+    .command('output <id> <call>')
+    .description("print a tool call's whole output (a command's full log, a diff), as the user saw it")
+    .action(async (id: string, call: string, _opts: unknown, cmd: Command) =>
+      withStore(cmd, (store) => {
+        const row = store.resolve(id);
+        const body = store.toolOutput(row.id, call);
+        if (body === undefined) {
+          throw new UsageError(
+            `Session ${row.id} keeps no output for call ${call}: only calls with more to show than the model got (long output, diffs) have one.`,
+          );
+        }
+        process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
       }),
     );
 
@@ -134,10 +151,6 @@ export function addSessionCommands(program: Command): void {
         );
       }),
     );
-}
-
-export class UsageError extends Error {
-  override name = 'UsageError';
 }
 
 function resolveWorkspace(dir: string): string {

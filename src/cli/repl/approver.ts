@@ -14,13 +14,11 @@ export function replApprover(options: {
   turns: TurnRunner;
   err: NodeJS.WriteStream;
   style: Style;
-  workspace: string;
 }): Approver {
-  const { editor, turns, err, style, workspace } = options;
+  const { editor, turns, err, style } = options;
   return async (request, signal) => {
     const answer = await askApproval(request, signal, {
       style,
-      workspace,
       write: (text) => err.write(text),
       ask: async (question, cancel) => {
         const result = await editor.question(question, cancel);

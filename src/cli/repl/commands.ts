@@ -2,13 +2,13 @@ import { closest } from '../../tools/registry.js';
 import type { Style } from '../render.js';
 import { infoCommands } from './info-commands.js';
 import type { ReplRenderer } from './render-turn.js';
+import type { ReplState } from './repl-state.js';
 import { sessionCommands } from './session-commands.js';
 import type { TurnRunner } from './turn.js';
-import type { Workbench } from './workbench.js';
 
 /** What a slash command may use. */
 export interface CommandContext {
-  bench: Workbench;
+  repl: ReplState;
   turns: TurnRunner;
   renderer: ReplRenderer;
   style: Style;

@@ -16,15 +16,15 @@ const status: SlashCommand = {
   name: 'status',
   summary: 'model, server, context window, sandbox',
   async run(ctx) {
-    const { bench, style } = ctx;
-    const { connection, runtime } = bench;
+    const { repl, style } = ctx;
+    const { connection, runtime } = repl;
     const choice = await runtime.sandbox();
-    const session = bench.session;
+    const session = repl.session;
     ctx.print(
       [
         `model      ${style.cyan(connection.model)}`,
         `server     ${connection.kind} at ${connection.baseUrl} (${connection.origin})`,
-        `context    ${formatTokens(connection.contextWindow)} tokens (${connection.info.source})`,
+        `context    ${formatTokens(connection.contextWindow)} tokens (${connection.contextSource})`,
         `sandbox    ${choice.reason}`,
         `mode       ${runtime.gate.mode} (${MODE_HELP[runtime.gate.mode]})`,
         `session    ${session ? session.id : 'none yet'}`,
@@ -32,6 +32,7 @@ const status: SlashCommand = {
         'MCP        no servers configured',
       ].join('\n'),
     );
+    if (connection.contextNote) ctx.print(style.yellow(`! ${connection.contextNote}`));
     if (choice.warning) ctx.print(style.yellow(`! ${choice.warning}`));
   },
 };
@@ -41,11 +42,11 @@ const model: SlashCommand = {
   args: '[NAME]',
   summary: "list the server's models, or switch to one",
   async run(ctx, arg) {
-    const { bench, style } = ctx;
-    const { connection } = bench;
+    const { repl, style } = ctx;
+    const { connection } = repl;
     let models: string[];
     try {
-      models = await listModels(connection.baseUrl, { apiKey: bench.runtime.config.api_key });
+      models = await listModels(connection.baseUrl, { apiKey: repl.runtime.config.api_key });
     } catch (err) {
       return ctx.print(
         style.red(`Cannot list the models at ${connection.baseUrl}: ${(err as Error).message}`),
@@ -60,7 +61,7 @@ const model: SlashCommand = {
       return ctx.print(`No model "${arg}" on the server (or several match). /model lists them.`);
     }
     if (name === connection.model) return ctx.print(`Already using ${name}.`);
-    const next = await bench.useModel(name);
+    const next = await repl.useModel(name);
     ctx.print(`Now using ${style.cyan(next.model)} (context ${formatTokens(next.contextWindow)} tokens).`);
     if (next.contextNote) ctx.print(style.yellow(`! ${next.contextNote}`));
   },
@@ -79,7 +80,7 @@ const mode: SlashCommand = {
   args: '[MODE]',
   summary: 'permission mode: auto, normal, manual or plan',
   run(ctx, arg) {
-    const { gate } = ctx.bench.runtime;
+    const { gate } = ctx.repl.runtime;
     if (!arg) {
       const lines = PERMISSION_MODES.map(
         (m) => `${m === gate.mode ? ctx.style.green('*') : ' '} ${m.padEnd(7)} ${MODE_HELP[m]}`,
@@ -98,7 +99,7 @@ const soul: SlashCommand = {
   name: 'soul',
   summary: 'the personality in .hearth/SOUL.md',
   async run(ctx) {
-    const file = join(ctx.bench.runtime.workspace, '.hearth', 'SOUL.md');
+    const file = join(ctx.repl.runtime.workspace, '.hearth', 'SOUL.md');
     const text = await readFile(file, 'utf8').catch(() => undefined);
     if (!text?.trim()) {
       return ctx.print(

@@ -1,6 +1,6 @@
 /**
- * The text being edited and the cursor in it (an index into the string, always on a code point
- * boundary). The text may hold newlines: a multi-line entry is one buffer.
+ * The text being edited and the cursor in it (an index into the string, always on a grapheme
+ * boundary, so one key press moves over or deletes what a person sees as one character). The text may hold newlines: a multi-line entry is one buffer.
  */
 export class LineBuffer {
   text = '';
@@ -117,26 +117,31 @@ export class LineBuffer {
     return i;
   }
 
+  /** Where the character before `at` starts: a whole grapheme (an emoji with its modifiers, a letter with its accents). */
   private prevBoundary(at: number): number {
     if (at <= 0) return 0;
-    return isLowSurrogate(this.text.charCodeAt(at - 1)) && at >= 2 ? at - 2 : at - 1;
+    let last = 0;
+    for (const { index } of graphemes.segment(this.text.slice(0, at))) last = index;
+    return last;
   }
 
+  /** Where the character at `at` ends. */
   private nextBoundary(at: number): number {
     if (at >= this.text.length) return this.text.length;
-    return isHighSurrogate(this.text.charCodeAt(at)) && at + 1 < this.text.length ? at + 2 : at + 1;
+    const first = graphemes.segment(this.text.slice(at))[Symbol.iterator]().next().value;
+    return at + (first?.segment.length ?? 1);
   }
 
-  /** Never leave the cursor between the halves of a surrogate pair. */
+  /** Never leave the cursor inside a grapheme. */
   private snap(at: number): number {
-    return at > 0 && isLowSurrogate(this.text.charCodeAt(at)) ? at - 1 : at;
+    if (at <= 0 || at >= this.text.length) return at;
+    let start = 0;
+    for (const { index } of graphemes.segment(this.text)) {
+      if (index > at) break;
+      start = index;
+    }
+    return start;
   }
 }
 
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
-}
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

@@ -1,4 +1,4 @@
-import { columnsOf, textWidth } from './text-width.js';
+import { columnsOf, textWidth } from '../text-width.js';
 
 /** The prompt before the first line of input, and before each further line of a multi-line entry. */
 export interface PromptText {
@@ -72,7 +72,7 @@ export class PromptView {
 }
 
 /** The text as drawn: a tab as spaces, other control characters in caret notation. */
-export function visible(line: string): string {
+function visible(line: string): string {
   return line.replace(/[\x00-\x1f\x7f]/g, (c) =>
     c === '\t' ? '    ' : c === '\x7f' ? '^?' : `^${String.fromCharCode(c.charCodeAt(0) + 64)}`,
   );

@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../../agent/events.js';
 import { colorDiff, firstLine, isDiff, keyArgument, type Style } from '../render.js';
+import { columnsOf, RowCounter, stripAnsi } from '../text-width.js';
 import { MarkdownStream } from './markdown.js';
-import { columnsOf, RowCounter, stripAnsi } from './text-width.js';
 
 export interface ReplStyles {
   /** For the answer on stdout. */
@@ -38,9 +38,9 @@ export class ReplRenderer {
   lastCall = '';
 
   constructor(
-    private readonly out: NodeJS.WriteStream,
+    out: NodeJS.WriteStream,
     private readonly err: NodeJS.WriteStream,
-    private readonly styles: ReplStyles,
+    readonly styles: ReplStyles,
   ) {
     this.markdown = new MarkdownStream((text) => out.write(text), styles.out, styles.outColor);
   }
@@ -61,13 +61,12 @@ export class ReplRenderer {
         this.line(style.yellow(`↻ ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)}s`));
         break;
       case 'tool_call':
-        this.lastCall = `${event.call.name} ${keyArgument(event.call.arguments)}`.trim();
+        this.lastCall = event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`.trim();
         this.calls.set(event.call.id, this.lastCall);
         this.settle();
         break;
       case 'approval_request':
-        if (['edit_file', 'multi_edit', 'write_file'].includes(event.call.name))
-          this.previewed.add(event.call.id);
+        if (event.preview !== undefined) this.previewed.add(event.call.id);
         this.settle();
         break;
       case 'tool_result': {
@@ -93,7 +92,12 @@ export class ReplRenderer {
         this.calls.clear();
         this.previewed.clear();
         break;
+      case 'steer':
+        this.line(style.cyan(`› ${event.text}`));
+        break;
+      case 'session':
       case 'usage':
+      case 'tool_progress':
         break;
     }
   }

@@ -12,10 +12,10 @@ import { LineEditor } from './input.js';
 import { Keyboard } from './keyboard.js';
 import type { PromptText } from './prompt-view.js';
 import { ReplRenderer } from './render-turn.js';
+import { ReplState } from './repl-state.js';
 import { Spinner } from './spinner.js';
 import { statusLine } from './status.js';
 import { TurnRunner } from './turn.js';
-import { Workbench } from './workbench.js';
 
 export interface ReplOptions {
   runtime: Runtime;
@@ -24,7 +24,7 @@ export interface ReplOptions {
   firstTask?: string;
   /** Continue this stored session instead of starting one with the first task. */
   resume?: SessionRow;
-  deep: boolean;
+  deepWork: boolean;
   version: string;
 }
 
@@ -57,17 +57,17 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     process.exit(code);
   };
   const turns = new TurnRunner(keyboard, renderer, spinner, exitNow);
-  const approve = replApprover({ editor, turns, err: stderr, style: errStyle, workspace: runtime.workspace });
-  const bench = new Workbench({ runtime, connection, approve, deep: options.deep });
+  const approve = replApprover({ editor, turns, err: stderr, style: errStyle });
+  const repl = new ReplState({ runtime, connection, approve, deepWork: options.deepWork });
 
   const notes = await setupNotes(runtime, connection);
-  if (options.resume) await bench.resume(options.resume);
-  stderr.write(`${banner(options, bench, errStyle)}\n`);
+  if (options.resume) await repl.resume(options.resume);
+  stderr.write(`${banner(options, repl, errStyle)}\n`);
   for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);
 
   let exiting = false;
   const ctx: CommandContext = {
-    bench,
+    repl,
     turns,
     renderer,
     style,
@@ -77,12 +77,28 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     },
   };
   const runTask = async (task: string) => {
-    const session = await bench.ensureSession();
-    await turns.run(
+    const session = await repl.ensureSession();
+    const steer = (text: string) => session.steer(text);
+    let done = await turns.run(
       (signal) => session.run(task, signal),
-      (event) => bench.record(event),
+      (event) => repl.record(event),
+      steer,
     );
-    stderr.write(`${statusLine(await bench.statusFacts(), errStyle)}\n`);
+    // Messages typed too late for the run to take them start the next run at once, unless the
+    // user stopped the run: then they wait for the next message, and come before it.
+    while (session.queued.length > 0 && done?.reason !== 'aborted') {
+      done = await turns.run(
+        (signal) => session.run(undefined, signal),
+        (event) => repl.record(event),
+        steer,
+      );
+    }
+    if (session.queued.length > 0) {
+      stderr.write(
+        `${errStyle.dim(`(${session.queued.length} queued message(s) will go with your next message)`)}\n`,
+      );
+    }
+    stderr.write(`${statusLine(await repl.statusFacts(), errStyle)}\n`);
   };
 
   // In raw mode Ctrl+C is a key, not a signal; a SIGINT from elsewhere should act the same.
@@ -95,12 +111,12 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   try {
     if (options.firstTask) {
       history.add(options.firstTask);
-      ui.write(`${prompt(bench, uiStyle).first}${options.firstTask}\n`);
+      ui.write(`${prompt(repl, uiStyle).first}${options.firstTask}\n`);
       await runTask(options.firstTask);
     }
     let lastInterrupt = 0;
     while (!exiting) {
-      const input = await editor.read(prompt(bench, uiStyle));
+      const input = await editor.read(prompt(repl, uiStyle));
       if (input.kind === 'eof') break;
       if (input.kind === 'interrupt') {
         if (!input.empty) continue;
@@ -128,21 +144,21 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     spinner.stop();
     keyboard.close();
   }
-  const id = bench.session?.id;
+  const id = repl.session?.id;
   if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);
   return 0;
 }
 
 /** The prompt names the permission mode when it is not the usual one: plan and auto change what happens. */
-function prompt(bench: Workbench, style: Style): PromptText {
-  const mode = bench.runtime.gate.mode;
+function prompt(repl: ReplState, style: Style): PromptText {
+  const mode = repl.runtime.gate.mode;
   const label = mode === 'normal' ? '' : `${mode} `;
   return { first: style.cyan(`${label}› `), rest: style.dim(`${' '.repeat(label.length)}… `) };
 }
 
-function banner(options: ReplOptions, bench: Workbench, style: Style): string {
-  const { connection } = bench;
-  const resumed = bench.session ? ` · resumed session ${bench.session.id}` : '';
+function banner(options: ReplOptions, repl: ReplState, style: Style): string {
+  const { connection } = repl;
+  const resumed = repl.session ? ` · resumed session ${repl.session.id}` : '';
   return [
     `${style.bold('Hearth')} ${options.version} · ${style.cyan(connection.model)} · ${connection.kind} at ${connection.baseUrl} · ctx ${formatTokens(connection.contextWindow)}${resumed}`,
     style.dim(

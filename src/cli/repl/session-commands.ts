@@ -13,8 +13,8 @@ const newSession: SlashCommand = {
   name: 'new',
   summary: 'start a new session (the current one stays stored)',
   run(ctx) {
-    const previous = ctx.bench.session?.id;
-    ctx.bench.startNew();
+    const previous = ctx.repl.session?.id;
+    ctx.repl.startNew();
     ctx.print(
       `New session: it starts with your next message.${previous ? ` (${previous} is stored: /resume ${previous})` : ''}`,
     );
@@ -25,10 +25,10 @@ const sessions: SlashCommand = {
   name: 'sessions',
   summary: "this workspace's sessions",
   run(ctx) {
-    const { bench, style } = ctx;
-    const rows = bench.store.list({ workspace: bench.runtime.workspace, limit: 20 });
+    const { repl, style } = ctx;
+    const rows = repl.store.list({ workspace: repl.runtime.workspace, limit: 20 });
     if (rows.length === 0) return ctx.print('No sessions in this workspace yet.');
-    const current = bench.session?.id;
+    const current = repl.session?.id;
     const lines = rows.map((r) => {
       const mark = r.id === current ? style.green('*') : ' ';
       const tokens = formatTokens(r.promptTokens + r.completionTokens).padStart(6);
@@ -44,15 +44,15 @@ const resume: SlashCommand = {
   summary: 'continue a stored session',
   async run(ctx, arg) {
     if (!arg) return ctx.print('Which one? /resume ID; /sessions lists them.');
-    let row: ReturnType<CommandContext['bench']['store']['resolve']>;
+    let row: ReturnType<CommandContext['repl']['store']['resolve']>;
     try {
-      row = ctx.bench.store.resolve(arg);
+      row = ctx.repl.store.resolve(arg);
     } catch (err) {
       if (err instanceof SessionNotFoundError)
         return ctx.print(err.message.replace('hearth sessions', '/sessions'));
       throw err;
     }
-    const session = await ctx.bench.resume(row);
+    const session = await ctx.repl.resume(row);
     const last = [...session.messages].reverse().find((m) => m.role === 'assistant' && m.content);
     ctx.print(
       `Resumed ${ctx.style.cyan(session.id)}${row.title ? ` "${row.title}"` : ''}: ${session.messages.length} messages.`,
@@ -65,16 +65,16 @@ const sessionInfo: SlashCommand = {
   name: 'session',
   summary: 'this session: id, title, model, turns',
   run(ctx) {
-    const { bench, style } = ctx;
-    const session = bench.session;
+    const { repl, style } = ctx;
+    const session = repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    const row = bench.store.get(session.id);
+    const row = repl.store.get(session.id);
     const turns = session.messages.filter((m) => m.role === 'assistant').length;
     ctx.print(
       [
         `id       ${style.cyan(row.id)}`,
         `title    ${row.title || style.dim('(untitled)')}`,
-        `model    ${bench.connection.model}`,
+        `model    ${repl.connection.model}`,
         `turns    ${turns} (${session.messages.length} messages in the conversation)`,
         `status   ${row.status}`,
         `started  ${when(row.createdAt)}`,
@@ -88,9 +88,9 @@ const todo: SlashCommand = {
   name: 'todo',
   summary: "the agent's todo list",
   run(ctx) {
-    const session = ctx.bench.session;
+    const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    ctx.print(renderTodos(readTodos(ctx.bench.store.state(session.id))));
+    ctx.print(renderTodos(readTodos(ctx.repl.store.state(session.id))));
   },
 };
 
@@ -98,9 +98,9 @@ const plan: SlashCommand = {
   name: 'plan',
   summary: "the agent's plan",
   run(ctx) {
-    const session = ctx.bench.session;
+    const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    const current = readPlan(ctx.bench.store.state(session.id));
+    const current = readPlan(ctx.repl.store.state(session.id));
     ctx.print(current ? renderPlan(current) : 'No plan yet.');
   },
 };
@@ -109,12 +109,12 @@ const tokens: SlashCommand = {
   name: 'tokens',
   summary: 'tokens this session has used',
   run(ctx) {
-    const { bench } = ctx;
-    const session = bench.session;
+    const { repl } = ctx;
+    const session = repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    const { prompt, completion, contextUsed } = bench.stats;
-    const stored = bench.summary(session.id);
-    const window = bench.connection.contextWindow;
+    const { prompt, completion, contextUsed } = repl.stats;
+    const stored = repl.summary(session.id);
+    const window = repl.connection.contextWindow;
     const lines = [
       `this session  ${formatTokens(prompt + completion)} tokens (${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion)`,
       `context now   ${formatTokens(contextUsed)} of ${formatTokens(window)} (${window > 0 ? Math.round((contextUsed / window) * 100) : 0}%)`,
@@ -132,11 +132,11 @@ const compact: SlashCommand = {
   name: 'compact',
   summary: 'summarize the older part of the conversation now',
   async run(ctx) {
-    const session = ctx.bench.session;
+    const session = ctx.repl.session;
     if (!session || session.messages.length < 4) return ctx.print('Nothing to compact yet.');
     try {
       const result = await ctx.turns.work('compacting the conversation', (signal) => session.compact(signal));
-      ctx.bench.stats.contextUsed = result.after;
+      ctx.repl.stats.contextUsed = result.after;
       ctx.print(
         `Compacted (${result.method}): about ${formatTokens(result.before)} → ${formatTokens(result.after)} tokens.`,
       );

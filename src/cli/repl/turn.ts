@@ -15,6 +15,9 @@ const WAITING = 'waiting for the model';
 export class TurnRunner {
   private controller: AbortController | undefined;
   private interrupts = 0;
+  /** Where a message typed during a run goes; unset while other work (a compaction) runs. */
+  private steer: ((text: string) => void) | undefined;
+  private draft = '';
 
   constructor(
     private readonly keyboard: Keyboard,
@@ -44,16 +47,23 @@ export class TurnRunner {
   async run(
     events: (signal: AbortSignal) => AsyncGenerator<AgentEvent>,
     onEvent: (event: AgentEvent) => void,
+    steer?: (text: string) => void,
   ): Promise<DoneEvent | undefined> {
     this.renderer.begin();
     let done: DoneEvent | undefined;
-    await this.guard(WAITING, async (signal) => {
-      for await (const event of events(signal)) {
-        this.show(event);
-        onEvent(event);
-        if (event.type === 'done') done = event;
-      }
-    });
+    this.steer = steer;
+    try {
+      await this.guard(WAITING, async (signal) => {
+        for await (const event of events(signal)) {
+          this.show(event);
+          onEvent(event);
+          if (event.type === 'done') done = event;
+        }
+      });
+    } finally {
+      this.steer = undefined;
+      this.draft = '';
+    }
     return done;
   }
 
@@ -77,7 +87,7 @@ export class TurnRunner {
     const controller = new AbortController();
     this.controller = controller;
     this.interrupts = 0;
-    const release = this.keyboard.capture((_text, key) => this.onKey(key));
+    const release = this.keyboard.capture((text, key) => this.onKey(text, key));
     this.renderer.settle();
     this.spinner.start(label);
     try {
@@ -90,13 +100,45 @@ export class TurnRunner {
     }
   }
 
-  private onKey(key: Key): void {
-    // Other keys are dropped: echoing them would garble the streamed answer.
-    if (key.ctrl && key.name === 'c') this.interrupt();
+  /**
+   * Typing during a run edits a draft shown on the spinner's line (echoing keys in place would
+   * garble the streamed answer); Enter queues it for the running turn, which takes it after the
+   * tool call in progress.
+   */
+  private onKey(text: string | undefined, key: Key): void {
+    if (key.ctrl && key.name === 'c') {
+      this.interrupt();
+      return;
+    }
+    if (!this.steer) return;
+    if (key.name === 'return' || key.name === 'enter') {
+      const message = this.draft.trim();
+      this.draft = '';
+      this.spinner.setDraft('');
+      if (message === '') return;
+      this.steer(message);
+      this.spinner.clear();
+      this.renderer.line(
+        this.renderer.styles.err.dim(`› ${message}  (queued: added after the current step)`),
+      );
+      return;
+    }
+    if (key.name === 'backspace') {
+      this.draft = [...new Intl.Segmenter().segment(this.draft)]
+        .slice(0, -1)
+        .map((s) => s.segment)
+        .join('');
+    } else if (text !== undefined && !key.ctrl && !key.meta && !/[\x00-\x1f\x7f]/.test(text)) {
+      this.draft += text;
+    } else {
+      return;
+    }
+    this.spinner.setDraft(this.draft);
   }
 
   private show(event: AgentEvent): void {
     switch (event.type) {
+      case 'session':
       case 'usage':
         break;
       case 'turn_start':
@@ -112,6 +154,9 @@ export class TurnRunner {
         this.spinner.stop();
         this.renderer.render(event);
         this.spinner.start(WAITING);
+        return;
+      case 'tool_progress':
+        this.spinner.setDetail(event.output);
         return;
       default:
         this.spinner.stop();

@@ -12,6 +12,7 @@ import {
 } from './edit-support.js';
 import { keepFinalNewline, toLf } from './file-text.js';
 import { applyEdit } from './match.js';
+import { previewChange } from './preview.js';
 
 export const editFileTool = defineTool({
   name: 'edit_file',
@@ -25,6 +26,8 @@ export const editFileTool = defineTool({
     replace_all: looseBoolean,
   }),
   mutates: true,
+  touches: (args) => ({ writes: [args.path] }),
+  preview: (args, ctx) => previewChange(ctx.workspace, args.path, { edits: [args] }),
   async run(args, ctx) {
     const target = await loadForEdit(ctx, args.path, 'edit_file');
     const before = target.decoded.text;

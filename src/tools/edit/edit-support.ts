@@ -62,9 +62,9 @@ const SMALL_FILE_LINES = 200;
  */
 export function failEdit(ctx: ToolContext, target: EditTarget, message: string): never {
   const key = failureKey(target.abs);
-  const previous = ctx.session.get(key);
+  const previous = ctx.scratch.get(key);
   const count = (typeof previous === 'number' ? previous : 0) + 1;
-  ctx.session.set(key, count);
+  ctx.scratch.set(key, count);
   const lines = countLines(target.decoded.text);
   const advice =
     count >= 2 && lines < SMALL_FILE_LINES
@@ -75,7 +75,7 @@ export function failEdit(ctx: ToolContext, target: EditTarget, message: string):
 }
 
 export function clearFailures(ctx: ToolContext, target: EditTarget): void {
-  ctx.session.delete(failureKey(target.abs));
+  ctx.scratch.delete(failureKey(target.abs));
 }
 
 export const FINAL_NEWLINE_ONLY =

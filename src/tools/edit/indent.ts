@@ -7,15 +7,15 @@ export interface IndentStyle {
   useTabs: boolean;
 }
 
-export function leadingWhitespace(line: string): string {
+function leadingWhitespace(line: string): string {
   return /^[ \t]*/.exec(line)![0];
 }
 
-export function isBlank(line: string): boolean {
+function isBlank(line: string): boolean {
   return line.trim() === '';
 }
 
-export function indentWidth(line: string): number {
+function indentWidth(line: string): number {
   let width = 0;
   for (const ch of leadingWhitespace(line)) width += ch === '\t' ? TAB_WIDTH : 1;
   return width;
@@ -32,7 +32,7 @@ export function detectStyle(lines: readonly string[]): IndentStyle {
   return { useTabs: tabs > spaces };
 }
 
-export function makeIndent(width: number, style: IndentStyle): string {
+function makeIndent(width: number, style: IndentStyle): string {
   const w = Math.max(0, Math.round(width));
   if (!style.useTabs) return ' '.repeat(w);
   return '\t'.repeat(Math.floor(w / TAB_WIDTH)) + ' '.repeat(w % TAB_WIDTH);
@@ -44,7 +44,7 @@ function gcd(a: number, b: number): number {
 }
 
 /** The indentation step of a block: gcd of its widths above the shallowest line; 0 if flat. */
-export function indentUnit(lines: readonly string[]): number {
+function indentUnit(lines: readonly string[]): number {
   const widths = lines.filter((l) => !isBlank(l)).map(indentWidth);
   if (widths.length === 0) return 0;
   const base = Math.min(...widths);

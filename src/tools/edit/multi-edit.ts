@@ -12,6 +12,7 @@ import {
 } from './edit-support.js';
 import { keepFinalNewline, toLf } from './file-text.js';
 import { applyEdit } from './match.js';
+import { previewChange } from './preview.js';
 
 const editSchema = z.object({
   old_string: z.string().describe('The exact text to replace'),
@@ -39,6 +40,8 @@ export const multiEditTool = defineTool({
     edits: editsSchema.describe('Replacements, applied in order'),
   }),
   mutates: true,
+  touches: (args) => ({ writes: [args.path] }),
+  preview: (args, ctx) => previewChange(ctx.workspace, args.path, { edits: args.edits }),
   async run(args, ctx) {
     const target = await loadForEdit(ctx, args.path, 'multi_edit');
     const before = target.decoded.text;

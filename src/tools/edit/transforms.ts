@@ -3,7 +3,7 @@
  * the text: escapes applied twice, line numbers copied from read_file, elided code.
  */
 
-const ESCAPE = /\\([ntr"'`\\])/g;
+const ESCAPE = /\\([ntr"'`$\\])/g;
 const UNESCAPED: Record<string, string> = {
   n: '\n',
   t: '\t',
@@ -11,11 +11,13 @@ const UNESCAPED: Record<string, string> = {
   '"': '"',
   "'": "'",
   '`': '`',
+  // Shell and template-literal text: models escape `$` as if writing it inside double quotes.
+  $: '$',
   '\\': '\\',
 };
 
 /**
- * Undoes one level of string escaping (`\n`, `\t`, `\"`, `\\`, ...), as a model produces when it
+ * Undoes one level of string escaping (`\n`, `\t`, `\"`, `\$`, `\\`, ...), as a model produces when it
  * escapes text that its tool-call JSON already escapes. Unknown escapes such as `\d` are kept.
  */
 export function unescapeOnce(text: string): string {
@@ -23,7 +25,7 @@ export function unescapeOnce(text: string): string {
 }
 
 export function hasEscapes(text: string): boolean {
-  return /\\[ntr"'`\\]/.test(text);
+  return /\\[ntr"'`$\\]/.test(text);
 }
 
 // read_file prints `  12\tcode`; other tools (and the model's memory of them) use `12: `, `12 | `, `12→`.
@@ -72,7 +74,7 @@ const PLACEHOLDER = new RegExp(
 );
 
 /** A comment standing in for code the model did not write out (`// ... existing code ...`). */
-export function isPlaceholderLine(line: string): boolean {
+function isPlaceholderLine(line: string): boolean {
   const t = line.trim();
   return t === '...' || t === '…' || PLACEHOLDER.test(t);
 }

@@ -19,6 +19,7 @@ export const listDirTool = defineTool({
     depth: z.number().int().min(1).max(3).optional().describe('Levels, default 1'),
   }),
   mutates: false,
+  touches: (args) => ({ reads: [args.path ?? '.'] }),
   async run(args, ctx) {
     const abs = await resolveInWorkspace(ctx.workspace, args.path ?? '.');
     const shown = displayPath(ctx.workspace, abs);

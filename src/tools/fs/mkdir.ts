@@ -11,6 +11,7 @@ export const mkdirTool = defineTool({
     path: z.string().describe('Directory path, relative to the workspace root'),
   }),
   mutates: true,
+  touches: (args) => ({ writes: [args.path] }),
   async run(args, ctx) {
     const abs = await resolveInWorkspace(ctx.workspace, args.path, { forWriting: true });
     const shown = displayPath(ctx.workspace, abs);

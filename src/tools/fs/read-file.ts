@@ -7,10 +7,10 @@ import { formatBytes, formatCount } from '../truncate.js';
 import { defineTool, type ToolContext, ToolError, type ToolOutput } from '../types.js';
 import { type Attachment, imageExtension, imageKind, imageSize } from './image.js';
 
-export const READ_DEFAULT_LIMIT = 2000;
+const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_OUTPUT_BYTES = 50 * 1024;
-export const READ_MAX_LINE_CHARS = 2000;
-export const READ_MAX_PATHS = 10;
+const READ_MAX_LINE_CHARS = 2000;
+const READ_MAX_PATHS = 10;
 /** Larger images cost a vision model more than they tell it, and bloat every later request. */
 export const READ_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
@@ -33,6 +33,7 @@ export const readFileTool = defineTool({
       message: 'Give exactly one of path (one file) or paths (a list of files).',
     }),
   mutates: false,
+  touches: (args) => ({ reads: args.paths ?? (args.path === undefined ? [] : [args.path]) }),
   async run(args, ctx) {
     const list = args.paths ? [...new Set(args.paths)] : args.path === undefined ? [] : [args.path];
     const [only] = list;

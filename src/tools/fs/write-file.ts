@@ -1,16 +1,23 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { unifiedDiff } from '../edit/diff.js';
+import { toLf } from '../edit/file-text.js';
+import { previewChange } from '../edit/preview.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { formatCount, splitLines } from '../truncate.js';
 import { defineTool, ToolError } from '../types.js';
 import { writeFileAtomic } from './atomic-write.js';
+
+const DIFF_MAX_BYTES = 1_000_000;
 
 export const writeFileTool = defineTool({
   name: 'write_file',
   description: 'Create or overwrite a file with the complete content given; parent directories are created.',
   parameters: z.object({ path: z.string(), content: z.string() }),
   mutates: true,
+  touches: (args) => ({ writes: [args.path] }),
+  preview: (args, ctx) => previewChange(ctx.workspace, args.path, { content: args.content }),
   async run(args, ctx) {
     const abs = await resolveInWorkspace(ctx.workspace, args.path, { forWriting: true });
     const shown = displayPath(ctx.workspace, abs);
@@ -26,6 +33,12 @@ export const writeFileTool = defineTool({
     if (existing && !existing.isFile()) {
       throw new ToolError(`${shown} is not a regular file (it may be a pipe, socket or device).`);
     }
+
+    // For the person watching: what the write changed. Files too large to diff cheaply are not shown.
+    const before =
+      existing && existing.size <= DIFF_MAX_BYTES
+        ? await readFile(abs, 'utf8').then(toLf, () => undefined)
+        : undefined;
 
     const dir = path.dirname(abs);
     try {
@@ -51,6 +64,10 @@ export const writeFileTool = defineTool({
     const verb = existing ? 'Overwrote' : 'Created';
     return {
       output: `${verb} ${shown}: wrote ${formatCount(lines)} line${lines === 1 ? '' : 's'} (${formatCount(bytes)} bytes).`,
+      display:
+        existing && before === undefined
+          ? undefined
+          : unifiedDiff(shown, before, toLf(args.content)) || undefined,
       meta: { path: shown, created: !existing, lines, bytes },
     };
   },

@@ -4,7 +4,7 @@ import { toPathspec } from './pathspec.js';
 import { type GitRunner, gitFailure, gitMessage } from './run-git.js';
 import { formatGroup, readStatus } from './status-parse.js';
 
-export const ADD_MAX_LISTED = 50;
+const ADD_MAX_LISTED = 50;
 
 export function createGitAddTool(git: GitRunner) {
   return defineTool({
@@ -18,6 +18,7 @@ export function createGitAddTool(git: GitRunner) {
         .describe('Files or directories relative to the workspace root, e.g. ["src/a.ts"] or ["."]'),
     }),
     mutates: true,
+    touches: (args) => ({ reads: args.paths }),
     async run(args, ctx) {
       const specs: string[] = [];
       for (const p of args.paths) specs.push(await toPathspec(ctx.workspace, p));

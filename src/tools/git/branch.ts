@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, type ToolContext, ToolError } from '../types.js';
 import { type GitRunner, gitFailure } from './run-git.js';
 
-export const BRANCH_MAX_LISTED = 100;
+const BRANCH_MAX_LISTED = 100;
 
 export function createGitBranchTool(git: GitRunner) {
   return defineTool({
@@ -13,6 +13,9 @@ export function createGitBranchTool(git: GitRunner) {
       name: z.string().optional().describe('Branch name, required for create and switch'),
     }),
     mutates: true,
+    // Rules match the branch name, or the action when there is none (`git_branch(list)`).
+    touches: (args) => ({ text: args.name || args.action }),
+    label: (args) => ['git_branch', args.action, args.name].filter(Boolean).join(' '),
     async run(args, ctx) {
       if (args.action === 'list') return listBranches(git, ctx);
       if (args.name === undefined || args.name.trim() === '') {

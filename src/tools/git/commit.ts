@@ -3,7 +3,7 @@ import { defineTool } from '../types.js';
 import { type GitResult, type GitRunner, gitFailure } from './run-git.js';
 
 /** Hooks (lint, tests) may run long on slow machines. */
-export const COMMIT_TIMEOUT_MS = 5 * 60_000;
+const COMMIT_TIMEOUT_MS = 5 * 60_000;
 
 const IDENTITY_UNKNOWN =
   /Author identity unknown|Committer identity unknown|unable to auto-detect email|no email was given|no name was given|empty ident name/i;
@@ -21,6 +21,7 @@ export function createGitCommitTool(git: GitRunner) {
       all: z.boolean().optional().describe('Also stage modified and deleted tracked files (git commit -a)'),
     }),
     mutates: true,
+    touches: (args) => ({ text: args.message }),
     async run(args, ctx) {
       // The identity is the user's own configuration; setting one here would forge authorship.
       const r = await git.run(ctx, ['commit', ...(args.all ? ['-a'] : []), '-m', args.message], {

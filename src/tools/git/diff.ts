@@ -9,7 +9,7 @@ import { type GitRunner, gitFailure } from './run-git.js';
 export const DIFF_MAX_LINES = 500;
 export const DIFF_MAX_BYTES = 16_000;
 /** Files listed in the summary header before it is cut. */
-export const DIFF_STAT_MAX_FILES = 50;
+const DIFF_STAT_MAX_FILES = 50;
 /** What is fetched from git at most; the user's view (display) gets all of it, the model the cut. */
 const DIFF_FETCH_MAX_BYTES = 2 * 1024 * 1024;
 
@@ -32,6 +32,7 @@ export function createGitDiffTool(git: GitRunner) {
       staged: z.boolean().optional().describe('Diff the staged changes instead of the unstaged ones'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'] }),
     async run(args, ctx) {
       const spec = args.path === undefined ? undefined : await toPathspec(ctx.workspace, args.path);
       const staged = args.staged ?? false;

@@ -3,8 +3,8 @@ import { defineTool } from '../types.js';
 import { toPathspec } from './pathspec.js';
 import { type GitRunner, gitFailure } from './run-git.js';
 
-export const LOG_DEFAULT_COUNT = 10;
-export const LOG_MAX_COUNT = 50;
+const LOG_DEFAULT_COUNT = 10;
+const LOG_MAX_COUNT = 50;
 
 // Unit separator: cannot appear in a name or a one-line subject, unlike tabs or spaces.
 const SEP = '\x1f';
@@ -24,6 +24,7 @@ export function createGitLogTool(git: GitRunner) {
       path: z.string().optional().describe('Only commits that touch this file or directory'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'] }),
     async run(args, ctx) {
       const count = args.count ?? LOG_DEFAULT_COUNT;
       const spec = args.path === undefined ? undefined : await toPathspec(ctx.workspace, args.path);

@@ -39,8 +39,8 @@ export interface GitRunner {
   run(ctx: ToolContext, args: string[], opts?: GitCallOptions): Promise<GitResult>;
 }
 
-export const GIT_DEFAULT_TIMEOUT_MS = 30_000;
-export const GIT_DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
+const GIT_DEFAULT_TIMEOUT_MS = 30_000;
+const GIT_DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
 // Left over from a parent git process (Hearth started from a hook, say), these would point git at
 // another repository than the workspace.
@@ -110,7 +110,7 @@ export function createGitRunner(options: GitRunnerOptions = {}): GitRunner {
   };
 }
 
-export function notRepoMessage(workspace: string): string {
+function notRepoMessage(workspace: string): string {
   return `Not a git repository: ${workspace}. Run \`git init\` with the shell tool if you want one.`;
 }
 

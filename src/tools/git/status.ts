@@ -4,7 +4,7 @@ import type { GitRunner } from './run-git.js';
 import { branchLine, formatGroup, readStatus } from './status-parse.js';
 
 /** Entries listed per group; a repository with thousands of changes gets counts, not a flood. */
-export const STATUS_MAX_PER_GROUP = 50;
+const STATUS_MAX_PER_GROUP = 50;
 
 export function createGitStatusTool(git: GitRunner) {
   return defineTool({

@@ -1,9 +1,12 @@
 /**
- * A .gitignore matcher that judges one path at a time, as `git check-ignore --no-index` and ripgrep
- * do, so a walk started inside an ignored directory (node_modules/zod, asked for by name) still
- * sees its files. The `ignore` package always excludes the children of an ignored parent, which
- * is right for a whole-tree filter but wrong for that case, and picomatch reads `(` and `+(` as
- * regex syntax where git takes them literally; hence this small translator.
+ * A .gitignore matcher for the built-in walker (used when ripgrep is not installed; ripgrep reads
+ * ignore files itself). Kept as our own, not replaced by a library, because the two candidates are
+ * wrong for this use: the `ignore` package always excludes the children of an ignored parent, which
+ * is right for a whole-tree filter but not for a walk started inside an ignored directory
+ * (node_modules/zod, asked for by name) that ripgrep and `git check-ignore --no-index` search; and
+ * picomatch reads `(` and `+(` as pattern syntax where git takes them literally. This one judges one
+ * path at a time, as they do, translating each gitignore glob into a regex; test/tools/search holds
+ * the cases it must get right, and the engine-agreement tests check it against ripgrep's own.
  */
 
 export interface IgnoreRule {
@@ -67,7 +70,9 @@ export function matchIgnoreRules(
 
 /**
  * Whether a workspace-relative path is ignored. Deeper files take precedence over shallower ones,
- * and `.git/info/exclude` files come after every .gitignore, as git orders them.
+ * `.git/info/exclude` files come after every .gitignore, as git orders them, and `inherited`
+ * files (those above the directory searched, lowest precedence first) come last, as ripgrep
+ * orders its `--ignore-file`s.
  */
 export function isIgnored(
   gitignores: readonly IgnoreFile[],
@@ -75,9 +80,13 @@ export function isIgnored(
   relPath: string,
   name: string,
   isDir: boolean,
+  inherited: readonly IgnoreFile[] = [],
 ): boolean {
   return (
-    layerVerdict(gitignores, relPath, name, isDir) ?? layerVerdict(excludes, relPath, name, isDir) ?? false
+    layerVerdict(gitignores, relPath, name, isDir) ??
+    layerVerdict(excludes, relPath, name, isDir) ??
+    layerVerdict(inherited, relPath, name, isDir) ??
+    false
   );
 }
 

@@ -1,25 +1,34 @@
-import { stat as statFile } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { displayPath, errorCode, errorMessage, isInside, resolveInWorkspace } from '../path-guard.js';
+import { displayPath, isInside, resolveInWorkspace } from '../path-guard.js';
 import { formatCount } from '../truncate.js';
-import { defineTool, type ToolContext, ToolError } from '../types.js';
-import { compileGlob, stripLeadingDotSlash, toSlashes, type WalkedFile, walkFiles } from './walk.js';
+import { defineTool, ToolError } from '../types.js';
+import { type Dated, Mtimes } from './mtimes.js';
+import {
+  fromRipgrepPath,
+  type GrepEngine,
+  RipgrepUnavailable,
+  ripgrepFinder,
+  rootArg,
+  runRipgrep,
+  scopeArgs,
+} from './ripgrep.js';
+import { type SearchScope, searchScope, toSlashes } from './scope.js';
+import { compileGlob, globFileName, stripLeadingDotSlash, walkFiles } from './walk.js';
 
 export const GLOB_MAX_RESULTS = 200;
-
-const STAT_CONCURRENCY = 64;
-
-interface Dated {
-  path: string;
-  mtime: number;
-}
 
 export interface GlobToolOptions {
   /** Paths listed at most (default 200). */
   maxResults?: number;
+  /** Who walks the tree: ripgrep (`rg --files`) or the built-in walker; as for grep. */
+  engine?: GrepEngine;
+  /** Where PATH and HEARTH_NO_RIPGREP are read; defaults to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Files and directories never listed (gitignore patterns, workspace-relative); see scope.ts. */
+  exclude?: readonly string[];
 }
 
 const IGNORED_NOTE = 'files ignored by .gitignore, and .git/ and node_modules/, are skipped';
@@ -27,6 +36,7 @@ const IGNORED_NOTE = 'files ignored by .gitignore, and .git/ and node_modules/, 
 /** Builds the glob tool; options exist for tests and benchmarks. */
 export function createGlobTool(options: GlobToolOptions = {}) {
   const maxResults = options.maxResults ?? GLOB_MAX_RESULTS;
+  const ripgrepPath = ripgrepFinder(options);
   return defineTool({
     name: 'glob',
     description:
@@ -36,6 +46,7 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       path: z.string().optional().describe('Directory (default ".")'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'] }),
     async run(args, ctx) {
       const searchRoot = await resolveInWorkspace(ctx.workspace, args.path ?? '.', { mustExist: true });
       const shownRoot = displayPath(ctx.workspace, searchRoot);
@@ -45,8 +56,15 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       }
 
       const pattern = normalizePattern(args.pattern, ctx.workspace, searchRoot);
-      const { walked, dated } = await withMtimes(await findFiles(pattern, searchRoot, ctx), ctx.signal);
-      if (walked === 0) {
+      const dated = await findFiles(
+        pattern,
+        searchRoot,
+        ctx.workspace,
+        options.exclude,
+        ripgrepPath(),
+        ctx.signal,
+      );
+      if (dated === undefined) {
         const hint = (await namesDirectory(pattern, searchRoot))
           ? ` ${pattern} is a directory: use "${pattern.replace(/\/+$/, '')}/**" for the files in it.`
           : '';
@@ -98,32 +116,83 @@ function normalizePattern(raw: string, workspace: string, searchRoot: string): s
 }
 
 /**
- * Walks only below the pattern's literal leading directories (`src/tools` for
- * `src/tools/**\/*.ts`), which is faster and lets a pattern that names an ignored or skipped
- * directory, such as `node_modules/zod/**`, look inside it.
+ * The matching files with their modification times, or undefined when none match. It walks only
+ * below the pattern's literal leading directories (`src/tools` for `src/tools/**\/*.ts`), which is
+ * faster and lets a pattern that names an ignored or skipped directory, such as `node_modules/zod/**`,
+ * look inside it.
  */
 async function findFiles(
   pattern: string,
   searchRoot: string,
-  ctx: ToolContext,
-): Promise<AsyncIterable<WalkedFile[]> | Iterable<WalkedFile[]>> {
+  workspace: string,
+  exclude: readonly string[] | undefined,
+  rgPath: string | undefined,
+  signal: AbortSignal,
+): Promise<Dated[] | undefined> {
   const scan = picomatch.scan(pattern);
   let base = scan.isGlob ? scan.base : path.posix.dirname(pattern);
   if (base === '.') base = '';
   let walkRoot = searchRoot;
   if (base !== '') {
-    walkRoot = await resolveInWorkspace(ctx.workspace, path.join(searchRoot, base));
+    walkRoot = await resolveInWorkspace(workspace, path.join(searchRoot, base));
     const info = await stat(walkRoot).catch(() => undefined);
-    if (!info?.isDirectory()) return [];
+    if (!info?.isDirectory()) return undefined;
   }
+  const scope = await searchScope(workspace, walkRoot, exclude);
   const matches = compileGlob(pattern);
   const prefix = base === '' ? '' : `${base}/`;
-  return walkFiles({
-    workspace: ctx.workspace,
-    root: walkRoot,
-    signal: ctx.signal,
-    filter: (rel) => matches(prefix + rel),
+  const filter = (rel: string) => matches(prefix + rel);
+  if (rgPath) {
+    try {
+      return await listWithRipgrep(rgPath, scope, globFileName(pattern), filter, signal);
+    } catch (err) {
+      if (!(err instanceof RipgrepUnavailable)) throw err;
+    }
+  }
+  const mtimes = new Mtimes(workspace, signal);
+  for await (const batch of walkFiles({ scope, signal, filter })) {
+    for (const file of batch) mtimes.add(file.path);
+  }
+  return mtimes.all();
+}
+
+/** `rg --files` over the scope, the files it lists stat'ed as they come. */
+async function listWithRipgrep(
+  rgPath: string,
+  scope: SearchScope,
+  fileName: string | undefined,
+  filter: (rel: string) => boolean,
+  signal: AbortSignal,
+): Promise<Dated[] | undefined> {
+  const mtimes = new Mtimes(scope.workspace, signal);
+  const rootPrefix = scope.rootPath === '' ? '' : `${scope.rootPath}/`;
+  let pending: Buffer = Buffer.alloc(0);
+  const take = (name: Buffer) => {
+    const file = fromRipgrepPath(name.toString('utf8'));
+    if (filter(file.slice(rootPrefix.length))) mtimes.add(file);
+  };
+  const run = runRipgrep({
+    rgPath,
+    args: [...scopeArgs(scope, fileName), '--files', '--null', '--no-messages', '--', rootArg(scope)],
+    cwd: scope.workspace,
+    signal,
+    onStdout: (chunk) => {
+      const bytes = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+      let start = 0;
+      for (let nul = bytes.indexOf(0); nul !== -1; nul = bytes.indexOf(0, start)) {
+        take(bytes.subarray(start, nul));
+        start = nul + 1;
+      }
+      pending = bytes.subarray(start);
+    },
   });
+  const exit = await run.exit;
+  // Exit 2 alone means some directory could not be read, which the walker skips silently too;
+  // with an error message, rg did not understand its flags.
+  if (exit.code !== 0 && exit.code !== 1 && (exit.code !== 2 || exit.stderr !== '')) {
+    throw new RipgrepUnavailable(`ripgrep failed: ${exit.stderr || `exit code ${exit.code}`}`);
+  }
+  return mtimes.all();
 }
 
 /** A pattern without wildcards that names a directory: the model most likely wants what is inside. */
@@ -131,45 +200,4 @@ async function namesDirectory(pattern: string, searchRoot: string): Promise<bool
   if (pattern === '' || picomatch.scan(pattern).isGlob) return false;
   const info = await stat(path.join(searchRoot, pattern)).catch(() => undefined);
   return info?.isDirectory() ?? false;
-}
-
-/**
- * The walked files with their modification times, and how many the walk found. Files are
- * stat'ed while the walk goes on, STAT_CONCURRENCY at a time, rather than after it.
- */
-async function withMtimes(
-  files: AsyncIterable<WalkedFile[]> | Iterable<WalkedFile[]>,
-  signal: AbortSignal,
-): Promise<{ walked: number; dated: Dated[] }> {
-  const dated: (Dated | undefined)[] = [];
-  let running = 0;
-  let failure: ToolError | undefined;
-  let freed: (() => void) | undefined;
-  const slot = () =>
-    new Promise<void>((resolve) => {
-      freed = resolve;
-    });
-  for await (const batch of files) {
-    for (const file of batch) {
-      while (running >= STAT_CONCURRENCY) await slot();
-      if (failure) throw failure;
-      signal.throwIfAborted();
-      const index = dated.length;
-      dated.push(undefined);
-      running += 1;
-      statFile(file.abs, (err, info) => {
-        running -= 1;
-        if (!err) dated[index] = { path: file.path, mtime: info.mtimeMs };
-        // Deleted since the walk saw it: left out.
-        else if (errorCode(err) !== 'ENOENT')
-          failure ??= new ToolError(`Cannot read ${file.path}: ${errorMessage(err)}`);
-        const wake = freed;
-        freed = undefined;
-        wake?.();
-      });
-    }
-  }
-  while (running > 0) await slot();
-  if (failure) throw failure;
-  return { walked: dated.length, dated: dated.filter((d) => d !== undefined) };
 }

@@ -1,37 +1,23 @@
-import { isAscii } from 'node:buffer';
-import { close, open, read } from 'node:fs';
+import { close, fstat, open, read } from 'node:fs';
 import { TextDecoder } from 'node:util';
 import { errorMessage } from '../path-guard.js';
 import { ToolError } from '../types.js';
-import { LineFeeder } from './grep-lines.js';
-import { type GrepCollector, INVALID_REGEX_HINT } from './grep-output.js';
+import { decodeUtf8, INVALID_REGEX_HINT, type SearchEnd, type SearchRequest } from './grep-output.js';
 import type { WalkedFile } from './walk.js';
 
 /**
- * The pure-TypeScript grep engine, used when ripgrep is not installed. It reproduces what the
- * ripgrep engine feeds the collector: UTF-8 text (UTF-16 when a BOM says so, BOM removed), lines
- * ended by `\n` with a trailing `\r` dropped (rg --crlf), files holding a NUL byte skipped as
- * binary. Patterns are JavaScript regexes: literal text, `.`, `*`, `+`, `?`, classes, groups,
+ * The built-in grep engine, used when ripgrep is not installed. It feeds the collector what the
+ * ripgrep engine does: UTF-8 text (UTF-16 when a BOM says so, BOM removed), lines ended by `\n`
+ * with a `\r` before it dropped (rg --crlf), files holding a NUL byte skipped as binary, files over
+ * maxFileBytes skipped and lines over maxLineBytes marked long (rg --max-filesize, --max-columns).
+ * Patterns are JavaScript regexes: literal text, `.`, `*`, `+`, `?`, classes, groups,
  * alternation, anchors, `\p{..}`, `[[:alpha:]]` and `\b \d \w \s` behave as in ripgrep on ASCII
  * text. Differences: `\d \w \b` are ASCII-only here, inline flags other than a leading `(?i)` are
  * not understood, and look-around and backreferences work here while ripgrep rejects them.
  */
 
-const CHUNK_BYTES = 64 * 1024;
-
-/** Files being opened and read ahead of the one searched: enough to keep the thread pool busy. */
+/** Files being read ahead of the one searched: each read is a few thread-pool round trips. */
 const READ_AHEAD_FILES = 32;
-
-export interface ScanOptions {
-  regex: RegExp;
-  context: number;
-  collector: GrepCollector;
-  signal: AbortSignal;
-  /** Epoch milliseconds after which the scan stops with what it has. */
-  deadline: number;
-}
-
-export type SearchEnd = 'complete' | 'limit' | 'timeout';
 
 /** ASCII bracket classes as Rust's regex defines them, spelled out for use inside `[...]`. */
 const POSIX_CLASSES: Record<string, string> = {
@@ -83,186 +69,140 @@ export function compileScanRegex(pattern: string, ignoreCase: boolean): RegExp {
 }
 
 type FileRead =
-  /** Unreadable, or the read failed: skipped silently, as `rg --no-messages` does. */
-  | { kind: 'skip' }
-  /** The whole file, shorter than a chunk, at the start of a pooled buffer. */
-  | { kind: 'whole'; buffer: Buffer; length: number }
-  /** The first chunk, which filled the buffer; the file is still open for the rest. */
-  | { kind: 'open'; buffer: Buffer; fd: number };
+  /** Unreadable: skipped silently, as `rg --no-messages` does. */
+  { kind: 'skip' } | { kind: 'big'; size: number } | { kind: 'bytes'; bytes: Buffer };
 
-interface Queued {
-  file: WalkedFile;
-  read: Promise<FileRead>;
-}
+/** Files are read into buffers of this size; most fit in one, and take a single read. */
+const CHUNK_BYTES = 64 * 1024;
 
-/**
- * Searches `files` in order. Reads run ahead of the search, READ_AHEAD_FILES at a time: each
- * open, read and close is a thread-pool round trip, and waiting for them one file at a time left
- * the process idle most of the time. Files are searched in walk order whatever order their reads
- * finish in, so the output does not change; memory stays at READ_AHEAD_FILES chunks.
- */
-export async function scanFiles(files: AsyncIterable<WalkedFile[]>, opts: ScanOptions): Promise<SearchEnd> {
-  const feeder = new LineFeeder(opts.regex, opts.context, opts.collector);
-  const utf8 = new TextDecoder('utf-8');
+/** Searches `files` in order, reading ahead of the search. */
+export async function scanFiles(files: AsyncIterable<WalkedFile[]>, opts: SearchRequest): Promise<SearchEnd> {
+  const search = fileSearch(opts);
   const pool: Buffer[] = [];
-  const ring: (Queued | undefined)[] = new Array(READ_AHEAD_FILES);
-  let head = 0;
-  let tail = 0;
-  const walk = files[Symbol.asyncIterator]();
-  let batch: WalkedFile[] = [];
-  let next = 0;
-  let walked = false;
-  try {
-    for (;;) {
-      while (tail - head < READ_AHEAD_FILES && !walked) {
-        if (next < batch.length) {
-          const file = batch[next++]!;
-          const buffer = pool.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
-          ring[tail++ % READ_AHEAD_FILES] = { file, read: readStart(file.abs, buffer) };
-        } else {
-          const step = await walk.next();
-          if (step.done) walked = true;
-          else {
-            batch = step.value;
-            next = 0;
-          }
-        }
-      }
-      if (head === tail) return 'complete';
-      const slot = head++ % READ_AHEAD_FILES;
-      const { file, read } = ring[slot]!;
-      ring[slot] = undefined;
-      const got = await read;
-      if (got.kind === 'skip') continue;
-      try {
-        if (Date.now() > opts.deadline) return 'timeout';
-        opts.signal.throwIfAborted();
-        if (got.kind === 'whole') {
-          searchWhole(file.path, got.buffer.subarray(0, got.length), feeder, utf8);
-        } else if ((await streamFile(file.path, got, feeder, opts)) === 'timeout') {
-          return 'timeout';
-        }
-      } finally {
-        if (got.kind === 'open') close(got.fd, ignore);
-        pool.push(got.buffer);
-      }
-      if (opts.collector.done) return 'limit';
+  const queue: { file: WalkedFile; buffer: Buffer; read: Promise<FileRead> }[] = [];
+  const next = async (): Promise<SearchEnd | undefined> => {
+    const { file, buffer, read } = queue.shift()!;
+    const got = await read;
+    try {
+      opts.signal.throwIfAborted();
+      if (Date.now() > opts.deadline) return 'timeout';
+      if (got.kind === 'big') opts.collector.skipFile(file.path, got.size);
+      else if (got.kind === 'bytes') search(file.path, got.bytes);
+    } finally {
+      pool.push(buffer);
     }
-  } finally {
-    // Reads already started finish in the background; any file one left open is closed then.
-    for (let i = head; i < tail; i++) {
-      void ring[i % READ_AHEAD_FILES]!.read.then((got) => {
-        if (got.kind === 'open') close(got.fd, ignore);
-      });
+    return opts.collector.done ? 'limit' : undefined;
+  };
+  for await (const batch of files) {
+    for (const file of batch) {
+      const buffer = pool.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
+      queue.push({ file, buffer, read: readFile(file.abs, buffer, opts.limits.maxFileBytes) });
+      const end = queue.length >= READ_AHEAD_FILES ? await next() : undefined;
+      if (end) return end;
     }
-    await walk.return?.(undefined);
   }
+  while (queue.length > 0) {
+    const end = await next();
+    if (end) return end;
+  }
+  return 'complete';
 }
 
-function ignore(): void {}
-
 /**
- * Opens a file and reads its first chunk. A short read is taken as the end of a regular file,
- * which saves the round trip of a second read on the small files that make up most trees.
+ * A file's bytes, or why not. The first read goes into `buffer`; a shorter read is taken as the
+ * end of the file, which saves the small files that make up most trees a stat call. Files over
+ * `maxBytes` are not read further.
  */
-function readStart(file: string, buffer: Buffer): Promise<FileRead> {
+function readFile(file: string, buffer: Buffer, maxBytes: number): Promise<FileRead> {
   return new Promise((resolve) => {
     open(file, 'r', (openError, fd) => {
       if (openError) return resolve({ kind: 'skip' });
-      read(fd, buffer, 0, CHUNK_BYTES, 0, (readError, length) => {
-        if (readError) {
-          close(fd, ignore);
-          resolve({ kind: 'skip' });
-        } else if (length === CHUNK_BYTES) {
-          resolve({ kind: 'open', buffer, fd });
-        } else {
-          close(fd, () => resolve({ kind: 'whole', buffer, length }));
-        }
+      const done = (got: FileRead) => close(fd, () => resolve(got));
+      read(fd, buffer, 0, buffer.length, 0, (firstError, first) => {
+        if (firstError) return done({ kind: 'skip' });
+        if (first < buffer.length) return done({ kind: 'bytes', bytes: buffer.subarray(0, first) });
+        fstat(fd, (statError, info) => {
+          if (statError) return done({ kind: 'skip' });
+          if (info.size > maxBytes) return done({ kind: 'big', size: info.size });
+          const bytes = Buffer.allocUnsafe(Math.max(info.size, first));
+          buffer.copy(bytes);
+          const more = (offset: number) => {
+            if (offset === bytes.length) return done({ kind: 'bytes', bytes });
+            read(fd, bytes, offset, bytes.length - offset, offset, (readError, n) => {
+              if (readError) done({ kind: 'skip' });
+              // Shorter than it was a moment ago.
+              else if (n === 0) done({ kind: 'bytes', bytes: bytes.subarray(0, offset) });
+              else more(offset + n);
+            });
+          };
+          more(first);
+        });
       });
     });
   });
 }
 
-function readChunk(fd: number, buffer: Buffer, position: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    read(fd, buffer, 0, buffer.length, position, (err, length) => (err ? reject(err) : resolve(length)));
-  });
+/** Searches one file's bytes and tells the collector what matched, with context. */
+function fileSearch(opts: SearchRequest): (path: string, bytes: Buffer) => void {
+  const { collector, limits } = opts;
+  const { context, maxLineBytes } = limits;
+  const regex = compileScanRegex(opts.pattern, opts.ignoreCase);
+  // A literal cannot match across lines, so one search of the whole text rules a file out.
+  const literal = /^(?:[^\\.^$*+?()[\]{}|]|\\[^A-Za-z0-9])*$/.test(opts.pattern);
+  // A UTF-16 unit takes three UTF-8 bytes at most, which spares measuring most lines.
+  const isLong = (line: string, terminator: number) =>
+    (line.length + 2) * 3 > maxLineBytes && Buffer.byteLength(line) + terminator > maxLineBytes;
+  return (path, bytes) => {
+    const text = decodeFile(bytes);
+    if (text === undefined || (literal && !regex.test(text))) return;
+    const recent: { lineNo: number; text: string; long: boolean }[] = [];
+    let begun = false;
+    let afterLeft = 0;
+    let lineNo = 0;
+    for (let start = 0; start < text.length; ) {
+      const nl = text.indexOf('\n', start);
+      const end = nl === -1 ? text.length : nl;
+      const cr = nl !== -1 && end > start && text.charCodeAt(end - 1) === 13 ? 1 : 0;
+      // The line's terminator counts towards its length, as with rg --max-columns.
+      const terminator = cr + (nl === -1 ? 0 : 1);
+      const line = text.slice(start, end - cr);
+      lineNo += 1;
+      start = end + 1;
+      const m = regex.exec(line);
+      if (m) {
+        if (!begun) collector.beginFile(path);
+        begun = true;
+        for (const r of recent) collector.addLine(r.lineNo, r.text, false, -1, r.long);
+        recent.length = 0;
+        collector.addLine(lineNo, line, true, m.index, isLong(line, terminator));
+        afterLeft = context;
+      } else if (afterLeft > 0) {
+        collector.addLine(lineNo, line, false, -1, isLong(line, terminator));
+        afterLeft -= 1;
+      } else if (context > 0) {
+        recent.push({ lineNo, text: line, long: isLong(line, terminator) });
+        if (recent.length > context) recent.shift();
+      }
+    }
+    if (begun) collector.endFile(false);
+  };
 }
 
-/** A file that fitted in one chunk: a binary file, or one without a candidate line, costs one search at most. */
-function searchWhole(path: string, bytes: Buffer, feeder: LineFeeder, utf8: TextDecoder): void {
-  const encoding = sniffEncoding(bytes);
-  let text: string;
+/** The file's text, or undefined when it is binary (holds a NUL). UTF-16 is recognised by its BOM, as ripgrep does. */
+function decodeFile(bytes: Buffer): string | undefined {
+  const encoding =
+    bytes[0] === 0xff && bytes[1] === 0xfe
+      ? 'utf-16le'
+      : bytes[0] === 0xfe && bytes[1] === 0xff
+        ? 'utf-16be'
+        : 'utf-8';
   if (encoding === 'utf-8') {
     // In UTF-8 a NUL character comes only from a zero byte, which is cheaper to look for.
-    if (bytes.includes(0)) return;
-    text = isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
-  } else {
-    text = new TextDecoder(encoding).decode(bytes);
-    if (text.includes('\0')) return;
+    if (bytes.includes(0)) return undefined;
+    return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+      ? decodeUtf8(bytes.subarray(3))
+      : decodeUtf8(bytes);
   }
-  if (!feeder.mayMatch(text)) return;
-  feeder.begin(path);
-  feeder.lines(text);
-  feeder.end(false);
-}
-
-/** A file longer than one chunk, decoded and searched a chunk at a time. */
-async function streamFile(
-  path: string,
-  got: { buffer: Buffer; fd: number },
-  feeder: LineFeeder,
-  opts: ScanOptions,
-): Promise<SearchEnd> {
-  const { buffer, fd } = got;
-  const encoding = sniffEncoding(buffer);
-  const decoder = new TextDecoder(encoding);
-  const utf8 = encoding === 'utf-8';
-  feeder.begin(path);
-  let carry = '';
-  let length = buffer.length;
-  let position = 0;
-  let binary = false;
-  try {
-    while (length > 0) {
-      const bytes = buffer.subarray(0, length);
-      position += length;
-      if (utf8 && bytes.includes(0)) {
-        binary = true;
-        break;
-      }
-      const text = carry + decoder.decode(bytes, { stream: true });
-      if (!utf8 && text.includes('\0')) {
-        binary = true;
-        break;
-      }
-      const cut = text.lastIndexOf('\n') + 1;
-      if (cut > 0) feeder.lines(text.slice(0, cut));
-      carry = text.slice(cut);
-      opts.signal.throwIfAborted();
-      if (Date.now() > opts.deadline) {
-        feeder.end(true);
-        return 'timeout';
-      }
-      length = await readChunk(fd, buffer, position);
-    }
-    if (!binary) {
-      const rest = decoder.decode();
-      if (rest.includes('\0')) binary = true;
-      else feeder.lines(carry + rest);
-    }
-  } catch (err) {
-    if (opts.signal.aborted) throw err;
-    // A read error midway: drop the file rather than report half of it.
-    binary = true;
-  }
-  feeder.end(binary);
-  return 'complete';
-}
-
-/** ripgrep's BOM sniffing: UTF-16 with a BOM is transcoded, everything else is read as UTF-8. */
-function sniffEncoding(bytes: Buffer): string {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
-  return 'utf-8';
+  const text = new TextDecoder(encoding).decode(bytes);
+  return text.includes('\0') ? undefined : text;
 }

@@ -1,4 +1,6 @@
-import { formatCount } from '../truncate.js';
+import { isAscii } from 'node:buffer';
+import { TextDecoder } from 'node:util';
+import { formatBytes, formatCount } from '../truncate.js';
 
 export interface GrepLimits {
   /** Matching lines shown at most. */
@@ -11,40 +13,54 @@ export interface GrepLimits {
   countLimit: number;
   /** Lines shown before and after each match. */
   context: number;
+  /** Files larger than this are not searched (and listed as skipped). */
+  maxFileBytes: number;
+  /** Lines longer than this, terminator included, are known only by their start (ripgrep's --max-columns). */
+  maxLineBytes: number;
+}
+
+export type SearchEnd = 'complete' | 'limit' | 'timeout';
+
+/** What either engine is asked to do, and where it reports. */
+export interface SearchRequest {
+  pattern: string;
+  ignoreCase: boolean;
+  limits: GrepLimits;
+  collector: GrepCollector;
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the search stops with what it has. */
+  deadline: number;
 }
 
 interface HeldLine {
   lineNo: number;
+  /** As shown: cut to the window around its match. */
   text: string;
   isMatch: boolean;
-  /** Where the first match starts (UTF-16 index), or -1 for a context line. */
-  matchAt: number;
 }
 
-interface Emitted {
-  text: string;
-  lineNo: number;
-  isMatch: boolean;
+interface HeldFile {
+  path: string;
+  lines: HeldLine[];
 }
 
 /**
  * Gathers what either engine finds, file by file, and prints it the way
  * `rg --no-heading --line-number` does: `path:line:text` for matches, `path-line-text` for
- * context, `--` between groups that do not touch. Both engines feed the same calls in the same
- * order, so their output is identical by construction: only what they feed in can differ.
+ * context, `--` between groups that do not touch. Files may arrive in any order (ripgrep searches
+ * on several threads) and are printed in walk order, so both engines print the same: only what
+ * they feed in can differ.
  *
  * A file's lines are held until its end, because a NUL byte late in the file makes it binary and
- * all of it is dropped then (ripgrep reports that only in the file's closing message).
+ * all of it is dropped then (ripgrep says so only after the file's lines).
  */
 export class GrepCollector {
   /** Matching lines in the files committed so far. */
   totalMatches = 0;
   filesWithMatches = 0;
 
-  private readonly out: Emitted[] = [];
-  private chars = 0;
-  private shown = 0;
-  private full = false;
+  private readonly files: HeldFile[] = [];
+  private readonly tooBig: { path: string; size: number }[] = [];
 
   private path = '';
   private held: HeldLine[] = [];
@@ -67,84 +83,151 @@ export class GrepCollector {
     this.lastHeldMatch = -1;
   }
 
-  /** `text` without its line terminator. Lines must arrive in order, each at most once. */
-  addLine(lineNo: number, text: string, isMatch: boolean, matchAt = -1): void {
+  /**
+   * A line of the current file, in order, each at most once: `text` without its terminator (for
+   * a long line, at least its first maxLineBytes bytes), `matchAt` the UTF-16 index of its first
+   * match (-1 for a context line, beyond `text` when the match is past what `text` holds).
+   */
+  addLine(lineNo: number, text: string, isMatch: boolean, matchAt = -1, long = false): void {
     if (isMatch) this.fileMatches += 1;
-    if (this.full) return;
-    const room = this.heldMatches < this.limits.maxMatches - this.shown;
-    if (isMatch && room) {
-      this.held.push({ lineNo, text, isMatch, matchAt });
+    // No file shows more than maxMatches matches, so later lines are only counted.
+    const room = this.heldMatches < this.limits.maxMatches;
+    if (isMatch ? !room : !room && lineNo > this.lastHeldMatch + this.limits.context) return;
+    this.held.push({ lineNo, text: showLine(text, matchAt, long, this.limits), isMatch });
+    if (isMatch) {
       this.heldMatches += 1;
       this.lastHeldMatch = lineNo;
-    } else if (!isMatch && (room || lineNo <= this.lastHeldMatch + this.limits.context)) {
-      this.held.push({ lineNo, text, isMatch, matchAt: -1 });
     }
   }
 
   /** Commits the current file, or drops it when it turned out to be binary. */
   endFile(binary: boolean): void {
-    const held = this.held;
+    const lines = this.held;
     this.held = [];
     if (binary || this.fileMatches === 0) return;
     this.totalMatches += this.fileMatches;
     this.filesWithMatches += 1;
-    if (!this.full) this.emit(held);
+    this.files.push({ path: this.path, lines });
   }
 
-  private emit(lines: HeldLine[]): void {
-    const { context, maxChars, maxMatches, maxLineChars } = this.limits;
-    let prev = -1;
-    for (const line of lines) {
-      const separated = context > 0 && this.out.length > 0 && (prev === -1 || line.lineNo !== prev + 1);
-      const text = `${this.path}${line.isMatch ? ':' : '-'}${line.lineNo}${line.isMatch ? ':' : '-'}${cutLine(line.text, line.matchAt, maxLineChars)}`;
-      const cost = text.length + 1 + (separated ? 3 : 0);
-      if (this.chars + cost > maxChars || (line.isMatch && this.shown >= maxMatches)) {
-        this.full = true;
-        this.dropTrailingContext();
-        return;
-      }
-      if (separated) this.out.push({ text: '--', lineNo: -1, isMatch: false });
-      this.out.push({ text, lineNo: line.lineNo, isMatch: line.isMatch });
-      this.chars += cost;
-      prev = line.lineNo;
-      if (line.isMatch) this.shown += 1;
-    }
-    if (this.shown >= maxMatches) this.full = true;
-  }
-
-  /** When the budget cuts a file short, context that only led up to an unshown match goes too. */
-  private dropTrailingContext(): void {
-    let lastMatch = -1;
-    for (let i = this.out.length - 1; i >= 0; i--) {
-      if (this.out[i]!.isMatch) {
-        lastMatch = this.out[i]!.lineNo;
-        break;
-      }
-    }
-    while (this.out.length > 0) {
-      const last = this.out[this.out.length - 1]!;
-      if (last.isMatch || (last.lineNo !== -1 && last.lineNo <= lastMatch + this.limits.context)) break;
-      this.out.pop();
-    }
+  /** A file left out for being over maxFileBytes. */
+  skipFile(path: string, size: number): void {
+    this.tooBig.push({ path, size });
   }
 
   /** The text for the model; `stopped` says the search ended early for a reason worth telling. */
   render(stopped?: 'timeout'): string {
-    const lines = this.out.map((l) => l.text);
-    const hidden = this.totalMatches - this.shown;
+    const { shown, lines } = this.emit();
+    const hidden = this.totalMatches - shown;
     const atLeast = this.done || stopped === 'timeout' ? 'at least ' : '';
     if (hidden > 0) {
       const files = `${formatCount(this.filesWithMatches)} file${this.filesWithMatches === 1 ? '' : 's'}`;
       lines.push(
-        `[Showing ${formatCount(this.shown)} of ${atLeast}${formatCount(this.totalMatches)} matching lines ` +
+        `[Showing ${formatCount(shown)} of ${atLeast}${formatCount(this.totalMatches)} matching lines ` +
           `in ${atLeast}${files}. Narrow the pattern, path or glob to see the rest.]`,
       );
     }
+    const skipped = this.skippedNote();
+    if (skipped) lines.push(skipped);
     if (stopped === 'timeout') {
       lines.push('[The search timed out, so results are incomplete. Narrow the path or glob.]');
     }
     return lines.join('\n');
   }
+
+  /** What was not searched for being too large, or undefined. */
+  skippedNote(): string | undefined {
+    const n = this.tooBig.length;
+    if (n === 0) return undefined;
+    const listed = this.tooBig
+      .sort((a, b) => comparePaths(a.path, b.path))
+      .slice(0, 5)
+      .map((f) => `${f.path} (${formatBytes(f.size)})`);
+    const more = n > listed.length ? ` and ${formatCount(n - listed.length)} more` : '';
+    return (
+      `[Skipped ${formatCount(n)} file${n === 1 ? '' : 's'} over ${formatBytes(this.limits.maxFileBytes)}: ` +
+      `${listed.join(', ')}${more}. The shell's grep can search ${n === 1 ? 'it' : 'them'}.]`
+    );
+  }
+
+  /** The files' lines in walk order, as far as the budgets allow. */
+  private emit(): { shown: number; lines: string[] } {
+    const { context, maxChars, maxMatches } = this.limits;
+    const out: HeldLine[] = [];
+    let chars = 0;
+    let shown = 0;
+    this.files.sort((a, b) => comparePaths(a.path, b.path));
+    files: for (const file of this.files) {
+      let prev = -1;
+      for (const line of file.lines) {
+        const separated = context > 0 && out.length > 0 && (prev === -1 || line.lineNo !== prev + 1);
+        const sep = line.isMatch ? ':' : '-';
+        const text = `${file.path}${sep}${line.lineNo}${sep}${line.text}`;
+        const cost = text.length + 1 + (separated ? 3 : 0);
+        if (chars + cost > maxChars || (line.isMatch && shown >= maxMatches)) {
+          dropTrailingContext(out, context);
+          break files;
+        }
+        if (separated) out.push({ text: '--', lineNo: -1, isMatch: false });
+        out.push({ text, lineNo: line.lineNo, isMatch: line.isMatch });
+        chars += cost;
+        prev = line.lineNo;
+        if (line.isMatch) shown += 1;
+      }
+      if (shown >= maxMatches) break;
+    }
+    return { shown, lines: out.map((l) => l.text) };
+  }
+}
+
+/** When the budget cuts a file short, context that only led up to an unshown match goes too. */
+function dropTrailingContext(out: HeldLine[], context: number): void {
+  let lastMatch = -1;
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i]!.isMatch) {
+      lastMatch = out[i]!.lineNo;
+      break;
+    }
+  }
+  while (out.length > 0) {
+    const last = out[out.length - 1]!;
+    if (last.isMatch || (last.lineNo !== -1 && last.lineNo <= lastMatch + context)) break;
+    out.pop();
+  }
+}
+
+/**
+ * Walk order as a comparison of workspace-relative paths: directory by directory, each level's
+ * names in UTF-16 order, which is what the walker sorts by.
+ */
+export function comparePaths(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x === 47) return -1;
+    if (y === 47) return 1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * A line as shown. One within maxLineBytes is cut by cutLine. Of a longer one only its start is
+ * known to the ripgrep engine (at least maxLineBytes bytes), so it is shown only when the window
+ * lies in its first maxLineBytes bytes, which both engines can tell alike.
+ */
+function showLine(text: string, matchAt: number, long: boolean, limits: GrepLimits): string {
+  const max = limits.maxLineChars;
+  if (!long) return cutLine(text, matchAt, max);
+  const cap = formatBytes(limits.maxLineBytes);
+  const start = beforeSurrogate(text, matchAt > max - 100 ? matchAt - 60 : 0);
+  const end = beforeSurrogate(text, start + max);
+  if (end > text.length || Buffer.byteLength(text.slice(0, end)) > limits.maxLineBytes) {
+    return `[a line over ${cap}; its match is too far in to show]`;
+  }
+  return `${start > 0 ? '…' : ''}${text.slice(start, end)}… [line cut: over ${cap}]`;
 }
 
 /**
@@ -163,8 +246,20 @@ export function cutLine(text: string, matchAt: number, max: number): string {
 }
 
 function offSurrogate(text: string, i: number): number {
+  return i < text.length ? beforeSurrogate(text, i) : i;
+}
+
+/** `i`, or one less so as not to split a surrogate pair. */
+function beforeSurrogate(text: string, i: number): number {
   const code = text.charCodeAt(i - 1);
-  return i > 0 && i < text.length && code >= 0xd800 && code <= 0xdbff ? i - 1 : i;
+  return i > 0 && code >= 0xd800 && code <= 0xdbff ? i - 1 : i;
+}
+
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** UTF-8 bytes as text, invalid sequences replaced, as both engines decode them. */
+export function decodeUtf8(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
 }
 
 export const INVALID_REGEX_HINT =

@@ -2,23 +2,26 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { displayPath, resolveInWorkspace } from '../path-guard.js';
+import { formatBytes } from '../truncate.js';
 import { defineTool, ToolError } from '../types.js';
-import { compileScanRegex, type SearchEnd, scanFiles } from './grep-fallback.js';
-import { GrepCollector, type GrepLimits, multilinePatternError } from './grep-output.js';
-import { findRipgrep, RipgrepUnavailable, searchWithRipgrep } from './ripgrep.js';
-import { compileGlob, type WalkedFile, walkFiles } from './walk.js';
+import { scanFiles } from './grep-fallback.js';
+import { GrepCollector, type GrepLimits, multilinePatternError, type SearchEnd } from './grep-output.js';
+import { type RipgrepSearch, searchWithRipgrep } from './grep-ripgrep.js';
+import { type GrepEngine, RipgrepUnavailable, ripgrepFinder } from './ripgrep.js';
+import { searchScope } from './scope.js';
+import { compileGlob, globFileName, type WalkedFile, walkFiles } from './walk.js';
+
+export type { GrepEngine };
 
 export const GREP_MAX_MATCHES = 100;
 export const GREP_MAX_CHARS = 12_000;
 export const GREP_MAX_LINE_CHARS = 300;
 export const GREP_COUNT_LIMIT = 10_000;
 export const GREP_TIMEOUT_MS = 30_000;
-
-/**
- * `auto` uses ripgrep when it is on PATH and HEARTH_NO_RIPGREP is not `1`, else the TypeScript
- * scan; `ripgrep` insists on rg (an error without it); `scan` never uses it.
- */
-export type GrepEngine = 'auto' | 'ripgrep' | 'scan';
+/** Larger files are not searched, and are named as skipped. */
+export const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
+/** Of a longer line only the start is read back (the match window is shown if it lies there). */
+export const GREP_MAX_LINE_BYTES = 64 * 1024;
 
 export interface GrepToolOptions {
   engine?: GrepEngine;
@@ -29,25 +32,19 @@ export interface GrepToolOptions {
   maxLineChars?: number;
   countLimit?: number;
   timeoutMs?: number;
+  maxFileBytes?: number;
+  maxLineBytes?: number;
+  /** Files and directories never searched (gitignore patterns, workspace-relative); see scope.ts. */
+  exclude?: readonly string[];
 }
 
 /**
- * Builds the grep tool. Both engines print identical results for the same files, so a benchmark
- * can build one of each (`engine: 'ripgrep'` and `engine: 'scan'`) and compare.
+ * Builds the grep tool. Both engines print identical results for the same files (unless the
+ * count limit stops the search: ripgrep's threads decide which files it had searched by then),
+ * so a benchmark can build one of each (`engine: 'ripgrep'` and `engine: 'scan'`) and compare.
  */
 export function createGrepTool(options: GrepToolOptions = {}) {
-  // PATH is searched once per tool; the opt-out variable is read on every call so it can be flipped.
-  let rgFound: { path: string | undefined } | undefined;
-  const ripgrepPath = (): string | undefined => {
-    const env = options.env ?? process.env;
-    const engine = options.engine ?? 'auto';
-    if (engine === 'scan' || (engine === 'auto' && env.HEARTH_NO_RIPGREP === '1')) return undefined;
-    rgFound ??= { path: findRipgrep(env.PATH ?? '') };
-    if (!rgFound.path && engine === 'ripgrep') {
-      throw new Error('ripgrep (rg) was required for grep but is not on PATH.');
-    }
-    return rgFound.path;
-  };
+  const ripgrepPath = ripgrepFinder(options);
 
   return defineTool({
     name: 'grep',
@@ -60,6 +57,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       context: z.number().int().min(0).max(10).optional().describe('Lines around each match'),
     }),
     mutates: false,
+    touches: (args) => ({ reads: [args.path ?? '.'], filters: args.glob === undefined ? [] : [args.glob] }),
     async run(args, ctx) {
       const multiline = multilinePatternError(args.pattern);
       if (multiline) throw new ToolError(multiline);
@@ -69,35 +67,49 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       if (!info.isDirectory() && !info.isFile()) {
         throw new ToolError(`${shown} is not a regular file or directory.`);
       }
-
-      // A file named by path is searched whatever the ignore rules and glob say, as rg does.
-      const filter = args.glob ? compileGlob(args.glob) : undefined;
-      const files = info.isDirectory()
-        ? () => walkFiles({ workspace: ctx.workspace, root: target, signal: ctx.signal, filter })
-        : () => single({ abs: target, path: shown, rel: path.basename(target) });
-
       const limits: GrepLimits = {
         maxMatches: options.maxMatches ?? GREP_MAX_MATCHES,
         maxChars: options.maxChars ?? GREP_MAX_CHARS,
         maxLineChars: options.maxLineChars ?? GREP_MAX_LINE_CHARS,
         countLimit: options.countLimit ?? GREP_COUNT_LIMIT,
         context: args.context ?? 0,
+        maxFileBytes: options.maxFileBytes ?? GREP_MAX_FILE_BYTES,
+        maxLineBytes: options.maxLineBytes ?? GREP_MAX_LINE_BYTES,
       };
-      const ignoreCase = args.ignore_case ?? false;
+      if (info.isFile() && info.size > limits.maxFileBytes) {
+        return {
+          output:
+            `Not searched: ${shown} is ${formatBytes(info.size)}, over the ${formatBytes(limits.maxFileBytes)} ` +
+            "grep reads. The shell's grep can search it.",
+          meta: { matches: 0, files: 0, skipped: 1 },
+        };
+      }
+
+      // A file named by path is searched whatever the ignore rules and glob say, as rg does.
+      const scope = info.isDirectory()
+        ? await searchScope(ctx.workspace, target, options.exclude)
+        : undefined;
+      const filter = args.glob ? compileGlob(args.glob) : undefined;
+      const rgTarget: RipgrepSearch['target'] = scope
+        ? { scope, fileName: args.glob ? globFileName(args.glob) : undefined, filter }
+        : { file: shown };
+      const files = scope
+        ? () => walkFiles({ scope, signal: ctx.signal, filter })
+        : () => single({ abs: target, path: shown, rel: path.basename(target) });
+
+      const search = { pattern: args.pattern, ignoreCase: args.ignore_case ?? false, limits };
       const deadline = Date.now() + (options.timeoutMs ?? GREP_TIMEOUT_MS);
       const rgPath = ripgrepPath();
-
       let collector = new GrepCollector(limits);
       let end: SearchEnd | undefined;
       let engine: 'ripgrep' | 'scan' = 'scan';
       if (rgPath) {
         try {
-          end = await searchWithRipgrep(files(), {
+          end = await searchWithRipgrep({
+            ...search,
             rgPath,
-            cwd: ctx.workspace,
-            pattern: args.pattern,
-            ignoreCase,
-            context: limits.context,
+            workspace: ctx.workspace,
+            target: rgTarget,
             collector,
             signal: ctx.signal,
             deadline,
@@ -108,16 +120,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
           collector = new GrepCollector(limits);
         }
       }
-      if (end === undefined) {
-        const regex = compileScanRegex(args.pattern, ignoreCase);
-        end = await scanFiles(files(), {
-          regex,
-          context: limits.context,
-          collector,
-          signal: ctx.signal,
-          deadline,
-        });
-      }
+      end ??= await scanFiles(files(), { ...search, collector, signal: ctx.signal, deadline });
 
       const timedOut = end === 'timeout';
       const meta = {
@@ -130,7 +133,9 @@ export function createGrepTool(options: GrepToolOptions = {}) {
         const place = shown === '.' ? 'the workspace' : shown;
         const where = args.glob ? `${place} (files matching ${JSON.stringify(args.glob)})` : place;
         const note = timedOut ? ' before the search timed out; narrow the path or glob' : '';
-        return { output: `No matches for ${JSON.stringify(args.pattern)} in ${where}${note}.`, meta };
+        const skipped = collector.skippedNote();
+        const output = `No matches for ${JSON.stringify(args.pattern)} in ${where}${note}.`;
+        return { output: skipped ? `${output}\n${skipped}` : output, meta };
       }
       return { output: collector.render(timedOut ? 'timeout' : undefined), meta };
     },

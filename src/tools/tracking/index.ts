@@ -4,17 +4,15 @@ import { taskStateGetTool, taskStateUpdateTool } from './task-state.js';
 import { getTimeTool } from './time.js';
 import { todoListTool, todoWriteTool } from './todo.js';
 
-export { type Plan, planUpdateTool, readPlan, renderPlan } from './plan.js';
+export { type Plan, readPlan, renderPlan } from './plan.js';
 export {
   readTaskState,
   renderTaskState,
   type TaskState,
   type TaskStateValue,
-  taskStateGetTool,
-  taskStateUpdateTool,
 } from './task-state.js';
 export { describeTime, getTimeTool } from './time.js';
-export { readTodos, renderTodos, type Todo, type TodoStatus, todoListTool, todoWriteTool } from './todo.js';
+export { readTodos, renderTodos, type Todo, type TodoStatus } from './todo.js';
 
 export const todoTools: AnyTool[] = [todoWriteTool, todoListTool];
 export const planTools: AnyTool[] = [planUpdateTool];

@@ -12,10 +12,10 @@ export interface Plan {
   note?: string;
 }
 
-export const PLAN_KEY = 'plan';
-export const MAX_PLAN_STEPS = 30;
-export const MAX_STEP_CHARS = 300;
-export const MAX_NOTE_CHARS = 500;
+const PLAN_KEY = 'plan';
+const MAX_PLAN_STEPS = 30;
+const MAX_STEP_CHARS = 300;
+const MAX_NOTE_CHARS = 500;
 
 /** Takes a JSON string, a newline-separated list, or items as objects; drops numbering we add ourselves. */
 function normalizeSteps(value: unknown): unknown {
@@ -83,7 +83,7 @@ export const planUpdateTool = defineTool({
   }),
   mutates: false,
   async run(args, ctx) {
-    const old = readPlan(ctx.state);
+    const old = readPlan(ctx.durable);
     const steps = args.steps ?? old?.steps;
     if (!steps) {
       throw new ToolError('There is no plan yet. Pass steps (a list of short strings) to create one.');
@@ -101,7 +101,7 @@ export const planUpdateTool = defineTool({
     }
     const noteText = args.note === undefined ? (carried ? old?.note : undefined) : args.note.trim();
     const plan: Plan = { steps, current, ...(noteText ? { note: noteText } : {}) };
-    ctx.state.set(PLAN_KEY, plan);
+    ctx.durable.set(PLAN_KEY, plan);
     const rendered = renderPlan(plan);
     return { output: rendered, display: rendered, meta: { plan } };
   },

@@ -7,9 +7,9 @@ export type TaskStateValue = string | number | boolean;
 /** A small checkpoint for long batch jobs, kept in session state under `task_state`. */
 export type TaskState = Record<string, TaskStateValue>;
 
-export const TASK_STATE_KEY = 'task_state';
+const TASK_STATE_KEY = 'task_state';
 /** It is re-attached to the conversation after compaction, so it must stay a checkpoint, not a log. */
-export const MAX_TASK_STATE_BYTES = 2048;
+const MAX_TASK_STATE_BYTES = 2048;
 
 const valueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()], {
   error: 'Use a string, number, boolean, or null to delete the key',
@@ -52,7 +52,7 @@ export const taskStateUpdateTool = defineTool({
   ),
   mutates: false,
   async run(args, ctx) {
-    const entries = new Map(Object.entries(readTaskState(ctx.state)));
+    const entries = new Map(Object.entries(readTaskState(ctx.durable)));
     for (const [rawKey, value] of Object.entries(args.values)) {
       const key = rawKey.trim();
       if (key === '') throw new ToolError('A key is empty; name each value, e.g. {"processed": 140}.');
@@ -67,7 +67,7 @@ export const taskStateUpdateTool = defineTool({
           'Delete keys with null or keep values short: counts and the last item done, not lists.',
       );
     }
-    ctx.state.set(TASK_STATE_KEY, next);
+    ctx.durable.set(TASK_STATE_KEY, next);
     const rendered = renderTaskState(next);
     return { output: rendered, display: rendered, meta: { taskState: next } };
   },
@@ -79,7 +79,7 @@ export const taskStateGetTool = defineTool({
   parameters: z.object({}),
   mutates: false,
   async run(_args, ctx) {
-    const state = readTaskState(ctx.state);
+    const state = readTaskState(ctx.durable);
     const rendered = renderTaskState(state);
     return { output: rendered, display: rendered, meta: { taskState: state } };
   },

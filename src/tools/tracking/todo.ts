@@ -11,9 +11,9 @@ export interface Todo {
   status: TodoStatus;
 }
 
-export const TODOS_KEY = 'todos';
-export const MAX_TODOS = 50;
-export const MAX_TODO_CHARS = 500;
+const TODOS_KEY = 'todos';
+const MAX_TODOS = 50;
+const MAX_TODO_CHARS = 500;
 
 const STATUSES = ['pending', 'in_progress', 'done'] as const;
 
@@ -109,7 +109,7 @@ export const todoWriteTool = defineTool({
   mutates: false,
   async run(args, ctx) {
     checkDuplicateIds(args.todos);
-    const existing = readTodos(ctx.state);
+    const existing = readTodos(ctx.durable);
     const todos = args.merge ? mergeTodos(existing, args.todos) : replaceTodos(existing, args.todos);
     if (todos.length > MAX_TODOS) {
       throw new ToolError(
@@ -117,7 +117,7 @@ export const todoWriteTool = defineTool({
       );
     }
     checkOneInProgress(todos);
-    ctx.state.set(TODOS_KEY, todos);
+    ctx.durable.set(TODOS_KEY, todos);
     const rendered = renderTodos(todos);
     return {
       output: todos.length === 0 ? 'Todo list cleared.' : rendered,
@@ -133,7 +133,7 @@ export const todoListTool = defineTool({
   parameters: z.object({}),
   mutates: false,
   async run(_args, ctx) {
-    const todos = readTodos(ctx.state);
+    const todos = readTodos(ctx.durable);
     const rendered =
       todos.length === 0 ? 'No todos yet. Use todo_write to plan multi-step work.' : renderTodos(todos);
     return { output: rendered, display: rendered, meta: { todos } };

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffStats, unifiedDiff } from '../../../src/tools/edit/diff.js';
 
@@ -71,5 +75,46 @@ describe('unifiedDiff', () => {
     const diff = unifiedDiff('big', text(before), text(after));
     expect(diff.split('\n').filter((l) => l.startsWith('-line')).length).toBe(5000);
     expect(diffStats(text(before), text(after))).toEqual({ added: 5000, removed: 5000 });
+  });
+
+  it('shows two small edits at both ends of a 2,500-line file as two small hunks', () => {
+    const before = numbered(2500);
+    const after = [...before];
+    after[1] = 'second line, changed';
+    after[2497] = 'near the end, changed';
+    const diff = unifiedDiff('long.txt', text(before), text(after));
+    const lines = diff.split('\n');
+    expect(lines.filter((l) => l.startsWith('@@'))).toEqual(['@@ -1,5 +1,5 @@', '@@ -2495,6 +2495,6 @@']);
+    expect(lines.filter((l) => /^[-+][^-+]/.test(l))).toEqual([
+      '-line 2',
+      '+second line, changed',
+      '-line 2498',
+      '+near the end, changed',
+    ]);
+    expect(diffStats(text(before), text(after))).toEqual({ added: 2, removed: 2 });
+  });
+
+  it('writes a new file as a diff from /dev/null', () => {
+    expect(unifiedDiff('src/new.ts', undefined, 'a\nb\n')).toBe(
+      ['--- /dev/null', '+++ b/src/new.ts', '@@ -0,0 +1,2 @@', '+a', '+b'].join('\n'),
+    );
+  });
+
+  it('produces diffs that GNU patch applies', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hearth-diff-'));
+    try {
+      const before = numbered(300);
+      const after = [...before.slice(0, 10), 'inserted', ...before.slice(10, 200), ...before.slice(205)];
+      after[250] = 'changed';
+      await writeFile(join(dir, 'f.txt'), text(before));
+      await writeFile(
+        join(dir, 'change.diff'),
+        `${unifiedDiff('f.txt', text(before), `${after.join('\n')}`)}\n`,
+      );
+      execFileSync('patch', ['-p1', '-s', '-i', 'change.diff'], { cwd: dir });
+      expect(await readFile(join(dir, 'f.txt'), 'utf8')).toBe(after.join('\n'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

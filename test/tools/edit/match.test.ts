@@ -179,6 +179,13 @@ describe('applyEdit: over-escaped strings', () => {
     expect(r).toMatchObject({ strategy: 'unescaped', content: lines('if x {', '\tprint("b")', '}') });
   });
 
+  it('unescapes an over-escaped \\$ like the other escapes', () => {
+    const file = lines('#!/bin/sh', 'echo "home is $HOME"', 'cp "$1" "$2"');
+    const r = applied(applyEdit(file, 'echo \\"home is \\$HOME\\"', 'echo "home: \\$HOME"'));
+    expect(r).toMatchObject({ strategy: 'unescaped' });
+    expect(r.content).toBe(lines('#!/bin/sh', 'echo "home: $HOME"', 'cp "$1" "$2"'));
+  });
+
   it('combines with the whitespace matchers', () => {
     const r = applied(applyEdit(js, '    return shape.w * shape.h;\\n  }', '    return 0;\\n  }'));
     expect(r.strategy).toBe('unescaped+indentation');

@@ -2,9 +2,11 @@ import { mkdir, mkdtemp, realpath, rm, symlink, utimes, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGlobTool, globTool } from '../../../src/tools/search/glob.js';
+import { createGlobTool, type GlobToolOptions, globTool } from '../../../src/tools/search/glob.js';
+import { Mtimes } from '../../../src/tools/search/mtimes.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
+import { hasRipgrep, withFakeRipgrep } from './helpers.js';
 
 let ws: string;
 let outside: string;
@@ -144,5 +146,70 @@ describe('glob', () => {
     await expect(glob({ pattern: '../*/x.ts' })).rejects.toThrow(/outside the workspace/);
     await expect(glob({ pattern: path.join(outside, '*.ts') })).rejects.toThrow(/absolute path outside/);
     await expect(glob({ pattern: '*.ts', path: 'src/a.ts' })).rejects.toThrow(/is a file/);
+  });
+});
+
+describe('glob without ripgrep', () => {
+  it('is chosen by HEARTH_NO_RIPGREP=1 and lists what ripgrep lists', async () => {
+    const tool = createGlobTool({ env: { PATH: process.env.PATH, HEARTH_NO_RIPGREP: '1' } });
+    expect((await glob({ pattern: 'src/**/*.ts' }, tool)).output).toBe(
+      ['src/util/e.ts', 'src/a.ts', 'src/b.ts', 'src/gen/keep.ts'].join('\n'),
+    );
+  });
+
+  it('walks the tree itself when the rg on PATH fails', async () => {
+    const r = await withFakeRipgrep('#!/bin/sh\necho "error: unknown flag" >&2\nexit 2\n', (PATH) =>
+      glob({ pattern: 'src/*.{js,ts}' }, createGlobTool({ env: { PATH } })),
+    );
+    expect(r.output).toBe('src/a.ts\nsrc/b.ts\nsrc/c.js');
+  });
+
+  it('leaves out what the exclude patterns name', async () => {
+    const tool = createGlobTool({ engine: 'scan', exclude: ['*.ts', 'docs/deep/'] });
+    expect((await glob({ pattern: 'src/*' }, tool)).output).toBe('src/d.py\nsrc/c.js');
+    expect((await glob({ pattern: '*.md' }, tool)).output).toBe('docs/guide.md\nREADME.md\ndocs/secret.md');
+  });
+});
+
+const cases: [string, Record<string, unknown>, GlobToolOptions?][] = [
+  ['recursive', { pattern: 'src/**/*.ts' }],
+  ['by name at any depth', { pattern: '*.md' }],
+  ['braces', { pattern: 'src/*.{js,ts}' }],
+  ['everything', { pattern: '**/*' }],
+  ['relative to path', { pattern: './util/*.ts', path: 'src' }],
+  ['inside node_modules', { pattern: 'node_modules/zod/*' }],
+  ['inside an ignored directory', { pattern: 'build/**' }],
+  ['not through a symlink', { pattern: '**/x.ts' }],
+  ['capped', { pattern: 'many/*.txt' }, { maxResults: 3 }],
+  ['a directory', { pattern: 'docs' }],
+  ['character class', { pattern: '**/f[0-3].txt' }],
+  ['excluded', { pattern: '**/*' }, { exclude: ['*.md', 'src/gen/', '.github'] }],
+];
+
+describe.skipIf(!hasRipgrep)('glob: ripgrep and the walker list the same', () => {
+  it.each(cases)('%s', async (_name, args, options = {}) => {
+    const rg = await glob(args, createGlobTool({ ...options, engine: 'ripgrep' }));
+    const walker = await glob(args, createGlobTool({ ...options, engine: 'scan' }));
+    expect(rg.output).toBe(walker.output);
+  });
+});
+
+describe('Mtimes', () => {
+  it('gives the same times from the thread pool as in line, leaving out deleted files', async () => {
+    const files = ['README.md', 'src/a.ts', 'gone.txt', 'docs/guide.md'];
+    const times = async (inlineSlackMs: number) => {
+      const mtimes = new Mtimes(ws, new AbortController().signal, { inlineMs: 0, inlineSlackMs });
+      for (const f of files) mtimes.add(f);
+      return mtimes.all();
+    };
+    const inline = await times(1e9);
+    expect(inline).toEqual([
+      { path: 'README.md', mtime: 1_600_000_100_000 },
+      { path: 'src/a.ts', mtime: 1_600_000_500_000 },
+      { path: 'docs/guide.md', mtime: 1_600_000_300_000 },
+    ]);
+    // No budget for in-line calls: after the first, the rest go to the thread pool.
+    expect(await times(0)).toEqual(inline);
+    expect(await new Mtimes(ws, new AbortController().signal).all()).toBeUndefined();
   });
 });

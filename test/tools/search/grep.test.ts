@@ -1,22 +1,16 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrepTool, type GrepToolOptions } from '../../../src/tools/search/grep.js';
-import { findRipgrep } from '../../../src/tools/search/ripgrep.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { makeToolContext } from '../../support/tool-context.js';
+import { hasRipgrep, withFakeRipgrep, writeIn } from './helpers.js';
 
 let ws: string;
 let ctx: ToolContext;
 
-const hasRipgrep = findRipgrep(process.env.PATH ?? '') !== undefined;
-
-async function write(rel: string, content: string | Buffer): Promise<void> {
-  const file = path.join(ws, rel);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, content);
-}
+const write = (rel: string, content: string | Buffer) => writeIn(ws, rel, content);
 
 beforeAll(async () => {
   ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-grep-')));
@@ -71,6 +65,16 @@ beforeAll(async () => {
   await write('long/line.txt', `${'x'.repeat(1000)}needle${'y'.repeat(1000)}\nshort needle\n`);
   await write('long/head.txt', `needle${'z'.repeat(500)}\n`);
   await write('many/hits.txt', Array.from({ length: 250 }, (_, i) => `match ${i + 1}`).join('\n'));
+  // Ignore files above a searched directory still apply, each relative to its own directory.
+  await write('deep/.gitignore', '/anchored.txt\n*.tmp\n');
+  await write('deep/anchored.txt', 'needle anchored\n');
+  await write('deep/sub/anchored.txt', 'needle anchored deeper\n');
+  await write('deep/sub/x.tmp', 'needle tmp\n');
+  // A nested repository is its own world, as in git: the outer *.log rule stops at its root.
+  await write('vendor/lib/.git/HEAD', 'ref: refs/heads/main\n');
+  await write('vendor/lib/.gitignore', 'skip.txt\n');
+  await write('vendor/lib/app.log', 'needle in a nested repository\n');
+  await write('vendor/lib/skip.txt', 'needle skipped\n');
 });
 
 afterAll(async () => {
@@ -95,6 +99,7 @@ describe('grep (TypeScript scan)', () => {
         '.hidden/h.txt:1:needle hidden',
         'a/z.txt:1:needle in a/z',
         'a-b.txt:1:needle dash',
+        'deep/sub/anchored.txt:1:needle anchored deeper',
         `long/head.txt:1:needle${'z'.repeat(294)}… [line cut: 506 chars]`,
         `long/line.txt:1:…${'x'.repeat(60)}needle${'y'.repeat(234)}… [line cut: 2,006 chars]`,
         'long/line.txt:2:short needle',
@@ -111,9 +116,10 @@ describe('grep (TypeScript scan)', () => {
         'src/utf16.txt:1:needle utf16',
         'src/util.js:2:needleful',
         'src/util.js:3:needless',
+        'vendor/lib/app.log:1:needle in a nested repository',
       ].join('\n'),
     );
-    expect(r.meta).toMatchObject({ engine: 'scan', matches: 19, files: 14 });
+    expect(r.meta).toMatchObject({ engine: 'scan', matches: 21, files: 16 });
   });
 
   it('shows context lines with - and separates groups with --', async () => {
@@ -195,6 +201,14 @@ describe('grep (TypeScript scan)', () => {
     );
   });
 
+  it('leaves out what the exclude patterns name, files and directories', async () => {
+    const tool = createGrepTool({ engine: 'scan', exclude: ['*.txt', 'src/nested/', '/long'] });
+    const r = await grep({ pattern: 'needle (in|kept)|const needle' }, tool);
+    expect(r.output).toBe(
+      ['src/main.ts:2:const needle = 1;', 'vendor/lib/app.log:1:needle in a nested repository'].join('\n'),
+    );
+  });
+
   it('says so when nothing matches', async () => {
     expect((await grep({ pattern: 'zzqqzz' })).output).toBe('No matches for "zzqqzz" in the workspace.');
     expect((await grep({ pattern: 'zzqqzz', path: 'src', glob: '*.ts' })).output).toBe(
@@ -235,16 +249,11 @@ describe('grep (TypeScript scan)', () => {
   });
 
   it('falls back to the scan when the rg on PATH cannot be started', async () => {
-    const fake = await mkdtemp(path.join(os.tmpdir(), 'hearth-fake-rg-'));
-    try {
-      await writeFile(path.join(fake, 'rg'), 'this is not a program', { mode: 0o755 });
-      const tool = createGrepTool({ env: { PATH: fake } });
-      const r = await grep({ pattern: 'needle dash' }, tool);
-      expect(r.output).toBe('a-b.txt:1:needle dash');
-      expect(r.meta).toMatchObject({ engine: 'scan' });
-    } finally {
-      await rm(fake, { recursive: true, force: true });
-    }
+    const r = await withFakeRipgrep('this is not a program', (PATH) =>
+      grep({ pattern: 'needle dash' }, createGrepTool({ env: { PATH } })),
+    );
+    expect(r.output).toBe('a-b.txt:1:needle dash');
+    expect(r.meta).toMatchObject({ engine: 'scan' });
   });
 
   it('stops when the call is aborted', async () => {
@@ -277,8 +286,10 @@ const cases: [string, Record<string, unknown>, GrepToolOptions?][] = [
   ['cap', { pattern: 'match' }],
   ['cap with context', { pattern: 'match [0-9]*5$', context: 2 }],
   ['char budget', { pattern: 'needle|match', context: 1 }, { maxChars: 700 }],
-  ['count limit', { pattern: 'match|needle' }, { countLimit: 120 }],
   ['small match cap', { pattern: 'needle', context: 1 }, { maxMatches: 5 }],
+  ['ignore files above the searched directory', { pattern: 'needle', path: 'deep/sub' }],
+  ['nested repository', { pattern: 'needle', path: 'vendor' }],
+  ['excluded files', { pattern: 'needle' }, { exclude: ['*.txt', 'src/nested/', '/long', 'bin/*.dat'] }],
 ];
 
 describe.skipIf(!hasRipgrep)('grep: ripgrep and the scan give identical output', () => {
@@ -290,9 +301,38 @@ describe.skipIf(!hasRipgrep)('grep: ripgrep and the scan give identical output',
     expect(rg.output).toBe(ts.output);
   });
 
+  it('stops at the count limit, saying "at least"', async () => {
+    // Which files rg had searched by then depends on its threads, so the lines shown may differ
+    // from the scan's (grep-scale.test.ts checks they are in walk order all the same).
+    const r = await grep({ pattern: 'match|needle' }, createGrepTool({ engine: 'ripgrep', countLimit: 120 }));
+    expect(r.output).toMatch(
+      /\n\[Showing 100 of at least \d+ matching lines in at least \d+ files?\. Narrow the pattern, path or glob to see the rest\.\]$/,
+    );
+    expect(r.meta).toMatchObject({ engine: 'ripgrep', matches: expect.any(Number) });
+    expect((r.meta as { matches: number }).matches).toBeGreaterThanOrEqual(120);
+  });
+
   it('says when the search timed out', async () => {
     const r = await grep({ pattern: 'needle' }, createGrepTool({ engine: 'ripgrep', timeoutMs: -1 }));
     expect(r.output).toMatch(/before the search timed out/);
+  });
+
+  it('falls back to the scan when rg rejects its flags (too old a version)', async () => {
+    const script =
+      "#!/bin/sh\necho \"error: Found argument '--max-columns-preview' which wasn't expected\" >&2\nexit 2\n";
+    const r = await withFakeRipgrep(script, (PATH) =>
+      grep({ pattern: 'needle dash' }, createGrepTool({ env: { PATH } })),
+    );
+    expect(r.output).toBe('a-b.txt:1:needle dash');
+    expect(r.meta).toMatchObject({ engine: 'scan' });
+  });
+
+  it('stops rg when the call is aborted', async () => {
+    const controller = new AbortController();
+    const tool = createGrepTool({ engine: 'ripgrep' });
+    const running = tool.run({ pattern: 'needle' }, makeToolContext(ws, { signal: controller.signal }));
+    setImmediate(() => controller.abort(new Error('user pressed Esc')));
+    await expect(running).rejects.toThrow('user pressed Esc');
   });
 
   it('reports an invalid regex with ripgrep’s own message', async () => {

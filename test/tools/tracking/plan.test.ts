@@ -12,7 +12,7 @@ function call(ctx: ToolContext, args: unknown): Promise<ToolResult> {
 
 function setup() {
   const state = new MemoryState();
-  return { state, ctx: makeToolContext('/tmp/ws', { state }) };
+  return { state, ctx: makeToolContext('/tmp/ws', { durable: state }) };
 }
 
 describe('plan_update', () => {
@@ -30,7 +30,7 @@ describe('plan_update', () => {
     const r = await call(ctx, { current: 3, note: 'B needed a retry' });
     expect(r.output).toBe('Plan: step 3 of 3\n[x] 1. A\n[x] 2. B\n→ 3. C\nNote: B needed a retry');
 
-    const restarted = makeToolContext('/tmp/ws', { state });
+    const restarted = makeToolContext('/tmp/ws', { durable: state });
     const again = await call(restarted, {});
     expect(again.output).toBe(r.output);
     expect(readPlan(state)).toEqual({ steps: ['A', 'B', 'C'], current: 3, note: 'B needed a retry' });

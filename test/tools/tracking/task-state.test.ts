@@ -12,7 +12,7 @@ function call(ctx: ToolContext, name: string, args: unknown): Promise<ToolResult
 
 function setup() {
   const state = new MemoryState();
-  return { state, ctx: makeToolContext('/tmp/ws', { state }) };
+  return { state, ctx: makeToolContext('/tmp/ws', { durable: state }) };
 }
 
 describe('task_state_update / task_state_get', () => {
@@ -31,7 +31,7 @@ describe('task_state_update / task_state_get', () => {
     expect(r.output).toBe('Task state: {"processed":140,"total":300,"last":"foo.txt","dry":false}');
     expect(r.display).toBe(r.output);
 
-    const restarted = makeToolContext('/tmp/ws', { state });
+    const restarted = makeToolContext('/tmp/ws', { durable: state });
     expect((await call(restarted, 'task_state_get', {})).output).toBe(r.output);
   });
 

@@ -13,7 +13,7 @@ function call(ctx: ToolContext, name: string, args: unknown): Promise<ToolResult
 
 function setup() {
   const state = new MemoryState();
-  return { state, ctx: makeToolContext('/tmp/ws', { state }) };
+  return { state, ctx: makeToolContext('/tmp/ws', { durable: state }) };
 }
 
 describe('todo_write', () => {
@@ -36,7 +36,7 @@ describe('todo_write', () => {
     await call(ctx, 'todo_write', { todos: [{ text: 'One' }, { text: 'Two' }] });
     expect((await call(ctx, 'todo_list', {})).output).toBe('[ ] 1. One\n[ ] 2. Two\n0/2 done');
 
-    const restarted = makeToolContext('/tmp/ws', { state });
+    const restarted = makeToolContext('/tmp/ws', { durable: state });
     expect((await call(restarted, 'todo_list', {})).output).toBe('[ ] 1. One\n[ ] 2. Two\n0/2 done');
     expect(readTodos(state)).toEqual([
       { id: '1', text: 'One', status: 'pending' },

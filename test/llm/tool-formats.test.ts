@@ -1,8 +1,27 @@
 import { describe, expect, it } from 'vitest';
+import { type FormatContext, findToolCalls, type ParsedCall } from '../../src/llm/formats/index.js';
 import { parseLooseJson, scanJsonValue } from '../../src/llm/loose-json.js';
-import { type ParsedCall, parseToolCallsFromText } from '../../src/llm/text-tool-calls.js';
+import type { ToolSchema } from '../../src/llm/types.js';
 
-const TOOLS: ReadonlySet<string> = new Set(['read_file', 'write_file', 'list_files', 'shell']);
+const schema = (properties: Record<string, object>): ToolSchema['function'] => ({
+  name: '',
+  description: '',
+  parameters: { type: 'object', properties },
+});
+const TOOLS: FormatContext['tools'] = new Map([
+  ['read_file', schema({ path: { type: 'string' }, limit: { type: 'integer' } })],
+  [
+    'write_file',
+    schema({ path: { type: 'string' }, content: { type: 'string' }, mode: { type: 'integer' } }),
+  ],
+  ['list_files', schema({})],
+  ['shell', schema({})],
+]);
+const ctx: FormatContext = { tools: TOOLS, finishReason: 'stop' };
+
+function parseToolCallsFromText(text: string, tools = TOOLS) {
+  return findToolCalls(text, { ...ctx, tools });
+}
 
 /** Compare arguments as values so key order and spacing in the fixtures don't matter. */
 function normalize(calls: readonly ParsedCall[]): Array<{ name: string; arguments: unknown }> {
@@ -246,6 +265,37 @@ const positive: Array<{ name: string; input: string; expected: Expected }> = [
     input: 'Reading:\n```json\n{"name": "read_file", "arguments": {"path": "a"}}\n',
     expected: { calls: [read('a')], text: 'Reading:' },
   },
+  // Explicit markup naming a tool we do not offer is still a call: the registry answers it.
+  {
+    name: 'explicit: a tool_call block for an unknown tool',
+    input: '<tool_call>{"name": "nope", "arguments": {}}</tool_call>',
+    expected: { calls: [{ name: 'nope', arguments: {} }], text: '' },
+  },
+  {
+    name: 'explicit: qwen xml for an unknown tool',
+    input: '<tool_call><function=nope><parameter=a>1</parameter></function></tool_call>',
+    expected: { calls: [{ name: 'nope', arguments: { a: 1 } }], text: '' },
+  },
+  {
+    name: 'explicit: mistral with an unknown tool',
+    input: '[TOOL_CALLS]nope[ARGS]{"a": 1}',
+    expected: { calls: [{ name: 'nope', arguments: { a: 1 } }], text: '' },
+  },
+  // JSON repair (jsonrepair) inside explicit markup
+  {
+    name: 'repair: single quotes, unquoted keys, Python literals',
+    input:
+      "<tool_call>{'name': 'write_file', arguments: {'path': 'a', 'content': None, 'mode': True,}}</tool_call>",
+    expected: {
+      calls: [{ name: 'write_file', arguments: { path: 'a', content: null, mode: true } }],
+      text: '',
+    },
+  },
+  {
+    name: 'repair: a comment and a trailing comma in a Mistral array',
+    input: '[TOOL_CALLS][{"name": "read_file", /* first */ "arguments": {"path": "a",},},]',
+    expected: { calls: [read('a')], text: '' },
+  },
 ];
 
 const negative: Array<{ name: string; input: string }> = [
@@ -275,16 +325,7 @@ const negative: Array<{ name: string; input: string }> = [
   { name: 'arguments string that is not JSON', input: '{"name": "read_file", "arguments": "path=a"}' },
   { name: 'an empty array', input: '[]' },
   { name: 'an array mixing calls and other values', input: '[{"name": "read_file", "arguments": {}}, 3]' },
-  {
-    name: 'a tool_call block for an unknown tool',
-    input: '<tool_call>{"name": "nope", "arguments": {}}</tool_call>',
-  },
   { name: 'a tool_call block with no JSON', input: 'Use the <tool_call> tag to call tools.' },
-  {
-    name: 'qwen xml for an unknown tool',
-    input: '<tool_call><function=nope><parameter=a>1</parameter></function></tool_call>',
-  },
-  { name: 'mistral with an unknown tool', input: '[TOOL_CALLS]nope[ARGS]{"a": 1}' },
   { name: 'mistral marker mentioned in prose', input: 'Mistral models emit [TOOL_CALLS] before calls.' },
   { name: 'unbalanced braces', input: '{"name": "read_file", "arguments": {"path": "a"' },
   { name: 'a name that is not a string', input: '{"name": 3, "arguments": {}}' },
@@ -318,17 +359,17 @@ describe('parseToolCallsFromText', () => {
     ]);
   });
 
-  it('returns null when no tools are offered', () => {
-    expect(parseToolCallsFromText('{"name": "read_file", "arguments": {}}', new Set())).toBeNull();
+  it('finds no bare JSON call when no tools are offered', () => {
+    expect(parseToolCallsFromText('{"name": "read_file", "arguments": {}}', new Map())).toBeNull();
   });
 
-  it('leaves a block for an unknown tool in the text while taking the known ones', () => {
+  it('takes a block for an unknown tool as a call, beside the known ones', () => {
     const input =
       '<tool_call>{"name": "nope", "arguments": {}}</tool_call>\n' +
       '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>';
     const result = parseToolCallsFromText(input, TOOLS);
-    expect(normalize(result?.calls ?? [])).toEqual([read('a')]);
-    expect(result?.text).toBe('<tool_call>{"name": "nope", "arguments": {}}</tool_call>');
+    expect(normalize(result?.calls ?? [])).toEqual([{ name: 'nope', arguments: {} }, read('a')]);
+    expect(result?.text).toBe('');
   });
 
   it('prefers tagged calls over JSON elsewhere in the message', () => {
@@ -339,13 +380,11 @@ describe('parseToolCallsFromText', () => {
     expect(normalize(result?.calls ?? [])).toEqual([read('tagged')]);
   });
 
-  it('keeps qwen xml values raw for parameters the caller marks as strings', () => {
+  it("keeps qwen xml values raw for parameters the tool's schema declares strings", () => {
     const input =
       '<tool_call><function=write_file><parameter=path>p.json</parameter>' +
       '<parameter=content>\n{"a": 1}\n</parameter><parameter=mode>420</parameter></function></tool_call>';
-    const result = parseToolCallsFromText(input, TOOLS, {
-      rawStringParam: (tool, param) => tool === 'write_file' && param === 'content',
-    });
+    const result = parseToolCallsFromText(input, TOOLS);
     expect(normalize(result?.calls ?? [])).toEqual([
       { name: 'write_file', arguments: { path: 'p.json', content: '{"a": 1}', mode: 420 } },
     ]);
@@ -395,7 +434,19 @@ describe('parseLooseJson', () => {
     expect(parseLooseJson(text, closeOpen)).toEqual({ value });
   });
 
-  it.each(["{'a': 1}", '{"a": 1', '{a: 1}', ''])('rejects %s without closeOpen', (text) => {
-    expect(parseLooseJson(text)).toBeUndefined();
+  it.each([
+    { text: "{'a': 1}", value: { a: 1 } },
+    { text: '{a: 1, b: True, c: None}', value: { a: 1, b: true, c: null } },
+    { text: '{"a": [1, 2,], /* note */ "b": "x"}', value: { a: [1, 2], b: 'x' } },
+    { text: '{"s": "line 1\nline 2"}', value: { s: 'line 1\nline 2' } },
+  ])('repairs $text', ({ text, value }) => {
+    expect(parseLooseJson(text)).toEqual({ value });
   });
+
+  it.each(['{"a": 1', '{"a": "cut off', '', '   '])(
+    'refuses %j without closeOpen: it was cut off',
+    (text) => {
+      expect(parseLooseJson(text)).toBeUndefined();
+    },
+  );
 });

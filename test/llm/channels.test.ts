@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  stripThink,
-  type ThinkPiece,
-  ThinkSplitter,
-  type ThinkSplitterOptions,
-} from '../../src/llm/think-splitter.js';
+  type ChannelPiece,
+  ChannelSplitter,
+  type ChannelSplitterOptions,
+  splitChannels,
+} from '../../src/llm/formats/channels.js';
+
+type ThinkPiece = ChannelPiece;
+type ThinkSplitterOptions = ChannelSplitterOptions;
+const ThinkSplitter = ChannelSplitter;
 
 function feed(chunks: readonly string[], options?: ThinkSplitterOptions): ThinkPiece[] {
   const splitter = new ThinkSplitter(options);
@@ -114,9 +118,89 @@ const cases: Array<{ name: string; input: string; expected: ThinkPiece[]; option
       input: '<thinking>x</think>y',
       expected: [r('x'), t('y')],
     },
+    // The other families' reasoning and wrappers (llama.cpp tests/test-chat.cpp).
+    {
+      name: 'Seed-OSS seed:think',
+      input: "<seed:think>I'm thinking about the answer</seed:think>\nHello, world!",
+      expected: [r("I'm thinking about the answer"), t('Hello, world!')],
+    },
+    {
+      name: 'Command-R7B thinking and response wrappers',
+      input: "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_RESPONSE|>Hello, world!<|END_RESPONSE|>",
+      expected: [r("I'm\nthinking"), t('Hello, world!')],
+    },
+    {
+      name: 'Magistral [THINK]',
+      input: '[THINK]raisonnement[/THINK]Réponse',
+      expected: [r('raisonnement'), t('Réponse')],
+    },
+    {
+      name: 'Gemma 4 thought channel',
+      input: "<|channel>thought\nI'm\nthinking<channel|>Hello, world!",
+      expected: [r("I'm\nthinking"), t('Hello, world!')],
+    },
+    {
+      name: 'Gemma 4 empty thought and a stray channel opener',
+      input: "<|channel><|channel>thought\n<channel|>Hello, world!\nWhat's up?",
+      expected: [t("Hello, world!\nWhat's up?")],
+    },
+    {
+      name: 'Granite 3.3 response wrapper',
+      input: '<think>plan</think><response>Hello</response>',
+      expected: [r('plan'), t('Hello')],
+    },
+    {
+      name: 'a <response> tag in the middle of an answer is text',
+      input: 'Use <response> in the XML.',
+      expected: [t('Use <response> in the XML.')],
+    },
+    {
+      name: 'gpt-oss analysis then final',
+      input:
+        "<|channel|>analysis<|message|>I'm\nthinking<|end|><|start|>assistant<|channel|>final<|message|>Hello, world!",
+      expected: [r("I'm\nthinking"), t('Hello, world!')],
+    },
+    {
+      name: 'gpt-oss commentary without a recipient is a preamble',
+      input: '<|channel|>commentary<|message|>Checking the files first.',
+      expected: [t('Checking the files first.')],
+    },
+    {
+      name: 'gpt-oss call with the recipient in the channel header becomes canonical markup',
+      input: '<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"path": "a"}<|call|>',
+      expected: [
+        {
+          kind: 'markup',
+          text: '<|start|>assistant to=functions.read_file<|channel|>commentary<|message|>{"path": "a"}<|call|>',
+        },
+      ],
+    },
+    {
+      name: 'gpt-oss call right after the generation prompt',
+      input: ' to=functions.read_file<|channel|>analysis<|message|>{"path": "a"}',
+      expected: [
+        {
+          kind: 'markup',
+          text: '<|start|>assistant to=functions.read_file<|channel|>commentary<|message|>{"path": "a"}',
+        },
+      ],
+    },
+    {
+      name: 'after a call marker everything is markup, closers included',
+      input: 'Writing.\n<tool_call>{"name": "w", "arguments": {"c": "</think>"}}</tool_call>',
+      expected: [
+        t('Writing.\n'),
+        { kind: 'markup', text: '<tool_call>{"name": "w", "arguments": {"c": "</think>"}}</tool_call>' },
+      ],
+    },
+    {
+      name: 'a call marker inside closed reasoning stays reasoning',
+      input: '[THINK]maybe [TOOL_CALLS]f[ARGS]{} later[/THINK]done',
+      expected: [r('maybe [TOOL_CALLS]f[ARGS]{} later'), t('done')],
+    },
   ];
 
-describe('ThinkSplitter', () => {
+describe('ChannelSplitter', () => {
   it.each(cases)('$name (whole)', ({ input, expected, options }) => {
     expect(feed([input], options)).toEqual(expected);
   });
@@ -191,7 +275,12 @@ describe('ThinkSplitter', () => {
   });
 });
 
-describe('stripThink', () => {
+function stripThink(input: string, options?: ChannelSplitterOptions) {
+  const { text, reasoning } = splitChannels(input, options);
+  return { text, reasoning };
+}
+
+describe('splitChannels', () => {
   it.each([
     { input: 'no tags', text: 'no tags', reasoning: '' },
     { input: '<think>why</think>\nwhat', text: 'what', reasoning: 'why' },

@@ -3,9 +3,9 @@ import type { AgentEvent } from '../../agent/events.js';
 import type { Runtime } from '../../agent/runtime.js';
 import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
-import { probeModel, resolveContextWindow } from '../../llm/probe.js';
+import { probeModel } from '../../llm/probe.js';
 import type { SessionRow, SessionStore, SessionSummary } from '../../store/sessions.js';
-import type { Connection } from '../connect.js';
+import { type Connection, contextOf } from '../connect.js';
 import type { StatusFacts } from './status.js';
 
 /** Token counts of the current session, kept up to date from its usage events. */
@@ -21,7 +21,7 @@ export interface SessionStats {
  * /resume and /model change it; the session itself is assembled by `openSession`, exactly as
  * for a one-shot run.
  */
-export class Workbench {
+export class ReplState {
   private current: AgentSession | undefined;
   stats: SessionStats = { prompt: 0, completion: 0, contextUsed: 0 };
 
@@ -77,15 +77,8 @@ export class Workbench {
       kind: connection.kind,
       apiKey: runtime.config.api_key,
     });
-    const { window, note } = resolveContextWindow(runtime.config.context_window, info);
-    const next: Connection = {
-      ...connection,
-      model,
-      info,
-      kind: info.kind,
-      contextWindow: window,
-      contextNote: note,
-    };
+    const { contextNote: _previous, ...rest } = connection;
+    const next: Connection = { ...rest, model, info, kind: info.kind, ...contextOf(runtime.config, info) };
     this.setup = { ...this.setup, connection: next };
     if (this.current) this.current = await openSession(this.setup, this.store.get(this.current.id));
     return next;

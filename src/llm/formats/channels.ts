@@ -1,0 +1,397 @@
+import { CALL_END, callHeader, HEADER_STARTS, MESSAGE, readHeader, SEGMENT_ENDS } from './harmony.js';
+import { CALL_MARKERS } from './index.js';
+
+/** `markup` is call markup: text the call parser reads and nobody is shown. */
+export type ChannelKind = 'text' | 'reasoning' | 'markup';
+
+export interface ChannelPiece {
+  kind: ChannelKind;
+  text: string;
+}
+
+export interface ChannelSplitterOptions {
+  /**
+   * Start inside reasoning: the chat template wrote the opener into the prompt (DeepSeek-R1,
+   * QwQ, Qwen3.5, GLM-4.7), so the output begins mid-thought and only the closer arrives.
+   */
+  startInReasoning?: boolean;
+}
+
+/** Reasoning blocks: opener and the closer that ends it. */
+const REASONING_PAIRS: ReadonlyArray<readonly [string, string]> = [
+  ['<think>', '</think>'],
+  ['<thinking>', '</thinking>'],
+  // Models trained on one spelling write the other's closer now and then.
+  ['<think>', '</thinking>'],
+  ['<thinking>', '</think>'],
+  ['<seed:think>', '</seed:think>'], // Seed-OSS
+  ['<|START_THINKING|>', '<|END_THINKING|>'], // Command-R7B, Cohere
+  ['[THINK]', '[/THINK]'], // Magistral, Ministral 3
+  ['<|channel>thought', '<channel|>'], // Gemma 4
+  ['<|inner_prefix|>', '<|inner_suffix|>'], // Apertus
+];
+export const REASONING_OPENERS = [...new Set(REASONING_PAIRS.map(([open]) => open))];
+export const REASONING_CLOSERS = [...new Set(REASONING_PAIRS.map(([, close]) => close))];
+
+/**
+ * Wrappers and turn ends that servers leave in the text and no answer means: Command-R's
+ * response and text wrappers, harmony's message ends, Llama's and ChatML's end tokens, and a
+ * stray Gemma channel opener.
+ */
+const DROPPED = [
+  '<|START_RESPONSE|>',
+  '<|END_RESPONSE|>',
+  '<|START_TEXT|>',
+  '<|END_TEXT|>',
+  '<|CHATBOT_TOKEN|>',
+  '<|END_OF_TURN_TOKEN|>',
+  '<|end|>',
+  '<|return|>',
+  '<|eot_id|>',
+  '<|eom_id|>',
+  '<|im_end|>',
+  '<|channel>',
+];
+/** Granite 3.3 wraps the answer in `<response>`: dropped only as the first thing of a text block. */
+const RESPONSE_OPEN = '<response>';
+const RESPONSE_CLOSE = '</response>';
+/** Without `<|message|>` this soon, a harmony header start was not one. */
+const MAX_HEADER = 400;
+
+/** `call` is inside a harmony message to a tool; `markup` is everything after a call marker. */
+type Mode = 'text' | 'reasoning' | 'call' | 'markup';
+
+const TEXT_TOKENS = sortLongestFirst([
+  ...REASONING_OPENERS,
+  ...REASONING_CLOSERS,
+  ...DROPPED,
+  ...HEADER_STARTS,
+  RESPONSE_OPEN,
+  RESPONSE_CLOSE,
+  ...CALL_MARKERS,
+]);
+
+/**
+ * Splits streamed assistant content into visible text and reasoning, for every reasoning markup
+ * local models write (the pairs above and gpt-oss harmony channels), and drops the wrapper
+ * tokens servers leave in.
+ *
+ * Contract:
+ * - Only a suffix that could still grow into a tag is held back (a harmony header until its
+ *   `<|message|>`), so the output stays live; any chunking of the same content yields the same
+ *   concatenated output.
+ * - A reasoning block ends only at its own closer; inside it, other tags are reasoning text. An
+ *   unclosed block makes the rest reasoning (streamed reasoning cannot be taken back).
+ * - A closer with no opener is dropped; `startInReasoning` is for templates that swallow the opener.
+ * - From the first call marker in the text on, everything is markup, passed through untouched for
+ *   the call parser (a closer inside a call's arguments is the arguments'). A harmony message
+ *   addressed to a tool is markup too, in one canonical shape. Markers inside reasoning are
+ *   reasoning here; the reply parser decides about an unclosed block with a call in it.
+ * - Whitespace after a tag, at either edge of a reasoning block, and before the first visible
+ *   character is dropped; successive reasoning blocks are separated by a blank line. Content
+ *   without tags passes through unchanged.
+ */
+export class ChannelSplitter {
+  #mode: Mode;
+  /** What ends the current reasoning: its pair's closer, or any closer when the template opened it. */
+  #closers: readonly string[];
+  /** The reasoning is a harmony analysis message: it ends at a message end or the next header. */
+  #harmony = false;
+  #pending = '';
+  #heldSpace = '';
+  #atBlockStart = true;
+  #atStreamStart = true;
+  #reasoningEmitted = false;
+  #responseOpen = false;
+  #sawCloser = false;
+  /** Characters pushed so far, and where in them the current reasoning block's content began. */
+  #consumed = 0;
+  #reasoningStart = 0;
+  #out: ChannelPiece[] = [];
+
+  constructor(options: ChannelSplitterOptions = {}) {
+    this.#mode = options.startInReasoning ? 'reasoning' : 'text';
+    this.#closers = REASONING_CLOSERS;
+    if (options.startInReasoning) this.#atStreamStart = false;
+  }
+
+  /** Whether a reasoning closer or harmony header ended reasoning at some point. */
+  get sawCloser(): boolean {
+    return this.#sawCloser;
+  }
+
+  /** Whether the content ended inside reasoning. */
+  get inReasoning(): boolean {
+    return this.#mode === 'reasoning';
+  }
+
+  /** Offset in the content where the current (or last) reasoning block's content began. */
+  get reasoningStart(): number {
+    return this.#reasoningStart;
+  }
+
+  /** Feed a content delta; returns the pieces to emit, in order. */
+  push(chunk: string): ChannelPiece[] {
+    let buf = this.#pending + chunk;
+    /** Offset in the whole content of `buf`'s first character. */
+    let at = this.#consumed - this.#pending.length;
+    this.#consumed += chunk.length;
+    this.#pending = '';
+    const advance = (rest: string) => {
+      at += buf.length - rest.length;
+      buf = rest;
+    };
+    for (;;) {
+      if (this.#mode === 'markup') break;
+      if (this.#atStreamStart && this.#mode === 'text') {
+        // After a `<|start|>assistant` generation prompt, gpt-oss begins with ` to=NAME<|channel|>…`.
+        const lead = buf.trimStart();
+        if (lead.startsWith('to=') && this.#header(buf, 0)) {
+          advance(this.#afterHeader);
+          continue;
+        }
+        const undecided = lead.startsWith('to=')
+          ? buf.length < MAX_HEADER
+          : lead !== '' && 'to='.startsWith(lead);
+        if (undecided) {
+          this.#pending = buf;
+          return this.#drain();
+        }
+      }
+      const hit = this.#findToken(buf);
+      if (!hit) break;
+      this.#emit(buf.slice(0, hit.index));
+      if (hit.undecided) {
+        // A whole token that a longer one starts with (`<|channel>` of `<|channel>thought`): wait.
+        this.#pending = buf.slice(hit.index);
+        return this.#drain();
+      }
+      const wasReasoning = this.#mode === 'reasoning';
+      if (HEADER_STARTS.includes(hit.token as (typeof HEADER_STARTS)[number])) {
+        if (this.#header(buf, hit.index)) {
+          advance(this.#afterHeader);
+          if (this.#mode === 'reasoning' && !wasReasoning) this.#reasoningStart = at;
+          continue;
+        }
+        if (buf.length - hit.index < MAX_HEADER) {
+          this.#pending = buf.slice(hit.index);
+          return this.#drain();
+        }
+        // Not a header after all: the token is dropped as a stray.
+      } else if (this.#mode === 'text' && CALL_MARKERS.includes(hit.token)) {
+        this.#mode = 'markup';
+        advance(buf.slice(hit.index));
+        break;
+      } else this.#onToken(hit.token);
+      const opened = this.#mode === 'reasoning' && !wasReasoning;
+      advance(buf.slice(hit.index + hit.token.length));
+      if (opened) this.#reasoningStart = at;
+    }
+    const hold = this.#mode === 'markup' ? 0 : this.#partialTokenLength(buf);
+    this.#emit(buf.slice(0, buf.length - hold));
+    this.#pending = buf.slice(buf.length - hold);
+    return this.#drain();
+  }
+
+  /** End of stream: flush anything held back. */
+  end(): ChannelPiece[] {
+    this.#emit(this.#pending);
+    this.#pending = '';
+    // Whitespace-only content is passed through; trailing reasoning whitespace is not content.
+    if (this.#mode === 'text' && this.#heldSpace) this.#append('text', this.#heldSpace);
+    this.#heldSpace = '';
+    return this.#drain();
+  }
+
+  #afterHeader = '';
+
+  /** Reads a harmony header at `at` if `<|message|>` has arrived; sets the mode it announces. */
+  #header(buf: string, at: number): boolean {
+    const message = buf.indexOf(MESSAGE, at);
+    if (message === -1 || message - at > MAX_HEADER) return false;
+    const { kind, recipient } = readHeader(buf.slice(at, message));
+    if (this.#mode === 'call') this.#append('markup', CALL_END);
+    this.#afterHeader = buf.slice(message + MESSAGE.length);
+    this.#atStreamStart = false;
+    this.#atBlockStart = true;
+    this.#heldSpace = '';
+    if (this.#mode === 'reasoning') this.#sawCloser = true;
+    this.#harmony = kind === 'reasoning';
+    this.#mode = kind;
+    if (kind === 'reasoning') this.#closers = [];
+    if (kind === 'call' && recipient) this.#append('markup', callHeader(recipient));
+    return true;
+  }
+
+  #tokens(): readonly string[] {
+    if (this.#mode === 'call') return CALL_TOKENS;
+    if (this.#mode === 'markup') return [];
+    if (this.#mode === 'reasoning') {
+      if (this.#harmony) return CALL_TOKENS;
+      // Opened by the template, yet the model writes the opener too: it is dropped, once, up front.
+      return this.#closers === REASONING_CLOSERS && this.#atBlockStart
+        ? IMPLICIT_START_TOKENS
+        : this.#closers;
+    }
+    return TEXT_TOKENS;
+  }
+
+  #findToken(buf: string): { index: number; token: string; undecided?: boolean } | undefined {
+    const tokens = this.#tokens();
+    const starts = firstChars(tokens);
+    for (let i = 0; i < buf.length; i++) {
+      if (!starts.has(buf[i]!)) continue;
+      const token = tokens.find((t) => buf.startsWith(t, i));
+      if (!token) continue;
+      if (this.#mode === 'text' && !this.#applies(token, buf.slice(0, i))) continue;
+      const rest = buf.length - i;
+      const undecided = tokens.some((t) => t.length > rest && t.startsWith(buf.slice(i)));
+      return { index: i, token, undecided };
+    }
+    return undefined;
+  }
+
+  /** Granite's wrapper counts only as the first thing of a text block, and its closer only after it. */
+  #applies(token: string, before: string): boolean {
+    if (token === RESPONSE_OPEN) return this.#atBlockStart && before.trim() === '';
+    if (token === RESPONSE_CLOSE) return this.#responseOpen;
+    return true;
+  }
+
+  #onToken(token: string): void {
+    if (this.#mode === 'call') {
+      // A message end closes the call; the parser sees the canonical end.
+      this.#append('markup', CALL_END);
+      this.#mode = 'text';
+      this.#atBlockStart = true;
+      return;
+    }
+    if (this.#mode === 'reasoning') {
+      if (REASONING_OPENERS.includes(token)) return;
+      this.#sawCloser = true;
+      this.#toText();
+      return;
+    }
+    const closers = REASONING_PAIRS.filter(([open]) => open === token).map(([, close]) => close);
+    if (closers.length > 0) {
+      this.#mode = 'reasoning';
+      this.#harmony = false;
+      this.#closers = closers;
+      this.#heldSpace = '';
+      this.#atBlockStart = true;
+      this.#atStreamStart = false;
+      return;
+    }
+    if (token === RESPONSE_OPEN) this.#responseOpen = true;
+    if (token === RESPONSE_CLOSE) this.#responseOpen = false;
+    if (!DROPPED.includes(token)) this.#toText();
+  }
+
+  /** After a closer (or a stray one): text again, with the whitespace that follows dropped. */
+  #toText(): void {
+    this.#mode = 'text';
+    this.#harmony = false;
+    this.#heldSpace = '';
+    this.#atBlockStart = true;
+    this.#atStreamStart = false;
+  }
+
+  #emit(text: string): void {
+    if (!text) return;
+    if (this.#mode === 'call' || this.#mode === 'markup') this.#append('markup', text);
+    else if (this.#mode === 'text') this.#emitText(text);
+    else this.#emitReasoning(text);
+  }
+
+  #emitText(text: string): void {
+    let body = text;
+    if (this.#atBlockStart) {
+      const lead = body.length - body.trimStart().length;
+      if (this.#atStreamStart) this.#heldSpace += body.slice(0, lead);
+      body = body.slice(lead);
+      if (!body) return;
+      this.#atBlockStart = false;
+      this.#atStreamStart = false;
+      body = this.#heldSpace + body;
+      this.#heldSpace = '';
+    }
+    this.#append('text', body);
+  }
+
+  #emitReasoning(text: string): void {
+    let body = text;
+    if (this.#atBlockStart) {
+      body = body.trimStart();
+      if (!body) return;
+    }
+    body = this.#heldSpace + body;
+    const visibleEnd = body.trimEnd().length;
+    this.#heldSpace = body.slice(visibleEnd);
+    body = body.slice(0, visibleEnd);
+    if (!body) return;
+    if (this.#atBlockStart && this.#reasoningEmitted) body = `\n\n${body}`;
+    this.#atBlockStart = false;
+    this.#reasoningEmitted = true;
+    this.#append('reasoning', body);
+  }
+
+  #append(kind: ChannelKind, text: string): void {
+    const last = this.#out.at(-1);
+    if (last && last.kind === kind) last.text += text;
+    else this.#out.push({ kind, text });
+  }
+
+  #drain(): ChannelPiece[] {
+    const out = this.#out;
+    this.#out = [];
+    return out;
+  }
+
+  /** Length of the suffix of `buf` that is a proper prefix of a token of the current mode. */
+  #partialTokenLength(buf: string): number {
+    const tokens = this.#tokens();
+    const starts = firstChars(tokens);
+    const from = Math.max(0, buf.length - 32);
+    for (let i = from; i < buf.length; i++) {
+      if (!starts.has(buf[i]!)) continue;
+      const tail = buf.slice(i);
+      if (tokens.some((t) => t.length > tail.length && t.startsWith(tail))) return buf.length - i;
+    }
+    return 0;
+  }
+}
+
+/** Split a whole (non-streamed) message into visible text and reasoning. */
+export function splitChannels(
+  text: string,
+  options?: ChannelSplitterOptions,
+): { text: string; reasoning: string; splitter: ChannelSplitter } {
+  const splitter = new ChannelSplitter(options);
+  const result = { text: '', reasoning: '', splitter };
+  for (const piece of [...splitter.push(text), ...splitter.end()]) {
+    if (piece.kind === 'reasoning') result.reasoning += piece.text;
+    else result.text += piece.text;
+  }
+  return result;
+}
+
+const CALL_TOKENS: readonly string[] = [...HEADER_STARTS, ...SEGMENT_ENDS];
+const IMPLICIT_START_TOKENS: readonly string[] = sortLongestFirst([
+  ...REASONING_CLOSERS,
+  ...REASONING_OPENERS,
+]);
+
+const firstCharSets = new WeakMap<readonly string[], Set<string>>();
+
+function firstChars(tokens: readonly string[]): Set<string> {
+  let set = firstCharSets.get(tokens);
+  if (!set) {
+    set = new Set(tokens.map((t) => t[0]!));
+    firstCharSets.set(tokens, set);
+  }
+  return set;
+}
+
+function sortLongestFirst(tokens: string[]): string[] {
+  return [...new Set(tokens)].sort((a, b) => b.length - a.length);
+}

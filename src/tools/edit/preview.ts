@@ -1,0 +1,44 @@
+import { readFile } from 'node:fs/promises';
+import { displayPath, resolveInWorkspace } from '../path-guard.js';
+import { unifiedDiff } from './diff.js';
+import { toLf } from './file-text.js';
+import { applyEdit } from './match.js';
+
+export interface PlannedEdit {
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean;
+}
+
+/**
+ * What a write (`content`) or a list of edits would change, as a unified diff against the file on
+ * disk, or a one-line note when the edits would not apply. Undefined when the path cannot be
+ * resolved: the preview is a courtesy, and the approval's summary line still says what the call is.
+ */
+export async function previewChange(
+  workspace: string,
+  filePath: string,
+  change: { content: string } | { edits: PlannedEdit[] },
+): Promise<string | undefined> {
+  let abs: string;
+  try {
+    abs = await resolveInWorkspace(workspace, filePath);
+  } catch {
+    return undefined;
+  }
+  const shown = displayPath(workspace, abs);
+  const before = await readFile(abs, 'utf8').then(toLf, () => undefined);
+  if ('content' in change) {
+    return unifiedDiff(shown, before, toLf(change.content)) || `(${shown} would not change)`;
+  }
+  if (before === undefined) return `(${shown} does not exist, so this edit will fail)`;
+  let after = before;
+  for (const edit of change.edits) {
+    const result = applyEdit(after, toLf(edit.old_string), toLf(edit.new_string), {
+      replaceAll: edit.replace_all === true,
+    });
+    if (!result.ok) return `(the edit does not apply as given: ${result.error.split('\n')[0]})`;
+    after = result.content;
+  }
+  return unifiedDiff(shown, before, after) || `(${shown} would not change)`;
+}
