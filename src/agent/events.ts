@@ -43,7 +43,8 @@ export type AgentEvent =
       ms: number;
     }
   | { type: 'usage'; prompt: number; completion: number; contextUsed: number; contextWindow: number }
-  | { type: 'compaction'; before: number; after: number }
+  /** `method`: `elided` (old outputs became notes), `summary` (the model summarized), `trimmed`. */
+  | { type: 'compaction'; before: number; after: number; method: 'elided' | 'summary' | 'trimmed' }
   /** A message the user sent while the run was going was added to the conversation here. */
   | { type: 'steer'; text: string }
   | { type: 'warning'; message: string }

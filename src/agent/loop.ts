@@ -7,7 +7,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
-import { compactHistory } from './compaction.js';
+import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
@@ -140,6 +140,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     const texts = options.steering?.take() ?? [];
     for (const text of texts) {
       append({ role: 'user', content: text });
+      rememberRequest(ctx.durable, text);
       yield { type: 'steer', text };
     }
     return texts.length > 0;
@@ -153,11 +154,22 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   }
   // Messages sent while no run was going come before this run's task, as they were sent before it.
   yield* takeSteering();
-  if (options.task !== undefined) append({ role: 'user', content: options.task });
+  if (options.task !== undefined) {
+    append({ role: 'user', content: options.task });
+    rememberRequest(ctx.durable, options.task);
+  }
 
-  async function* compact() {
+  /** Compacts the history; false when nothing could be made smaller. */
+  async function* compact(): AsyncGenerator<AgentEvent, boolean> {
     const before = contextNow();
     const result = await compactHistory(messages, { llm, state: ctx.durable, contextWindow: window, signal });
+    if (result.method === 'none') {
+      yield {
+        type: 'warning',
+        message: 'The conversation is near the context window, and nothing in it can be made smaller.',
+      };
+      return false;
+    }
     messages.splice(0, messages.length, ...result.history);
     measured = undefined;
     options.onCompact?.(result.history);
@@ -166,7 +178,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       type: 'compaction' as const,
       before,
       after: Math.max(0, before - (result.before - result.after)),
+      method: result.method,
     };
+    return true;
   }
 
   let overflowRetried = false;
@@ -196,6 +210,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           overflow = true;
           break;
         }
+        // A failed request is recorded as the assistant's turn, so roles keep alternating.
+        append({ role: 'assistant', content: `[no reply: the request failed: ${event.error.message}]` });
         return yield done('error', event.error.message, turn - 1);
       }
       if (event.type === 'done') reply = event;
@@ -208,7 +224,13 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         type: 'warning',
         message: "The prompt no longer fits the model's context; compacting and retrying.",
       };
-      yield* compact();
+      if (!(yield* compact())) {
+        return yield done(
+          'error',
+          "The prompt does not fit the model's context window, and it cannot be made smaller. Start a new session, or raise the window (context_window).",
+          turn - 1,
+        );
+      }
       turn--;
       continue;
     }

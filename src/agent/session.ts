@@ -192,7 +192,9 @@ export class AgentSession {
       state: this.deps.store.state(this.id),
       contextWindow: this.deps.contextWindow || DEFAULT_CONTEXT_WINDOW,
       signal,
+      summarize: true,
     });
+    if (result.method === 'none') return result;
     this.messages.splice(0, this.messages.length, ...result.history);
     this.recordCompaction(result.history);
     return result;

@@ -2,6 +2,7 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { compactHistory, rememberRequest } from '../../src/agent/compaction.js';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { AgentSession, type SessionDeps } from '../../src/agent/session.js';
 import { createLlmClient } from '../../src/llm/client.js';
@@ -11,12 +12,8 @@ import { type Db, openDatabase } from '../../src/store/database.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
-import {
-  reply,
-  type ScriptedServer,
-  startScriptedServer,
-  type TurnInput,
-} from '../support/scripted-server.js';
+import { MemoryState } from '../../src/tools/types.js';
+import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { unconfinedSandbox } from '../support/tool-context.js';
 
 let server: ScriptedServer;
@@ -64,65 +61,163 @@ let reads = 0;
 const read = () => reply().tool('read_file', { path: 'notes.txt', offset: ++reads });
 
 describe('compaction', () => {
-  it('summarizes older turns past the threshold, keeps recent ones, re-attaches todos, and finishes the task', async () => {
-    const turns: TurnInput[] = [
-      reply().tool('todo_write', {
-        todos: [{ text: 'read notes', status: 'in_progress' }, { text: 'answer' }],
-      }),
-      read(),
-      read(),
-      read(), // the history now passes 75% of the window: the next request is preceded by a compaction
-      reply().text('Goal: answer about notes.txt.\nFiles touched: none.\nNext steps: answer.'), // the summary
-      reply().text('The notes repeat one pangram.'),
-    ];
-    server = await startScriptedServer({ turns });
+  /** A reply that talks at length (what no elision can shorten), then reads a small file. */
+  const talk = (n: number) =>
+    reply()
+      .text(`Step ${n}: ${'I am thinking this through carefully before the next call. '.repeat(230)}`)
+      .tool('list_dir', { path: `.${'/.'.repeat(n)}` });
+
+  it('first shortens old tool outputs the model has acted on, without asking the model', async () => {
+    server = await startScriptedServer({
+      turns: [
+        reply().tool('todo_write', {
+          todos: [{ text: 'read notes', status: 'in_progress' }, { text: 'answer' }],
+        }),
+        read(),
+        read(),
+        read(),
+        reply().text('The notes repeat one pangram.'),
+      ],
+    });
     const session = AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('what is in notes.txt?'));
 
     const compaction = events.find((e) => e.type === 'compaction');
-    expect(compaction).toMatchObject({ type: 'compaction' });
-    expect((compaction as { before: number }).before).toBeGreaterThan(
-      (compaction as { after: number }).after,
-    );
+    expect(compaction).toMatchObject({ type: 'compaction', method: 'elided' });
     expect(events.at(-1)).toMatchObject({
       type: 'done',
       reason: 'completed',
       text: 'The notes repeat one pangram.',
     });
+    // No summary request: every request went to the agent (each has the tools).
+    expect(server.requests).toHaveLength(5);
+    expect(server.requests.every((r) => r.body.tools !== undefined)).toBe(true);
 
-    const summaryRequest = server.requests[4]!.body;
-    expect(summaryRequest.tools).toBeUndefined();
-    expect(summaryRequest.messages[1].content).toMatch(/Goal:[\s\S]*Next steps:/);
-
-    const after = server.requests[5]!.body.messages as ChatMessage[];
-    expect(after[0]).toEqual({ role: 'system', content: 'system prompt' });
-    expect(after[1]!.role).toBe('user');
-    expect(after[1]!.content).toContain('Original request: what is in notes.txt?');
-    expect(after[1]!.content).toContain('Goal: answer about notes.txt.');
-    expect(after[1]!.content).toMatch(/Todo list:\n\[>\] 1\. read notes/);
-    // The most recent call and its result are kept verbatim.
-    expect(after.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('quick brown fox') });
-    expect(after.length).toBeLessThan((server.requests[3]!.body.messages as ChatMessage[]).length);
+    const after = server.requests[4]!.body.messages as ChatMessage[];
+    expect(after[1]).toEqual({ role: 'user', content: 'what is in notes.txt?' });
+    const outputs = after.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(outputs[1]).toMatch(/^\[output of read_file elided to save context: \d+ lines, starting "/);
+    // The most recent result is kept verbatim.
+    expect(outputs.at(-1)).toContain('quick brown fox');
 
     // Reopened from the store, the session carries on from the compacted history.
     const store = new SessionStore(db);
     const reopened = AgentSession.open(deps(), store.get(session.id));
     expect(reopened.messages).toEqual(session.messages);
-    expect(store.messages(session.id).length).toBeGreaterThan(reopened.messages.length);
   });
 
-  it('drops the oldest tool outputs, never user messages, when the summary request fails', async () => {
+  it('summarizes when shortening outputs is not enough, keeping the request verbatim and the current todos', async () => {
     server = await startScriptedServer({
-      turns: [read(), read(), read(), reply().httpError(400, { body: 'summary failed' }), reply().text('ok')],
+      turns: [
+        reply().tool('todo_write', {
+          todos: [{ text: 'survey', status: 'in_progress' }, { text: 'answer' }],
+        }),
+        talk(1),
+        talk(2), // the history now passes 75% of the window: a compaction comes before the next request
+        reply().text('Decisions: none.\nFiles touched: none.\nNext steps: answer.'), // the summary
+        reply().text('Surveyed.'),
+      ],
+    });
+    const session = AgentSession.create(deps(), 'system prompt');
+    const events = await collect(session.run('survey the folder'));
+    expect(events.find((e) => e.type === 'compaction')).toMatchObject({ method: 'summary' });
+    expect(events.at(-1)).toMatchObject({ reason: 'completed', text: 'Surveyed.' });
+
+    const summaryRequest = server.requests.find((r) => r.body.tools === undefined)!.body;
+    expect(summaryRequest.messages[1].content).toMatch(/Decisions:[\s\S]*Next steps:/);
+    const after = server.requests.at(-1)!.body.messages as ChatMessage[];
+    expect(after[1]!.content).toContain("The user's requests, verbatim:\n1. survey the folder");
+    expect(after[1]!.content).toContain('<summary>\nDecisions: none.');
+    expect(after[1]!.content).toMatch(/Todo list:\n\[>\] 1\. survey/);
+  });
+
+  it('keeps the first request verbatim and only the current todo list across many compactions', async () => {
+    const state = new MemoryState();
+    const llmServer = await startScriptedServer({
+      turns: Array.from({ length: 12 }, (_, i) => reply().text(`Decisions: round ${i}.`)),
+    });
+    const llm = createLlmClient({ baseUrl: llmServer.baseUrl, model: 'm', retry: { maxRetries: 0 } });
+    rememberRequest(state, 'Port every module of the project to ESM, keeping the tests green.');
+    let history: ChatMessage[] = [
+      { role: 'system', content: 'system prompt' },
+      { role: 'user', content: 'Port every module of the project to ESM, keeping the tests green.' },
+    ];
+    try {
+      for (let round = 0; round < 12; round++) {
+        state.set('todos', [{ id: '1', text: `module ${round}`, status: 'in_progress' }]);
+        if (round === 5) rememberRequest(state, 'Also keep CommonJS builds for now.');
+        for (let k = 0; k < 4; k++) {
+          history.push({
+            role: 'assistant',
+            content: `Working on module ${round}, part ${k}. ${'Details. '.repeat(300)}`,
+          });
+          history.push({ role: 'user', content: 'continue' });
+        }
+        const result = await compactHistory(history, { llm, state, contextWindow: 6000 });
+        expect(result.method).toBe('summary');
+        expect(result.after).toBeLessThan(result.before);
+        history = result.history;
+      }
+      const summary = history[1]!.content as string;
+      expect(summary).toContain(
+        "The user's requests, verbatim:\n1. Port every module of the project to ESM, keeping the tests green.\n2. Also keep CommonJS builds for now.",
+      );
+      expect(summary.match(/Todo list:/g)).toHaveLength(1);
+      expect(summary).toContain('module 11');
+      expect(summary).not.toContain('module 10\n');
+      // The summary request saw the earlier summary, but not the requests and todos it carried.
+      const lastRequest = llmServer.requests.at(-1)!.body.messages[1].content as string;
+      expect(lastRequest).toContain('[earlier summary] Decisions: round 10.');
+      expect(lastRequest).not.toContain('Todo list:');
+    } finally {
+      await llmServer.close();
+    }
+  });
+
+  it('never makes a conversation bigger: a tiny one is left alone, and an overflow then ends with a clear error', async () => {
+    server = await startScriptedServer({
+      turns: [
+        reply().httpError(400, {
+          body: '{"error":{"message":"the request exceeds the available context size"}}',
+        }),
+      ],
+    });
+    const session = AgentSession.create(deps(), 'system prompt');
+    const events = await collect(session.run('hi'));
+    expect(events.some((e) => e.type === 'compaction')).toBe(false);
+    expect(events.at(-1)).toMatchObject({
+      reason: 'error',
+      text: expect.stringMatching(/cannot be made smaller/),
+    });
+    // No summary was asked for: one request only.
+    expect(server.requests).toHaveLength(1);
+    const direct = await compactHistory(
+      [
+        { role: 'system', content: 'system prompt' },
+        { role: 'user', content: 'hi' },
+      ],
+      { llm: deps().llm, state: new MemoryState(), contextWindow: 6000 },
+    );
+    expect(direct.method).toBe('none');
+  });
+
+  it('cuts old tool outputs, never user messages, when the summary request fails', async () => {
+    server = await startScriptedServer({
+      turns: [
+        reply().text('x '.repeat(1500)).tool('read_file', { path: 'notes.txt', offset: 1 }),
+        reply().text('y '.repeat(1500)).tool('read_file', { path: 'notes.txt', offset: 2 }),
+        reply().httpError(400, { body: 'summary failed' }),
+        reply().text('ok'),
+      ],
     });
     const session = AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('read the notes'));
-    expect(events.some((e) => e.type === 'compaction')).toBe(true);
+    expect(events.find((e) => e.type === 'compaction')).toMatchObject({ method: 'trimmed' });
     expect(events.at(-1)).toMatchObject({ reason: 'completed' });
-    const sent = server.requests[4]!.body.messages as ChatMessage[];
+    const sent = server.requests.at(-1)!.body.messages as ChatMessage[];
     expect(sent.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['read the notes']);
-    expect(sent.filter((m) => m.role === 'tool').map((m) => m.content)[0]).toBe(
-      '[output dropped to save context]',
+    expect(sent.filter((m) => m.role === 'tool').map((m) => m.content)[0]).toMatch(
+      /^\[output (of read_file elided|dropped)/,
     );
   });
 
@@ -134,7 +229,6 @@ describe('compaction', () => {
         reply().httpError(400, {
           body: '{"error":{"message":"the request exceeds the available context size"}}',
         }),
-        reply().text('Summary: read notes twice.'),
         reply().text('Finished.'),
       ],
     });

@@ -316,10 +316,15 @@ describe('agent loop', () => {
     expect(r.messages.at(-2)).toMatchObject({ role: 'user', content: expect.stringContaining('empty') });
   });
 
-  it('stops with reason error when the server keeps failing, leaving history intact', async () => {
+  it('stops with reason error when the server keeps failing, recording the failure so roles keep alternating', async () => {
     const r = await run([reply().httpError(400, { body: 'model not loaded' })]);
     expect(r.done).toMatchObject({ reason: 'error', text: expect.stringContaining('model not loaded') });
-    expect(r.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(r.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+    expect(r.messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: expect.stringMatching(/^\[no reply: the request failed: .*model not loaded/),
+    });
+    expect(r.persisted).toEqual(r.messages.slice(1));
   });
 
   it('aborts mid-stream and keeps a valid history', async () => {

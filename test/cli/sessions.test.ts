@@ -316,12 +316,17 @@ describe('hearth sessions (built CLI)', () => {
   });
 
   it('compacts a stored session on demand, and the next run starts from the summary', async () => {
-    const { id } = await runTask(['what do the notes say?'], readNotes());
+    // Long enough, past the share of the window kept verbatim, that a summary is smaller than what it replaces.
+    const [first, last] = readNotes() as [ReturnType<typeof reply>, ReturnType<typeof reply>];
+    const { id } = await runTask(
+      ['what do the notes say?'],
+      [first.text(` ${'Thinking about the notes in detail. '.repeat(6000)}`), last],
+    );
     cli.server.push(reply().text('Goal: report the notes.\nCurrent state: done, they say alpha and beta.'));
     const compacted = await hearth(['sessions', 'compact', id]);
     expect(compacted.code, compacted.stderr).toBe(0);
     expect(compacted.stdout).toMatch(
-      new RegExp(`Compacted session ${id} \\(summarized\\): \\d+ → \\d+ tokens`),
+      new RegExp(`Compacted session ${id} \\(older turns summarized\\): \\d+ → \\d+ tokens`),
     );
     const summaryRequest = cli.server.requests.at(-1)!.body;
     expect(summaryRequest.tools).toBeUndefined();

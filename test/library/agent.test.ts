@@ -127,6 +127,7 @@ describe('Agent.stream', () => {
 
     const types = events.map((e) => e.type).filter((t, i, all) => t !== all[i - 1]);
     expect(types).toEqual([
+      'session',
       'turn_start',
       'usage',
       'tool_call',

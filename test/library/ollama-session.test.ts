@@ -25,21 +25,21 @@ it('sends one num_ctx, the window it budgets with, on every request of a session
   server = await startScriptedServer({
     models: ['qwen2.5-coder:7b'],
     extraRoutes: ollamaRoutes({ 'qwen2.5-coder:7b': show }),
+    // The model thinks aloud densely (text no elision can shorten), so after two turns the history
+    // passes the threshold and the older turn is summarized.
     turns: [
-      reply().tool('dump', {}),
-      reply().text('Summary: the dump was read.'),
-      reply().tool('dump', {}),
+      reply().text(randomBytes(6000).toString('hex')).tool('dump', {}),
+      reply().text(randomBytes(6000).toString('hex')).tool('dump', {}),
       reply().text('Summary: read twice.'),
       reply().text('All done.'),
     ],
   });
-  // Dense output, so the history passes the compaction threshold after each call.
   const dump = defineTool({
     name: 'dump',
-    description: 'Prints a large dump.',
+    description: 'Prints a dump.',
     parameters: z.object({}),
     mutates: false,
-    run: async () => randomBytes(3000).toString('hex'),
+    run: async () => 'ok',
   });
   const agent = new Agent({
     baseUrl: server.baseUrl,

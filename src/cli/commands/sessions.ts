@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { COMPACTION_METHODS } from '../../agent/compaction.js';
 import { AgentSession } from '../../agent/session.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { createClient, resolveConnection } from '../connect.js';
@@ -133,7 +134,9 @@ export function addSessionCommands(program: Command): void {
         );
         const result = await session.compact();
         process.stdout.write(
-          `Compacted session ${row.id} (${result.method === 'summary' ? 'summarized' : 'old tool outputs dropped'}): ${result.before} → ${result.after} tokens.\n`,
+          result.method === 'none'
+            ? `Session ${row.id} not compacted: ${COMPACTION_METHODS.none}.\n`
+            : `Compacted session ${row.id} (${COMPACTION_METHODS[result.method]}): ${result.before} → ${result.after} tokens.\n`,
         );
       } finally {
         await runtime.close();

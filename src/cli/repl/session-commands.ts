@@ -1,3 +1,4 @@
+import { COMPACTION_METHODS } from '../../agent/compaction.js';
 import { SessionNotFoundError } from '../../store/sessions.js';
 import { readPlan, readTodos, renderPlan, renderTodos } from '../../tools/tracking/index.js';
 import { formatTokens } from '../render.js';
@@ -136,9 +137,10 @@ const compact: SlashCommand = {
     if (!session || session.messages.length < 4) return ctx.print('Nothing to compact yet.');
     try {
       const result = await ctx.turns.work('compacting the conversation', (signal) => session.compact(signal));
+      if (result.method === 'none') return ctx.print(`Not compacted: ${COMPACTION_METHODS.none}.`);
       ctx.repl.stats.contextUsed = result.after;
       ctx.print(
-        `Compacted (${result.method}): about ${formatTokens(result.before)} → ${formatTokens(result.after)} tokens.`,
+        `Compacted (${COMPACTION_METHODS[result.method]}): about ${formatTokens(result.before)} → ${formatTokens(result.after)} tokens.`,
       );
     } catch (err) {
       ctx.print(ctx.style.red(`Could not compact: ${(err as Error).message}`));
