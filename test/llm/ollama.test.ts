@@ -5,22 +5,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOllamaClient, type OllamaClientOptions } from '../../src/llm/ollama.js';
-import type { ChatMessage, LlmEvent, ToolSchema } from '../../src/llm/types.js';
+import type { ChatMessage, LlmEvent } from '../../src/llm/types.js';
 import {
   reply,
   type ScriptedServer,
   startScriptedServer,
   type TurnInput,
 } from '../support/scripted-server.js';
+import { fileToolSchemas } from '../support/tool-schemas.js';
 
-const tools: ToolSchema[] = ['read_file', 'write_file'].map((name) => ({
-  type: 'function',
-  function: {
-    name,
-    description: name,
-    parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
-  },
-}));
+const tools = fileToolSchemas;
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {

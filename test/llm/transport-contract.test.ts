@@ -18,6 +18,7 @@ import {
   startScriptedServer,
   type TurnInput,
 } from '../support/scripted-server.js';
+import { fileToolSchemas } from '../support/tool-schemas.js';
 
 interface Transport {
   name: string;
@@ -47,14 +48,7 @@ const transports: Transport[] = [
   },
 ];
 
-const tools: ToolSchema[] = ['read_file', 'write_file'].map((name) => ({
-  type: 'function',
-  function: {
-    name,
-    description: name,
-    parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
-  },
-}));
+const tools = fileToolSchemas;
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
