@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { editFigures } from './figures/edit.js';
+import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
 import { promptFigures } from './figures/prompt.js';
 import { searchFigures } from './figures/search.js';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     ['search', () => searchFigures()],
     ['edit', () => editFigures()],
     ['worst case', () => worstCaseFigures()],
+    ['permissions', () => permissionFigures()],
   ];
   const rows: Row[] = [];
   const json: Record<string, unknown> = {};

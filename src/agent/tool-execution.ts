@@ -50,7 +50,7 @@ export async function* executeCalls(
       break;
     }
     const batch: Step[] = [];
-    while (i < steps.length && runsFreely(steps[i]!, deps)) batch.push(steps[i++]!);
+    while (i < steps.length && (await runsFreely(steps[i]!, deps))) batch.push(steps[i++]!);
     if (batch.length > 0) {
       for (const step of batch) yield announce(step, deps);
       const results = yield* withProgress(
@@ -74,7 +74,7 @@ export async function* executeCalls(
       i++;
       continue;
     }
-    const verdict = deps.gate.check(tool, args, deps.ctx.durable);
+    const verdict = await deps.gate.check(tool, args, deps.ctx.durable);
     if (verdict.action === 'deny') {
       yield finish(step, deps, 'denied', { ok: false, output: verdict.reason }, verdict.rule);
       i++;
@@ -92,11 +92,12 @@ export async function* executeCalls(
       const preview = await tool.preview?.(args, { workspace: deps.ctx.workspace }).catch(() => undefined);
       const request = {
         call: step.call,
-        summary: deps.gate.summary(tool, args),
+        summary: await deps.gate.summary(tool, args),
         reason: verdict.reason,
         ...(preview === undefined ? {} : { preview }),
-        allowRules: deps.gate.allowRules(tool, args),
+        allowRules: await deps.gate.allowRules(tool, args),
         ...(verdict.secret ? { secret: true } : {}),
+        ...(verdict.personOnly ? { personOnly: true } : {}),
       };
       yield { type: 'approval_request', ...request };
       answer = await deps
@@ -111,7 +112,7 @@ export async function* executeCalls(
     } else {
       const rule =
         answer.decision === 'always'
-          ? deps.gate.remember(tool, args, deps.ctx.durable).join(', ')
+          ? (await deps.gate.remember(tool, args, deps.ctx.durable)).join(', ')
           : undefined;
       const decision = answer.decision === 'always' ? 'approved_always' : 'approved';
       yield yield* withProgress(progress, run(step, deps, progress, decision, rule));
@@ -132,9 +133,9 @@ function announce(step: Step, deps: ExecutionDeps): Extract<ExecutionEvent, { ty
 }
 
 /** A call that may run right away and alongside others: valid, read-only and allowed. */
-function runsFreely(step: Step, deps: ExecutionDeps): boolean {
+async function runsFreely(step: Step, deps: ExecutionDeps): Promise<boolean> {
   if (!step.prepared.ok || step.prepared.tool.mutates || deps.ctx.signal.aborted) return false;
-  return deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.durable).action === 'allow';
+  return (await deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.durable)).action === 'allow';
 }
 
 async function run(
@@ -147,7 +148,12 @@ async function run(
   const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
   let finished = false;
   const progress = channel.reporter(step.call.id, step.call.name, () => finished);
-  const result = await deps.tools.run(prepared, { ...deps.ctx, progress });
+  const leavesOut = deps.gate.secretFilter(prepared.tool.name, deps.ctx.durable);
+  const result = await deps.tools.run(prepared, {
+    ...deps.ctx,
+    progress,
+    leavesOut: (file) => leavesOut(file),
+  });
   finished = true;
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);

@@ -1,46 +1,95 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
 import { colorDiff, type Style } from './render.js';
+import { visibleDeep } from './sanitize.js';
 
 /** How an approval question reaches a person: a plain readline prompt, or the REPL's line editor. */
 export interface ApprovalIo {
   write(text: string): void;
   /** Reads one line; undefined when the question was cancelled (Ctrl+C, end of input, the run ended). */
   ask(question: string, signal: AbortSignal): Promise<string | undefined>;
+  /** Reads one of `keys` as soon as it is pressed (no Enter); undefined when cancelled. */
+  choose(question: string, keys: readonly string[], signal: AbortSignal): Promise<string | undefined>;
   style: Style;
 }
+
+const ANSWER_KEYS = ['y', 'a', 'n'] as const;
 
 const CANCELLED: ApprovalAnswer = { decision: 'deny', reason: 'the user cancelled' };
 /** Enough of a diff to judge at a glance; the rest is counted. */
 const PREVIEW_LINES = 40;
 
-/** Asks y (once), a (always, for similar calls this session) or n (no, with an optional reason). */
+/**
+ * Asks y (once), a (always, for similar calls this session) or n (no, with an optional reason).
+ * The question shows the exact command: a control character in it (a carriage return, an
+ * erase-line, a bidi override that would make it look like another command) is shown, not obeyed.
+ */
 export async function askApproval(
-  request: ApprovalRequest,
+  raw: ApprovalRequest,
   signal: AbortSignal,
   io: ApprovalIo,
 ): Promise<ApprovalAnswer> {
   const { style } = io;
+  const request = visibleDeep(raw);
   const { preview } = request;
   io.write(`\n${style.yellow('?')} ${style.cyan(request.summary)}\n  ${style.dim(request.reason)}\n`);
   if (preview) io.write(`${indent(colorDiff(preview, style, PREVIEW_LINES))}\n`);
-  for (;;) {
-    const answer = (await io.ask('  Allow? [y]es once / [a]lways / [n]o: ', signal))?.trim().toLowerCase();
-    if (answer === undefined) return CANCELLED;
-    if (answer === 'y' || answer === 'yes') return { decision: 'once' };
-    if (answer === 'a' || answer === 'always') return { decision: 'always' };
-    if (answer === 'n' || answer === 'no') {
-      const reason = await io.ask('  Reason for the model (optional): ', signal);
-      if (reason === undefined) return CANCELLED;
-      const said = reason.trim();
-      return { decision: 'deny', reason: said ? `the user said no: "${said}"` : 'the user said no' };
-    }
-  }
+  const answer = await io.choose(
+    `  Allow? ${style.cyan('y')} once · ${style.cyan('a')} always (similar calls) · ${style.cyan('n')} no  (one key) `,
+    ANSWER_KEYS,
+    signal,
+  );
+  if (answer === 'y') return { decision: 'once' };
+  if (answer === 'a') return { decision: 'always' };
+  if (answer !== 'n') return CANCELLED;
+  const reason = await io.ask('  Reason for the model (optional, Enter to skip): ', signal);
+  if (reason === undefined) return CANCELLED;
+  const said = reason.trim();
+  return { decision: 'deny', reason: said ? `the user said no: "${said}"` : 'the user said no' };
 }
 
 /**
- * Asks at the terminal through readline, one line per answer, so it works over SSH, in tmux
- * and with pastes.
+ * Waits for one of `keys` on a terminal in raw mode and echoes it; Ctrl+C or Ctrl+D cancel. Other
+ * keys are ignored, and so is an Enter pressed out of habit in the same burst as the answer.
+ */
+export function readKey(
+  input: NodeJS.ReadStream,
+  output: NodeJS.WriteStream,
+  question: string,
+  keys: readonly string[],
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  output.write(question);
+  return new Promise((resolve) => {
+    const wasRaw = input.isRaw === true;
+    if (input.isTTY) input.setRawMode(true);
+    const finish = (key: string | undefined) => {
+      input.off('data', onData);
+      input.off('end', onEnd);
+      signal.removeEventListener('abort', onAbort);
+      if (input.isTTY) input.setRawMode(wasRaw);
+      input.pause();
+      output.write(`${key ?? ''}\n`);
+      resolve(key);
+    };
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      if (text.includes('\x03') || text.includes('\x04')) return finish(undefined);
+      const key = keys.find((k) => text.trim().toLowerCase() === k);
+      if (key) finish(key);
+    };
+    const onEnd = () => finish(undefined);
+    const onAbort = () => finish(undefined);
+    input.on('data', onData);
+    input.once('end', onEnd);
+    signal.addEventListener('abort', onAbort, { once: true });
+    input.resume();
+  });
+}
+
+/**
+ * Asks at the terminal: the answer is one key; a reason is a readline line, so it works over SSH,
+ * in tmux and with pastes.
  */
 export function terminalApprover(
   input: NodeJS.ReadStream,
@@ -48,29 +97,41 @@ export function terminalApprover(
   style: Style,
 ): Approver {
   return async (request, signal) => {
-    const rl = createInterface({ input, output, terminal: input.isTTY === true });
-    try {
-      return await askApproval(request, signal, {
-        style,
-        write: (text) => output.write(text),
-        ask: (question, cancel) => rl.question(question, { signal: cancel }).catch(() => undefined),
-      });
-    } finally {
-      rl.close();
-    }
+    return askApproval(request, signal, {
+      style,
+      write: (text) => output.write(text),
+      choose: (question, keys, cancel) => readKey(input, output, question, keys, cancel),
+      ask: async (question, cancel) => {
+        const rl = createInterface({ input, output, terminal: input.isTTY === true });
+        try {
+          return await rl.question(question, { signal: cancel }).catch(() => undefined);
+        } finally {
+          rl.close();
+        }
+      },
+    });
   };
 }
 
-/** With no terminal to ask, calls that need an answer are declined, saying how the user can allow them. */
+/**
+ * With no terminal to ask, calls that need an answer are declined, saying why they needed one
+ * (a mode that asks, a secret file, a shell line a deny rule cannot see through) and how the user
+ * can allow them.
+ */
 export const declineWithoutTerminal: Approver = async (request) => {
   const rules = (request.allowRules ?? [`${request.call.name}(...)`])
     .map((rule) => `--allow '${rule}'`)
     .join(' ');
   // A secret file asks in every mode: only a rule that names it helps, so --yolo is not offered.
-  const how = request.secret ? rules : `${rules}, or --yolo`;
+  // What only a person may allow is not helped by any rule either.
+  const how = request.personOnly
+    ? 'an answer at a terminal, or later with --pause-for-approval'
+    : request.secret
+      ? rules
+      : `${rules}, or --yolo`;
   return {
     decision: 'deny',
-    reason: `nobody could be asked (no terminal). The user can allow it with ${how}`,
+    reason: `nobody could be asked (no terminal). The user can allow it with ${how}. It needed an answer because ${request.reason}`,
   };
 };
 

@@ -8,6 +8,7 @@ import { SandboxError } from '../sandbox/types.js';
 import { StoreError } from '../store/database.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import { ToolSelectionError } from '../tools/catalog.js';
+import { closest } from '../util/levenshtein.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
@@ -24,6 +25,7 @@ import {
 } from './options.js';
 import { runRepl } from './repl/repl.js';
 import { runOneShot } from './run-task.js';
+import { terminalJson, visible } from './sanitize.js';
 import { UsageError } from './usage-error.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -40,7 +42,10 @@ Examples:
 
 Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
 a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
-model is told why (exit code 4), or with --pause-for-approval the run stops to be answered later. Commands run in a sandbox (bubblewrap on Linux) that can write only the workspace.
+model is told why (exit code 4), or with --pause-for-approval the run stops to be answered later.
+A shell --deny rule also sees through wrappers (sudo, env, xargs, bash -c, eval); a line it cannot
+see through (python3 -c, $CMD as the command) asks instead of running. Commands run in a sandbox
+(bubblewrap on Linux) that can write only the workspace.
 
 Server: with no --base-url, Hearth tries LM Studio (:1234), Ollama (:11434), llama.cpp (:8080)
 and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded model.
@@ -61,6 +66,7 @@ interface MainFlags extends GlobalFlags {
   continue?: boolean;
   resume?: string;
   print?: boolean;
+  plan?: boolean;
   pauseForApproval?: boolean;
   approve?: string[];
 }
@@ -107,6 +113,10 @@ function buildProgram(): Command {
     .option('--deny <rule>', 'refuse calls like "shell(rm *)"; wins over --allow; repeatable', collect)
     .option('--deep', 'deep-work mode: 500 turns, a 5M-token budget, and a push to finish open todos')
     .option('-p, --print', 'one-shot: run the task, print the answer, exit (never interactive)')
+    .option(
+      '--plan',
+      'plan first: explore read-only and present a step-by-step plan; on your yes, carry it out with the plan as the todo list',
+    )
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option(
@@ -128,8 +138,12 @@ function buildProgram(): Command {
     .addOption(new Option('--db <file>', 'the session database').hideHelp())
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run hearth --help for usage)')
-    .action(async (words: string[], flags: MainFlags) => {
-      process.exitCode = await main(words, flags);
+    .action(async (words: string[], flags: MainFlags, cmd: Command) => {
+      process.exitCode = await main(
+        words,
+        flags,
+        cmd.commands.map((c) => c.name()),
+      );
     });
   addSessionCommands(program);
   addDebugCommands(program);
@@ -147,8 +161,8 @@ export async function runProgram(argv: string[]): Promise<void> {
     if (USER_ERRORS.some((type) => err instanceof type)) {
       const message = (err as Error).message;
       // A wrapper reading --json gets the failure as a line it can parse, not only as stderr text.
-      if (argv.includes('--json')) process.stdout.write(`${JSON.stringify({ type: 'error', message })}\n`);
-      process.stderr.write(`hearth: ${message}\n`);
+      if (argv.includes('--json')) process.stdout.write(`${terminalJson({ type: 'error', message })}\n`);
+      process.stderr.write(`hearth: ${visible(message)}\n`);
       process.exitCode = 1;
       return;
     }
@@ -156,8 +170,15 @@ export async function runProgram(argv: string[]): Promise<void> {
   }
 }
 
-async function main(words: string[], flags: MainFlags): Promise<number> {
+async function main(words: string[], flags: MainFlags, commands: string[]): Promise<number> {
   let task = words.join(' ').trim();
+  // `hearth sesions` is a mistyped command far more often than a one-word task.
+  const meant = words.length === 1 && !flags.print ? closest(words[0]!, commands) : undefined;
+  if (meant !== undefined && meant !== words[0]) {
+    throw new UsageError(
+      `"${words[0]}" is not a command. Did you mean: hearth ${meant}? (To give it as a task: hearth -p "${words[0]}")`,
+    );
+  }
   const atTerminal = process.stdin.isTTY === true;
   if (flags.interactive && !atTerminal)
     throw new UsageError(
@@ -193,6 +214,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
         firstTask: task || undefined,
         resume,
         deepWork: flags.deep === true,
+        planFirst: flags.plan === true,
         version,
       });
     }
@@ -213,6 +235,7 @@ async function main(words: string[], flags: MainFlags): Promise<number> {
       json: flags.json === true,
       deepWork: flags.deep === true,
       pauseForApproval: flags.pauseForApproval === true,
+      plan: flags.plan === true,
       approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
     });
   } finally {

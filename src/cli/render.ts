@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/events.js';
+import { visible, visibleDeep } from './sanitize.js';
 import { truncateToWidth } from './text-width.js';
 
 export interface Style {
@@ -47,8 +48,9 @@ export function keyArgument(args: string): string {
   return oneLine(JSON.stringify(parsed));
 }
 
+/** Text on one terminal line: control characters shown (sanitize.ts), whitespace collapsed, cut at `max` columns. */
 export function oneLine(text: string, max = 80): string {
-  return truncateToWidth(text.replace(/\s+/g, ' ').trim(), max);
+  return truncateToWidth(visible(text).replace(/\s+/g, ' ').trim(), max);
 }
 
 /**
@@ -67,18 +69,37 @@ export class TerminalRenderer {
   /** Calls whose diff the approval question already showed. */
   private readonly previewed = new Set<string>();
   private sessionId = '';
+  /** The answer so far has text, so the next turn's text starts after a blank line. */
+  private wroteText = false;
+  private turnStarted = false;
+  /** With `answerOnly`: this turn's text, held until it is known to be the answer or narration. */
+  private turnText = '';
 
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly err: NodeJS.WritableStream,
     private readonly style: Style,
+    /**
+     * Stdout is a file or a pipe: only the final answer goes there (`hearth "..." > answer.txt`);
+     * what the model says on the way, before its tool calls, goes to stderr with the rest.
+     */
+    private readonly answerOnly = false,
   ) {}
 
-  render(event: AgentEvent): void {
+  render(raw: AgentEvent): void {
+    // What the model and the tools wrote is shown, never obeyed by the terminal.
+    const event = visibleDeep(raw);
     switch (event.type) {
       case 'text_delta':
         this.endReasoning();
+        if (this.answerOnly) {
+          this.turnText += event.text;
+          break;
+        }
+        if (this.turnStarted && this.wroteText) this.out.write(this.stdoutAtLineStart ? '\n' : '\n\n');
+        this.turnStarted = false;
         this.out.write(event.text);
+        this.wroteText = true;
         this.stdoutAtLineStart = event.text.endsWith('\n');
         break;
       case 'reasoning_delta':
@@ -90,12 +111,16 @@ export class TerminalRenderer {
         break;
       case 'retry':
         this.endReasoning();
+        // What the failed attempt streamed is void.
+        this.turnText = '';
         this.errLine(
           this.style.yellow(`↻ ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)}s`),
         );
         break;
       case 'tool_call':
         this.endReasoning();
+        if (this.turnText.trim() !== '') this.errLine(this.style.dim(this.turnText.trim()));
+        this.turnText = '';
         this.calls.set(
           event.call.id,
           event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`,
@@ -124,6 +149,11 @@ export class TerminalRenderer {
         break;
       case 'done':
         this.endReasoning();
+        if (this.answerOnly && this.turnText.trim() !== '') {
+          this.out.write(this.turnText.trim());
+          this.stdoutAtLineStart = false;
+          this.turnText = '';
+        }
         if (!this.stdoutAtLineStart) this.out.write('\n');
         this.stdoutAtLineStart = true;
         if (['max_iterations', 'loop', 'budget', 'paused'].includes(event.reason))
@@ -152,6 +182,8 @@ export class TerminalRenderer {
         this.sessionId = event.id;
         break;
       case 'turn_start':
+        this.turnStarted = true;
+        break;
       case 'tool_progress':
       case 'steer':
         break;

@@ -1,12 +1,14 @@
 import type { AgentEvent, DoneEvent, StopReason } from '../agent/events.js';
+import { adoptPlan, PLAN_APPROVED, planRequest } from '../agent/plan-first.js';
 import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/sessions.js';
-import { declineWithoutTerminal, terminalApprover } from './approval-prompt.js';
+import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
+import { terminalJson } from './sanitize.js';
 import { UsageError } from './usage-error.js';
 
 export interface OneShotOptions {
@@ -21,6 +23,8 @@ export interface OneShotOptions {
   deepWork: boolean;
   /** With no terminal, pause with exit code 3 on a call that needs approval instead of declining it. */
   pauseForApproval: boolean;
+  /** Plan first in plan mode, then carry the plan out once the user approves it. */
+  plan?: boolean;
   /** Answers for the calls a paused session waits on: these run, the others are declined. */
   approved?: string[] | 'all';
 }
@@ -44,9 +48,9 @@ const exitCodes: Record<StopReason, number> = {
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
-  const renderer = new TerminalRenderer(process.stdout, process.stderr, style);
+  const renderer = new TerminalRenderer(process.stdout, process.stderr, style, process.stdout.isTTY !== true);
   const emit = options.json
-    ? (event: AgentEvent) => process.stdout.write(`${JSON.stringify(event)}\n`)
+    ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
   for (const note of await setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 
@@ -94,20 +98,52 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   };
   process.on('SIGINT', onSigint);
 
-  const events = options.approved
-    ? session.resume(
-        { approved: options.approved === 'all' ? pending.map((c) => c.id) : options.approved },
-        controller.signal,
-      )
-    : session.run(options.task, controller.signal);
-  let done: DoneEvent | undefined;
-  try {
+  const drain = async (events: AsyncGenerator<AgentEvent>): Promise<DoneEvent | undefined> => {
+    let last: DoneEvent | undefined;
     for await (const event of events) {
       emit(event);
-      if (event.type === 'done') done = event;
+      if (event.type === 'done') last = event;
+    }
+    return last;
+  };
+  const { gate } = runtime;
+  const mode = gate.mode;
+  let done: DoneEvent | undefined;
+  try {
+    if (options.approved) {
+      const approved = options.approved === 'all' ? pending.map((c) => c.id) : options.approved;
+      done = await drain(session.resume({ approved }, controller.signal));
+    } else if (options.plan && options.task) {
+      gate.mode = 'plan';
+      done = await drain(session.run(planRequest(options.task), controller.signal));
+      gate.mode = mode;
+      if (done?.reason === 'completed') done = (await carryOutPlan(done.text)) ?? done;
+    } else {
+      done = await drain(session.run(options.task, controller.signal));
     }
   } finally {
     process.off('SIGINT', onSigint);
+  }
+
+  /** Asks whether to carry out the plan just presented; at no terminal, says how to later. */
+  async function carryOutPlan(plan: string): Promise<DoneEvent | undefined> {
+    if (!process.stdin.isTTY) {
+      process.stderr.write(
+        style.yellow(`The plan waits for your go-ahead: hearth --resume ${session.id} "go ahead"\n`),
+      );
+      return undefined;
+    }
+    const key = await readKey(
+      process.stdin,
+      process.stderr,
+      `\nCarry out this plan? ${style.cyan('y')} yes · ${style.cyan('n')} no  (one key) `,
+      ['y', 'n'],
+      controller.signal,
+    );
+    if (key !== 'y') return undefined;
+    const steps = adoptPlan(runtime.openStore().state(session.id), plan);
+    process.stderr.write(style.dim(`The plan's ${steps} steps are the todo list now.\n`));
+    return drain(session.run(PLAN_APPROVED, controller.signal));
   }
   if (done?.reason === 'paused') {
     process.stderr.write(

@@ -1,7 +1,12 @@
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionRow } from '../store/sessions.js';
+import { terminalJson, visible } from './sanitize.js';
 
-/** A session as Markdown: readable by people, with each tool call and its result. */
+/**
+ * A session as Markdown: readable by people, with each tool call and its result. Control
+ * characters in what the model and the tools wrote are shown (sanitize.ts), since this is read
+ * at a terminal or with `cat`.
+ */
 export function transcriptMarkdown(row: SessionRow, messages: ChatMessage[]): string {
   const out = [
     `# ${row.title || 'Untitled session'}`,
@@ -32,14 +37,14 @@ export function transcriptMarkdown(row: SessionRow, messages: ChatMessage[]): st
         break;
     }
   }
-  return out.join('\n');
+  return visible(out.join('\n'));
 }
 
-/** A session as JSON lines: one header line, then one line per message. */
+/** A session as JSON lines: one header line, then one line per message; nothing in it acts on a terminal. */
 export function transcriptJsonl(row: SessionRow, messages: ChatMessage[]): string {
   return [
-    JSON.stringify({ type: 'session', ...row }),
-    ...messages.map((m) => JSON.stringify({ type: 'message', ...m })),
+    terminalJson({ type: 'session', ...row }),
+    ...messages.map((m) => terminalJson({ type: 'message', ...m })),
   ]
     .join('\n')
     .concat('\n');

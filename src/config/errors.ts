@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { closest } from '../util/levenshtein.js';
 
 /** A configuration the user must fix; the message names the source and the key. */
 export class ConfigError extends Error {
@@ -162,45 +163,4 @@ function objectLike(node: z.ZodType | undefined): z.ZodType | undefined {
     } else return node;
   }
   return node;
-}
-
-/**
- * The known name a mistyped one most likely meant: the same word in another case or separator
- * style (`maxIterations`, `base-url`), else the nearest by edit distance within a third of its
- * length, else the only name it abbreviates (`temp`).
- */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  const squash = (s: string) => s.toLowerCase().replace(/[-_\s]/g, '');
-  const same = candidates.find((c) => squash(c) === squash(word));
-  if (same) return same;
-  const near = nearest(word, candidates);
-  if (near) return near;
-  const extended = candidates.filter((c) => word.length >= 3 && squash(c).startsWith(squash(word)));
-  return extended.length === 1 ? extended[0] : undefined;
-}
-
-function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

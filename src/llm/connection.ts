@@ -6,6 +6,7 @@ import {
   listModels,
   pickChatModel,
   pickLoadedModel,
+  pickModel,
   type ServerKind,
 } from './discover.js';
 import { createOllamaClient } from './ollama.js';
@@ -47,10 +48,35 @@ export class ConnectionError extends Error {
   override name = 'ConnectionError';
 }
 
+/** The server answers, but has no model by the name asked for. */
+export class UnknownModelError extends ConnectionError {
+  override name = 'UnknownModelError';
+}
+
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
 export async function resolveConnection(settings: ConnectionSettings): Promise<Connection> {
-  const { baseUrl, model, origin, kind } = await findServer(settings);
-  const info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
+  const found = await findServer(settings);
+  const { baseUrl, origin, kind } = found;
+  // A model named by the user is checked against the server's list, in parallel with the probe:
+  // a typo should fail now with the names it could have been, not at the first request.
+  const [probed, listed] = await Promise.all([
+    probeModel(baseUrl, found.model, { kind, apiKey: settings.api_key }),
+    settings.model === undefined
+      ? undefined
+      : listModels(baseUrl, { apiKey: settings.api_key }).catch(() => undefined),
+  ]);
+  let model = found.model;
+  let info = probed;
+  if (listed && listed.length > 0 && !listed.includes(model)) {
+    const meant = pickModel(model, listed);
+    if (!meant) {
+      throw new UnknownModelError(
+        `The server at ${baseUrl} has no model "${model}". It has: ${listed.slice(0, 20).join(', ')}${listed.length > 20 ? ', ...' : ''}. Pass one with -m.`,
+      );
+    }
+    model = meant;
+    info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
+  }
   return { baseUrl, model, origin, kind: info.kind, info, ...contextOf(settings, info) };
 }
 

@@ -111,3 +111,11 @@ export async function pickLoadedModel(server: FoundServer): Promise<string | und
   }
   return pickChatModel(server.models);
 }
+
+/** The model a person meant: the exact name, or the one listed name that contains what was typed. */
+export function pickModel(typed: string, models: string[]): string | undefined {
+  if (models.includes(typed)) return typed;
+  const lower = typed.toLowerCase();
+  const matches = models.filter((m) => m.toLowerCase().includes(lower));
+  return matches.length === 1 ? matches[0] : undefined;
+}

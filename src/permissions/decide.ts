@@ -1,7 +1,16 @@
 import path from 'node:path';
 import { modeDefault, type PermissionMode, planModeRefusal } from './modes.js';
-import { escapeGlob, formatRule, isOutside, matchPath, matchText, type Rule } from './rules.js';
-import { collapseWhitespace, denyForms } from './shell-words.js';
+import {
+  escapeGlob,
+  formatRule,
+  isOutside,
+  matchPath,
+  matchText,
+  matchTextPrefix,
+  type Rule,
+} from './rules.js';
+import { isSecretPath } from './secrets.js';
+import { collapseWhitespace } from './shell-words.js';
 import { type CallSubject, type CallSubjects, subjectsOf, urlHost } from './subjects.js';
 
 export type { CallSubject } from './subjects.js';
@@ -21,16 +30,22 @@ export type Verdict =
   /**
    * `reason` is one line for the user: why this call needs their answer. `secret`: the call touches
    * files that may hold secrets, which no mode pre-approves; only an allow rule naming them does.
+   * `personOnly`: neither a mode nor a rule pre-approves it, only a person's answer.
    */
-  | { action: 'ask'; reason: string; secret?: true };
+  | { action: 'ask'; reason: string; secret?: true; personOnly?: true };
 
 /**
- * Decides a validated call. In order: deny rules; plan mode refusing tools that change things;
- * allow rules; files that look like secrets (ask, whatever the mode); the mode's default.
+ * Decides a validated call. In order: deny rules; plan mode refusing tools that change things; a
+ * shell line a deny rule cannot see through (asks); allow rules; files that look like secrets (ask,
+ * whatever the mode); the mode's default.
  *
- * Matching: a deny rule applies when any part of the call matches it (any path; any simple command
- * of a shell line, including those inside substitutions). An allow rule set covers a call only when
- * every part is covered. A shell line with substitutions, file redirections or anything the splitter
+ * Matching: a deny rule applies when any part of the call matches it (any path, or the file a
+ * symlink leads to; any command a shell line runs: inside substitutions, behind wrappers such as
+ * `sudo`, `env`, `xargs`, `find -exec`, in `bash -c '…'` and `eval`, see shell-view.ts). A shell
+ * line with something no deny rule can see through (`$x` as the command, `python3 -c`, `eval`,
+ * a nested shell) is not run unasked while any patterned deny rule for the tool exists.
+ *
+ * An allow rule set covers a call only when every part is covered. A shell line with substitutions, file redirections or anything the splitter
  * could not follow is covered only by a bare `shell` (or `*`) rule. A secret-looking path is covered
  * only by a rule whose pattern matches it: a bare tool name does not pre-approve secrets. A path
  * outside the workspace is covered only by a pattern that is itself absolute or starts with `../`.
@@ -48,6 +63,18 @@ export function decide(call: CallSubject, policy: Policy): Verdict {
   }
 
   if (policy.mode === 'plan' && call.mutates) return { action: 'deny', reason: planModeRefusal(call.tool) };
+
+  const hidden = subjects.view?.hidden ?? [];
+  if (
+    hidden.length > 0 &&
+    policy.deny.some((rule) => rule.tool === call.tool && rule.pattern !== undefined)
+  ) {
+    return {
+      action: 'ask',
+      reason: `a deny rule for ${call.tool} cannot see through ${hidden.join(', ')}, so this line may run what it forbids (allow rules and "always" answers do not cover it)`,
+      personOnly: true,
+    };
+  }
 
   const cover = coverage(policy.allow, call.tool, subjects);
   if (cover.covered) return { action: 'allow', rule: cover.rules.join(', ') };
@@ -81,11 +108,21 @@ function denies(rule: Rule, tool: string, subjects: CallSubjects): boolean {
   switch (subjects.kind) {
     case 'command': {
       const split = subjects.shell!;
-      const forms = [...split.commands, ...split.nested].flatMap(denyForms);
-      // The whole line too, so that a rule written across an operator (`curl *| sh`) still bites.
-      forms.push(collapseWhitespace(subjects.items[0] ?? ''));
+      const view = subjects.view!;
       const wanted = collapseWhitespace(pattern);
-      return forms.some((form) => matchText(wanted, form));
+      const forms = [
+        // The whole line, so that a rule written across an operator (`curl *| sh`) still bites.
+        subjects.items[0] ?? '',
+        // Each simple command as written, so a rule may name quoting or a wrapper (`sudo *`).
+        ...[...split.commands, ...split.nested].map((command) => command.text),
+        ...view.commands.map((command) => command.words.join(' ')),
+      ];
+      if (forms.some((form) => matchText(wanted, collapseWhitespace(form)))) return true;
+      // `xargs rm`, `find -exec rm {} +`: arguments follow that the line does not show.
+      return view.commands.some(
+        (command) =>
+          command.open && matchTextPrefix(wanted, `${collapseWhitespace(command.words.join(' '))} `),
+      );
     }
     case 'path':
       return subjects.items.some((item) => matchPath(pattern, item));
@@ -141,13 +178,35 @@ function coverage(allow: readonly Rule[], tool: string, subjects: CallSubjects):
       return !(coveredBy((rule) => matchText(rule.pattern, item)) || useBare(bare, used));
     if (subjects.kind === 'url')
       return !(coveredBy((rule) => matchUrl(rule.pattern, item)) || useBare(bare, used));
-    const byPattern = coveredBy((rule) => {
-      if (isOutside(item) && !isOutside(rule.pattern.trim())) return false;
-      return matchPath(rule.pattern, item);
-    });
+    const byPattern = coveredBy((rule) => patternCovers(rule.pattern, item));
     return !(byPattern || (!subjects.secrets.includes(item) && useBare(bare, used)));
   });
   return { covered: uncovered.length === 0, rules: [...used], uncovered };
+}
+
+/** An allow pattern covers a path it matches; a path outside the workspace only when the pattern is outside too. */
+function patternCovers(pattern: string, item: string): boolean {
+  if (isOutside(item) && !isOutside(pattern.trim())) return false;
+  return matchPath(pattern, item);
+}
+
+/**
+ * For tools that read many files in one call (a search): whether a file met along the way must be
+ * left out because it looks like a secret and no allow rule for the tool names it, as a bare tool
+ * name does not. `file` is normalised (workspace-relative); `real` is where it leads when it is a
+ * symlink: either looking like a secret counts, and a rule must then name the secret one.
+ */
+export function leavesOutSecret(allow: readonly Rule[], tool: string, file: string, real?: string): boolean {
+  const secrets = [file, ...(real === undefined || real === file ? [] : [real])].filter(isSecretPath);
+  if (secrets.length === 0) return false;
+  const named = (item: string) =>
+    allow.some(
+      (rule) =>
+        (rule.tool === tool || rule.tool === '*') &&
+        rule.pattern !== undefined &&
+        patternCovers(rule.pattern, item),
+    );
+  return !secrets.every(named);
 }
 
 function useBare(bare: Rule | undefined, used: Set<string>): boolean {

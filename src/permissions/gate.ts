@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import type { ToolCall } from '../llm/types.js';
 import type { AnyTool, SessionState } from '../tools/types.js';
 import {
@@ -7,11 +8,13 @@ import {
   decide,
   describeCall,
   exactRules,
+  leavesOutSecret,
   type Verdict,
 } from './decide.js';
 import type { PermissionMode } from './modes.js';
 import { parseRule, type Rule } from './rules.js';
-import { labelCall } from './subjects.js';
+import { declaredPaths, labelCall } from './subjects.js';
+import { resolveTargets } from './targets.js';
 
 /** The user's answer to an approval request. */
 export interface ApprovalAnswer {
@@ -32,6 +35,8 @@ export interface ApprovalRequest {
   allowRules?: string[];
   /** The call touches files that may hold secrets: no permission mode pre-approves it, only a rule naming them. */
   secret?: boolean;
+  /** No mode and no rule pre-approves it, only a person's answer (a shell line a deny rule cannot see through). */
+  personOnly?: boolean;
 }
 
 /** Asks someone (a person at a terminal, a UI, a library callback) about one call. */
@@ -41,17 +46,22 @@ const ALWAYS_KEY = 'permissions.always';
 
 /**
  * Decides each call from the mode, the configured rules and the "always" answers given in this
- * session (kept in the session state, so a resumed session remembers them).
+ * session (kept in the session state, so a resumed session remembers them). Paths a call declares
+ * are decided on their name and on the file they really lead to (targets.ts).
  */
 export class PermissionGate {
+  private root: Promise<string> | undefined;
+  /** One resolution per validated call, shared by its check, question and "always" answer. */
+  private readonly subjects = new WeakMap<object, Promise<CallSubject>>();
+
   constructor(
     public mode: PermissionMode,
     private readonly rules: { allow: Rule[]; deny: Rule[] },
     private readonly workspace: string,
   ) {}
 
-  check(tool: AnyTool, args: unknown, state: SessionState): Verdict {
-    return decide(this.subject(tool, args), {
+  async check(tool: AnyTool, args: unknown, state: SessionState): Promise<Verdict> {
+    return decide(await this.subject(tool, args), {
       mode: this.mode,
       allow: [...this.rules.allow, ...this.sessionRules(state)],
       deny: this.rules.deny,
@@ -59,26 +69,42 @@ export class PermissionGate {
   }
 
   /** Records an "always" answer; returns the rules added, for the audit trail. */
-  remember(tool: AnyTool, args: unknown, state: SessionState): string[] {
-    const added = alwaysRules(this.subject(tool, args)).map((rule) => rule.text);
+  async remember(tool: AnyTool, args: unknown, state: SessionState): Promise<string[]> {
+    const added = alwaysRules(await this.subject(tool, args)).map((rule) => rule.text);
     const known = (state.get(ALWAYS_KEY) as string[] | undefined) ?? [];
     state.set(ALWAYS_KEY, [...new Set([...known, ...added])]);
     return added;
   }
 
-  /** The call in one line for an approval question: the exact command, or the tool and what it touches. */
-  summary(tool: AnyTool, args: unknown): string {
-    return describeCall(this.subject(tool, args));
+  /**
+   * The call in one line for an approval question: the exact command, or the tool and what it
+   * touches, with where a symlink really leads (`read_file alias.txt → .env`).
+   */
+  async summary(tool: AnyTool, args: unknown): Promise<string> {
+    return describeCall(await this.subject(tool, args));
   }
 
-  /** `--allow` rules that would let exactly this call run without asking. */
-  allowRules(tool: AnyTool, args: unknown): string[] {
-    return exactRules(this.subject(tool, args));
+  /**
+   * `--allow` rules that would let exactly this call run without asking: for a symlink, rules for
+   * the name and for the file it leads to.
+   */
+  async allowRules(tool: AnyTool, args: unknown): Promise<string[]> {
+    return exactRules(await this.subject(tool, args));
   }
 
-  /** The call in one line for a tool row: `shell npm test`, `write_file src/a.ts`. */
+  /**
+   * For a tool that reads many files in one call (a search): a test saying which files it must
+   * leave out, true for a workspace-relative path (or the real path it leads to) that looks like
+   * a secret and that no allow rule for the tool names, "always" answers of this session included.
+   */
+  secretFilter(tool: string, state: SessionState): (file: string, real?: string) => boolean {
+    const allow = [...this.rules.allow, ...this.sessionRules(state)];
+    return (file, real) => leavesOutSecret(allow, tool, file, real);
+  }
+
+  /** The call in one line for a tool row: `shell npm test`, `write_file src/a.ts`, as the call names it. */
   label(tool: AnyTool, args: unknown): string {
-    return labelCall(this.subject(tool, args));
+    return labelCall(callSubject(tool, args, this.workspace));
   }
 
   private sessionRules(state: SessionState): Rule[] {
@@ -86,7 +112,22 @@ export class PermissionGate {
     return Array.isArray(texts) ? texts.map((text) => parseRule(String(text))) : [];
   }
 
-  private subject(tool: AnyTool, args: unknown): CallSubject {
-    return callSubject(tool, args, this.workspace);
+  private subject(tool: AnyTool, args: unknown): Promise<CallSubject> {
+    if (!args || typeof args !== 'object') return this.resolve(tool, args);
+    let subject = this.subjects.get(args);
+    if (!subject) {
+      subject = this.resolve(tool, args);
+      this.subjects.set(args, subject);
+    }
+    return subject;
+  }
+
+  private async resolve(tool: AnyTool, args: unknown): Promise<CallSubject> {
+    const plain = callSubject(tool, args, this.workspace);
+    const paths = declaredPaths(plain.touches);
+    if (paths.length === 0) return plain;
+    this.root ??= realpath(this.workspace).catch(() => this.workspace);
+    const targets = await resolveTargets(paths, this.workspace, await this.root);
+    return callSubject(tool, args, this.workspace, targets);
   }
 }

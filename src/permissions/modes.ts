@@ -10,6 +10,13 @@ export type PermissionMode = 'auto' | 'normal' | 'manual' | 'plan';
 
 export const PERMISSION_MODES: readonly PermissionMode[] = ['auto', 'normal', 'manual', 'plan'];
 
+/** What people type, coming from other agents: `yolo` is Hearth's `auto`. */
+export function permissionModeNamed(name: string): PermissionMode | undefined {
+  const wanted = name.trim().toLowerCase();
+  if (wanted === 'yolo') return 'auto';
+  return isPermissionMode(wanted) ? wanted : undefined;
+}
+
 export function isPermissionMode(value: unknown): value is PermissionMode {
   return typeof value === 'string' && (PERMISSION_MODES as readonly string[]).includes(value);
 }

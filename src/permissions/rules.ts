@@ -98,8 +98,25 @@ export interface GlobOptions {
 export function matchPath(pattern: string, subject: string, opts: GlobOptions = {}): boolean {
   const glob = normalizePattern(pattern);
   if (subject === '.' && glob === '**') return true;
-  const test = picomatch(glob, { dot: true, nocase: opts.nocase ?? false });
+  const nocase = opts.nocase ?? false;
+  const test = compiled(`${nocase ? 'i' : 'c'}${glob}`, () => picomatch(glob, { dot: true, nocase }));
   return test(glob.includes('/') ? subject : subject.slice(subject.lastIndexOf('/') + 1));
+}
+
+// Every tool call is matched against every rule and secret pattern: compiling each pattern once,
+// not once per call, keeps that cheap. Patterns come from config and "always" answers, so the
+// set is small; the bound only guards against a session that keeps inventing new ones.
+const COMPILED_LIMIT = 2000;
+const compiledPatterns = new Map<string, (text: string) => boolean>();
+
+function compiled(key: string, make: () => (text: string) => boolean): (text: string) => boolean {
+  let test = compiledPatterns.get(key);
+  if (!test) {
+    if (compiledPatterns.size >= COMPILED_LIMIT) compiledPatterns.clear();
+    test = make();
+    compiledPatterns.set(key, test);
+  }
+  return test;
 }
 
 function normalizePattern(pattern: string): string {
@@ -111,14 +128,42 @@ function normalizePattern(pattern: string): string {
 
 /**
  * Matches text against a pattern in which `*` stands for any run of characters (spaces and
- * newlines included) and everything else is literal; the whole text must match.
+ * newlines included) and everything else is literal; the whole text must match. No regular
+ * expression: with several `*` one could backtrack for seconds over a long command line, which
+ * the model writes. The literal pieces between stars are found leftmost first, which is enough
+ * when `*` is the only wildcard.
  */
 export function matchText(pattern: string, text: string): boolean {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 's').test(text);
+  return compiled(`t${pattern}`, () => wildcard(pattern.split('*')))(text);
+}
+
+function wildcard(parts: string[]): (text: string) => boolean {
+  const first = parts[0]!;
+  const last = parts.at(-1)!;
+  const middle = parts.slice(1, -1);
+  if (parts.length === 1) return (text) => text === first;
+  return (text) => {
+    const end = text.length - last.length;
+    if (end < first.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+    let at = first.length;
+    for (const part of middle) {
+      const found = text.indexOf(part, at);
+      if (found < 0 || found + part.length > end) return false;
+      at = found + part.length;
+    }
+    return true;
+  };
+}
+
+/**
+ * Whether some text that starts with `start` matches the pattern (as `matchText` reads it): for
+ * a command whose last arguments are not known yet, such as the one `xargs` runs.
+ */
+export function matchTextPrefix(pattern: string, start: string): boolean {
+  const star = pattern.indexOf('*');
+  const head = star < 0 ? pattern : pattern.slice(0, star);
+  // Past the first star anything may follow, so only the literal head has to agree with `start`.
+  return star < 0 ? head.startsWith(start) : start.startsWith(head) || head.startsWith(start);
 }
 
 /** Escapes glob syntax in a literal path, so a derived rule matches that path and nothing else. */

@@ -135,15 +135,15 @@ class Scanner {
         pending = this.redirection();
       } else if (c === '(') {
         this.flag('a subshell or function');
-        endWord();
+        // `f() { rm x; }`: the body that follows is a command of its own, not arguments of `f`.
+        endCommand();
         this.i++;
         this.nested.push(...this.list(true));
       } else if (c === ')') {
         this.i++;
-        if (inner) {
-          endCommand();
-          return commands;
-        }
+        endCommand();
+        if (inner) return commands;
+        // A case pattern (`a) rm x;;`): what follows is a command of its own.
         this.flag('an unmatched ")"');
       } else {
         append(c, c);
@@ -271,45 +271,4 @@ export function splitShell(command: string): ShellSplit {
 /** Trims a command and collapses each run of whitespace to one space, as rules are compared. */
 export function collapseWhitespace(text: string): string {
   return text.trim().replace(/\s+/g, ' ');
-}
-
-// Words that run the rest of the line as a command of its own; a deny rule should see through them.
-const PREFIX_WORDS = new Set([
-  'sudo',
-  'doas',
-  'env',
-  'command',
-  'builtin',
-  'exec',
-  'nohup',
-  'time',
-  'then',
-  'do',
-  'else',
-  'if',
-  'elif',
-  'while',
-  'until',
-  '!',
-  '{',
-]);
-
-/**
- * The spellings of one command that deny rules are tried against: as written, unquoted, and with
- * leading variable assignments, wrapper words (`sudo`, `env`, `exec`, ...) and the program's
- * directory stripped, so that `FOO=1 sudo /bin/rm -rf x` still meets `shell(rm *)`. Best effort
- * only: `bash -c "..."` and its kin are the sandbox's business.
- */
-export function denyForms(command: ShellCommand): string[] {
-  const forms = new Set([command.text, command.words.map((w) => w.value).join(' ')]);
-  let rest = command.words.map((w) => w.value);
-  while (rest.length > 0 && (PREFIX_WORDS.has(rest[0]!) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0]!))) {
-    rest = rest.slice(1);
-  }
-  if (rest.length > 0) {
-    forms.add(rest.join(' '));
-    const program = rest[0]!.slice(rest[0]!.lastIndexOf('/') + 1);
-    forms.add([program, ...rest.slice(1)].join(' '));
-  }
-  return [...forms].map(collapseWhitespace).filter((form) => form !== '');
 }

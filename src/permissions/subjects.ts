@@ -1,6 +1,7 @@
 import type { AnyTool, Touches } from '../tools/types.js';
 import { normalizePath } from './rules.js';
 import { globTargetsSecrets, isSecretPath } from './secrets.js';
+import { type ShellView, viewShell } from './shell-view.js';
 import { type ShellSplit, splitShell } from './shell-words.js';
 
 /** What the permission engine needs to know about one validated tool call. */
@@ -16,10 +17,20 @@ export interface CallSubject {
   label?: string;
   /** The workspace root; absolute path arguments inside it are then matched as relative ones. */
   workspace?: string;
+  /**
+   * Where declared paths really lead, when that differs from the name (targets.ts): normalised
+   * name → real path. Rules and the secret check then see both.
+   */
+  targets?: ReadonlyMap<string, string>;
 }
 
 /** Builds the subject of a call from the tool's own declaration; no tool is known by name here. */
-export function callSubject(tool: AnyTool, args: unknown, workspace?: string): CallSubject {
+export function callSubject(
+  tool: AnyTool,
+  args: unknown,
+  workspace?: string,
+  targets?: ReadonlyMap<string, string>,
+): CallSubject {
   const record = args && typeof args === 'object' ? (args as Record<string, unknown>) : {};
   return {
     tool: tool.name,
@@ -28,13 +39,20 @@ export function callSubject(tool: AnyTool, args: unknown, workspace?: string): C
     args: record,
     label: tool.label?.(args),
     workspace,
+    ...(targets && targets.size > 0 ? { targets } : {}),
   };
+}
+
+/** The paths a call declares it reads or writes, as given. */
+export function declaredPaths(touches: Touches): string[] {
+  return [...(touches.reads ?? []), ...(touches.writes ?? [])];
 }
 
 /**
  * How rule patterns read a call:
  * - `command`: the command line, split into simple commands (shell-words.ts);
- * - `path`: each path read or written, normalised (rules.ts `normalizePath`) and matched as a glob;
+ * - `path`: each path read or written, normalised (rules.ts `normalizePath`) and matched as a glob,
+ *   and where it really leads when that differs (a symlink): a rule matching either applies;
  * - `url`: each URL, matched by its host or as a whole;
  * - `text`: a string matched with `*` wildcards: the text the tool declares (a commit message),
  *   or for a tool that declares nothing the compact JSON of its arguments, e.g. `todo_write({"todos":*})`.
@@ -43,33 +61,46 @@ export type SubjectKind = 'command' | 'path' | 'url' | 'text';
 
 export interface CallSubjects {
   kind: SubjectKind;
-  /** Normalised paths, the command line, the URLs or the text, depending on `kind`. */
+  /** Normalised paths (with the real paths they lead to), the command line, the URLs or the text, depending on `kind`. */
   items: string[];
+  /** For `path`: the paths as the call names them, each with where it really leads when that differs. */
+  shown?: string[];
   /** The items that look like secret files (or a file filter aimed at them); only for `path`. */
   secrets: string[];
   /** Set for `command`. */
   shell?: ShellSplit;
+  /** Set for `command`: every command the line runs, wrappers unwrapped, and what cannot be seen through. */
+  view?: ShellView;
 }
 
 /** Reads what rules are matched against out of the tool's declaration. */
 export function subjectsOf(call: CallSubject): CallSubjects {
   const { touches } = call;
   if (touches.command !== undefined) {
-    return { kind: 'command', items: [touches.command], secrets: [], shell: splitShell(touches.command) };
+    const shell = splitShell(touches.command);
+    return { kind: 'command', items: [touches.command], secrets: [], shell, view: viewShell(shell) };
   }
-  const paths = [...(touches.reads ?? []), ...(touches.writes ?? [])];
+  const paths = declaredPaths(touches);
   const filters = (touches.filters ?? []).map((f) => f.trim()).filter((f) => f !== '');
   if (paths.length > 0 || filters.length > 0) {
-    const items = [...new Set(paths.map((p) => normalizePath(p, call.workspace)))];
+    const names = [...new Set(paths.map((p) => normalizePath(p, call.workspace)))];
+    const items = [...names];
+    const shown = names.map((name) => {
+      const target = call.targets?.get(name);
+      if (target === undefined) return name;
+      if (!items.includes(target)) items.push(target);
+      return `${name} → ${target}`;
+    });
     const secrets = items.filter(isSecretPath);
     // A file filter aimed at secrets reads them as surely as naming the file would, so rules see it too.
     for (const filter of filters) {
       if (globTargetsSecrets(filter) && !items.includes(filter)) {
         items.push(filter);
         secrets.push(filter);
+        shown.push(filter);
       }
     }
-    return { kind: 'path', items, secrets };
+    return { kind: 'path', items, secrets, shown };
   }
   if (touches.urls?.length) return { kind: 'url', items: touches.urls, secrets: [] };
   if (touches.text !== undefined) return { kind: 'text', items: [touches.text], secrets: [] };
@@ -93,6 +124,7 @@ export function describeCall(call: CallSubject): string {
     case 'command':
       return oneLine(subjects.items[0] ?? '');
     case 'path':
+      return `${call.tool} ${(subjects.shown ?? subjects.items).join(' ')}`;
     case 'url':
       return `${call.tool} ${subjects.items.join(' ')}`;
     case 'text': {

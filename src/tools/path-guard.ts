@@ -1,6 +1,7 @@
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PROTECTED_FILES } from '../sandbox/protected-paths.js';
+import { realpathLoose } from '../util/real-path.js';
 import { ToolError } from './types.js';
 
 export interface ResolveOptions {
@@ -26,9 +27,6 @@ function assertWritable(workspace: string, abs: string, p: string): void {
     );
   }
 }
-
-// Linux allows 40 symlink hops before ELOOP; matching it keeps our verdicts in line with the kernel's.
-const MAX_SYMLINK_HOPS = 40;
 
 /**
  * Resolves a path given by the model to the absolute real path it denotes, refusing anything that
@@ -61,7 +59,13 @@ export async function resolveInWorkspace(
     );
   }
 
-  const { real, exists } = await resolveLoose(lexical, p);
+  const resolved = await realpathLoose(lexical);
+  if (!resolved.ok) {
+    throw new ToolError(
+      resolved.loop ? `Path "${p}" has a symlink loop.` : `Cannot resolve path "${p}": ${resolved.message}`,
+    );
+  }
+  const { real, exists } = resolved;
   if (!isInside(root, real)) {
     throw new ToolError(
       `Path "${p}" resolves through a symlink to ${real}, which is outside the workspace (${root}). ` +
@@ -96,49 +100,6 @@ async function realpathOrSelf(p: string): Promise<string> {
     return await realpath(p);
   } catch {
     return path.resolve(p);
-  }
-}
-
-/**
- * realpath() that tolerates missing tails: the deepest existing ancestor is resolved and the missing
- * components are appended. Dangling symlinks along the way are followed by hand, because writing
- * through one creates its target, and that target is what must stay inside the workspace.
- */
-async function resolveLoose(abs: string, original: string): Promise<{ real: string; exists: boolean }> {
-  let current = abs;
-  const missing: string[] = [];
-  let hops = 0;
-  for (;;) {
-    try {
-      const real = await realpath(current);
-      return { real: path.join(real, ...missing), exists: missing.length === 0 };
-    } catch (err) {
-      const code = errorCode(err);
-      if (code === 'ELOOP') {
-        throw new ToolError(`Path "${original}" has a symlink loop.`);
-      }
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') {
-        throw new ToolError(`Cannot resolve path "${original}": ${errorMessage(err)}`);
-      }
-    }
-
-    const link = await lstat(current).catch(() => undefined);
-    if (link?.isSymbolicLink()) {
-      hops += 1;
-      if (hops > MAX_SYMLINK_HOPS) {
-        throw new ToolError(`Path "${original}" has a symlink loop.`);
-      }
-      const target = await readlink(current);
-      current = path.resolve(path.dirname(current), target);
-      continue;
-    }
-
-    const parent = path.dirname(current);
-    if (parent === current) {
-      return { real: path.join(current, ...missing), exists: false };
-    }
-    missing.unshift(path.basename(current));
-    current = parent;
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolCall, ToolSchema } from '../llm/types.js';
-import { levenshtein } from '../util/levenshtein.js';
+import { closest } from '../util/levenshtein.js';
 import { resolveArgumentAliases } from './argument-aliases.js';
 import { truncateMiddle } from './truncate.js';
 import { type AnyTool, type ToolContext, ToolError } from './types.js';
@@ -167,18 +167,4 @@ function cap(text: string): string {
 
 function clip(text: string): string {
   return text.length > 300 ? `${text.slice(0, 300)}...` : text;
-}
-
-/** Nearest name by edit distance, if close enough to be a plausible typo. */
-export function closest(name: string, options: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const option of options) {
-    const d = levenshtein(name.toLowerCase(), option.toLowerCase());
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = option;
-    }
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
 }

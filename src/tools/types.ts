@@ -20,6 +20,12 @@ export interface ToolContext {
    * searched). People see it as it comes; the model sees only the final result.
    */
   progress(text: string): void;
+  /**
+   * True for a workspace-relative file this call may not see unless it names it: files that may
+   * hold secrets and that no allow rule names. Tools that sweep many files (grep, glob) leave them
+   * out and say so; a file named explicitly has already been through the permission check.
+   */
+  leavesOut?(path: string): boolean;
 }
 
 /**

@@ -17,3 +17,31 @@ export function levenshtein(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/**
+ * The known name a mistyped one most likely meant: the same word in another case or separator
+ * style (`maxIterations`, `base-url`), else the nearest by edit distance within a third of its
+ * length, else the only name it abbreviates (`temp`).
+ */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const squash = (s: string) => s.toLowerCase().replace(/[-_\s]/g, '');
+  const same = candidates.find((c) => squash(c) === squash(word));
+  if (same) return same;
+  const near = nearest(word, candidates);
+  if (near) return near;
+  const extended = candidates.filter((c) => word.length >= 3 && squash(c).startsWith(squash(word)));
+  return extended.length === 1 ? extended[0] : undefined;
+}
+
+function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const d = levenshtein(word.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}

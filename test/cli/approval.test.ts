@@ -18,13 +18,15 @@ describe('approvals at a real terminal', () => {
     ]);
     const term = cli.terminal(['make files']);
     await term.waitFor(/write_file one\.txt[\s\S]*Allow\?/);
-    term.send('y\r');
+    // One key answers; no Enter is needed.
+    expect(term.screen).toMatch(/y once · a always \(similar calls\) · n no {2}\(one key\)/);
+    term.send('y');
     await term.waitFor(/\? ls -1[\s\S]*Allow\?/);
-    term.send('a\r');
+    term.send('a');
     // `ls -la` is covered by the "always" answer for `ls`: the next question is about three.txt.
     await term.waitFor(/write_file three\.txt[\s\S]*Allow\?/);
     expect(term.screen).not.toMatch(/\? ls -la/);
-    term.send('n\r');
+    term.send('n');
     await term.waitFor(/Reason for the model/);
     term.send('not that file\r');
     expect(await term.exited).toBe(0);

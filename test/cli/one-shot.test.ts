@@ -27,7 +27,9 @@ describe('hearth one-shot CLI (built, as a subprocess)', () => {
     expect(await readFile(join(cli.workspace, 'SUMMARY.md'), 'utf8')).toBe(
       'A demo project.\nIt does things.\n',
     );
-    expect(r.stdout).toContain('Wrote SUMMARY.md (2 lines).');
+    // Stdout is a pipe here: it holds the answer and nothing else; what came before tool calls went to stderr.
+    expect(r.stdout).toBe('Wrote SUMMARY.md (2 lines).\n');
+    expect(r.stderr).toContain('Let me read it.');
     expect(r.stderr).toMatch(/✓ read_file README\.md/);
     expect(r.stderr).toMatch(/✓ shell wc -l/);
 

@@ -155,4 +155,24 @@ describe('REPL slash commands', () => {
     term.send(keys.ctrlD);
     expect(await term.exited).toBe(0);
   });
+
+  it('/plan TASK plans in plan mode, then on y carries it out with the plan as the todo list; /mode yolo is auto', async () => {
+    const term = await cli.repl([
+      reply().text('1. Write a.txt\n2. Verify it'),
+      reply().tool('todo_write', { todos: [{ id: '1', status: 'done' }], merge: true }),
+      reply().text('Planned and done.'),
+    ]);
+    expect(await term.enter('/mode yolo')).toContain('Permission mode: auto');
+    term.send('/plan write a file\r');
+    await term.waitFor(/Carry out this plan\? y yes · n no/);
+    term.send('y');
+    await term.waitFor(/Planned and done\./);
+    await term.waitFor(atPrompt);
+    const todo = await term.enter('/todo');
+    expect(todo).toMatch(/\[x\] 1\. Write a\.txt/);
+    expect(todo).toMatch(/\[ \] 2\. Verify it/);
+    expect(await term.enter('/mode')).toMatch(/\* auto/);
+    term.send(keys.ctrlD);
+    expect(await term.exited).toBe(0);
+  });
 });

@@ -77,6 +77,53 @@ describe('a script driving hearth without a terminal', () => {
   });
 });
 
+describe('the answer on stdout', () => {
+  it("at a terminal, each turn's text starts on a new paragraph instead of running into the last", async () => {
+    await serve([reply().text('Let me look.').tool('list_dir', {}), reply().text('It is empty.')]);
+    const term = cli.terminal(['--yolo', 'look']);
+    expect(await term.exited).toBe(0);
+    expect(term.screen).toMatch(/Let me look\.\r?\n[\s\S]*\r?\n\r?\nIt is empty\./);
+    expect(term.screen).not.toContain('Let me look.It is empty.');
+  });
+});
+
+describe('--plan', () => {
+  const turns = () => [
+    reply().tool('write_file', { path: 'early.txt', content: 'too soon' }),
+    reply().text('1. Create notes.txt\n2. Check it'),
+    reply().tool('write_file', { path: 'notes.txt', content: 'planned\n' }),
+    reply().text('Done.'),
+  ];
+
+  it('plans read-only, asks, then carries the plan out with its steps as the todo list', async () => {
+    await serve(turns());
+    const term = cli.terminal(['--yolo', '--plan', 'make notes']);
+    await term.waitFor(/Carry out this plan\? y yes · n no/);
+    term.send('y');
+    expect(await term.exited).toBe(0);
+    expect(term.screen).toContain("The plan's 2 steps are the todo list now.");
+    await expect(readFile(join(cli.workspace, 'early.txt'))).rejects.toThrow();
+    expect(await readFile(join(cli.workspace, 'notes.txt'), 'utf8')).toBe('planned\n');
+    const planning = cli.server.requests[1]!.body.messages as ChatMessage[];
+    expect(planning[1]!.content).toMatch(/^make notes\n\n\[Plan first:/);
+    expect(planning.at(-1)!.content).toMatch(/^Error: Plan mode: write_file was not run/);
+    const carrying = cli.server.requests[2]!.body.messages as ChatMessage[];
+    expect(carrying.at(-1)).toEqual({
+      role: 'user',
+      content: expect.stringMatching(/^The plan is approved/),
+    });
+  });
+
+  it('without a terminal, stops after the plan and says how to go on', async () => {
+    await serve(turns());
+    const r = await cli.run(['--yolo', '--plan', 'make notes']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('1. Create notes.txt');
+    expect(r.stderr).toMatch(/The plan waits for your go-ahead: hearth --resume \S+ "go ahead"/);
+    await expect(readFile(join(cli.workspace, 'notes.txt'))).rejects.toThrow();
+  });
+});
+
 describe('long command output', () => {
   const LOUD = 'seq 1 60000';
 
@@ -128,6 +175,20 @@ describe('errors a user can act on, in one line and without a stack trace', () =
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(message);
     oneLine(r.stderr);
+  });
+
+  it('a model the server does not have, named with -m: the names it could be', async () => {
+    await serve([reply().text('never')]);
+    const r = await cli.run(['-m', 'qwen-tset', 'hi']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/has no model "qwen-tset"\. It has: qwen-test\. Pass one with -m\./);
+    oneLine(r.stderr);
+    expect(cli.server.requests).toHaveLength(0);
+    // A unique part of a listed name is taken as that model.
+    await serve([reply().text('fine')]);
+    const partial = await cli.run(['-m', 'qwen', 'hi']);
+    expect(partial.code).toBe(0);
+    expect(cli.server.requests[0]!.body.model).toBe('qwen-test');
   });
 
   it('a workspace that is a file', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDotenv } from '../../src/config/dotenv.js';
-import { closest } from '../../src/config/errors.js';
+import { closest } from '../../src/util/levenshtein.js';
 
 describe('parseDotenv', () => {
   it('reads assignments, with or without export, skipping comments and blank lines', () => {

@@ -3,6 +3,7 @@ import {
   escapeGlob,
   matchPath,
   matchText,
+  matchTextPrefix,
   normalizePath,
   parseRule,
   parseRules,
@@ -100,8 +101,35 @@ describe('matchText', () => {
     ['a.b', 'axb', false],
     ['a (b)', 'a (b)', true],
     ['multi*', 'multi\nline', true],
+    ['curl *| sh', 'curl http://x | sh', true],
+    ['curl *| sh', 'curl http://x | sh -s', false],
+    ['*a*b*c*', 'xxaxxbxxcxx', true],
+    ['*a*b*c*', 'xxaxxcxxbxx', false],
+    ['a*a', 'a', false],
+    ['a*a', 'aa', true],
+    ['*', '', true],
   ])('%j ~ %j → %s', (pattern, text, expected) => {
     expect(matchText(pattern, text)).toBe(expected);
+  });
+
+  it('answers on a long line against a pattern with many stars', () => {
+    // A backtracking regular expression takes exponential time here; the piecewise match does not.
+    const text = `${'a'.repeat(50_000)}!`;
+    expect(matchText('*a*a*a*a*a*a*a*b', text)).toBe(false);
+  });
+});
+
+describe('matchTextPrefix', () => {
+  it.each([
+    ['rm *', 'rm ', true],
+    ['rm -rf *', 'rm ', true],
+    ['rm -rf *', 'rm -f ', false],
+    ['git push*', 'git ', true],
+    ['git push*', 'git status ', false],
+    ['rm', 'rm ', false],
+    ['rm x', 'rm ', true],
+  ])('%j could match a text starting with %j → %s', (pattern, start, expected) => {
+    expect(matchTextPrefix(pattern, start)).toBe(expected);
   });
 });
 

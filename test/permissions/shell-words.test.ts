@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { denyForms, splitShell } from '../../src/permissions/shell-words.js';
+import { splitShell } from '../../src/permissions/shell-words.js';
 
 const texts = (command: string) => splitShell(command).commands.map((c) => c.text);
 
@@ -70,20 +70,5 @@ describe('splitShell', () => {
   it('reads an fd number only when it is the whole word', () => {
     expect(texts('echo foo2>/dev/null')).toEqual(['echo foo2']);
     expect(texts('echo 2 >/dev/null')).toEqual(['echo 2']);
-  });
-});
-
-describe('denyForms', () => {
-  const forms = (command: string) => splitShell(command).commands.flatMap(denyForms);
-
-  it.each([
-    ['FOO=1 rm -rf x', 'rm -rf x'],
-    ['sudo rm -rf x', 'rm -rf x'],
-    ['/bin/rm -rf x', 'rm -rf x'],
-    ['env A=b /usr/bin/rm -rf x', 'rm -rf x'],
-    ["r''m -rf x", 'rm -rf x'],
-    ['"rm" -rf x', 'rm -rf x'],
-  ])('%j is also seen as %j', (command, form) => {
-    expect(forms(command)).toContain(form);
   });
 });

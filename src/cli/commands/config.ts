@@ -5,7 +5,10 @@ import { configSchema } from '../../config/schema.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 
 export function addConfigCommands(program: Command): void {
-  const config = program.command('config').description('show the effective configuration and its files');
+  const config = program
+    .command('config')
+    .description('show the effective configuration and its files')
+    .action(() => config.outputHelp());
 
   config
     .command('show')

@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
 import { formatPromptSize, measurePrompt } from '../../agent/prompt-size.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
 
 export function addDebugCommands(program: Command): void {
-  const debug = program.command('debug').description('inspect what Hearth sends to the model');
+  const debug = program
+    .command('debug')
+    .description('inspect what Hearth sends to the model')
+    .action(() => debug.outputHelp());
   debug
     .command('prompt')
     .description('size of the system prompt and each tool schema (characters and estimated tokens)')
@@ -16,7 +20,7 @@ export function addDebugCommands(program: Command): void {
       const size = measurePrompt(runtime.systemPrompt, runtime.tools);
       if (opts.json) process.stdout.write(`${JSON.stringify(size, null, 2)}\n`);
       else {
-        if (opts.show) process.stdout.write(`${runtime.systemPrompt}\n\n`);
+        if (opts.show) process.stdout.write(`${visible(runtime.systemPrompt)}\n\n`);
         process.stdout.write(`${formatPromptSize(size)}\n`);
       }
       await runtime.close();

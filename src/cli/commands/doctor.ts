@@ -2,12 +2,14 @@ import { accessSync, constants } from 'node:fs';
 import type { Command } from 'commander';
 import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
+import { UnknownModelError } from '../../llm/connection.js';
 import { listModels } from '../../llm/discover.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import { openDatabase } from '../../store/database.js';
 import { type Connection, createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { colorEnabled, makeStyle } from '../render.js';
+import { terminalJson, visible } from '../sanitize.js';
 
 export interface Check {
   name: string;
@@ -57,6 +59,17 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
   try {
     connection = await resolveConnection(runtime.config);
   } catch (err) {
+    if (err instanceof UnknownModelError) {
+      return [
+        { name: 'server', ok: true, detail: runtime.config.base_url ?? 'found' },
+        {
+          name: 'model',
+          ok: false,
+          detail: err.message,
+          fix: 'Load the model in the server, or pick a listed one with -m.',
+        },
+      ];
+    }
     return [
       {
         name: 'server',
@@ -212,14 +225,15 @@ function databaseCheck(runtime: Runtime): Check {
 
 function print(checks: Check[], json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2)}\n`);
+    process.stdout.write(`${terminalJson({ ok: checks.every((c) => c.ok), checks }, 2)}\n`);
     return;
   }
   const style = makeStyle(colorEnabled(process.stdout, process.env));
   const width = Math.max(...checks.map((c) => c.name.length));
   for (const c of checks) {
     const mark = !c.ok ? style.red('✗') : c.warning ? style.yellow('!') : style.green('✓');
-    process.stdout.write(`${mark} ${c.name.padEnd(width)}  ${c.detail}\n`);
+    // Details quote the server and the model (its answer to the tool-calling probe): shown, never obeyed.
+    process.stdout.write(`${mark} ${c.name.padEnd(width)}  ${visible(c.detail)}\n`);
     if (c.fix) process.stdout.write(`  ${' '.repeat(width)}  ${style.dim(`fix: ${c.fix}`)}\n`);
   }
 }

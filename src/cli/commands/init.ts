@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { locateConfigFile } from '../../config/sources.js';
 import { discoverServer, listModels, pickChatModel, pickLoadedModel } from '../../llm/discover.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
 
 interface InitFlags extends GlobalFlags {
   yes?: boolean;
@@ -120,7 +121,8 @@ async function chooseSettings(
       if (answer && models.length === 0)
         process.stderr.write(`  (${answer} does not answer now; saving it anyway)\n`);
     }
-    if (models.length > 0) process.stderr.write(`  Models there: ${models.slice(0, 12).join(', ')}\n`);
+    if (models.length > 0)
+      process.stderr.write(`  Models there: ${visible(models.slice(0, 12).join(', '))}\n`);
     const chosen = await ask(model ? 'Model' : 'Model (empty: whichever the server has loaded)', model ?? '');
     model = chosen || undefined;
   }

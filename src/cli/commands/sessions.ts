@@ -6,6 +6,7 @@ import { AgentSession } from '../../agent/session.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
 import { UsageError } from '../usage-error.js';
 
@@ -44,7 +45,7 @@ export function addSessionCommands(program: Command): void {
             String(r.turns).padStart(5),
             String(r.promptTokens + r.completionTokens).padStart(8),
             r.status.padEnd(9),
-            (r.title || '(untitled)').slice(0, 50),
+            visible(r.title || '(untitled)').slice(0, 50),
             opts.all ? r.workspace : '',
           ].join('  '),
         );
@@ -76,7 +77,9 @@ export function addSessionCommands(program: Command): void {
             `Session ${row.id} keeps no output for call ${call}: only calls with more to show than the model got (long output, diffs) have one.`,
           );
         }
-        process.stdout.write(body.endsWith('\n') ? body : `${body}\n`);
+        // As people see it everywhere else: control characters shown, not obeyed.
+        const shown = visible(body);
+        process.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
       }),
     );
 
@@ -106,7 +109,7 @@ export function addSessionCommands(program: Command): void {
       withStore(cmd, (store) => {
         const row = store.resolve(id);
         store.remove(row.id);
-        process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${row.title})` : ''}.\n`);
+        process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${visible(row.title)})` : ''}.\n`);
       }),
     );
 

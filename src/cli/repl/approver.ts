@@ -20,6 +20,12 @@ export function replApprover(options: {
     const answer = await askApproval(request, signal, {
       style,
       write: (text) => err.write(text),
+      choose: async (question, keys, cancel) => {
+        const result = await editor.choose(question, keys, cancel);
+        if (result.kind === 'key') return result.key;
+        if (result.kind === 'interrupt' && !cancel.aborted) turns.interrupt();
+        return undefined;
+      },
       ask: async (question, cancel) => {
         const result = await editor.question(question, cancel);
         if (result.kind === 'line') return result.text;

@@ -1,4 +1,4 @@
-import { closest } from '../../tools/registry.js';
+import { closest } from '../../util/levenshtein.js';
 import type { Style } from '../render.js';
 import { infoCommands } from './info-commands.js';
 import type { ReplRenderer } from './render-turn.js';
@@ -16,6 +16,8 @@ export interface CommandContext {
   print(text: string, newline?: boolean): void;
   /** Ends the REPL after this command. */
   exit(): void;
+  /** Runs a task as if typed; `planFirst` plans it in plan mode and asks before carrying it out. */
+  runTask(task: string, planFirst?: boolean): Promise<void>;
 }
 
 export interface SlashCommand {

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listModels } from '../../llm/discover.js';
-import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../../permissions/modes.js';
+import { listModels, pickModel } from '../../llm/discover.js';
+import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
 import { formatTokens } from '../render.js';
+import { visible } from '../sanitize.js';
 import type { CommandContext, SlashCommand } from './commands.js';
 
 const MODE_HELP: Record<PermissionMode, string> = {
@@ -46,7 +47,7 @@ const model: SlashCommand = {
     const { connection } = repl;
     let models: string[];
     try {
-      models = await listModels(connection.baseUrl, { apiKey: repl.runtime.config.api_key });
+      models = (await listModels(connection.baseUrl, { apiKey: repl.runtime.config.api_key })).map(visible);
     } catch (err) {
       return ctx.print(
         style.red(`Cannot list the models at ${connection.baseUrl}: ${(err as Error).message}`),
@@ -67,18 +68,10 @@ const model: SlashCommand = {
   },
 };
 
-/** The exact name, or the one model whose name contains what was typed. */
-function pickModel(typed: string, models: string[]): string | undefined {
-  if (models.includes(typed)) return typed;
-  const lower = typed.toLowerCase();
-  const matches = models.filter((m) => m.toLowerCase().includes(lower));
-  return matches.length === 1 ? matches[0] : undefined;
-}
-
 const mode: SlashCommand = {
   name: 'mode',
   args: '[MODE]',
-  summary: 'permission mode: auto, normal, manual or plan',
+  summary: 'permission mode: auto (yolo), normal, manual or plan',
   run(ctx, arg) {
     const { gate } = ctx.repl.runtime;
     if (!arg) {
@@ -87,9 +80,8 @@ const mode: SlashCommand = {
       );
       return ctx.print([...lines, ctx.style.dim('Change with /mode MODE.')].join('\n'));
     }
-    const wanted = arg.toLowerCase();
-    if (!isPermissionMode(wanted))
-      return ctx.print(`Unknown mode "${arg}": use ${PERMISSION_MODES.join(', ')}.`);
+    const wanted = permissionModeNamed(arg);
+    if (!wanted) return ctx.print(`Unknown mode "${arg}": use ${PERMISSION_MODES.join(', ')} (yolo = auto).`);
     gate.mode = wanted;
     ctx.print(`Permission mode: ${wanted} (${MODE_HELP[wanted]}).`);
   },
@@ -106,7 +98,7 @@ const soul: SlashCommand = {
         'No .hearth/SOUL.md here. Write a few lines in it on the tone and manner you want; new sessions read it.',
       );
     }
-    ctx.print(`${ctx.style.dim('.hearth/SOUL.md (read when Hearth starts):')}\n${text.trimEnd()}`);
+    ctx.print(`${ctx.style.dim('.hearth/SOUL.md (read when Hearth starts):')}\n${visible(text.trimEnd())}`);
   },
 };
 

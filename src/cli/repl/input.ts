@@ -57,6 +57,32 @@ export class LineEditor {
     return this.edit({ first: prompt, rest: '' }, false, signal);
   }
 
+  /** Waits for one of `keys` (no Enter), echoing it; Ctrl+C (or the signal) interrupts, Ctrl+D ends. */
+  choose(
+    prompt: string,
+    keys: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ kind: 'key'; key: string } | { kind: 'interrupt' | 'eof' }> {
+    if (signal?.aborted) return Promise.resolve({ kind: 'interrupt' });
+    this.out.write(prompt);
+    return new Promise((resolve) => {
+      const finish = (result: { kind: 'key'; key: string } | { kind: 'interrupt' | 'eof' }) => {
+        release();
+        signal?.removeEventListener('abort', onAbort);
+        this.out.write(`${result.kind === 'key' ? result.key : ''}\r\n`);
+        resolve(result);
+      };
+      const onAbort = () => finish({ kind: 'interrupt' });
+      const release = this.keyboard.capture((text, key) => {
+        if (key.ctrl && key.name === 'c') return finish({ kind: 'interrupt' });
+        if (key.ctrl && key.name === 'd') return finish({ kind: 'eof' });
+        const typed = (text ?? '').toLowerCase();
+        if (!key.ctrl && !key.meta && keys.includes(typed)) finish({ kind: 'key', key: typed });
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
   private edit(prompt: PromptText, full: boolean, signal?: AbortSignal): Promise<ReadResult> {
     return new Promise((resolve) => {
       const buffer = new LineBuffer();

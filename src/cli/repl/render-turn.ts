@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../../agent/events.js';
 import { colorDiff, firstLine, isDiff, keyArgument, type Style } from '../render.js';
+import { visibleDeep } from '../sanitize.js';
 import { columnsOf, RowCounter, stripAnsi } from '../text-width.js';
 import { MarkdownStream } from './markdown.js';
 
@@ -45,7 +46,9 @@ export class ReplRenderer {
     this.markdown = new MarkdownStream((text) => out.write(text), styles.out, styles.outColor);
   }
 
-  render(event: AgentEvent): void {
+  render(raw: AgentEvent): void {
+    // What the model and the tools wrote is shown, never obeyed by the terminal.
+    const event = visibleDeep(raw);
     const style = this.styles.err;
     switch (event.type) {
       case 'turn_start':

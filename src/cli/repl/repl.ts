@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js';
 import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
@@ -22,6 +23,8 @@ export interface ReplOptions {
   connection: Connection;
   /** Sent as soon as the REPL is up (`hearth -i "task"`). */
   firstTask?: string;
+  /** Plan the first task in plan mode before carrying it out (`--plan`). */
+  planFirst?: boolean;
   /** Continue this stored session instead of starting one with the first task. */
   resume?: SessionRow;
   deepWork: boolean;
@@ -75,15 +78,35 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     exit: () => {
       exiting = true;
     },
+    runTask: (task, planFirst) => runTask(task, planFirst),
   };
-  const runTask = async (task: string) => {
+  const runTask = async (task: string, planFirst = false) => {
     const session = await repl.ensureSession();
     const steer = (text: string) => session.steer(text);
+    const { gate } = repl.runtime;
+    const mode = gate.mode;
+    if (planFirst) gate.mode = 'plan';
     let done = await turns.run(
-      (signal) => session.run(task, signal),
+      (signal) => session.run(planFirst ? planRequest(task) : task, signal),
       (event) => repl.record(event),
       steer,
     );
+    gate.mode = mode;
+    if (planFirst && done?.reason === 'completed') {
+      const answer = await editor.choose(
+        `${errStyle.yellow('?')} Carry out this plan? ${errStyle.cyan('y')} yes · ${errStyle.cyan('n')} no  (one key) `,
+        ['y', 'n'],
+      );
+      if (answer.kind === 'key' && answer.key === 'y') {
+        const steps = adoptPlan(repl.store.state(session.id), done.text);
+        stderr.write(`${errStyle.dim(`The plan's ${steps} steps are the todo list now.`)}\n`);
+        done = await turns.run(
+          (signal) => session.run(PLAN_APPROVED, signal),
+          (event) => repl.record(event),
+          steer,
+        );
+      }
+    }
     // Messages typed too late for the run to take them start the next run at once, unless the
     // user stopped the run: then they wait for the next message, and come before it.
     while (session.queued.length > 0 && done?.reason !== 'aborted') {
@@ -112,7 +135,7 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     if (options.firstTask) {
       history.add(options.firstTask);
       ui.write(`${prompt(repl, uiStyle).first}${options.firstTask}\n`);
-      await runTask(options.firstTask);
+      await runTask(options.firstTask, options.planFirst);
     }
     let lastInterrupt = 0;
     while (!exiting) {

@@ -2,6 +2,7 @@ import { COMPACTION_METHODS } from '../../agent/compaction.js';
 import { SessionNotFoundError } from '../../store/sessions.js';
 import { readPlan, readTodos, renderPlan, renderTodos } from '../../tools/tracking/index.js';
 import { formatTokens } from '../render.js';
+import { visible } from '../sanitize.js';
 import type { CommandContext, SlashCommand } from './commands.js';
 
 const NO_SESSION = 'No session yet: it starts with your first message.';
@@ -33,7 +34,7 @@ const sessions: SlashCommand = {
     const lines = rows.map((r) => {
       const mark = r.id === current ? style.green('*') : ' ';
       const tokens = formatTokens(r.promptTokens + r.completionTokens).padStart(6);
-      return `${mark} ${style.cyan(r.id)}  ${when(r.updatedAt)}  ${String(r.turns).padStart(4)} turns  ${tokens} tokens  ${r.title || style.dim('(untitled)')}`;
+      return `${mark} ${style.cyan(r.id)}  ${when(r.updatedAt)}  ${String(r.turns).padStart(4)} turns  ${tokens} tokens  ${r.title ? visible(r.title) : style.dim('(untitled)')}`;
     });
     ctx.print([...lines, style.dim('Continue one with /resume ID (a unique prefix is enough).')].join('\n'));
   },
@@ -56,9 +57,10 @@ const resume: SlashCommand = {
     const session = await ctx.repl.resume(row);
     const last = [...session.messages].reverse().find((m) => m.role === 'assistant' && m.content);
     ctx.print(
-      `Resumed ${ctx.style.cyan(session.id)}${row.title ? ` "${row.title}"` : ''}: ${session.messages.length} messages.`,
+      `Resumed ${ctx.style.cyan(session.id)}${row.title ? ` "${visible(row.title)}"` : ''}: ${session.messages.length} messages.`,
     );
-    if (last?.content) ctx.print(ctx.style.dim(`Last answer: ${last.content.split('\n')[0]!.slice(0, 160)}`));
+    if (last?.content)
+      ctx.print(ctx.style.dim(`Last answer: ${visible(last.content.split('\n')[0]!.slice(0, 160))}`));
   },
 };
 
@@ -74,7 +76,7 @@ const sessionInfo: SlashCommand = {
     ctx.print(
       [
         `id       ${style.cyan(row.id)}`,
-        `title    ${row.title || style.dim('(untitled)')}`,
+        `title    ${row.title ? visible(row.title) : style.dim('(untitled)')}`,
         `model    ${repl.connection.model}`,
         `turns    ${turns} (${session.messages.length} messages in the conversation)`,
         `status   ${row.status}`,
@@ -91,18 +93,20 @@ const todo: SlashCommand = {
   run(ctx) {
     const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    ctx.print(renderTodos(readTodos(ctx.repl.store.state(session.id))));
+    ctx.print(visible(renderTodos(readTodos(ctx.repl.store.state(session.id)))));
   },
 };
 
 const plan: SlashCommand = {
   name: 'plan',
-  summary: "the agent's plan",
-  run(ctx) {
+  args: '[TASK]',
+  summary: "the agent's plan; with a task, plan it first and carry it out on your yes",
+  async run(ctx, arg) {
+    if (arg?.trim()) return ctx.runTask(arg.trim(), true);
     const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
     const current = readPlan(ctx.repl.store.state(session.id));
-    ctx.print(current ? renderPlan(current) : 'No plan yet.');
+    ctx.print(current ? visible(renderPlan(current)) : 'No plan yet.');
   },
 };
 

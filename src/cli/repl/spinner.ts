@@ -1,11 +1,6 @@
 import { oneLine, type Style } from '../render.js';
 import { columnsOf } from '../text-width.js';
 
-/** Tool output may carry escape sequences; on the spinner's one row they would wreck the redraw. */
-function sanitizeLine(text: string): string {
-  return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x1f\x7f]/g, '');
-}
-
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const INTERVAL_MS = 100;
 /** Answers that come this fast need no indicator, and flashing one would only flicker. */
@@ -82,7 +77,7 @@ export class Spinner {
     const tail = this.draft
       ? `› ${oneLine(this.draft, room)}`
       : this.detail
-        ? oneLine(sanitizeLine(this.detail), room)
+        ? oneLine(this.detail, room)
         : 'Ctrl+C to cancel · type to add a message';
     this.err.write(
       `\r\x1b[K${this.style.cyan(frame)} ${this.label} ${this.style.dim(`· ${seconds} · ${tail}`)}`,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { displayPath, isInside, resolveInWorkspace } from '../path-guard.js';
 import { formatCount } from '../truncate.js';
 import { defineTool, ToolError } from '../types.js';
+import { secretsNote } from './grep-output.js';
 import { type Dated, Mtimes } from './mtimes.js';
 import {
   fromRipgrepPath,
@@ -56,7 +57,7 @@ export function createGlobTool(options: GlobToolOptions = {}) {
       }
 
       const pattern = normalizePattern(args.pattern, ctx.workspace, searchRoot);
-      const dated = await findFiles(
+      const found = await findFiles(
         pattern,
         searchRoot,
         ctx.workspace,
@@ -64,16 +65,17 @@ export function createGlobTool(options: GlobToolOptions = {}) {
         ripgrepPath(),
         ctx.signal,
       );
-      if (dated === undefined) {
+      const secret = found?.filter((f) => ctx.leavesOut?.(f.path)).map((f) => f.path) ?? [];
+      const visible = found?.filter((f) => !secret.includes(f.path));
+      const secretNote = secretsNote(secret, 'glob');
+      if (visible === undefined || visible.length === 0) {
         const hint = (await namesDirectory(pattern, searchRoot))
           ? ` ${pattern} is a directory: use "${pattern.replace(/\/+$/, '')}/**" for the files in it.`
           : '';
-        return {
-          output: `No files match ${JSON.stringify(args.pattern)} in ${shownRoot} (${IGNORED_NOTE}).${hint}`,
-          meta: { matches: 0 },
-        };
+        const none = `No files match ${JSON.stringify(args.pattern)} in ${shownRoot} (${IGNORED_NOTE}).${hint}`;
+        return { output: secretNote ? `${none}\n${secretNote}` : none, meta: { matches: 0 } };
       }
-
+      const dated = visible;
       dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       const lines = dated.slice(0, maxResults).map((f) => f.path);
       const shown = lines.length;
@@ -84,6 +86,7 @@ export function createGlobTool(options: GlobToolOptions = {}) {
             `${formatCount(left)} more left out. Narrow the pattern or path.]`,
         );
       }
+      if (secretNote) lines.push(secretNote);
       return {
         output: lines.join('\n'),
         meta: { matches: dated.length, shown, truncated: left > 0 },

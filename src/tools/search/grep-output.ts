@@ -61,6 +61,8 @@ export class GrepCollector {
 
   private readonly files: HeldFile[] = [];
   private readonly tooBig: { path: string; size: number }[] = [];
+  /** Matching files left out because they may hold secrets. */
+  private readonly secret: string[] = [];
 
   private path = '';
   private held: HeldLine[] = [];
@@ -68,7 +70,11 @@ export class GrepCollector {
   private fileMatches = 0;
   private lastHeldMatch = -1;
 
-  constructor(private readonly limits: GrepLimits) {}
+  constructor(
+    private readonly limits: GrepLimits,
+    /** Files whose matches are not shown (see ToolContext.leavesOut); they are named as left out. */
+    private readonly leavesOut?: (path: string) => boolean,
+  ) {}
 
   /** True once enough is known; the caller stops searching. */
   get done(): boolean {
@@ -105,6 +111,10 @@ export class GrepCollector {
     const lines = this.held;
     this.held = [];
     if (binary || this.fileMatches === 0) return;
+    if (this.leavesOut?.(this.path)) {
+      this.secret.push(this.path);
+      return;
+    }
     this.totalMatches += this.fileMatches;
     this.filesWithMatches += 1;
     this.files.push({ path: this.path, lines });
@@ -135,8 +145,13 @@ export class GrepCollector {
     return lines.join('\n');
   }
 
-  /** What was not searched for being too large, or undefined. */
+  /** What was not searched for being too large, or not shown for looking like a secret; undefined when nothing was. */
   skippedNote(): string | undefined {
+    const notes = [this.tooBigNote(), secretsNote(this.secret, 'grep')].filter((n) => n !== undefined);
+    return notes.length > 0 ? notes.join('\n') : undefined;
+  }
+
+  private tooBigNote(): string | undefined {
     const n = this.tooBig.length;
     if (n === 0) return undefined;
     const listed = this.tooBig
@@ -272,5 +287,21 @@ export function multilinePatternError(pattern: string): string | undefined {
   return (
     `The pattern ${JSON.stringify(pattern)} contains a line break (\\n), but grep matches one line ` +
     'at a time. Search for a single line of the text instead.'
+  );
+}
+
+/**
+ * Says which files were left out for looking like secrets, and how the user can let the tool see
+ * them: the model cannot, and should not try to, get around it.
+ */
+export function secretsNote(paths: readonly string[], tool: string): string | undefined {
+  const n = paths.length;
+  if (n === 0) return undefined;
+  const sorted = [...paths].sort(comparePaths);
+  const listed = sorted.slice(0, 5).join(', ');
+  const more = n > 5 ? ` and ${formatCount(n - 5)} more` : '';
+  return (
+    `[Left out ${formatCount(n)} file${n === 1 ? '' : 's'} that may hold secrets: ${listed}${more}. ` +
+    `The user can allow it with a rule such as --allow '${tool}(${sorted[0]})'.]`
   );
 }

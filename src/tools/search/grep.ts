@@ -100,7 +100,9 @@ export function createGrepTool(options: GrepToolOptions = {}) {
       const search = { pattern: args.pattern, ignoreCase: args.ignore_case ?? false, limits };
       const deadline = Date.now() + (options.timeoutMs ?? GREP_TIMEOUT_MS);
       const rgPath = ripgrepPath();
-      let collector = new GrepCollector(limits);
+      // A file named by path went through the permission check itself; a sweep leaves secrets out.
+      const leavesOut = scope ? ctx.leavesOut : undefined;
+      let collector = new GrepCollector(limits, leavesOut);
       let end: SearchEnd | undefined;
       let engine: 'ripgrep' | 'scan' = 'scan';
       if (rgPath) {
@@ -117,7 +119,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
           engine = 'ripgrep';
         } catch (err) {
           if (!(err instanceof RipgrepUnavailable) || options.engine === 'ripgrep') throw err;
-          collector = new GrepCollector(limits);
+          collector = new GrepCollector(limits, leavesOut);
         }
       }
       end ??= await scanFiles(files(), { ...search, collector, signal: ctx.signal, deadline });

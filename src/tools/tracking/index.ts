@@ -12,7 +12,7 @@ export {
   type TaskStateValue,
 } from './task-state.js';
 export { describeTime, getTimeTool } from './time.js';
-export { readTodos, renderTodos, type Todo, type TodoStatus } from './todo.js';
+export { readTodos, renderTodos, type Todo, type TodoStatus, writeTodos } from './todo.js';
 
 export const todoTools: AnyTool[] = [todoWriteTool, todoListTool];
 export const planTools: AnyTool[] = [planUpdateTool];

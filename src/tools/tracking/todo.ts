@@ -90,6 +90,19 @@ export function readTodos(state: SessionState): Todo[] {
 }
 
 /** `[x] 1. text` per item, then `2/5 done`. */
+/** Replaces the todo list (used when a plan becomes the list); ids are the items' positions. */
+export function writeTodos(
+  state: SessionState,
+  items: ReadonlyArray<{ text: string; status: TodoStatus }>,
+): void {
+  const todos: Todo[] = items.slice(0, MAX_TODOS).map((item, i) => ({
+    id: String(i + 1),
+    text: item.text.slice(0, MAX_TODO_CHARS),
+    status: item.status,
+  }));
+  state.set(TODOS_KEY, todos);
+}
+
 export function renderTodos(todos: readonly Todo[]): string {
   if (todos.length === 0) return 'No todos yet.';
   const lines = todos.map((todo) => `${MARKS[todo.status]} ${todo.id}. ${todo.text}`);
