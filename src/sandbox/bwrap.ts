@@ -222,6 +222,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       cwd,
       env,
       commandExit: (pid, stop) => tree.commandExit(pid, stop),
+      clock: opts.clock,
     });
     await tree.gone(TREE_GONE_WAIT_MS);
     return result;

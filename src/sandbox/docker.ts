@@ -216,6 +216,7 @@ export async function createContainerSandbox(
         command: `exec ${shellJoin([engine, ...args])}`,
         cwd,
         ...processIo(req),
+        clock: opts.clock,
       });
       // Someone removed or stopped the container since: check it again before the next command.
       if (

@@ -46,6 +46,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
         cwd,
         env,
         ...processIo(req),
+        clock: opts.clock,
       });
     },
     async dispose() {},

@@ -140,6 +140,7 @@ export async function createSeatbeltSandbox(opts: SandboxOptions): Promise<Sandb
           cwd,
           env,
           ...processIo(req),
+          clock: opts.clock,
         });
       });
     },
