@@ -6,7 +6,7 @@ import type { AuditEntry } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
-import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
+import { MemoryState, type SessionState, type ToolContext, type WakeupPort } from '../tools/types.js';
 import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
@@ -43,6 +43,8 @@ export interface RunAgentOptions {
   scratch?: Map<string, unknown>;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   durable?: SessionState;
+  /** Wake-ups of the stored session (the schedule_wakeup tool). */
+  wakeups?: WakeupPort;
   /** Messages the user sent while the run goes on; taken at the next safe point (see SteeringQueue). */
   steering?: SteeringQueue;
   /** Called with every message appended to the history, as it is appended. */
@@ -83,6 +85,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
     progress: () => {},
+    wakeups: options.wakeups,
   };
   const append = (message: ChatMessage) => {
     messages.push(message);

@@ -186,6 +186,7 @@ export class Scheduler {
           ref: wakeup.id,
           prompt,
           sessionId: wakeup.sessionId,
+          workspace: wakeup.workspace,
           caughtUp: late,
         };
         ids.push(store.insertRun(run, now, this.owner, lease));

@@ -54,11 +54,15 @@ export class WakeupStore {
       .immediate();
   }
 
-  /** Pending wake-ups due by `now`, oldest first. */
-  due(now: number): WakeupRow[] {
+  /** Pending wake-ups due by `now`, oldest first, with the workspace their session runs in. */
+  due(now: number): Array<WakeupRow & { workspace: string }> {
     return this.db
-      .prepare(`SELECT ${COLUMNS} FROM wakeups WHERE status = 'pending' AND at <= ? ORDER BY at, id`)
-      .all(now) as WakeupRow[];
+      .prepare(
+        `SELECT w.id, w.session_id AS sessionId, w.at, w.message, w.status, w.created_at AS createdAt, s.workspace
+         FROM wakeups w JOIN sessions s ON s.id = w.session_id
+         WHERE w.status = 'pending' AND w.at <= ? ORDER BY w.at, w.id`,
+      )
+      .all(now) as Array<WakeupRow & { workspace: string }>;
   }
 
   /** The earliest pending time, to sleep until. */

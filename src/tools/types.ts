@@ -26,6 +26,14 @@ export interface ToolContext {
    * out and say so; a file named explicitly has already been through the permission check.
    */
   leavesOut?(path: string): boolean;
+  /** Sets this session to resume later with a message; absent when the run has no stored session. */
+  wakeups?: WakeupPort;
+}
+
+/** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
+export interface WakeupPort {
+  now(): number;
+  schedule(at: number, message: string): { id: string };
 }
 
 /**
