@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { trustState } from '../config/trust.js';
+import { JobDefinitionError } from './errors.js';
 import { parseSchedule, type Schedule, ScheduleError } from './schedule.js';
 
 /**
@@ -55,10 +56,6 @@ export interface JobDefinition {
 
 /** At most this many missed runs are made up with `catch_up: all`; older ones are recorded as skipped. */
 export const MAX_CATCH_UP = 24;
-
-export class JobDefinitionError extends Error {
-  override name = 'JobDefinitionError';
-}
 
 /** Checks one entry; `defaultWorkspace` is used when it names none. */
 export function defineJob(entry: unknown, source: string, defaultWorkspace: string): JobDefinition {

@@ -1,4 +1,7 @@
 import { Cron } from 'croner';
+import { SCHEDULE_FORMATS } from './schedule-formats.js';
+
+export { SCHEDULE_FORMATS };
 
 /**
  * When a job's slots fall. Five-field cron expressions, the `@daily`-style names and the seed's
@@ -24,9 +27,6 @@ export class ScheduleError extends Error {
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** Shorter intervals would make the scheduler busier than the agent runs it starts. */
 const MIN_INTERVAL = 60_000;
-
-export const SCHEDULE_FORMATS =
-  'every 30m|2h|1d, daily HH:MM, hourly :MM, startup, a five-field cron expression ("*/15 9-17 * * 1-5"), or @hourly, @daily, @weekly, @monthly, @yearly';
 
 /** Reads a schedule; the error says which forms exist. */
 export function parseSchedule(text: string, timezone?: string): Schedule {
