@@ -1,6 +1,7 @@
 import { join } from 'node:path';
+import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
-import type { Db } from '../store/database.js';
+import { type Db, openDatabase } from '../store/database.js';
 import { type RunRow, SchedulerStore } from '../store/scheduler.js';
 import { SessionStore } from '../store/sessions.js';
 import { type WakeupRow, WakeupStore } from '../store/wakeups.js';
@@ -71,6 +72,22 @@ export class SchedulerService {
   readonly inbox: Inbox;
   readonly scheduler: Scheduler;
   private readonly clock: Clock;
+
+  private ownsDb = false;
+
+  /**
+   * Opens the database itself (the library's way in); `close` closes it. Defaults: the home is
+   * $HEARTH_HOME or ~/.hearth, the database `hearth.db` in it (shared with the CLI).
+   */
+  static open(
+    options: Omit<SchedulerServiceOptions, 'db' | 'dbPath' | 'home'> & { dbPath?: string; home?: string },
+  ): SchedulerService {
+    const home = options.home ?? hearthHome(options.env);
+    const dbPath = options.dbPath ?? join(home, 'hearth.db');
+    const service = new SchedulerService({ ...options, home, dbPath, db: openDatabase(dbPath) });
+    service.ownsDb = true;
+    return service;
+  }
 
   constructor(private readonly options: SchedulerServiceOptions) {
     this.clock = options.clock ?? systemClock;
@@ -251,5 +268,11 @@ export class SchedulerService {
 
   stop(): Promise<void> {
     return this.scheduler.stop();
+  }
+
+  /** Stops the scheduler; closes the database when `open` opened it. */
+  async close(): Promise<void> {
+    await this.stop();
+    if (this.ownsDb) this.options.db.close();
   }
 }

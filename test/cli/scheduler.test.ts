@@ -97,6 +97,24 @@ describe('wake-ups', () => {
     expect((await hearth(['wake', '--list'])).stdout).toBe('No pending wake-ups.\n');
   });
 
+  it('the schedule_wakeup tool sets one from inside a run, and the scheduler resumes the session with it', async () => {
+    cli.server.push(
+      reply().tool('schedule_wakeup', { at: new Date().toISOString(), message: 'look at CI again' }),
+      reply().text('I will check back.'),
+    );
+    const first = await hearth(['--yolo', '--tools', 'default,wakeup', 'watch CI']);
+    const id = /session ([0-9a-f]+)/.exec(first.stderr)![1]!;
+    expect((await hearth(['wake', '--list'])).stdout).toMatch(
+      new RegExp(`session ${id}\\s+look at CI again`),
+    );
+
+    cli.server.push(reply().text('CI is green.'));
+    await hearth(['scheduler', '--once']);
+    expect(userTexts(id).at(-1)).toMatch(/^\[Wake-up, set for .*\] look at CI again$/);
+    const toolResult = withPeek(dbPath(), (peek) => peek.messages(id)).find((m) => m.role === 'tool');
+    expect(toolResult?.content).toMatch(/^Wake-up [0-9a-f]+ set for /);
+  });
+
   it('says what times it reads when it cannot read one', async () => {
     cli.server.push(reply().text('Ok.'));
     const first = await hearth(['--yolo', 'hello']);
