@@ -33,7 +33,7 @@ export interface RunRequest {
 export type Runner = (request: RunRequest, signal: AbortSignal) => Promise<RunOutcome>;
 
 export type SchedulerEvent =
-  | { type: 'lease'; state: 'acquired' | 'standby' }
+  | { type: 'lease'; state: 'acquired' | 'standby'; holderPid?: number }
   | { type: 'recorded'; run: RunRow }
   | { type: 'started'; run: RunRow }
   | { type: 'finished'; run: RunRow }
@@ -79,7 +79,8 @@ export class Scheduler {
   private readonly active = new Map<number, Active>();
   private jobs: JobDefinition[] = [];
   private problems = '';
-  private leader = false;
+  /** Undefined until the first tick. */
+  private leader: boolean | undefined;
   private ticking: Promise<void> | undefined;
   private loopDone: Promise<void> | undefined;
   private stopping = false;
@@ -95,7 +96,7 @@ export class Scheduler {
 
   /** Whether this process holds the lease (as of its last tick). */
   get isLeader(): boolean {
-    return this.leader;
+    return this.leader === true;
   }
 
   /** One pass: take or renew the lease, record due slots, wake-ups and inbox tasks, start queued runs. */
@@ -110,7 +111,8 @@ export class Scheduler {
     const { store } = this.options;
     const lease = store.acquireLease(this.owner, this.options.pid ?? process.pid, this.clock.now(), this.ttl);
     if (lease === 'held') {
-      if (this.leader) this.emit({ type: 'lease', state: 'standby' });
+      if (this.leader !== false)
+        this.emit({ type: 'lease', state: 'standby', holderPid: store.leaseHolder()?.pid });
       this.leader = false;
       return;
     }

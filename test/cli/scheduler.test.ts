@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
 import { withPeek } from '../support/store-peek.js';
+import { waitUntil } from '../support/wait.js';
 
 const cli = useCliHarness('scheduler');
 const dbPath = () => join(cli.hearthHome, 'hearth.db');
@@ -122,6 +123,36 @@ describe('wake-ups', () => {
     const r = await cli.run(['wake', id, '--at', 'someday', 'hi']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/Cannot read the time "someday"\. Write "in 1h"/);
+  });
+});
+
+describe('hearth scheduler in the foreground', () => {
+  it('runs what is due, a second one stands by, and both stop cleanly on SIGTERM, giving up the lease', async () => {
+    await hearth(['jobs', 'add', 'greet', '--schedule', 'startup', '--prompt', 'say hello']);
+    cli.server.push(reply().text('Hello.'));
+    const watch = (run: ReturnType<typeof cli.start>) => {
+      let out = '';
+      run.child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      return (pattern: RegExp) => waitUntil(() => pattern.test(out), `${pattern} in: ${out}`);
+    };
+    const first = cli.start(['scheduler']);
+    const firstSays = watch(first);
+    await firstSays(/greet: .*ok\s+session [0-9a-f]+/);
+    const second = cli.start(['scheduler']);
+    await watch(second)(
+      new RegExp(`another scheduler \\(pid ${first.child.pid}\\) is scheduling; standing by`),
+    );
+    for (const run of [second, first]) {
+      run.child.kill('SIGTERM');
+      const r = await run.result;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/Stopping…/);
+    }
+    const lease = withPeek(dbPath(), (peek) => peek.db.prepare('SELECT * FROM scheduler_lease').all());
+    expect(lease).toEqual([]);
+    expect(cli.server.requests).toHaveLength(1);
   });
 });
 

@@ -7,7 +7,7 @@ import { UsageError } from '../usage-error.js';
 import { describeRun, localTime, withScheduler } from './scheduler-access.js';
 
 const SCHEDULER_HELP = `
-Runs the jobs (hearth jobs), the inbox (hearth submit, or a .txt/.md/.json file dropped into
+Runs the jobs (hearth jobs; "startup" jobs each time a scheduler starts, --once included), the inbox (hearth submit, or a .txt/.md/.json file dropped into
 ~/.hearth/inbox/) and wake-ups (hearth wake, the schedule_wakeup tool) until stopped (Ctrl+C,
 SIGTERM). One scheduler runs at a time per database: a second one waits and takes over when the
 first stops. Each run is an agent session with this workspace's settings (or the job's); calls
@@ -39,7 +39,7 @@ function printEvent(event: SchedulerEvent): void {
       say(
         event.state === 'acquired'
           ? 'scheduling (this process holds the lease)'
-          : 'another scheduler took over; standing by',
+          : `another scheduler${event.holderPid ? ` (pid ${event.holderPid})` : ''} is scheduling; standing by to take over`,
       );
       return;
     case 'recorded':
