@@ -54,7 +54,10 @@ export interface SchedulerOptions {
   leaseTtl?: number;
   /** The longest sleep between ticks (default 15 s): inbox scans and lease renewals. */
   poll?: number;
-  /** A slot first seen later than this after its time counts as missed (default 60 s). */
+  /**
+   * A slot first seen later than this after its time counts as missed (default 2 min: longer than a
+   * takeover takes, so a scheduler restarted at once still runs it as on time).
+   */
   lateAfter?: number;
   /** Runs going at once (default 1: a local model serves one request well at a time). */
   parallel?: number;
@@ -90,7 +93,7 @@ export class Scheduler {
     this.clock = options.clock ?? systemClock;
     this.ttl = options.leaseTtl ?? 60_000;
     this.poll = options.poll ?? 15_000;
-    this.lateAfter = options.lateAfter ?? 60_000;
+    this.lateAfter = options.lateAfter ?? 120_000;
     this.parallel = options.parallel ?? 1;
   }
 

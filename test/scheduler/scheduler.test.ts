@@ -115,7 +115,7 @@ describe('catch-up after a simulated three-day sleep', () => {
       [daily({ schedule: 'every 1h', catch_up: 'all' })],
       held.runner,
     );
-    await step(scheduler, clock, 30 * HOUR + 120_000); // every slot missed by more than a minute
+    await step(scheduler, clock, 30 * HOUR + 5 * 60_000); // every slot missed by more than two minutes
     await scheduler.tick();
     await scheduler.idle();
     const runs = store.runs({ jobId: 'report', limit: 100 });
