@@ -14,17 +14,19 @@ import type { SubagentResult, SubagentTask } from './types.js';
  * with a small context. Every part has its own share of a fixed token budget, so the child's first
  * request costs about the same whatever the parent has been through.
  */
-export const BRIEF_TOKENS = 1000;
+export const BRIEF_TOKENS = 1200;
 
+/** The most each part may take; the role and then the notes get what the call leaves, up to theirs. */
 const SHARES = {
-  objective: 250,
-  deliverable: 120,
-  dataHint: 250,
-  todo: 60,
+  objective: 200,
+  deliverable: 100,
+  dataHint: 200,
+  todo: 50,
   /** All dependency results together. */
-  dependencies: 250,
+  dependencies: 200,
   /** A named agent's instructions. */
-  role: 300,
+  role: 250,
+  notes: 400,
 };
 
 export interface BriefInput {
@@ -50,15 +52,18 @@ export interface Brief {
 
 export function buildBrief(input: BriefInput): Brief {
   const message = briefMessage(input);
-  const role = input.definition ? clipTokens(input.definition.instructions, SHARES.role) : '';
-  const instructions = [
+  const rules = [
     "You are a sub-agent: you do one job for another agent, described in the brief (the user's message). You see none of its conversation; the brief has what you need, and the files are in the workspace.",
     '- Do only that job. Nobody reads your questions: decide, and say what you assumed.',
     `- When it is done, or you cannot do it, call ${input.reportTool} once with the status, a short summary and your deliverables.`,
-    role ? `\n## Your role: ${input.definition!.name}\n${role}` : '',
   ].join('\n');
-  // The project's notes get what the rest of the budget leaves.
-  const notesBudget = Math.max(0, BRIEF_TOKENS - estimateTokens(message) - estimateTokens(instructions));
+  let left = BRIEF_TOKENS - estimateTokens(message) - estimateTokens(rules);
+  const roleBudget = Math.min(SHARES.role, left);
+  const role =
+    input.definition && roleBudget >= 30 ? clipTokens(input.definition.instructions, roleBudget) : '';
+  const instructions = role ? `${rules}\n\n## Your role: ${input.definition!.name}\n${role}` : rules;
+  left -= estimateTokens(instructions) - estimateTokens(rules);
+  const notesBudget = Math.min(SHARES.notes, left);
   const notes = input.context.notes;
   const context: ProjectContext =
     notes && notesBudget >= 50
@@ -83,7 +88,7 @@ function briefMessage(input: BriefInput): string {
   const todo = servedTodo(input.parentState);
   if (todo) lines.push(`It serves this item of the parent's todo list: ${clipTokens(todo, SHARES.todo)}`);
   if (input.dependencies.length > 0) {
-    const each = Math.max(30, Math.floor(SHARES.dependencies / input.dependencies.length));
+    const each = Math.max(12, Math.floor(SHARES.dependencies / input.dependencies.length));
     lines.push('Results of the tasks this one builds on:');
     for (const dep of input.dependencies) {
       const files = dep.deliverables.length > 0 ? ` Deliverables: ${dep.deliverables.join(', ')}.` : '';

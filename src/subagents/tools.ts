@@ -18,10 +18,10 @@ const MAX_TASKS = 12;
 const LISTED_AGENTS = 10;
 
 const deliverableFields = {
-  deliverable_type: z.enum(['file', 'text', 'data']).default('text').describe('what comes back'),
-  deliverable_path: z.string().optional().describe('for a file: where to write it'),
-  deliverable_description: z.string().optional().describe('what a good result looks like'),
-  data_hint: z.string().optional().describe('facts it needs: values, names, what you learned'),
+  deliverable_type: z.enum(['file', 'text', 'data']).default('text'),
+  deliverable_path: z.string().optional(),
+  deliverable_description: z.string().optional(),
+  data_hint: z.string().optional().describe('facts it needs that it cannot find itself'),
 };
 
 /** The spawn tools, offered where sub-agents are on; `agents` are the named definitions to offer. */
@@ -53,7 +53,7 @@ export function spawnTools(agents: readonly AgentDefinition[]): AnyTool[] {
   const taskArgs = z.object({
     task_id: z.string().min(1),
     objective: z.string().min(1),
-    depends_on: z.array(z.string()).default([]).describe('task_ids that must finish first'),
+    depends_on: z.array(z.string()).default([]),
     ...deliverableFields,
     ...agent,
   });
@@ -165,11 +165,10 @@ function spawnCall(ctx: ToolContext): SpawnCall {
   };
 }
 
+/**
+ * The results as the model and a person see them. The call itself worked even when a child failed:
+ * that is news for the model to act on (the result says why), not a call to fix and retry.
+ */
 function output(results: Parameters<typeof describeResults>[0], forModel: string): ToolOutput {
-  return {
-    output: forModel,
-    // The call failed only when nothing it started came to anything.
-    ok: results.some((r) => r.status !== 'failed'),
-    display: describeResults(results),
-  };
+  return { output: forModel, display: describeResults(results) };
 }
