@@ -43,6 +43,8 @@ export interface HarnessOptions {
   /** Files to create in the workspace, by relative path. */
   files?: Record<string, string>;
   approve?: Approver;
+  /** The models the server lists; the session uses the first. */
+  models?: string[];
 }
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -54,7 +56,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const server = await startScriptedServer({
     turns: options.turns,
     extraRoutes: options.routes,
-    models: ['m'],
+    models: options.models ?? ['m'],
   });
   const config = configSchema.parse({
     base_url: server.baseUrl,
