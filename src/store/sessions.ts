@@ -122,6 +122,11 @@ export class SessionStore {
       .all(id) as SessionSummary[];
   }
 
+  /** The sub-agents' sessions under `id` at every depth: depth first, each level oldest first. */
+  subagentTree(id: string): SessionSummary[] {
+    return this.subagents(id).flatMap((child) => [child, ...this.subagentTree(child.id)]);
+  }
+
   update(id: string, fields: Partial<Pick<SessionRow, 'title' | 'model' | 'status'>>): void {
     const sets = Object.keys(fields).map((k) => `${k} = @${k}`);
     this.db
