@@ -1,6 +1,7 @@
 import type { DoneEvent, RunEvent, SubagentEvent } from '../agent/events.js';
 import type { AgentSession } from '../agent/session.js';
 import type { SessionState } from '../tools/types.js';
+import type { Clock } from '../util/clock.js';
 import { REPORT_KEY, readContract } from './result.js';
 import type { SpawnCall, SubagentResult, SubagentTask } from './types.js';
 
@@ -15,6 +16,8 @@ export interface ChildRun {
   call: SpawnCall;
   parentId: string;
   timeLimitMs: number;
+  /** Runs the time limit. */
+  clock: Clock;
   /** Said in the child's stream before it starts (settings of its definition that were not applied). */
   notes: string[];
 }
@@ -53,7 +56,7 @@ export async function runChild(run: ChildRun): Promise<SubagentResult> {
   const onParentAbort = () => halt('parent');
   if (call.signal.aborted) halt('parent');
   else call.signal.addEventListener('abort', onParentAbort, { once: true });
-  const timer = setTimeout(() => halt('time'), run.timeLimitMs);
+  const timer = run.clock.setTimeout(() => halt('time'), run.timeLimitMs);
 
   const usage = { prompt: 0, completion: 0 };
   const children = new Set<string>();
@@ -84,7 +87,7 @@ export async function runChild(run: ChildRun): Promise<SubagentResult> {
   } catch (err) {
     broke = err instanceof Error ? err.message : String(err);
   } finally {
-    clearTimeout(timer);
+    run.clock.clearTimeout(timer);
     call.signal.removeEventListener('abort', onParentAbort);
   }
 

@@ -7,6 +7,7 @@ import { atLeastAsStrict } from '../permissions/modes.js';
 import { pickTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import { buildBrief } from './brief.js';
 import { runChild } from './child.js';
 import type { AgentDefinition } from './definitions.js';
@@ -27,6 +28,8 @@ export interface HostOptions {
   /** The spawn tools as offered, told apart from the others by identity. */
   spawnTools: readonly AnyTool[];
   slots: SlotPool;
+  /** Runs the children's time limits; the system clock unless a test injects one. */
+  clock?: Clock;
 }
 
 /** What a session that may start sub-agents brings to them. */
@@ -155,6 +158,7 @@ export class SubagentHost {
         call,
         parentId: parent.sessionId,
         timeLimitMs: settings.time_limit * 1000,
+        clock: this.options.clock ?? systemClock,
         notes,
       });
     } catch (err) {

@@ -2,6 +2,7 @@ import { readProjectContext } from '../agent/project-context.js';
 import type { RuntimeOptions, SessionWiring } from '../agent/runtime.js';
 import type { Config } from '../config/schema.js';
 import { createClient } from '../llm/connection.js';
+import type { Clock } from '../util/clock.js';
 import { loadAgentDefinitions } from './definitions.js';
 import { SubagentHost } from './host.js';
 import { SlotPool } from './slots.js';
@@ -22,6 +23,7 @@ export async function setupSubagents(
   config: Config,
   workspace: string,
   deepWork: boolean,
+  ports: { clock?: Clock } = {},
 ): Promise<SubagentSetup> {
   const [{ definitions, notes }, context] = await Promise.all([
     loadAgentDefinitions(workspace),
@@ -42,6 +44,7 @@ export async function setupSubagents(
       definitions,
       spawnTools: tools,
       slots,
+      ...ports,
     });
     return {
       ...root,

@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { SubagentEvent } from '../../src/agent/events.js';
-import { type Harness, harness, routeByBrief, subagentEvents } from './support.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { firstUserMessage, type Harness, harness, routeByBrief, subagentEvents } from './support.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -21,8 +22,10 @@ const done = (summary: string) => ({
 });
 
 it('with four children side by side, one erroring and one hanging, the other two results arrive', async () => {
+  const clock = new ManualClock();
   h = await harness({
-    config: { subagents: { parallel: 4, time_limit: 1 } },
+    clock,
+    config: { subagents: { parallel: 4, time_limit: 60 } },
     routes: {
       [CHAT]: routeByBrief({
         'Run the four checks': [
@@ -48,7 +51,23 @@ it('with four children side by side, one erroring and one hanging, the other two
       }),
     },
   });
-  const { events, done: end } = await h.run('Run the four checks');
+  let ended = 0;
+  let othersEnded = () => {};
+  const othersOver = new Promise<void>((resolve) => {
+    othersEnded = resolve;
+  });
+  const running = h.run('Run the four checks', {
+    onEvent: (event) => {
+      if (event.type === 'subagent_end' && ++ended === 3) othersEnded();
+    },
+  });
+  // The other three are over, and charlie waits on a server that never answers: its minute is up.
+  await othersOver;
+  await h.server.waitForRequests(5);
+  expect(h.server.requests.some((r) => firstUserMessage(r).includes('Check charlie'))).toBe(true);
+  expect(ended).toBe(3);
+  clock.advance(60_000);
+  const { events, done: end } = await running;
   expect(end).toMatchObject({ reason: 'completed', text: 'Two checks passed; two failed.' });
 
   const tool = h.session.messages.find((m) => m.role === 'tool');
@@ -61,7 +80,7 @@ it('with four children side by side, one erroring and one hanging, the other two
   expect(byId.bravo!.status).toBe('failed');
   expect(byId.bravo!.summary).toContain('the model crashed');
   expect(byId.charlie!.status).toBe('failed');
-  expect(byId.charlie!.summary).toContain('time limit (1s)');
+  expect(byId.charlie!.summary).toContain('time limit (60s)');
 
   // Each child's end is in the stream, and the parent went on to answer.
   const ends = subagentEvents(events).filter(
@@ -113,6 +132,8 @@ it('a child that runs out of turns ends failed with the reason; its sibling stil
 it('aborting the parent stops every child and keeps what each had done', async () => {
   const controller = new AbortController();
   h = await harness({
+    // Time stands still: the children stop on the abort itself, with no time limit to help.
+    clock: new ManualClock(),
     config: { subagents: { parallel: 2 } },
     routes: {
       [CHAT]: routeByBrief({

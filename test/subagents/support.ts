@@ -9,6 +9,7 @@ import { type ConfigInput, configSchema } from '../../src/config/schema.js';
 import { resolveConnection } from '../../src/llm/connection.js';
 import type { Approver } from '../../src/permissions/gate.js';
 import { setupSubagents } from '../../src/subagents/setup.js';
+import type { Clock } from '../../src/util/clock.js';
 import {
   type ExtraRoute,
   type RecordedRequest,
@@ -45,6 +46,8 @@ export interface HarnessOptions {
   approve?: Approver;
   /** The models the server lists; the session uses the first. */
   models?: string[];
+  /** Runs the children's time limits. */
+  clock?: Clock;
 }
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -68,7 +71,9 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     ...options.config,
     subagents: { enabled: true, ...options.config?.subagents },
   });
-  const { notes, ...subagents } = await setupSubagents(config, workspace, false);
+  const { notes, ...subagents } = await setupSubagents(config, workspace, false, {
+    clock: options.clock,
+  });
   const runtime = await createRuntime(config, workspace, { configNotes: notes, ...subagents });
   const connection = await resolveConnection(config);
   const session = await openSession({ runtime, connection, approve: options.approve, deepWork: false });
