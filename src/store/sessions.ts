@@ -94,10 +94,12 @@ export class SessionStore {
     return rows[0]!;
   }
 
+  /** The session `--continue` picks up: the last one a person started (a sub-agent's is part of its root's). */
   latest(workspace: string): SessionRow | undefined {
     return this.db
       .prepare(
-        `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+        `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? AND depth = 0
+         ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
       )
       .get(workspace) as SessionRow | undefined;
   }
