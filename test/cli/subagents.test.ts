@@ -182,11 +182,20 @@ describe('the session tree', () => {
 });
 
 describe('sub-agents in the REPL', () => {
-  it('fold a finished child into its end line, and /agents shows the tree', async () => {
-    await cli.serve(twoTasks());
+  it('show a live status line, fold a finished child into its end line, and /agents shows the tree', async () => {
+    const turns = twoTasks();
+    // The first child's first answer waits until the test has seen the status line.
+    turns[1] = reply().tool('read_file', { path: 'notes.txt' }).holdAfter(0);
+    await cli.serve(turns);
     const term = cli.terminal(['--deep', '--yolo'], { size: { cols: 120, rows: 40 } });
     await term.waitFor(atPrompt);
-    const shown = await term.enter('Look at the notes');
+    const since = term.screen.length;
+    term.send('Look at the notes\r');
+    await cli.server.waitForHolds(1);
+    await term.waitFor(/⤷ sub-agent · waiting for the model \(turn 1\)/, undefined, since);
+    cli.server.release();
+    await term.waitFor(atPrompt, undefined, since);
+    const shown = term.screen.slice(since);
     expect(shown).toContain('⤷ sub-agent');
     expect(shown).toMatch(/ {2}✓ .*notes\.txt/);
     // The first child's block (start line and two call rows) is erased, then its end line written.
