@@ -133,9 +133,14 @@ export class ReplRenderer {
 
   /** One line on stderr, on a line of its own. */
   line(text: string): void {
+    this.makeRoom();
+    this.writeErr(`${text}\n`);
+  }
+
+  /** Someone else writes to stderr next: at the start of a line, and no open sub-agent block folds over it. */
+  makeRoom(): void {
     this.subagents.interrupt();
     this.settle();
-    this.writeErr(`${text}\n`);
   }
 
   private think(text: string): void {

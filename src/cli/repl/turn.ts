@@ -86,11 +86,25 @@ export class TurnRunner {
     return result as T;
   }
 
+  /**
+   * Before an approval question. A sub-agent's may come before its approval_request event is
+   * shown (it runs beside the parent's stream), so the spinner stops and the screen is handed over here.
+   */
+  asking(): void {
+    this.spinner.stop();
+    this.renderer.makeRoom();
+  }
+
   /** After an approval question: the approved call runs now, so say so. */
   answered(answer: ApprovalAnswer): void {
     if (answer.decision === 'deny' || !this.controller || this.controller.signal.aborted) return;
     this.renderer.settle();
-    this.spinner.start(`running ${this.renderer.lastCall}`);
+    this.spinner.start(this.runningLabel());
+  }
+
+  /** What the spinner says while a call runs: the sub-agent's step when one is under way. */
+  private runningLabel(): string {
+    return this.renderer.subagentStatus ?? `running ${this.renderer.lastCall}`;
   }
 
   private async guard(label: string, body: (signal: AbortSignal) => Promise<void>): Promise<void> {
@@ -175,7 +189,9 @@ export class TurnRunner {
         }
         // A child's text and reasoning stay in its session; only its steps show, and move the spinner.
         if (!SHOWN_STEPS.has(event.event.type)) return;
-        this.showSubagent(event);
+        // The question itself stops the spinner (asking), whenever this event arrives.
+        if (event.event.type === 'approval_request') this.renderer.render(event);
+        else this.showSubagent(event);
         return;
       case 'subagent_start':
       case 'subagent_end':
@@ -190,6 +206,6 @@ export class TurnRunner {
   private showSubagent(event: SubagentEvent): void {
     this.spinner.stop();
     this.renderer.render(event);
-    this.spinner.start(this.renderer.subagentStatus ?? `running ${this.renderer.lastCall}`);
+    this.spinner.start(this.runningLabel());
   }
 }
