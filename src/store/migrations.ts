@@ -67,6 +67,12 @@ export const migrations: string[] = [
   ) WITHOUT ROWID;
   `,
   `
+  -- Sub-agents are sessions too: depth 0 is a session a person started, 1 one its agent started,
+  -- and so on. parent_id alone cannot tell: a fork also names the session it was copied from.
+  ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX sessions_parent ON sessions(parent_id);
+  `,
+  `
   -- The scheduler (src/scheduler). Job definitions live in cron.json files, or here (definition)
   -- for jobs added with \`hearth jobs add\`; this table keeps each job's progress: \`cursor_at\` is the
   -- latest slot already recorded, moved in the same transaction that records the slots up to it.
