@@ -1,6 +1,9 @@
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { defaultDbPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { Hooks } from '../hooks/hooks.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
@@ -18,6 +21,10 @@ export interface Runtime {
   workspace: string;
   tools: ToolRegistry;
   gate: PermissionGate;
+  /** The configured hooks (from settings the workspace cannot write unapproved). */
+  hooks: Hooks;
+  /** Where transcripts for hook scripts go: beside the database, never in the workspace. */
+  transcriptDir: string;
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
@@ -36,6 +43,8 @@ export interface RuntimeOptions {
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
+  /** More sections for the system prompt, after the project's notes (the list of skills). */
+  promptSections?: string[];
 }
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
@@ -51,20 +60,24 @@ export async function createRuntime(
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   let db: Db | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
+  const dbPath = defaultDbPath(config);
   return {
     config,
     workspace,
     tools,
     gate,
+    hooks: new Hooks(config.hooks, { workspace }),
+    transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
     configNotes: options.configNotes ?? [],
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),
       toolsInPrompt: config.native_tools === false ? tools.schemas() : undefined,
+      sections: options.promptSections,
       instructions: extra || undefined,
     }),
     openStore() {
-      db ??= options.db ?? openDatabase(defaultDbPath(config));
+      db ??= options.db ?? openDatabase(dbPath);
       return new SessionStore(db);
     },
     sandbox() {

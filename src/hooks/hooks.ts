@@ -1,0 +1,217 @@
+import {
+  type CommandHook,
+  DEFAULT_HOOK_TIMEOUT_S,
+  type HookEvent,
+  type HooksSettings,
+} from '../config/hooks-schema.js';
+import type { PermissionMode } from '../permissions/modes.js';
+import { claudeToolInput, claudeToolName } from '../tools/claude-names.js';
+import type { Clock } from '../util/clock.js';
+import { type HookOutcome, mergeOutcomes, readHookRun } from './outcome.js';
+import { runHookCommand } from './run-hook.js';
+
+export type { HookOutcome } from './outcome.js';
+
+/** Where hooks run and what they are given besides the event. */
+export interface HooksEnvironment {
+  workspace: string;
+  /** The user's environment, which hook programs get (plus CLAUDE_PROJECT_DIR); default this process's. */
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+}
+
+/** The session a hook fires in, as its stdin names it. */
+export interface HookSession {
+  id: string;
+  /** Writes the conversation as a JSONL transcript and returns its path; only called when a hook runs. */
+  transcript(): Promise<string>;
+  permissionMode(): PermissionMode;
+}
+
+/** Events whose matcher is tested against something (Claude Code ignores it for the others). */
+const MATCHED: ReadonlySet<HookEvent> = new Set([
+  'PreToolUse',
+  'PostToolUse',
+  'SessionStart',
+  'PreCompact',
+  'Notification',
+]);
+
+/** Claude Code's names for the permission modes, which hook scripts compare against. */
+const CLAUDE_MODES: Record<PermissionMode, string> = {
+  normal: 'default',
+  manual: 'default',
+  auto: 'bypassPermissions',
+  plan: 'plan',
+};
+
+/**
+ * The configured hooks. They run on the host as the user's own programs, so they come only from
+ * settings the workspace cannot write: the user's config, the environment, flags, or a project file
+ * the user approved (`hooks` is a security setting, config/security.ts).
+ */
+export class Hooks {
+  private readonly compiled: Array<{ event: HookEvent; matcher: RegExp | undefined; hooks: CommandHook[] }>;
+
+  constructor(
+    settings: HooksSettings,
+    private readonly environment: HooksEnvironment,
+  ) {
+    this.compiled = Object.entries(settings).flatMap(([event, groups]) =>
+      (groups ?? []).map((group) => ({
+        event: event as HookEvent,
+        matcher: compileMatcher(group.matcher),
+        hooks: group.hooks,
+      })),
+    );
+  }
+
+  /** How many hook commands are configured, for `doctor` and `/status`. */
+  get count(): number {
+    return this.compiled.reduce((n, group) => n + group.hooks.length, 0);
+  }
+
+  /** The hooks an event with this subject (a tool's Claude Code name, a start source) runs; same commands once. */
+  matching(event: HookEvent, subject?: string): CommandHook[] {
+    const seen = new Set<string>();
+    const found: CommandHook[] = [];
+    for (const group of this.compiled) {
+      if (group.event !== event) continue;
+      if (MATCHED.has(event) && group.matcher && !group.matcher.test(subject ?? '')) continue;
+      for (const hook of group.hooks) {
+        if (seen.has(hook.command)) continue;
+        seen.add(hook.command);
+        found.push(hook);
+      }
+    }
+    return found;
+  }
+
+  /** Runs the matching hooks together and merges what they said. No hooks: an empty outcome, at no cost. */
+  async fire(
+    event: HookEvent,
+    subject: string | undefined,
+    fields: Record<string, unknown>,
+    session: HookSession,
+    signal?: AbortSignal,
+  ): Promise<HookOutcome> {
+    const hooks = this.matching(event, subject);
+    if (hooks.length === 0) return mergeOutcomes([]);
+    const { workspace } = this.environment;
+    const input = JSON.stringify({
+      session_id: session.id,
+      transcript_path: await session.transcript(),
+      cwd: workspace,
+      permission_mode: CLAUDE_MODES[session.permissionMode()],
+      hook_event_name: event,
+      ...fields,
+    });
+    const env = {
+      ...(this.environment.env ?? process.env),
+      CLAUDE_PROJECT_DIR: workspace,
+      HEARTH_PROJECT_DIR: workspace,
+    };
+    const runs = await Promise.all(
+      hooks.map(async (hook) => {
+        const run = await runHookCommand(hook.command, input, {
+          cwd: workspace,
+          env,
+          timeoutMs: (hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
+          signal,
+          clock: this.environment.clock,
+        });
+        return readHookRun(event, run, hook.on_failure !== 'continue');
+      }),
+    );
+    return mergeOutcomes(runs);
+  }
+
+  /** The events of one session, each with the fields Claude Code sends for it. */
+  forSession(session: HookSession): SessionHooks {
+    return new SessionHooks(this, session, this.environment.workspace);
+  }
+}
+
+/** A session's hooks: one method per event, shaping its stdin as Claude Code does. */
+export class SessionHooks {
+  constructor(
+    private readonly hooks: Hooks,
+    private readonly session: HookSession,
+    private readonly workspace: string,
+  ) {}
+
+  /** True when a PreToolUse hook would run for this tool (the call then runs alone, after it). */
+  guards(tool: string): boolean {
+    return this.hooks.matching('PreToolUse', claudeToolName(tool)).length > 0;
+  }
+
+  preToolUse(tool: string, args: unknown, callId: string, signal?: AbortSignal): Promise<HookOutcome> {
+    const name = claudeToolName(tool);
+    return this.hooks.fire(
+      'PreToolUse',
+      name,
+      { tool_name: name, tool_input: claudeToolInput(tool, args, this.workspace), tool_use_id: callId },
+      this.session,
+      signal,
+    );
+  }
+
+  postToolUse(
+    tool: string,
+    args: unknown,
+    result: { ok: boolean; output: string },
+    callId: string,
+    signal?: AbortSignal,
+  ): Promise<HookOutcome> {
+    const name = claudeToolName(tool);
+    return this.hooks.fire(
+      'PostToolUse',
+      name,
+      {
+        tool_name: name,
+        tool_input: claudeToolInput(tool, args, this.workspace),
+        tool_response: { success: result.ok, output: result.output },
+        tool_use_id: callId,
+      },
+      this.session,
+      signal,
+    );
+  }
+
+  userPromptSubmit(prompt: string, signal?: AbortSignal): Promise<HookOutcome> {
+    return this.hooks.fire('UserPromptSubmit', undefined, { prompt }, this.session, signal);
+  }
+
+  sessionStart(source: 'startup' | 'resume' | 'compact', signal?: AbortSignal): Promise<HookOutcome> {
+    return this.hooks.fire('SessionStart', source, { source }, this.session, signal);
+  }
+
+  /** `active`: the run goes on because a Stop hook said so last time (hooks check it to avoid loops). */
+  stop(active: boolean, signal?: AbortSignal): Promise<HookOutcome> {
+    return this.hooks.fire('Stop', undefined, { stop_hook_active: active }, this.session, signal);
+  }
+
+  subagentStop(active: boolean, signal?: AbortSignal): Promise<HookOutcome> {
+    return this.hooks.fire('SubagentStop', undefined, { stop_hook_active: active }, this.session, signal);
+  }
+
+  preCompact(trigger: 'auto' | 'manual', signal?: AbortSignal): Promise<HookOutcome> {
+    return this.hooks.fire('PreCompact', trigger, { trigger, custom_instructions: '' }, this.session, signal);
+  }
+
+  notification(message: string, signal?: AbortSignal): Promise<HookOutcome> {
+    return this.hooks.fire(
+      'Notification',
+      'permission_prompt',
+      { message, notification_type: 'permission_prompt' },
+      this.session,
+      signal,
+    );
+  }
+}
+
+/** Claude Code's matcher: empty or `*` matches everything; otherwise a regular expression over the whole name. */
+function compileMatcher(matcher: string | undefined): RegExp | undefined {
+  if (matcher === undefined || matcher === '' || matcher === '*') return undefined;
+  return new RegExp(`^(?:${matcher})$`);
+}
