@@ -28,6 +28,10 @@ export interface Runtime {
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
+  /** What else the user should hear before the first turn: skills that did not load, and why. */
+  loadNotes: string[];
+  /** Prompts the user runs by name (skills). */
+  commands: NamedPrompt[];
   openStore(): SessionStore;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
@@ -45,6 +49,17 @@ export interface RuntimeOptions {
   configNotes?: string[];
   /** More sections for the system prompt, after the project's notes (the list of skills). */
   promptSections?: string[];
+  /** Prompts the user runs by name (skills): `/NAME args` in the REPL, `--skill NAME`. */
+  commands?: NamedPrompt[];
+  /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
+  loadNotes?: string[];
+}
+
+/** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
+export interface NamedPrompt {
+  name: string;
+  summary: string;
+  task(args: string): string;
 }
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
@@ -69,6 +84,8 @@ export async function createRuntime(
     hooks: new Hooks(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
     configNotes: options.configNotes ?? [],
+    commands: options.commands ?? [],
+    loadNotes: options.loadNotes ?? [],
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),

@@ -47,7 +47,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
  */
 export async function setupNotes(runtime: Runtime, connection: Connection | undefined): Promise<string[]> {
   const choice = await runtime.sandbox();
-  return [...runtime.configNotes, choice.warning, connection?.contextNote].filter((note): note is string =>
-    Boolean(note),
+  return [...runtime.configNotes, ...runtime.loadNotes, choice.warning, connection?.contextNote].filter(
+    (note): note is string => Boolean(note),
   );
 }

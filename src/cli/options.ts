@@ -1,9 +1,12 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
-import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { loadSkills } from '../skills/index.js';
+import { builtInToolNames, selectTools } from '../tools/catalog.js';
+import { ToolRegistry } from '../tools/registry.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -79,8 +82,23 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
-/** Loads the config with the flags as the last layer, and builds the runtime from it. */
+/** Loads the config with the flags as the last layer, and builds the runtime from it, skills included. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
+  const workspace = await checkWorkspace(resolve(flags.workspace));
+  let registry: ToolRegistry | undefined;
+  const skills = await loadSkills({
+    workspace,
+    hearthHome: hearthHome(process.env),
+    registry: () => registry!,
+    reserved: builtInToolNames(),
+  });
+  registry = new ToolRegistry(selectTools(config.tools, skills.tools, skills.optional));
+  return createRuntime(config, workspace, {
+    tools: registry,
+    configNotes: describeIgnored(ignored),
+    loadNotes: skills.notes,
+    promptSections: skills.section ? [skills.section] : [],
+    commands: skills.commands,
+  });
 }

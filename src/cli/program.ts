@@ -14,6 +14,7 @@ import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
 import { addSessionCommands } from './commands/sessions.js';
+import { addSkillsCommands } from './commands/skills.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
   collect,
@@ -71,6 +72,7 @@ interface MainFlags extends GlobalFlags {
   plan?: boolean;
   pauseForApproval?: boolean;
   approve?: string[];
+  skill?: string;
 }
 
 /** Errors that are the user's to fix: printed as one message, without a stack. */
@@ -119,6 +121,7 @@ function buildProgram(): Command {
       '--plan',
       'plan first: explore read-only and present a step-by-step plan; on your yes, carry it out with the plan as the todo list',
     )
+    .option('--skill <name>', 'run a skill (see: hearth skills); the task words are its arguments')
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option(
@@ -152,6 +155,7 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addSkillsCommands(program);
   return program;
 }
 
@@ -190,6 +194,16 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
   if (piped) task = task ? `${task}\n\n${piped}` : piped;
   const runtime = await runtimeFromFlags(flags);
   try {
+    if (flags.skill !== undefined) {
+      const skill = runtime.commands.find((c) => c.name === flags.skill);
+      if (!skill) {
+        const names = runtime.commands.map((c) => c.name);
+        throw new UsageError(
+          `No skill named "${flags.skill}".${names.length ? ` Skills: ${names.join(', ')}.` : ' See: hearth skills list'}`,
+        );
+      }
+      task = skill.task(task);
+    }
     const store = runtime.openStore();
     const resume = flags.resume
       ? store.resolve(flags.resume)

@@ -50,17 +50,27 @@ export interface ToolSelection {
   disabled?: string[];
 }
 
+/** Every built-in tool's name, offered or not: names other tools may not take. */
+export function builtInToolNames(): Set<string> {
+  return new Set(Object.values(toolGroups).flatMap((tools) => tools.map((t) => t.name)));
+}
+
 /**
  * Resolves group and tool names into the tool list, rejecting names that match nothing. A custom
  * tool (`extra`) named like a built-in one takes its place, wherever the built-in would have been
- * offered; one named like a group, or two custom tools with one name, are errors.
+ * offered; one named like a group, or two custom tools with one name, are errors. `optional`
+ * tools are offered only when named (`--tools default,promote_tool`).
  */
-export function selectTools(selection: ToolSelection = {}, extra: AnyTool[] = []): AnyTool[] {
+export function selectTools(
+  selection: ToolSelection = {},
+  extra: AnyTool[] = [],
+  optional: AnyTool[] = [],
+): AnyTool[] {
   const custom = customByName(extra);
   const swap = (tool: AnyTool) => custom.get(tool.name) ?? tool;
   const builtIn = Object.values(toolGroups).flat();
   const builtInNames = new Set(builtIn.map((t) => t.name));
-  const all = [...builtIn.map(swap), ...extra.filter((t) => !builtInNames.has(t.name))];
+  const all = [...builtIn.map(swap), ...extra.filter((t) => !builtInNames.has(t.name)), ...optional];
   const expand = (name: string): AnyTool[] => {
     if (name === 'default') return defaultTools.flatMap(expand);
     const group = toolGroups[name];
