@@ -81,7 +81,7 @@ export async function createRuntime(
     workspace,
     tools,
     gate,
-    hooks: new Hooks(config.hooks, { workspace }),
+    hooks: await Hooks.create(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
     configNotes: options.configNotes ?? [],
     commands: options.commands ?? [],

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { filesNamedBy, hashFiles, hookFiles } from '../config/hook-files.js';
 import {
   type CommandHook,
   DEFAULT_HOOK_TIMEOUT_S,
@@ -8,7 +10,7 @@ import type { PermissionMode } from '../permissions/modes.js';
 import { claudeToolInput, claudeToolName } from '../tools/claude-names.js';
 import type { Clock } from '../util/clock.js';
 import { type HookOutcome, mergeOutcomes, readHookRun } from './outcome.js';
-import { runHookCommand } from './run-hook.js';
+import { type HookRun, runHookCommand } from './run-hook.js';
 
 export type { HookOutcome } from './outcome.js';
 
@@ -18,6 +20,12 @@ export interface HooksEnvironment {
   /** The user's environment, which hook programs get (plus CLAUDE_PROJECT_DIR); default this process's. */
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /**
+   * The content (hash, or `absent`) of each workspace file a hook command names, as it was when the
+   * session's settings were read; a hook whose files differ at run time is not run. `Hooks.create`
+   * takes them.
+   */
+  pins?: Record<string, string>;
 }
 
 /** The session a hook fires in, as its stdin names it. */
@@ -52,6 +60,12 @@ const CLAUDE_MODES: Record<PermissionMode, string> = {
  */
 export class Hooks {
   private readonly compiled: Array<{ event: HookEvent; matcher: RegExp | undefined; hooks: CommandHook[] }>;
+
+  /** Hooks with their workspace files pinned as they are now. */
+  static async create(settings: HooksSettings, environment: HooksEnvironment): Promise<Hooks> {
+    const pins = await hashFiles(hookFiles(settings, environment.workspace));
+    return new Hooks(settings, { ...environment, pins });
+  }
 
   constructor(
     settings: HooksSettings,
@@ -113,17 +127,36 @@ export class Hooks {
     };
     const runs = await Promise.all(
       hooks.map(async (hook) => {
-        const run = await runHookCommand(hook.command, input, {
-          cwd: workspace,
-          env,
-          timeoutMs: (hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
-          signal,
-          clock: this.environment.clock,
-        });
+        const changed = await this.changedFiles(hook.command);
+        const run: HookRun =
+          changed.length > 0
+            ? {
+                command: hook.command,
+                exitCode: null,
+                stdout: '',
+                stderr: '',
+                failure: `was not run: ${changed.join(', ')} changed since the session began, and the agent's commands can write there`,
+              }
+            : await runHookCommand(hook.command, input, {
+                cwd: workspace,
+                env,
+                timeoutMs: (hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
+                signal,
+                clock: this.environment.clock,
+              });
         return readHookRun(event, run, hook.on_failure !== 'continue');
       }),
     );
     return mergeOutcomes(runs);
+  }
+
+  /** The workspace files the command names whose content is not what was pinned, workspace-relative. */
+  private async changedFiles(command: string): Promise<string[]> {
+    const { workspace, pins } = this.environment;
+    if (!pins) return [];
+    const named = filesNamedBy(command, workspace);
+    const now = await hashFiles(named);
+    return named.filter((file) => now[file] !== pins[file]).map((file) => path.relative(workspace, file));
   }
 
   /** The events of one session, each with the fields Claude Code sends for it. */

@@ -125,4 +125,47 @@ describe('hooks from a project file', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(existsSync(marker)).toBe(true);
   });
+
+  it('a hook script in the workspace changed by a command does not run, now or in the next session', async () => {
+    const guard = join(cli.workspace, '.claude/hooks/guard.sh');
+    await mkdir(join(cli.workspace, '.claude/hooks'), { recursive: true });
+    await writeFile(guard, '#!/usr/bin/env bash\necho checked >> "$CLAUDE_PROJECT_DIR/guard.log"\n', {
+      mode: 0o755,
+    });
+    await mkdir(join(cli.workspace, '.hearth'));
+    await writeFile(
+      join(cli.workspace, '.hearth', 'config.json'),
+      JSON.stringify({ hooks: { PreToolUse: hook('"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh', 'Bash') } }),
+    );
+    const trust = await cli.run(['config', 'trust']);
+    expect(trust.stdout).toContain('the workspace files its hooks run: .claude/hooks/guard.sh');
+    await cli.serve({
+      models: ['m'],
+      turns: [
+        reply().tool('shell', {
+          command: `echo 'touch "$CLAUDE_PROJECT_DIR/planted"' >> .claude/hooks/guard.sh`,
+        }),
+        reply().tool('shell', { command: 'echo next' }),
+        reply().text('done'),
+      ],
+    });
+    const r = await cli.run(['--yolo', 'go']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await readFile(guard, 'utf8')).toContain('planted');
+    expect(await readFile(join(cli.workspace, 'guard.log'), 'utf8')).toBe('checked\n');
+    expect(toolResults(2)[1]).toMatch(
+      /^Error: Blocked by a hook: A PreToolUse hook failed \(was not run: \.claude\/hooks\/guard\.sh changed since the session began/,
+    );
+    expect(existsSync(join(cli.workspace, 'planted'))).toBe(false);
+
+    await cli.serve({
+      models: ['m'],
+      turns: [reply().tool('shell', { command: 'echo again' }), reply().text('ok')],
+    });
+    const next = await cli.run(['--yolo', 'again']);
+    expect(next.stderr).toMatch(
+      /Ignored hooks\.PreToolUse from .*config\.json: the workspace files its hooks run changed since you approved it \(\.claude\/hooks\/guard\.sh\)/,
+    );
+    expect(existsSync(join(cli.workspace, 'planted'))).toBe(false);
+  });
 });
