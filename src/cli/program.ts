@@ -40,6 +40,7 @@ Examples:
   hearth --base-url http://127.0.0.1:8080/v1 -m qwen2.5-coder "list the TODOs in src/"
   hearth --json "what is in this folder?"      (events as JSON lines)
   hearth -c "now add tests for it"             (continue the last session here)
+  hearth --skill fix-issue 123                 (run a skill; see: hearth skills)
 
 Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
 a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
@@ -54,7 +55,7 @@ and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded m
 Config, later wins: ~/.hearth/config.json (or .yaml), <workspace>/.hearth/config.json (or .yaml),
 HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BASE_URL, HEARTH_MODEL,
 HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
-Security settings (sandbox, permission mode, allow rules, db_path) never come from the workspace .env,
+Security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks) never come from the workspace .env,
 and from <workspace>/.hearth/config only once approved with: hearth config trust.
 See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
