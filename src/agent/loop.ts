@@ -4,6 +4,7 @@ import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/type
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
+import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
@@ -53,6 +54,8 @@ export interface RunAgentOptions {
   hooks?: SessionHooks;
   /** Context a SessionStart hook gave, added to this run's task message. */
   startContext?: string[];
+  /** Where the spawn tools start sub-agents; unset where sub-agents are off. */
+  subagents?: SubagentPort;
 }
 
 /**
@@ -88,6 +91,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
     progress: () => {},
+    ...(options.subagents ? { subagents: options.subagents } : {}),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);

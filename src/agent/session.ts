@@ -6,6 +6,7 @@ import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
+import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
@@ -26,10 +27,12 @@ export interface SessionDeps {
   todoNudges?: number;
   contextWindow?: number;
   compactionThreshold?: number;
-  /** The configured hooks; unset or empty, none run. */
+  /** The configured hooks; unset or empty, none run. A sub-agent's session has its parent's. */
   hooks?: Hooks;
   /** Where the JSONL transcript hook scripts read is written (outside the workspace). */
   transcriptDir?: string;
+  /** Gives the session's runs their sub-agents, bound to the session's id; unset where they are off. */
+  subagents?: (sessionId: string) => SubagentPort;
 }
 
 /** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */
@@ -75,11 +78,13 @@ export class AgentSession {
     started: 'startup' | 'resume',
   ) {
     if (deps.hooks && deps.hooks.count > 0) {
-      this.startSource = started;
+      // A sub-agent's session is part of its parent's: no SessionStart, and SubagentStop for Stop.
+      if (row.depth === 0) this.startSource = started;
       const dir = deps.transcriptDir;
       this.hooks = deps.hooks.forSession({
         id: row.id,
         permissionMode: () => deps.gate.mode,
+        subagent: row.depth > 0,
         transcript: async () => (dir ? writeTranscript(dir, row.id, this.messages) : ''),
       });
     }
@@ -89,9 +94,14 @@ export class AgentSession {
     return this.row.id;
   }
 
-  static create(deps: SessionDeps, systemPrompt: string): AgentSession {
+  /** A new session; a sub-agent's names the session that started it and how deep it is. */
+  static create(
+    deps: SessionDeps,
+    systemPrompt: string,
+    origin: { parentId: string; depth: number; title: string } | undefined = undefined,
+  ): AgentSession {
     const system: ChatMessage = { role: 'system', content: systemPrompt };
-    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model }, [system]);
+    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model, ...origin }, [system]);
     return new AgentSession(deps, row, [system], 1, 'startup');
   }
 
@@ -187,6 +197,7 @@ export class AgentSession {
       onAudit: (entry) => store.recordAudit(this.id, entry),
       hooks: this.hooks,
       startContext,
+      subagents: this.deps.subagents?.(this.id),
     })) {
       if (event.type === 'turn_start') turnStarted = performance.now();
       if (event.type === 'usage') {

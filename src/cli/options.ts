@@ -5,8 +5,8 @@ import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
 import { loadSkills } from '../skills/index.js';
-import { builtInToolNames, selectTools } from '../tools/catalog.js';
-import { ToolRegistry } from '../tools/registry.js';
+import { setupSubagents } from '../subagents/setup.js';
+import { builtInToolNames } from '../tools/catalog.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -23,6 +23,8 @@ export interface GlobalFlags {
   yolo?: boolean;
   allow?: string[];
   deny?: string[];
+  /** Deep-work mode (the main command's --deep): sub-agents are on unless the config says otherwise. */
+  deep?: boolean;
 }
 
 export function positiveInt(value: string): number {
@@ -86,19 +88,22 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
   const workspace = await checkWorkspace(resolve(flags.workspace));
-  let registry: ToolRegistry | undefined;
+  const { notes, groups, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
+  let runtime: Runtime | undefined;
   const skills = await loadSkills({
     workspace,
     hearthHome: hearthHome(process.env),
-    registry: () => registry!,
-    reserved: builtInToolNames(),
+    registry: () => runtime!.tools,
+    reserved: builtInToolNames(Object.values(groups).flat()),
   });
-  registry = new ToolRegistry(selectTools(config.tools, skills.tools, skills.optional));
-  return createRuntime(config, workspace, {
-    tools: registry,
-    configNotes: describeIgnored(ignored),
+  runtime = await createRuntime(config, workspace, {
+    configNotes: [...describeIgnored(ignored), ...notes],
     loadNotes: skills.notes,
+    extraTools: skills.tools,
+    groups: { ...groups, ...skills.groups },
     promptSections: skills.section ? [skills.section] : [],
     commands: skills.commands,
+    ...subagents,
   });
+  return runtime;
 }

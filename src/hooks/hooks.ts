@@ -34,6 +34,8 @@ export interface HookSession {
   /** Writes the conversation as a JSONL transcript and returns its path; only called when a hook runs. */
   transcript(): Promise<string>;
   permissionMode(): PermissionMode;
+  /** A sub-agent's session: its end fires SubagentStop instead of Stop. */
+  subagent?: boolean;
 }
 
 /** Events whose matcher is tested against something (Claude Code ignores it for the others). */
@@ -219,13 +221,13 @@ export class SessionHooks {
     return this.hooks.fire('SessionStart', source, { source }, this.session, signal);
   }
 
-  /** `active`: the run goes on because a Stop hook said so last time (hooks check it to avoid loops). */
+  /**
+   * The run is about to end with an answer (Stop; SubagentStop in a sub-agent's session). `active`:
+   * it goes on because such a hook said so last time (scripts check it to avoid loops).
+   */
   stop(active: boolean, signal?: AbortSignal): Promise<HookOutcome> {
-    return this.hooks.fire('Stop', undefined, { stop_hook_active: active }, this.session, signal);
-  }
-
-  subagentStop(active: boolean, signal?: AbortSignal): Promise<HookOutcome> {
-    return this.hooks.fire('SubagentStop', undefined, { stop_hook_active: active }, this.session, signal);
+    const event = this.session.subagent ? 'SubagentStop' : 'Stop';
+    return this.hooks.fire(event, undefined, { stop_hook_active: active }, this.session, signal);
   }
 
   preCompact(trigger: 'auto' | 'manual', signal?: AbortSignal): Promise<HookOutcome> {

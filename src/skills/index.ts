@@ -18,7 +18,7 @@ export interface LoadedSkills {
   /** Offered unless switched off: the skill tool (when there are skills) and the agent-made tools. */
   tools: AnyTool[];
   /** Offered only when named (`--tools default,promote_tool`): it costs tokens in every request. */
-  optional: AnyTool[];
+  groups: Record<string, AnyTool[]>;
   /** The system prompt's list of skills; undefined with none. */
   section?: string;
   commands: NamedPrompt[];
@@ -38,6 +38,7 @@ export async function loadSkills(opts: {
   reserved: ReadonlySet<string>;
 }): Promise<LoadedSkills> {
   const roots = skillRoots(opts.workspace, opts.hearthHome);
+  const reserved = new Set([...opts.reserved, 'skill']);
   const catalog = await discoverSkills(roots, opts.workspace);
   const tools: AnyTool[] = [];
   const problems: SkillProblem[] = [...catalog.problems];
@@ -45,7 +46,7 @@ export async function loadSkills(opts: {
     const tool = await loadAgentTool(skill, opts.workspace);
     if (tool === undefined) continue;
     if (!('run' in tool)) problems.push(tool);
-    else if (opts.reserved.has(tool.name))
+    else if (reserved.has(tool.name))
       problems.push({ path: skill.dir, reason: `its tool is named like a built-in one (${tool.name})` });
     else tools.push(tool);
   }
@@ -53,13 +54,13 @@ export async function loadSkills(opts: {
   if (catalog.skills.some((s) => s.modelInvocable)) tools.unshift(skillTool(catalog.skills));
   const promote = promoteTool({
     registry: opts.registry,
-    reserved: opts.reserved,
+    reserved,
     skillsDir: roots[0]!.dir,
   });
   return {
     catalog,
     tools,
-    optional: [promote],
+    groups: { promote_tool: [promote] },
     section: skillsSection(catalog.skills),
     commands: catalog.skills
       .filter((s) => s.userInvocable)
