@@ -103,6 +103,34 @@ describe('hooks from the user config', () => {
   });
 });
 
+describe('hooks and sub-agents', () => {
+  it("guard a sub-agent's calls too, and its end fires SubagentStop, not Stop", async () => {
+    const stops = join(cli.workspace, 'stops.log');
+    await userConfig({
+      hooks: {
+        PreToolUse: hook(script('block-rm-rf.sh'), 'Bash'),
+        Stop: hook(`jq -r .hook_event_name >> ${stops}`),
+        SubagentStop: hook(`jq -r .hook_event_name >> ${stops}`),
+      },
+    });
+    await mkdir(join(cli.workspace, 'build'));
+    await cli.serve({
+      models: ['m'],
+      turns: [
+        reply().tool('delegate', { objective: 'Clean the build folder' }),
+        reply().tool('shell', { command: 'rm -rf build' }),
+        reply().text('A hook blocked rm -rf.'),
+        reply().text('The cleanup was blocked.'),
+      ],
+    });
+    const r = await cli.run(['--deep', '--yolo', 'clean up']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(cli.workspace, 'build'))).toBe(true);
+    expect(toolResults(2).at(-1)).toMatch(/^Error: Blocked by a hook: Blocked: 'rm -rf' is not allowed here/);
+    expect(await readFile(stops, 'utf8')).toBe('SubagentStop\nStop\n');
+  });
+});
+
 describe('hooks from a project file', () => {
   it('do not run until the user approves the file, then run', async () => {
     const marker = join(cli.workspace, 'hook-ran');
