@@ -67,7 +67,13 @@ describe('hooks from the user config', () => {
   });
 
   it('a Stop hook sends the model back once, then lets it finish (stop_hook_active)', async () => {
-    await userConfig({ hooks: { Stop: hook(script('stop-run-tests.sh')) } });
+    // Outside the workspace: a workspace file a hook names is pinned, and this one changes.
+    const copy = join(await cli.tempDir('transcript'), 'copy.jsonl');
+    await userConfig({
+      hooks: {
+        Stop: [...hook(script('stop-run-tests.sh')), ...hook(`cp "$(jq -r .transcript_path)" ${copy}`)],
+      },
+    });
     await cli.serve({ models: ['m'], turns: [reply().text('All done.'), reply().text('Tests pass. Done.')] });
     const r = await cli.run(['--json', 'fix it']);
     expect(r.code, r.stderr).toBe(0);
@@ -77,6 +83,16 @@ describe('hooks from the user config', () => {
       content: 'Run the tests (npm test) before you finish.',
     });
     expect(r.stdout).toContain('"text":"Tests pass. Done."');
+    // transcript_path: the conversation in Claude Code's JSONL layout, as it was at the last Stop.
+    const lines = (await readFile(copy, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((l) => l.type)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(lines.at(-1).message).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Tests pass. Done.' }],
+    });
   });
 
   it('PostToolUse formats what a write wrote (yolo)', async () => {
