@@ -147,7 +147,7 @@ async function readJobFile(
     return;
   }
   if (trustDir !== undefined) {
-    const state = await trustState(trustDir, path, text);
+    const { state } = await trustState(trustDir, path, text);
     if (state !== 'trusted') {
       out.problems.push(
         `${path}: not loaded: its jobs run ${state === 'changed' ? 'and it changed since you approved it' : 'only once you approve them'}. Review it, then: hearth jobs trust`,
