@@ -7,6 +7,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
@@ -27,6 +28,8 @@ export interface RunAgentOptions {
   /** Answers for the calls a paused run left waiting, by call id. */
   answers?: ReadonlyMap<string, ApprovalAnswer>;
   sandbox: Sandbox;
+  /** How web tools reach the network; unset, the safe defaults. */
+  web?: WebAccess;
   maxIterations: number;
   /** Stop once this many tokens (prompt + completion, summed over requests) are spent. */
   tokenBudget?: number;
@@ -82,6 +85,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     scratch: options.scratch ?? new Map(),
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
+    web: options.web,
     progress: () => {},
   };
   const append = (message: ChatMessage) => {

@@ -9,6 +9,7 @@ import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { readProjectContext } from './project-context.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
@@ -18,6 +19,8 @@ export interface Runtime {
   workspace: string;
   tools: ToolRegistry;
   gate: PermissionGate;
+  /** How web tools reach the network. */
+  web: WebAccess;
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
@@ -56,6 +59,12 @@ export async function createRuntime(
     workspace,
     tools,
     gate,
+    web: {
+      policy: { allow: config.web.allow_private },
+      timeoutMs: config.web.timeout * 1000,
+      maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
+      browser: config.web.browser,
+    },
     configNotes: options.configNotes ?? [],
     systemPrompt: buildSystemPrompt({
       workspace,

@@ -6,6 +6,7 @@ import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
@@ -16,6 +17,7 @@ export interface SessionDeps {
   tools: ToolRegistry;
   gate: PermissionGate;
   sandbox: Sandbox;
+  web?: WebAccess;
   /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
   approve?: Approver;
   workspace: string;

@@ -107,6 +107,20 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ threshold: 0.75 }),
+      /** What web_fetch may reach and how much it reads. */
+      web: z
+        .object({
+          /** Hosts (`intranet.local`, `*.corp.example`), addresses or ranges (`10.0.0.0/8`) that are not public but may be fetched. */
+          allow_private: z.array(z.string().min(1)).default([]),
+          /** Seconds for one fetch, rendering included. */
+          timeout: z.number().positive().default(30),
+          /** Most megabytes read from one reply. */
+          max_mb: z.number().positive().default(5),
+          /** The Chromium or Chrome that renders pages built by JavaScript; false: never render. Unset: look for one. */
+          browser: z.union([z.string().min(1), z.literal(false)]).optional(),
+        })
+        .strict()
+        .default({ allow_private: [], timeout: 30, max_mb: 5 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */

@@ -9,6 +9,7 @@ import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
 import { planTools, taskStateTools, timeTools, todoTools } from './tracking/index.js';
 import type { AnyTool } from './types.js';
+import { webFetchTool } from './web/web-fetch.js';
 
 /**
  * Every built-in tool, by group, in the order the model sees them. Groups and tool names can
@@ -23,6 +24,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   plan: planTools,
   task_state: taskStateTools,
   time: timeTools,
+  web: [webFetchTool],
 };
 
 /**

@@ -71,6 +71,8 @@ describe('tool catalog', () => {
         'mkdir',
         'multi_edit',
         'shell',
+        // A request carries whatever the URL holds off the machine, so it asks like a change.
+        'web_fetch',
         'write_file',
       ].sort(),
     );
