@@ -1,3 +1,4 @@
+import { dataViewTool } from './data/data-view.js';
 import { editFileTool } from './edit/edit-file.js';
 import { multiEditTool } from './edit/multi-edit.js';
 import { listDirTool } from './fs/list-dir.js';
@@ -25,6 +26,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   task_state: taskStateTools,
   time: timeTools,
   web: [webFetchTool],
+  data: [dataViewTool],
 };
 
 /**
