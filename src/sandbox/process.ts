@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
@@ -23,6 +24,11 @@ export interface ProcessIo {
   capture?: 'merged' | 'split';
   /** Drives the timeout and the grace periods; the system clock unless a test injects one. */
   clock?: Clock;
+  /**
+   * What the command reads on stdin, for a long-lived process fed as it goes (an interpreter);
+   * unset, stdin is closed.
+   */
+  stdin?: Readable;
 }
 
 export interface RunProcessOptions extends ProcessIo {
@@ -102,8 +108,13 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       cwd: opts.cwd,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
+    if (opts.stdin && child.stdin) {
+      // The process may die with input still queued; its broken pipe is told by its exit, not here.
+      child.stdin.on('error', () => {});
+      opts.stdin.pipe(child.stdin);
+    }
   } catch (err) {
     return Promise.reject(err);
   }
@@ -382,6 +393,6 @@ class OutputBuffer {
 
 /** The output-handling fields of a request, to hand on to runProcess. */
 export function processIo(req: ProcessIo): ProcessIo {
-  const { timeoutMs, signal, maxOutputBytes, onOutput, capture } = req;
-  return { timeoutMs, signal, maxOutputBytes, onOutput, capture };
+  const { timeoutMs, signal, maxOutputBytes, onOutput, capture, stdin } = req;
+  return { timeoutMs, signal, maxOutputBytes, onOutput, capture, stdin };
 }

@@ -70,6 +70,8 @@ describe('tool catalog', () => {
         'git_commit',
         'mkdir',
         'multi_edit',
+        'node',
+        'python',
         'shell',
         // A request carries whatever the URL holds off the machine, so it asks like a change.
         'web_fetch',
