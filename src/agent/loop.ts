@@ -1,5 +1,5 @@
 import type { LlmClient } from '../llm/client.js';
-import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
+import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
@@ -21,6 +21,13 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
+  /** Images sent with the task (`--image`). */
+  taskImages?: ImagePart[];
+  /**
+   * Whether the model accepts images (server probe or config). False: images tools return are not
+   * sent, and the tool result says why; unknown: they are sent.
+   */
+  vision?: boolean;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
@@ -117,6 +124,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   /** Runs calls and records their results; returns the calls left waiting, if the run pauses. */
   async function* runCalls(calls: ToolCall[], answers?: ReadonlyMap<string, ApprovalAnswer>) {
     const errors = new Map<string, string>();
+    const images = new Map<string, ImagePart[]>();
     const pending = yield* forward(
       executeCalls(calls, {
         tools,
@@ -126,16 +134,30 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         answers,
         onAudit: options.onAudit,
         steered: () => options.steering?.waiting() ?? false,
+        onImages: (callId, found) => images.set(callId, found),
       }),
       (event) => {
         if (event.type !== 'tool_result') return;
         if (!event.ok) errors.set(event.callId, event.output);
-        const output = truncateMiddle(event.output, resultCap, {
+        let output = truncateMiddle(event.output, resultCap, {
           hint: 'the output was cut to fit the context window; ask for less (offset/limit, grep, head)',
         }).text;
+        if (images.has(event.callId) && options.vision === false) {
+          output += `\n[${blindNote(llm.model)}: the image was not sent]`;
+          images.delete(event.callId);
+        }
         append({ role: 'tool', tool_call_id: event.callId, content: event.ok ? output : `Error: ${output}` });
       },
     );
+    // Tool messages carry text only on most servers, so the images follow in one user message.
+    const shown = [...images.values()].flat();
+    if (shown.length > 0) {
+      append({
+        role: 'user',
+        content: `[${shown.length === 1 ? 'the image' : `${shown.length} images`} from the tool results above]`,
+        images: shown,
+      });
+    }
     return { pending, errors };
   }
 
@@ -159,7 +181,11 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   // Messages sent while no run was going come before this run's task, as they were sent before it.
   yield* takeSteering();
   if (options.task !== undefined) {
-    append({ role: 'user', content: options.task });
+    append({
+      role: 'user',
+      content: options.task,
+      ...(options.taskImages?.length ? { images: options.taskImages } : {}),
+    });
     rememberRequest(ctx.durable, options.task);
   }
 
@@ -344,4 +370,9 @@ function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWi
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
   return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow };
+}
+
+/** What the model and the user are told when images meet a model that cannot see. */
+export function blindNote(model: string): string {
+  return `model ${model} does not accept images; load a vision model (such as qwen2.5-vl, gemma3 or llava) to use them`;
 }

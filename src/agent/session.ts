@@ -1,6 +1,6 @@
 import type { LlmClient } from '../llm/client.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
-import type { ChatMessage, ToolCall } from '../llm/types.js';
+import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
@@ -18,6 +18,8 @@ export interface SessionDeps {
   gate: PermissionGate;
   sandbox: Sandbox;
   web?: WebAccess;
+  /** Whether the model accepts images; unknown when unset. */
+  vision?: boolean;
   /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
   approve?: Approver;
   workspace: string;
@@ -110,9 +112,9 @@ export class AgentSession {
     return this.steering;
   }
 
-  /** Runs the agent on `task` (or, with none, carries on from where the history stops). */
-  run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
-    return this.drive(task, signal, undefined);
+  /** Runs the agent on `task` (or, with none, carries on from where the history stops), with any images given. */
+  run(task: string | undefined, signal?: AbortSignal, images?: ImagePart[]): AsyncGenerator<AgentEvent> {
+    return this.drive(task, signal, undefined, images);
   }
 
   /** Continues a paused run: the listed calls run, the other pending ones are declined. */
@@ -134,6 +136,7 @@ export class AgentSession {
     task: string | undefined,
     signal: AbortSignal | undefined,
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
+    images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
     const { store } = this.deps;
     if (task && !this.row.title) {
@@ -147,6 +150,7 @@ export class AgentSession {
       ...this.deps,
       messages: this.messages,
       task,
+      taskImages: images,
       answers,
       signal,
       scratch: this.scratch,

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../llm/types.js';
+import type { ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
@@ -17,6 +17,8 @@ export interface ExecutionDeps {
   onAudit?: (entry: AuditEntry) => void;
   /** True when the user sent a message during the turn: calls not yet started are then skipped. */
   steered?: () => boolean;
+  /** Receives the images a call returned (read_file on an image), before its result event. */
+  onImages?: (callId: string, images: ImagePart[]) => void;
 }
 
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
@@ -155,6 +157,8 @@ async function run(
     leavesOut: (file) => leavesOut(file),
   });
   finished = true;
+  const images = result.meta?.attachments;
+  if (Array.isArray(images) && images.length > 0) deps.onImages?.(step.call.id, images as ImagePart[]);
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
 }

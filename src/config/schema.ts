@@ -19,6 +19,7 @@ const profileShape = {
   seed: z.number().int().optional(),
   max_tokens: z.number().int().positive().optional(),
   native_tools: z.boolean().optional(),
+  vision: z.boolean().optional(),
 };
 
 /** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
@@ -51,6 +52,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
        * in the prompt and calls parsed from text. Unset: use native calls, parse text as a fallback.
        */
       native_tools: z.boolean().optional(),
+      /** Whether the model accepts images; unset: what the server says, and if it says nothing, try. */
+      vision: z.boolean().optional(),
       /** Named model profiles; the one named by `model` (e.g. `-m coder`) is applied over the top level. */
       models: z.record(z.string().min(1), profile).default({}),
       /** Tool groups or names: `enabled` replaces the default set, `disabled` removes from it. */
