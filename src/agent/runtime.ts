@@ -80,7 +80,10 @@ export async function createRuntime(
       const settings = config.sandbox;
       sandbox ??= createSandbox(settings.mode, {
         workspace,
-        network: settings.network,
+        network: settings.network === true,
+        ...(Array.isArray(settings.network)
+          ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
+          : {}),
         envAllow: settings.env,
         memoryMb: settings.memory_mb,
         cpus: settings.cpus,

@@ -66,7 +66,7 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .union([
           sandboxMode.transform((mode) => ({
             mode,
-            network: false,
+            network: false as boolean | string[],
             env: [] as string[],
             memory_mb: undefined as number | undefined,
             cpus: undefined as number | undefined,
@@ -76,8 +76,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           z
             .object({
               mode: sandboxMode.default('auto'),
-              /** Outbound network for commands; off by default. */
-              network: z.boolean().default(false),
+              /** Outbound network for commands: off by default; true for all; a list of domains for only those (bwrap). */
+              network: z.union([z.boolean(), z.array(z.string().min(1))]).default(false),
               /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
               env: z.array(z.string()).default([]),
               /** Memory for all of a command's processes (MB); default 2048 where a cgroup can hold it. */

@@ -1,4 +1,4 @@
-import type { AddressPolicy } from './address-policy.js';
+import type { AddressPolicy } from '../../sandbox/address-policy.js';
 
 /**
  * How the web tools reach the network, built once from the config at the edge (`web` settings)

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { type AddressPolicy, checkLiteralHost, guardedLookup } from './address-policy.js';
+import { type AddressPolicy, checkLiteralHost, guardedLookup } from '../../sandbox/address-policy.js';
 
 /**
  * One guarded GET, following redirects on the same site only. Node's own http client is used

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { BlockedAddressError } from '../../sandbox/address-policy.js';
 import { formatBytes } from '../truncate.js';
 import { defineTool, type ToolContext, ToolError, type ToolOutput } from '../types.js';
 import { DEFAULT_WEB_ACCESS, type WebAccess } from './access.js';
-import { BlockedAddressError } from './address-policy.js';
 import { type BrowserPage, renderPage } from './browser.js';
 import { htmlToMarkdown, looksLikeChallenge } from './extract.js';
 import { FetchError, type HttpReply, httpGet, parseHttpUrl } from './http-get.js';

@@ -45,7 +45,7 @@ export function addressRange(address: string): string {
   }
 }
 
-function hostAllowed(allow: readonly string[], host: string): boolean {
+export function hostAllowed(allow: readonly string[], host: string): boolean {
   const name = host.toLowerCase().replace(/\.$/, '');
   return allow.some((entry) => {
     const e = entry.trim().toLowerCase();
@@ -82,7 +82,7 @@ export function checkAddress(policy: AddressPolicy, host: string, address: strin
   if (hostAllowed(policy.allow, host) || addressAllowed(policy.allow, address)) return;
   const via = host === address ? address : `${host} (${address})`;
   throw new BlockedAddressError(
-    `${via} is a ${describeRange(range)} address; web_fetch only reaches public addresses. The user can allow it with web.allow_private in the config.`,
+    `${via} is a ${describeRange(range)} address; only public addresses are reached. The user can allow it with web.allow_private in the config.`,
   );
 }
 
