@@ -25,10 +25,10 @@ export interface ProcessIo {
   /** Drives the timeout and the grace periods; the system clock unless a test injects one. */
   clock?: Clock;
   /**
-   * What the command reads on stdin, for a long-lived process fed as it goes (an interpreter);
-   * unset, stdin is closed.
+   * What the command reads on stdin: text, written and then closed (hooks read their event there),
+   * or a stream piped in as it comes (a long-lived interpreter fed call by call). Unset: no stdin.
    */
-  stdin?: Readable;
+  stdin?: string | Readable;
 }
 
 export interface RunProcessOptions extends ProcessIo {
@@ -108,15 +108,16 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       cwd: opts.cwd,
       env,
       detached: true,
-      stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
-    if (opts.stdin && child.stdin) {
-      // The process may die with input still queued; its broken pipe is told by its exit, not here.
-      child.stdin.on('error', () => {});
-      opts.stdin.pipe(child.stdin);
-    }
   } catch (err) {
     return Promise.reject(err);
+  }
+  if (opts.stdin !== undefined && child.stdin) {
+    // A child that exits without reading all of it closes the pipe early: that is its business.
+    child.stdin.on('error', () => undefined);
+    if (typeof opts.stdin === 'string') child.stdin.end(opts.stdin);
+    else opts.stdin.pipe(child.stdin);
   }
 
   return new Promise<ProcessResult>((resolve, reject) => {
