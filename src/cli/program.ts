@@ -77,6 +77,7 @@ interface MainFlags extends GlobalFlags {
   pauseForApproval?: boolean;
   approve?: string[];
   skill?: string;
+  image?: string[];
 }
 
 /** Errors that are the user's to fix: printed as one message, without a stack. */
@@ -144,6 +145,7 @@ function buildProgram(): Command {
       nameList,
     )
     .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
+    .option('--image <file>', 'send an image with the task (a vision model is needed); repeatable', collect)
     .option('--max-iterations <n>', 'stop after this many model turns (default 50)', positiveInt)
     .addOption(
       new Option('--timeout <seconds>', 'limit for one model request (default 600)').argParser(
@@ -233,6 +235,10 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
       throw new UsageError('--print and --interactive contradict each other.');
     if (flags.approve && !resume)
       throw new UsageError('--approve answers a paused session: use it with --resume ID.');
+    if (flags.image && (interactive || !task))
+      throw new UsageError(
+        '--image goes with a task in one-shot mode: hearth --image FILE "what to do with it"',
+      );
     if (interactive && !flags.print && !flags.approve) {
       // The prompt should come up at once: probe the server while the sandbox makes its trial run.
       // With no server yet the REPL still opens: sessions can be listed and resumed meanwhile.
@@ -276,6 +282,7 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
       pauseForApproval: flags.pauseForApproval === true,
       plan: flags.plan === true,
       approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
+      images: flags.image,
     });
   } finally {
     await runtime.close();

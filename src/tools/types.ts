@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SubagentPort } from '../subagents/types.js';
+import type { WebAccess } from './web/access.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
 export interface ToolContext {
@@ -41,6 +42,8 @@ export interface ToolContext {
   subagents?: SubagentPort;
   /** Sets this session to resume later with a message; absent when the run has no stored session. */
   wakeups?: WakeupPort;
+  /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
+  web?: WebAccess;
 }
 
 /** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
