@@ -2,7 +2,7 @@ import type { LlmClient } from '../llm/client.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { SandboxSource } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
@@ -15,7 +15,7 @@ export interface SessionDeps {
   llm: LlmClient;
   tools: ToolRegistry;
   gate: PermissionGate;
-  sandbox: Sandbox;
+  sandbox: SandboxSource;
   /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
   approve?: Approver;
   workspace: string;

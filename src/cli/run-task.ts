@@ -52,7 +52,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const emit = options.json
     ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
-  for (const note of await setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
+  for (const note of setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 
   let declined = 0;
   const approve: Approver | undefined = process.stdin.isTTY

@@ -1,4 +1,3 @@
-import { NOT_CONNECTED_HELP } from './info-commands.js';
 import { join } from 'node:path';
 import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js';
 import type { Runtime } from '../../agent/runtime.js';
@@ -10,6 +9,7 @@ import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js'
 import { replApprover } from './approver.js';
 import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
 import { History } from './history.js';
+import { NOT_CONNECTED_HELP } from './info-commands.js';
 import { LineEditor } from './input.js';
 import { Keyboard } from './keyboard.js';
 import type { PromptText } from './prompt-view.js';
@@ -67,7 +67,9 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const approve = replApprover({ editor, turns, err: stderr, style: errStyle });
   const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
-  const notes = await setupNotes(runtime, connection);
+  // The sandbox is settled by now (set up while the server was probed): its warning is said here.
+  const { warning } = await runtime.sandboxForSession();
+  const notes = [...setupNotes(runtime, connection), ...(warning ? [warning] : [])];
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
   for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);
