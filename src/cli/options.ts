@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
@@ -20,30 +19,6 @@ export interface GlobalFlags {
   yolo?: boolean;
   allow?: string[];
   deny?: string[];
-}
-
-export function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
-  return n;
-}
-
-export function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
-  return n;
-}
-
-/** Collects a repeatable option's values. */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-export function nameList(value: string): string[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }
 
 /** The config keys the flags set, in order. Flags that contradict each other are an error, never resolved silently. */
@@ -79,8 +54,14 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
+/** Builds the runtime from a loaded config. */
+export function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
+  return createRuntime(loaded.config, resolve(flags.workspace), {
+    configNotes: describeIgnored(loaded.ignored),
+  });
+}
+
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
-  const { config, ignored } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
+  return runtimeFromConfig(await loadConfigFromFlags(flags), flags);
 }
