@@ -24,7 +24,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
   // Set up while the first request goes out (it costs a trial run); the loop waits for it before
   // the first tool call. A failure is said there, to the call that needed it.
   runtime.sandbox().catch(() => {});
-  const deps: SessionDeps = {
+  const base: SessionDeps = {
     store: runtime.openStore(),
     llm: createClient(connection, config),
     tools: runtime.tools,
@@ -38,6 +38,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
   };
+  const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
 }
 

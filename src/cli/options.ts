@@ -3,6 +3,7 @@ import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { setupSubagents } from '../subagents/setup.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -19,6 +20,8 @@ export interface GlobalFlags {
   yolo?: boolean;
   allow?: string[];
   deny?: string[];
+  /** Deep-work mode (the main command's --deep): sub-agents are on unless the config says otherwise. */
+  deep?: boolean;
 }
 
 /** The config keys the flags set, in order. Flags that contradict each other are an error, never resolved silently. */
@@ -55,9 +58,13 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
 }
 
 /** Builds the runtime from a loaded config. */
-export function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
-  return createRuntime(loaded.config, resolve(flags.workspace), {
-    configNotes: describeIgnored(loaded.ignored),
+export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
+  const { config, ignored } = loaded;
+  const workspace = await checkWorkspace(resolve(flags.workspace));
+  const { notes, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
+  return createRuntime(config, workspace, {
+    configNotes: [...describeIgnored(ignored), ...notes],
+    ...subagents,
   });
 }
 

@@ -96,7 +96,10 @@ function buildProgram(): Command {
       collect,
     )
     .option('--deny <rule>', 'refuse calls like "shell(rm *)"; wins over --allow; repeatable', collect)
-    .option('--deep', 'deep-work mode: 500 turns, a 5M-token budget, and a push to finish open todos')
+    .option(
+      '--deep',
+      'deep-work mode: 500 turns, a 5M-token budget, a push to finish open todos, and sub-agents (delegate, decompose)',
+    )
     .option('-p, --print', 'one-shot: run the task, print the answer, exit (never interactive)')
     .option(
       '--plan',

@@ -9,7 +9,6 @@ import { UsageError } from './usage-error.js';
 export interface MainFlags extends GlobalFlags {
   interactive?: boolean;
   json?: boolean;
-  deep?: boolean;
   continue?: boolean;
   resume?: string;
   print?: boolean;

@@ -34,6 +34,11 @@ export interface LlmClientOptions {
    * (the system prompt describes them) and calls are read from the text.
    */
   nativeTools?: boolean;
+  /**
+   * llama.cpp: the server slot every request of this client uses (`id_slot`), so the slot's prompt
+   * cache holds this conversation and no other; unset lets the server choose.
+   */
+  slot?: number;
 }
 
 export interface ChatRequest {
@@ -68,6 +73,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         top_p: options.topP,
         seed: options.seed,
         max_tokens: options.maxTokens,
+        id_slot: options.slot,
       });
       const offered = request.tools ?? [];
       return streamWithRetries(
