@@ -37,15 +37,20 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
+    hooks: runtime.hooks,
+    transcriptDir: runtime.transcriptDir,
   };
   const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
 }
 
 /**
- * What the user should hear before the first turn: ignored settings, a guessed context window. A
+ * What the user should hear before the first turn: ignored settings, skills that did not load, a
+ * guessed context window. A
  * weak sandbox is said by the loop, once the sandbox it sets up meanwhile is settled.
  */
 export function setupNotes(runtime: Runtime, connection: Connection | undefined): string[] {
-  return [...runtime.configNotes, connection?.contextNote].filter((note): note is string => Boolean(note));
+  return [...runtime.configNotes, ...runtime.loadNotes, connection?.contextNote].filter(
+    (note): note is string => Boolean(note),
+  );
 }

@@ -1,9 +1,11 @@
 import { resolve } from 'node:path';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
-import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { loadSkills } from '../skills/index.js';
 import { setupSubagents } from '../subagents/setup.js';
+import { builtInToolNames } from '../tools/catalog.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -57,15 +59,28 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
-/** Builds the runtime from a loaded config. */
+/** Builds the runtime from a loaded config, skills and sub-agents included. */
 export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = loaded;
   const workspace = await checkWorkspace(resolve(flags.workspace));
-  const { notes, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
-  return createRuntime(config, workspace, {
+  const { notes, groups, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
+  let runtime: Runtime | undefined;
+  const skills = await loadSkills({
+    workspace,
+    hearthHome: hearthHome(process.env),
+    registry: () => runtime!.tools,
+    reserved: builtInToolNames(Object.values(groups).flat()),
+  });
+  runtime = await createRuntime(config, workspace, {
     configNotes: [...describeIgnored(ignored), ...notes],
+    loadNotes: skills.notes,
+    extraTools: skills.tools,
+    groups: { ...groups, ...skills.groups },
+    promptSections: skills.section ? [skills.section] : [],
+    commands: skills.commands,
     ...subagents,
   });
+  return runtime;
 }
 
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */

@@ -5,6 +5,7 @@ import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
 import { addSessionCommands } from './commands/sessions.js';
+import { addSkillsCommands } from './commands/skills.js';
 import { terminalJson, visible } from './sanitize.js';
 import type { MainFlags } from './task-command.js';
 import { UsageError } from './usage-error.js';
@@ -25,6 +26,7 @@ Examples:
   hearth --base-url http://127.0.0.1:8080/v1 -m qwen2.5-coder "list the TODOs in src/"
   hearth --json "what is in this folder?"      (events as JSON lines)
   hearth -c "now add tests for it"             (continue the last session here)
+  hearth --skill fix-issue 123                 (run a skill; see: hearth skills)
 
 Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
 a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
@@ -39,7 +41,7 @@ and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded m
 Config, later wins: ~/.hearth/config.json (or .yaml), <workspace>/.hearth/config.json (or .yaml),
 HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BASE_URL, HEARTH_MODEL,
 HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
-Security settings (sandbox, permission mode, allow rules, db_path) never come from the workspace .env,
+Security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks) never come from the workspace .env,
 and from <workspace>/.hearth/config only once approved with: hearth config trust.
 See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
@@ -105,6 +107,7 @@ function buildProgram(): Command {
       '--plan',
       'plan first: explore read-only and present a step-by-step plan; on your yes, carry it out with the plan as the todo list',
     )
+    .option('--skill <name>', 'run a skill (see: hearth skills); the task words are its arguments')
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option(
@@ -140,6 +143,7 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addSkillsCommands(program);
   return program;
 }
 

@@ -15,6 +15,7 @@ export interface MainFlags extends GlobalFlags {
   plan?: boolean;
   pauseForApproval?: boolean;
   approve?: string[];
+  skill?: string;
 }
 
 /** The main command: a task run once, the REPL, or a stored session resumed. Resolves to the exit code. */
@@ -46,6 +47,16 @@ export async function runTaskCommand(
   connecting.catch(() => {});
   const runtime = await runtimeFromConfig(loaded, flags);
   try {
+    if (flags.skill !== undefined) {
+      const skill = runtime.commands.find((c) => c.name === flags.skill);
+      if (!skill) {
+        const names = runtime.commands.map((c) => c.name);
+        throw new UsageError(
+          `No skill named "${flags.skill}".${names.length ? ` Skills: ${names.join(', ')}.` : ' See: hearth skills list'}`,
+        );
+      }
+      task = skill.task(task);
+    }
     const store = runtime.openStore();
     const resume = flags.resume
       ? store.resolve(flags.resume)

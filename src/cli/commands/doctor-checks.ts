@@ -12,6 +12,7 @@ import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { colorEnabled, makeStyle } from '../render.js';
 import { terminalJson, visible } from '../sanitize.js';
 import type { Check } from './doctor.js';
+import { skillsCheck } from './skills-actions.js';
 
 /** Runs every check and prints them; resolves to the exit code (1 when any failed). */
 export async function runDoctor(flags: GlobalFlags & { json?: boolean }, live: boolean): Promise<number> {
@@ -38,6 +39,15 @@ export async function runDoctor(flags: GlobalFlags & { json?: boolean }, live: b
     checks.push(...(await sandboxChecks(runtime)));
     checks.push(...(await gitChecks(runtime.workspace)));
     checks.push(databaseCheck(runtime));
+    checks.push(await skillsCheck(runtime.workspace));
+    checks.push({
+      name: 'hooks',
+      ok: true,
+      detail:
+        runtime.hooks.count === 0
+          ? 'none configured'
+          : `${runtime.hooks.count} hook command(s), run on the host as your own programs`,
+    });
     await runtime.close();
   }
   print(checks, flags.json === true);
