@@ -2,7 +2,7 @@ import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { Sandbox, SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -36,7 +36,8 @@ export interface RunAgentOptions {
   approve?: Approver;
   /** Answers for the calls a paused run left waiting, by call id. */
   answers?: ReadonlyMap<string, ApprovalAnswer>;
-  sandbox: Sandbox;
+  /** Where commands run; one still being set up is awaited before the first tool call. */
+  sandbox: SandboxSource;
   /** How web tools reach the network; unset, the safe defaults. */
   web?: WebAccess;
   maxIterations: number;
@@ -96,12 +97,17 @@ const TOOL_RESULT_SHARE = 0.3;
 export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent> {
   const { llm, tools, messages } = options;
   const signal = options.signal ?? new AbortController().signal;
+  const source = options.sandbox;
+  let sandbox: Sandbox | undefined = typeof source === 'function' ? undefined : source;
   const ctx: ToolContext = {
     workspace: options.workspace,
     signal,
     scratch: options.scratch ?? new Map(),
     durable: options.durable ?? new MemoryState(),
-    sandbox: options.sandbox,
+    get sandbox(): Sandbox {
+      if (!sandbox) throw new Error('The sandbox was used before it was set up.');
+      return sandbox;
+    },
     web: options.web,
     progress: () => {},
     wakeups: options.wakeups,
@@ -133,9 +139,35 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   let nudged = false;
   let todoNudges = 0;
 
-  /** Runs calls and records their results; returns the calls left waiting, if the run pauses. */
+  /**
+   * Waits for a sandbox still being set up, and says its warning (no sandbox found) before the
+   * first call. Resolves to why it could not be set up, when it could not.
+   */
+  async function* settleSandbox(): AsyncGenerator<AgentEvent, string | undefined> {
+    if (sandbox || typeof source !== 'function') return undefined;
+    try {
+      const choice = await source();
+      sandbox = choice.sandbox;
+      if (choice.warning) yield { type: 'warning', message: choice.warning };
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /**
+   * Runs calls and records their results; returns the calls left waiting, if the run pauses, and
+   * why none could run, if the sandbox could not be set up (each call is then answered with that).
+   */
   async function* runCalls(calls: ToolCall[], answers?: ReadonlyMap<string, ApprovalAnswer>) {
     const errors = new Map<string, string>();
+    const failed = yield* settleSandbox();
+    if (failed !== undefined) {
+      for (const call of calls) {
+        append({ role: 'tool', tool_call_id: call.id, content: `Error: not run: ${failed}` });
+      }
+      return { pending: [], errors, failed };
+    }
     const images = new Map<string, ImagePart[]>();
     const pending = yield* forward(
       executeCalls(calls, {
@@ -171,7 +203,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         images: shown,
       });
     }
-    return { pending, errors };
+    return { pending, errors, failed: undefined };
   }
 
   /** Adds the messages the user sent meanwhile; true when there were any. */
@@ -188,7 +220,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
-    const { pending } = yield* runCalls(waiting, options.answers);
+    const { pending, failed } = yield* runCalls(waiting, options.answers);
+    if (failed !== undefined) return yield done('error', failed, 0);
     if (pending.length > 0) return yield done('paused', pausedText(pending), 0, pending);
   }
   // Messages sent while no run was going come before this run's task, as they were sent before it.
@@ -346,7 +379,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     nudged = false;
     todoNudges = 0;
 
-    const { pending, errors } = yield* runCalls(reply.toolCalls);
+    const { pending, errors, failed } = yield* runCalls(reply.toolCalls);
+    if (failed !== undefined) return yield done('error', failed, turn);
     if (pending.length > 0) return yield done('paused', pausedText(pending), turn, pending);
     if (signal.aborted) return yield done('aborted', '', turn);
 

@@ -43,6 +43,12 @@ export interface Runtime {
   openStore(): SessionStore;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
+  /**
+   * The sandbox as sessions take it: its warning (no sandbox found) comes with it the first time
+   * only, so that it is said once however many sessions and runs follow (the REPL says it at
+   * start-up, a one-shot run before its first tool call).
+   */
+  sandboxForSession(): Promise<SandboxChoice>;
   close(): Promise<void>;
 }
 
@@ -100,6 +106,27 @@ export async function createRuntime(
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   let db: Db | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
+  let warned = false;
+  const getSandbox = (): Promise<SandboxChoice> => {
+    const settings = config.sandbox;
+    sandbox ??= createSandbox(settings.mode, {
+      workspace,
+      network: settings.network === true,
+      ...(Array.isArray(settings.network)
+        ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
+        : {}),
+      envAllow: settings.env,
+      memoryMb: settings.memory_mb,
+      cpus: settings.cpus,
+      maxProcesses: settings.max_processes,
+      tmpMb: settings.tmp_mb,
+    }).then((choice) => {
+      // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
+      gate.commandsNeedApproval(choice.commandsNeedApproval);
+      return choice;
+    });
+    return sandbox;
+  };
   const dbPath = defaultDbPath(config);
   return {
     config,
@@ -129,25 +156,12 @@ export async function createRuntime(
       db ??= options.db ?? openDatabase(dbPath);
       return new SessionStore(db);
     },
-    sandbox() {
-      const settings = config.sandbox;
-      sandbox ??= createSandbox(settings.mode, {
-        workspace,
-        network: settings.network === true,
-        ...(Array.isArray(settings.network)
-          ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
-          : {}),
-        envAllow: settings.env,
-        memoryMb: settings.memory_mb,
-        cpus: settings.cpus,
-        maxProcesses: settings.max_processes,
-        tmpMb: settings.tmp_mb,
-      }).then((choice) => {
-        // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
-        gate.commandsNeedApproval(choice.commandsNeedApproval);
-        return choice;
-      });
-      return sandbox;
+    sandbox: getSandbox,
+    async sandboxForSession() {
+      const choice = await getSandbox();
+      if (warned) return { ...choice, warning: undefined };
+      warned = true;
+      return choice;
     },
     async close() {
       db?.close();

@@ -4,7 +4,7 @@ import type { LlmClient } from '../llm/client.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { SandboxSource } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -19,7 +19,7 @@ export interface SessionDeps {
   llm: LlmClient;
   tools: ToolRegistry;
   gate: PermissionGate;
-  sandbox: Sandbox;
+  sandbox: SandboxSource;
   web?: WebAccess;
   /** Whether the model accepts images; unknown when unset. */
   vision?: boolean;

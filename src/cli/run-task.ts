@@ -60,7 +60,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
   const images = await taskImages(options.images, runtime, connection);
-  for (const note of await setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
+  for (const note of setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 
   let declined = 0;
   const approve: Approver | undefined = process.stdin.isTTY

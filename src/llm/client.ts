@@ -8,6 +8,7 @@ import {
   midStreamError,
   streamWithRetries,
 } from './http-stream.js';
+import { RequestBodies } from './request-body.js';
 import type { RetryPolicy } from './retry.js';
 import { readSseData } from './sse.js';
 import type { ChatMessage, LlmEvent, ToolSchema } from './types.js';
@@ -58,23 +59,27 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
+  const bodies = new RequestBodies();
 
   return {
     model: options.model,
     baseUrl: options.baseUrl,
     stream(request) {
-      const body = JSON.stringify({
-        model: options.model,
-        messages: request.messages.map(toOpenAiMessage),
-        ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-        ...(options.topP !== undefined ? { top_p: options.topP } : {}),
-        ...(options.seed !== undefined ? { seed: options.seed } : {}),
-        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
-        ...(options.slot !== undefined ? { id_slot: options.slot } : {}),
-      });
+      const body = bodies.chat(
+        options.model,
+        request.messages,
+        {
+          tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
+          stream: true,
+          stream_options: { include_usage: true },
+          temperature: options.temperature,
+          top_p: options.topP,
+          seed: options.seed,
+          max_tokens: options.maxTokens,
+          id_slot: options.slot,
+        },
+        toOpenAiMessage,
+      );
       const offered = request.tools ?? [];
       return streamWithRetries(
         {

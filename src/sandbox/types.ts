@@ -96,6 +96,13 @@ export interface SandboxChoice {
   advice?: string;
 }
 
+/**
+ * A sandbox, or its set-up still under way. Setting one up costs a trial run that the first request
+ * need not wait for: the agent loop awaits it before the first tool call, and says the choice's
+ * warning then.
+ */
+export type SandboxSource = Sandbox | (() => Promise<SandboxChoice>);
+
 /** A sandbox that cannot be set up or cannot run a command; the message is meant for the user. */
 export class SandboxError extends Error {
   override name = 'SandboxError';

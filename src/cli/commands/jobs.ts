@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { SCHEDULE_FORMATS } from '../../scheduler/schedule-formats.js';
-import { positiveInt } from '../options.js';
+import { positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { describeRun, localTime, withScheduler } from './scheduler-access.js';
 

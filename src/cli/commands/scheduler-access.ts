@@ -1,11 +1,8 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { defaultDbPath, hearthHome } from '../../config/load.js';
-import { checkWorkspace } from '../../config/workspace.js';
 import type { SchedulerService, SchedulerServiceOptions } from '../../scheduler/service.js';
-import { openDatabase } from '../../store/database.js';
 import type { RunRow } from '../../store/scheduler.js';
-import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
+import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 
 /** Opens the scheduler service for the flags' workspace and database, runs `work`, closes it. */
@@ -14,13 +11,20 @@ export async function withScheduler<T>(
   work: (service: SchedulerService) => Promise<T>,
   extra: Partial<SchedulerServiceOptions> = {},
 ): Promise<T> {
+  // Loaded on use, like the scheduler itself (croner, the agent runner): `--help` stays cheap.
+  const [{ defaultDbPath, hearthHome }, { checkWorkspace }, { openDatabase }, { loadConfigFromFlags }] =
+    await Promise.all([
+      import('../../config/load.js'),
+      import('../../config/workspace.js'),
+      import('../../store/database.js'),
+      import('../options.js'),
+    ]);
   const flags = cmd.optsWithGlobals<GlobalFlags>();
   const { config } = await loadConfigFromFlags(flags);
   const dbPath = defaultDbPath(config);
   const db = openDatabase(dbPath);
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
-    // Loaded on use: the scheduler (croner, the agent runner) costs nothing at start-up otherwise.
     const { SchedulerService } = await import('../../scheduler/service.js');
     return await work(new SchedulerService({ db, dbPath, home: hearthHome(), workspace, ...extra }));
   } finally {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { SchedulerEvent } from '../../scheduler/scheduler.js';
 import type { RunRow } from '../../store/scheduler.js';
-import { positiveInt } from '../options.js';
+import { positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
 import { describeRun, localTime, withScheduler } from './scheduler-access.js';

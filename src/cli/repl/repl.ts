@@ -67,7 +67,9 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const approve = replApprover({ editor, turns, err: stderr, style: errStyle });
   const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
-  const notes = await setupNotes(runtime, connection);
+  // The sandbox is settled by now (set up while the server was probed): its warning is said here.
+  const { warning } = await runtime.sandboxForSession();
+  const notes = [...setupNotes(runtime, connection), ...(warning ? [warning] : [])];
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
   for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);
