@@ -5,6 +5,7 @@ import { mkdirTool } from './fs/mkdir.js';
 import { readFileTool } from './fs/read-file.js';
 import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
+import { memoryTools } from './memory/index.js';
 import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
 import { planTools, taskStateTools, timeTools, todoTools } from './tracking/index.js';
@@ -23,6 +24,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   plan: planTools,
   task_state: taskStateTools,
   time: timeTools,
+  memory: memoryTools,
 };
 
 /**

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Sandbox } from '../sandbox/types.js';
+import type { MemoryPort } from './memory/port.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
 export interface ToolContext {
@@ -26,6 +27,8 @@ export interface ToolContext {
    * out and say so; a file named explicitly has already been through the permission check.
    */
   leavesOut?(path: string): boolean;
+  /** Long-term memory, bound to this session; unset when memory is off. */
+  memory?: MemoryPort;
 }
 
 /**

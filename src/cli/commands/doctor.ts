@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
 import { UnknownModelError } from '../../llm/connection.js';
-import { listModels } from '../../llm/discover.js';
+import { listModels, pickEmbeddingModel } from '../../llm/discover.js';
 import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import type { SandboxChoice } from '../../sandbox/types.js';
@@ -162,7 +162,7 @@ async function toolCallProbe(connection: Connection, runtime: Runtime): Promise<
 
 /** Memory search needs an embeddings model on the same server; without one it falls back to keywords. */
 function embeddingsCheck(models: string[]): Check {
-  const embedder = models.find((id) => /embed/i.test(id));
+  const embedder = pickEmbeddingModel(models);
   return embedder
     ? { name: 'embeddings', ok: true, detail: embedder }
     : {
