@@ -3,6 +3,7 @@ import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/type
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
+import type { MemoryPort } from '../tools/memory/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
@@ -20,6 +21,13 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
+  /**
+   * Put before the task in that same user message: context picked for it (the memory block). One
+   * message keeps user and assistant alternating, which strict chat templates require.
+   */
+  preface?: string;
+  /** Long-term memory for the memory tools, bound to this session. */
+  memory?: MemoryPort;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
@@ -83,6 +91,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
     progress: () => {},
+    ...(options.memory ? { memory: options.memory } : {}),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);
@@ -155,7 +164,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   // Messages sent while no run was going come before this run's task, as they were sent before it.
   yield* takeSteering();
   if (options.task !== undefined) {
-    append({ role: 'user', content: options.task });
+    append({
+      role: 'user',
+      content: options.preface ? `${options.preface}\n\n${options.task}` : options.task,
+    });
     rememberRequest(ctx.durable, options.task);
   }
 

@@ -1,6 +1,7 @@
 import { defaultDbPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { checkWorkspace } from '../config/workspace.js';
+import type { Connection } from '../llm/connection.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
@@ -10,6 +11,7 @@ import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { readProjectContext } from './project-context.js';
+import type { SessionMemory } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
@@ -22,6 +24,13 @@ export interface Runtime {
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
   openStore(): SessionStore;
+  /** The session database, opened on first use (memory keeps its tables there too). */
+  database(): Db;
+  /**
+   * Long-term memory for sessions on this server, opened on first use; undefined when memory is
+   * off or no memory was wired in (the CLI wires it; the library leaves it out).
+   */
+  memory(connection: Connection | undefined): Promise<SessionMemory | undefined>;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
   close(): Promise<void>;
@@ -36,7 +45,16 @@ export interface RuntimeOptions {
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
+  /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
+  memory?: MemoryFactory;
 }
+
+export type MemoryFactory = (ports: {
+  db: Db;
+  config: Config;
+  workspace: string;
+  connection: Connection | undefined;
+}) => Promise<SessionMemory>;
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
 export async function createRuntime(
@@ -51,6 +69,12 @@ export async function createRuntime(
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   let db: Db | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
+  // Kept per server: a REPL that started without one opens memory again once it connects.
+  let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
+  const openDb = () => {
+    db ??= options.db ?? openDatabase(defaultDbPath(config));
+    return db;
+  };
   return {
     config,
     workspace,
@@ -64,8 +88,19 @@ export async function createRuntime(
       instructions: extra || undefined,
     }),
     openStore() {
-      db ??= options.db ?? openDatabase(defaultDbPath(config));
-      return new SessionStore(db);
+      return new SessionStore(openDb());
+    },
+    database: openDb,
+    memory(connection) {
+      const factory = options.memory;
+      if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
+      if (!memory || memory.server !== connection?.baseUrl) {
+        memory = {
+          server: connection?.baseUrl,
+          opened: factory({ db: openDb(), config, workspace, connection }),
+        };
+      }
+      return memory.opened;
     },
     sandbox() {
       const settings = config.sandbox;

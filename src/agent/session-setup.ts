@@ -35,6 +35,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
+    memory: await runtime.memory(connection),
   };
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
 }

@@ -4,6 +4,7 @@ import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { openSessionMemory } from './memory-access.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -82,5 +83,8 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
+  return createRuntime(config, resolve(flags.workspace), {
+    configNotes: describeIgnored(ignored),
+    memory: openSessionMemory,
+  });
 }

@@ -80,15 +80,19 @@ export class LongTermMemory {
    * The memory already kept that says the same as `text`: the same text, nearly the same words, or
    * (with vectors) the same meaning.
    */
-  findDuplicate(text: string, embedded?: { vector: Float32Array; space: VectorSpace }): Memory | undefined {
-    const same = this.store.sameText(this.view, text);
+  findDuplicate(
+    text: string,
+    embedded?: { vector: Float32Array; space: VectorSpace },
+    view: MemoryView = this.view,
+  ): Memory | undefined {
+    const same = this.store.sameText(view, text);
     if (same) return same;
-    const close = keywordSearch(this.store.db, text, this.view, 3)
+    const close = keywordSearch(this.store.db, text, view, 3)
       .map((hit) => this.store.get(hit.id))
-      .find((memory) => memory !== undefined && wordOverlap(memory.text, text) >= DUPLICATE_WORDS);
+      .find((memory) => memory !== undefined && sayTheSame(memory.text, text));
     if (close) return close;
     if (embedded) {
-      const [nearest] = this.search.vectors.search(embedded.vector, embedded.space, this.view, 1);
+      const [nearest] = this.search.vectors.search(embedded.vector, embedded.space, view, 1);
       if (nearest && nearest.score >= DUPLICATE_COSINE) return this.store.get(nearest.id);
     }
     return undefined;
@@ -191,8 +195,13 @@ function words(text: string): Set<string> {
   return new Set(normalizeText(text).match(/[\p{L}\p{N}_./-]+/gu) ?? []);
 }
 
+/** Two texts that are the same but for case, spacing, or a word or two. */
+export function sayTheSame(a: string, b: string): boolean {
+  return normalizeText(a) === normalizeText(b) || wordOverlap(a, b) >= DUPLICATE_WORDS;
+}
+
 /** Jaccard overlap of the two texts' word sets. */
-export function wordOverlap(a: string, b: string): number {
+function wordOverlap(a: string, b: string): number {
   const x = words(a);
   const y = words(b);
   if (x.size === 0 || y.size === 0) return 0;

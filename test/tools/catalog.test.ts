@@ -65,11 +65,13 @@ describe('tool catalog', () => {
     expect(mutating.sort()).toEqual(
       [
         'edit_file',
+        'forget',
         'git_add',
         'git_branch',
         'git_commit',
         'mkdir',
         'multi_edit',
+        'remember',
         'shell',
         'write_file',
       ].sort(),
