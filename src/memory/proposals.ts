@@ -120,10 +120,15 @@ export class ProposalStore {
       .run(text, detail ? JSON.stringify(detail) : null, id);
   }
 
-  decide(id: number, status: 'accepted' | 'rejected', memoryId?: number): void {
-    this.db
-      .prepare('UPDATE memory_proposals SET status = ?, memory_id = ?, decided_at = ? WHERE id = ?')
-      .run(status, memoryId ?? null, this.now(), id);
+  /** False when the proposal was no longer pending (decided meanwhile, say by another review). */
+  decide(id: number, status: 'accepted' | 'rejected', memoryId?: number): boolean {
+    return (
+      this.db
+        .prepare(
+          "UPDATE memory_proposals SET status = ?, memory_id = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
+        )
+        .run(status, memoryId ?? null, this.now(), id).changes > 0
+    );
   }
 
   /** When the session was reflected on, if it was. */

@@ -18,8 +18,9 @@ export async function acceptProposal(
   proposal: Proposal,
   options: { skillsDir: string; text?: string },
 ): Promise<Reviewed> {
-  if (proposal.status !== 'pending')
-    return { ok: false, error: `proposal ${proposal.id} was ${proposal.status} already` };
+  const status = proposals.get(proposal.id)?.status;
+  if (status !== 'pending')
+    return { ok: false, error: `proposal ${proposal.id} was ${status ?? 'removed'} already` };
   const text = options.text?.trim() || proposal.text;
   let skillPath: string | undefined;
   const skill = proposal.detail.skill;
@@ -39,7 +40,8 @@ export async function acceptProposal(
       sessionId: proposal.sessionId,
       messageSeq: proposal.messageSeq,
     });
-    proposals.decide(proposal.id, 'accepted', kept.id);
+    if (!proposals.decide(proposal.id, 'accepted', kept.id))
+      throw new Error(`proposal ${proposal.id} was decided meanwhile`);
     return kept;
   });
   try {
@@ -54,8 +56,11 @@ export function rejectProposal(
   proposals: ProposalStore,
   proposal: Proposal,
 ): { ok: true } | { ok: false; error: string } {
-  if (proposal.status !== 'pending')
-    return { ok: false, error: `proposal ${proposal.id} was ${proposal.status} already` };
-  proposals.decide(proposal.id, 'rejected');
+  if (!proposals.decide(proposal.id, 'rejected')) {
+    return {
+      ok: false,
+      error: `proposal ${proposal.id} was ${proposals.get(proposal.id)?.status ?? 'removed'} already`,
+    };
+  }
   return { ok: true };
 }
