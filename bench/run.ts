@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { editFigures } from './figures/edit.js';
+import { memoryFigures } from './figures/memory.js';
 import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
 import { promptFigures } from './figures/prompt.js';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     ['search', () => searchFigures()],
     ['edit', () => editFigures()],
     ['permissions', () => permissionFigures()],
+    ['memory', () => memoryFigures()],
   ];
   const rows: Row[] = [];
   const json: Record<string, unknown> = {};

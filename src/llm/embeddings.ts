@@ -30,17 +30,28 @@ export function createEmbeddingClient(settings: EmbeddingSettings & { model: str
   const timeoutMs = (settings.timeout ?? 120) * 1000;
 
   async function batch(input: string[], signal?: AbortSignal): Promise<EmbedResult> {
-    let response: Response;
-    try {
-      const limit = AbortSignal.timeout(timeoutMs);
-      response = await fetch(url, {
+    const limit = AbortSignal.timeout(timeoutMs);
+    const send = () =>
+      fetch(url, {
         method: 'POST',
         headers,
         body: JSON.stringify({ model: settings.model, input }),
         signal: signal ? AbortSignal.any([signal, limit]) : limit,
       });
+    let response: Response;
+    try {
+      // A kept-alive connection the server closed while idle fails at once with a reset; embedding
+      // is idempotent, so one more try (on a fresh connection) is safe and spares a keyword-only search.
+      response = await send().catch((err) => {
+        if (signal?.aborted || limit.aborted) throw err;
+        return send();
+      });
     } catch (err) {
-      return { ok: false, error: `the embeddings request to ${url} failed: ${(err as Error).message}` };
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      return {
+        ok: false,
+        error: `the embeddings request to ${url} failed: ${(err as Error).message}${cause ? ` (${cause})` : ''}`,
+      };
     }
     const text = await response.text().catch(() => '');
     if (!response.ok) {
