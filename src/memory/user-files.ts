@@ -4,8 +4,8 @@ import { join } from 'node:path';
 /**
  * The memory files people keep by hand, beside SOUL.md in the Hearth home: USER.md (who the user is,
  * how they like to work: shown at the start of every session) and MEMORY.md (notes, one per bullet
- * or paragraph: kept as user-wide memories and found by search like any other). AGENTS.md and
- * CLAUDE.md are the project's notes, already part of the system prompt (agent/project-context.ts).
+ * or paragraph: kept as user-wide memories and found by search like any other). A project's own
+ * notes (AGENTS.md, else CLAUDE.md) are part of the system prompt instead (agent/project-context.ts).
  */
 export function userFiles(hearthHome: string): { profile: string; notes: string } {
   return { profile: join(hearthHome, 'USER.md'), notes: join(hearthHome, 'MEMORY.md') };

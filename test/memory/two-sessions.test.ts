@@ -1,38 +1,27 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { runCli } from '../support/cli.js';
-import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { reply } from '../support/scripted-server.js';
 import { trigramEmbeddingsRoute } from '../support/trigram-embeddings.js';
 
-let server: ScriptedServer;
-let workspace: string;
-let home: string;
-
+const cli = useCliHarness('memory');
 beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-mem-ws-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-mem-home-'));
-  server = await startScriptedServer({
+  await cli.serve({
     models: ['chat-model', 'trigram-embed'],
     extraRoutes: { 'POST /v1/embeddings': trigramEmbeddingsRoute().route },
   });
 });
-afterEach(async () => {
-  await server.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
 
-const env = () => ({ HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl });
-const hearth = (args: string[]) => runCli(args, { cwd: workspace, env: env() });
+const hearth = (args: string[]) => cli.run(args);
 const sessionOf = (stderr: string) => /session (\w+) · continue/.exec(stderr)![1]!;
-const firstRequestOf = (n: number) => server.requests[n]!.body as { messages: ChatMessage[]; tools: unknown };
+const firstRequestOf = (n: number) =>
+  cli.server.requests[n]!.body as { messages: ChatMessage[]; tools: unknown };
 
 describe('memory across two sessions (the built CLI, a real server, a real database)', () => {
   it('learns from a correction in session 1 and tells session 2, after the unchanged system prompt', async () => {
-    server.push(
+    cli.server.push(
       reply().text('Run the tests with npm test.'),
       reply().text('Understood: npx vitest run runs them once.'),
     );
@@ -48,7 +37,7 @@ describe('memory across two sessions (the built CLI, a real server, a real datab
     ]);
     expect(corrected.code).toBe(0);
 
-    server.push(
+    cli.server.push(
       reply().text(
         JSON.stringify({
           knowledge: [],
@@ -79,8 +68,8 @@ describe('memory across two sessions (the built CLI, a real server, a real datab
     const listed = await hearth(['memory', 'list']);
     expect(listed.stdout).toContain('learning   project Run the tests with npx vitest run');
 
-    const before = server.requests.length;
-    server.push(reply().text('Added the test and ran npx vitest run.'));
+    const before = cli.server.requests.length;
+    cli.server.push(reply().text('Added the test and ran npx vitest run.'));
     const second = await hearth(['-p', 'Add a test for the parser and run the tests.']);
     expect(second.code).toBe(0);
     const request = firstRequestOf(before);
@@ -94,22 +83,22 @@ describe('memory across two sessions (the built CLI, a real server, a real datab
     );
     expect(opening).toMatch(/<\/memories>\n\nAdd a test for the parser and run the tests\.$/);
     // Session 2 itself starts no reflection: one-shot runs reflect only with memory.reflect "always".
-    expect(server.requests.length).toBe(before + 1);
+    expect(cli.server.requests.length).toBe(before + 1);
   });
 
   it('reads USER.md and MEMORY.md from the Hearth home, and ignores memory.auto_accept from an unapproved project file', async () => {
-    await mkdir(join(home, '.hearth'), { recursive: true });
-    await writeFile(join(home, '.hearth', 'USER.md'), 'I am Ada. I like short answers.\n');
+    await mkdir(join(cli.home, '.hearth'), { recursive: true });
+    await writeFile(join(cli.home, '.hearth', 'USER.md'), 'I am Ada. I like short answers.\n');
     await writeFile(
-      join(home, '.hearth', 'MEMORY.md'),
+      join(cli.home, '.hearth', 'MEMORY.md'),
       '# Build\n- The release script is scripts/release.sh\n- Parser fixtures live in test/fixtures/parser\n',
     );
-    await mkdir(join(workspace, '.hearth'), { recursive: true });
+    await mkdir(join(cli.workspace, '.hearth'), { recursive: true });
     await writeFile(
-      join(workspace, '.hearth', 'config.json'),
+      join(cli.workspace, '.hearth', 'config.json'),
       JSON.stringify({ memory: { auto_accept: true } }),
     );
-    server.push(reply().text('Done.'));
+    cli.server.push(reply().text('Done.'));
     const run = await hearth(['-p', 'Where are the parser fixtures?']);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('Ignored memory.auto_accept');
@@ -123,7 +112,7 @@ describe('memory across two sessions (the built CLI, a real server, a real datab
   });
 
   it('lets the model remember, recall and forget with the memory tools, linked to the calling message', async () => {
-    server.push(
+    cli.server.push(
       reply().tool('remember', { text: 'Deploys go through make deploy-staging first.', kind: 'fact' }),
       reply().tool('recall', { query: 'deploy staging' }),
       reply().text('Noted.'),
@@ -143,14 +132,14 @@ describe('memory across two sessions (the built CLI, a real server, a real datab
     }>;
     expect(kept).toMatchObject({ sessionId: sessionOf(run.stderr), messageSeq: 2, origin: 'tool' });
 
-    server.push(
+    cli.server.push(
       reply().tool('forget', { id: `#${id}` }),
       reply().tool('forget', { id: 999 }),
       reply().text('Gone.'),
     );
     const forgot = await hearth(['--yolo', '--tools', 'default,memory', '-p', 'Forget that.']);
     expect(forgot.code).toBe(0);
-    const answers = server.requests.at(-1)!.body.messages as ChatMessage[];
+    const answers = cli.server.requests.at(-1)!.body.messages as ChatMessage[];
     expect(answers.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
       `Forgot #${id}.`,
       'Error: No memory #999 here. recall lists ids.',
