@@ -46,8 +46,8 @@ const verbs: Record<string, Verb> = {
 /** /memory: what Hearth remembers here, as `hearth memory` shows it; review stays a command of its own. */
 export const memoryCommand: SlashCommand = {
   name: 'memory',
-  args: '[search|add|forget ...]',
-  summary: 'what Hearth remembers here; search, add or forget',
+  args: '[ACTION]',
+  summary: 'what Hearth remembers here; /memory search|add|forget ...',
   async run(ctx, arg) {
     const [verb = 'list', ...rest] = arg.split(/\s+/).filter(Boolean);
     const handler = verbs[verb];
