@@ -35,9 +35,14 @@ const out = (text: string): void => {
 };
 
 function printMemories(memories: readonly Memory[], json: boolean | undefined): void {
-  if (json) return out(terminalJson(memories));
-  if (memories.length === 0)
-    return out('No memories here yet (hearth memory add TEXT, or let reflection propose some).');
+  if (json) {
+    out(terminalJson(memories));
+    return;
+  }
+  if (memories.length === 0) {
+    out('No memories here yet (hearth memory add TEXT, or let reflection propose some).');
+    return;
+  }
   for (const m of memories) {
     const scope = m.workspace === null ? 'user' : 'project';
     out(
