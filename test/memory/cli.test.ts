@@ -112,6 +112,22 @@ describe('hearth memory (the built CLI)', () => {
     );
   });
 
+  it('shows no raw control character that a memory holds, in text or JSON', async () => {
+    await cli.serve();
+    await hearth('memory', 'add', 'Colour \x1b[31mred\x1b[0m and \u009b2J are kept as written');
+    for (const args of [
+      ['memory', 'list'],
+      ['memory', 'list', '--json'],
+      ['memory', 'search', 'Colour'],
+      ['memory', 'export'],
+      ['memory', 'export', '--format', 'json'],
+    ]) {
+      const run = await cli.run(args);
+      expect(run.stdout, args.join(' ')).toContain('Colour');
+      expect(run.stdout, args.join(' ')).not.toMatch(/[\x1b\u009b]/);
+    }
+  });
+
   it('--help names every action, the files it reads and the settings', async () => {
     const help = await hearth('memory', '--help');
     expect(help.code).toBe(0);

@@ -128,7 +128,7 @@ export function exportMemories(cmd: Command, opts: { format: string; output?: st
     const rows = memory.store.list(flags.all ? 'all' : memory.view);
     const text = opts.format === 'md' ? memoriesMarkdown(rows) : `${JSON.stringify(rows, null, 2)}\n`;
     if (opts.output) await writeFile(opts.output, text);
-    else process.stdout.write(opts.format === 'md' ? visible(text) : text);
+    else out(opts.format === 'md' ? visible(text) : terminalJson(rows, 2));
   });
 }
 
