@@ -141,6 +141,8 @@ describe('hearth memory (the built CLI)', () => {
       'review',
       'MEMORY.md',
       'USER.md',
+      'memory.auto_accept',
+      '--tools default,memory',
     ])
       expect(help.stdout).toContain(word);
     expect((await hearth('--help')).stdout).toMatch(/memory .*long-term memory/);

@@ -12,7 +12,7 @@ export interface MemoryFlags extends GlobalFlags {
 export function addMemoryCommands(program: Command): void {
   const memory = program
     .command('memory')
-    .description('long-term memory: what Hearth remembers across sessions, and what it proposes to')
+    .description('long-term memory: what Hearth remembers across sessions, and what it proposes to keep')
     .option('--all', 'every workspace, not only this one and the user-wide memories')
     .option('--json', 'print JSON instead of text')
     .addHelpText(
@@ -22,7 +22,10 @@ Memories are kept per workspace (project) or for every workspace (user). A new s
 the ones its first task needs (within memory.budget tokens), after the fixed system prompt. Notes
 in ~/.hearth/MEMORY.md are memories too, and ~/.hearth/USER.md describes you to every session.
 After a session ends, Hearth can reflect on it (memory.reflect: interactive, always, off) and
-propose what to remember; proposals wait for: hearth memory review.`,
+propose what to remember; proposals wait for: hearth memory review (memory.auto_accept keeps
+them unreviewed; only your own config, or a project file you approved, can set it).
+The model remembers, recalls and forgets with tools when the memory group is on:
+  hearth --tools default,memory "..."`,
     );
 
   memory
