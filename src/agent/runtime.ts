@@ -10,8 +10,9 @@ import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
+import type { AnyTool } from '../tools/types.js';
 import { readProjectContext } from './project-context.js';
-import type { SessionMemory } from './session.js';
+import type { SessionDeps, SessionMemory } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
@@ -23,6 +24,8 @@ export interface Runtime {
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
+  /** Completes each session's deps for sub-agents; unset where they are off. */
+  subagents?: SessionWiring;
   openStore(): SessionStore;
   /** The session database, opened on first use (memory keeps its tables there too). */
   database(): Db;
@@ -36,6 +39,12 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * Turns a session's deps into those of one whose runs may start sub-agents (src/subagents/
+ * setup.ts makes it): the port the spawn tools use, and the client pinned to its server slot.
+ */
+export type SessionWiring = (deps: SessionDeps, connection: Connection) => SessionDeps;
+
 export interface RuntimeOptions {
   /** The tools to offer, when the caller built them itself (the library adds custom tools). */
   tools?: ToolRegistry;
@@ -45,6 +54,11 @@ export interface RuntimeOptions {
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
+  /** Tool groups of the subsystems above agent/ (sub-agents), offered when named in `tools`. */
+  groups?: Record<string, AnyTool[]>;
+  /** Groups a setting switched on: offered as if named in `tools.enabled`. */
+  groupsOn?: string[];
+  subagents?: SessionWiring;
   /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
   memory?: MemoryFactory;
 }
@@ -63,7 +77,9 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
-  const tools = options.tools ?? new ToolRegistry(selectTools(config.tools));
+  const tools =
+    options.tools ??
+    new ToolRegistry(selectTools({ ...config.tools, also: options.groupsOn }, [], options.groups));
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
@@ -81,6 +97,7 @@ export async function createRuntime(
     tools,
     gate,
     configNotes: options.configNotes ?? [],
+    ...(options.subagents ? { subagents: options.subagents } : {}),
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),

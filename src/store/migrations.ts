@@ -67,6 +67,12 @@ export const migrations: string[] = [
   ) WITHOUT ROWID;
   `,
   `
+  -- Sub-agents are sessions too: depth 0 is a session a person started, 1 one its agent started,
+  -- and so on. parent_id alone cannot tell: a fork also names the session it was copied from.
+  ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX sessions_parent ON sessions(parent_id);
+  `,
+  `
   -- Long-term memory (src/memory/). A memory is user-wide when workspace is NULL, else it belongs to
   -- that project. The embedding is a little-endian Float32 vector, unit length, with the model and
   -- dimension that produced it: vectors of different models are never compared.
