@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataViewFigures } from './figures/data-view.js';
 import { editFigures } from './figures/edit.js';
+import { memoryFigures } from './figures/memory.js';
 import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
 import { promptFigures } from './figures/prompt.js';
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     ['worst case', () => worstCaseFigures()],
     ['permissions', () => permissionFigures()],
     ['data_view', () => dataViewFigures()],
+    ['memory', () => memoryFigures()],
   ];
   const { values } = parseArgs({ options: { compare: { type: 'boolean' }, only: { type: 'string' } } });
   const only = values.only?.split(',').map((s) => s.trim());

@@ -5,6 +5,7 @@ import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/ga
 import type { Sandbox, SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
+import type { MemoryPort } from '../tools/memory/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
@@ -30,6 +31,13 @@ export interface RunAgentOptions {
    * sent, and the tool result says why; unknown: they are sent.
    */
   vision?: boolean;
+  /**
+   * Put before the task in that same user message: context picked for it (the memory block). One
+   * message keeps user and assistant alternating, which strict chat templates require.
+   */
+  preface?: string;
+  /** Long-term memory for the memory tools, bound to this session. */
+  memory?: MemoryPort;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
@@ -112,6 +120,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     progress: () => {},
     wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
+    ...(options.memory ? { memory: options.memory } : {}),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);
@@ -235,7 +244,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       return yield done('blocked', `A UserPromptSubmit hook blocked the prompt: ${why}`, 0);
     }
     const context = [...(options.startContext ?? []), ...(submitted?.context ?? [])];
-    const content = context.length > 0 ? `${options.task}\n\n${context.join('\n\n')}` : options.task;
+    // The memory block comes before the task, what hooks add after it.
+    const asked = options.preface ? `${options.preface}\n\n${options.task}` : options.task;
+    const content = context.length > 0 ? `${asked}\n\n${context.join('\n\n')}` : asked;
     append({
       role: 'user',
       content,

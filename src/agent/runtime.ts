@@ -16,7 +16,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import { readProjectContext } from './project-context.js';
-import type { SessionDeps } from './session.js';
+import type { SessionDeps, SessionMemory } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
@@ -41,6 +41,13 @@ export interface Runtime {
   /** Completes each session's deps for sub-agents; unset where they are off. */
   subagents?: SessionWiring;
   openStore(): SessionStore;
+  /** The session database, opened on first use (memory keeps its tables there too). */
+  database(): Db;
+  /**
+   * Long-term memory for sessions on this server, opened on first use; undefined when memory is
+   * off or no memory was wired in (the CLI wires it; the library leaves it out).
+   */
+  memory(connection: Connection | undefined): Promise<SessionMemory | undefined>;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
   /**
@@ -80,6 +87,8 @@ export interface RuntimeOptions {
   commands?: NamedPrompt[];
   /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
   loadNotes?: string[];
+  /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
+  memory?: MemoryFactory;
 }
 
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
@@ -88,6 +97,13 @@ export interface NamedPrompt {
   summary: string;
   task(args: string): string;
 }
+
+export type MemoryFactory = (ports: {
+  db: Db;
+  config: Config;
+  workspace: string;
+  connection: Connection | undefined;
+}) => Promise<SessionMemory>;
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
 export async function createRuntime(
@@ -128,6 +144,12 @@ export async function createRuntime(
     return sandbox;
   };
   const dbPath = defaultDbPath(config);
+  // Kept per server: a REPL that started without one opens memory again once it connects.
+  let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
+  const openDb = () => {
+    db ??= options.db ?? openDatabase(dbPath);
+    return db;
+  };
   return {
     config,
     workspace,
@@ -153,8 +175,19 @@ export async function createRuntime(
       instructions: extra || undefined,
     }),
     openStore() {
-      db ??= options.db ?? openDatabase(dbPath);
-      return new SessionStore(db);
+      return new SessionStore(openDb());
+    },
+    database: openDb,
+    memory(connection) {
+      const factory = options.memory;
+      if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
+      if (!memory || memory.server !== connection?.baseUrl) {
+        memory = {
+          server: connection?.baseUrl,
+          opened: factory({ db: openDb(), config, workspace, connection }),
+        };
+      }
+      return memory.opened;
     },
     sandbox: getSandbox,
     async sandboxForSession() {

@@ -41,6 +41,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     compactionThreshold: config.compaction.threshold,
     hooks: runtime.hooks,
     transcriptDir: runtime.transcriptDir,
+    memory: await runtime.memory(connection),
   };
   const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);

@@ -6,6 +6,7 @@ import { checkWorkspace } from '../config/workspace.js';
 import { loadSkills } from '../skills/index.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
+import { openSessionMemory } from './memory-access.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -79,6 +80,7 @@ export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags
     promptSections: skills.section ? [skills.section] : [],
     commands: skills.commands,
     ...subagents,
+    memory: openSessionMemory,
   });
   return runtime;
 }

@@ -5,6 +5,7 @@ import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
+import { addMemoryCommands } from './commands/memory.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
@@ -149,6 +150,7 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addMemoryCommands(program);
   addSkillsCommands(program);
   addJobsCommands(program);
   addSchedulerCommands(program);

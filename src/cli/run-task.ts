@@ -11,8 +11,9 @@ import { readImageFile } from '../tools/fs/image.js';
 import { READ_MAX_IMAGE_BYTES } from '../tools/fs/read-file.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
+import { reflectAfterSessions } from './memory-access.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
-import { terminalJson } from './sanitize.js';
+import { terminalJson, visible } from './sanitize.js';
 import { UsageError } from './usage-error.js';
 
 export interface OneShotOptions {
@@ -160,6 +161,11 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
       ),
     );
   } else {
+    if (done?.reason === 'completed') {
+      await reflectAfterSessions(runtime, connection, [session.id], 'one-shot', (line) =>
+        process.stderr.write(style.dim(`${visible(line)}\n`)),
+      );
+    }
     process.stderr.write(
       style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
     );

@@ -143,6 +143,25 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ allow_private: [], timeout: 30, max_mb: 5 }),
+      /** Long-term memory (src/memory/): what is remembered, how it is searched, when sessions are reflected on. */
+      memory: z
+        .object({
+          /** Off: no memory block, no memory tool, no reflection. */
+          enabled: z.boolean().default(true),
+          /** The embeddings model on the same server; unset: the one the server lists, else keywords only. */
+          embedding_model: z.string().min(1).optional(),
+          /** Tokens the memory block at the start of a new session may take. */
+          budget: z.number().int().min(0).default(800),
+          /**
+           * When finished sessions are reflected on (an extra model call): `interactive` after a REPL
+           * session, `always` also after one-shot runs, `off` only with `hearth memory reflect`.
+           */
+          reflect: z.enum(['off', 'interactive', 'always']).default('interactive'),
+          /** Store what reflection proposes without review. A security setting (config/security.ts). */
+          auto_accept: z.boolean().default(false),
+        })
+        .strict()
+        .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /**

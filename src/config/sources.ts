@@ -110,6 +110,7 @@ const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_SANDBOX: { key: 'sandbox.mode', kind: 'string' },
   HEARTH_DB: { key: 'db_path', kind: 'string' },
   HEARTH_CHROMIUM: { key: 'web.browser', kind: 'string' },
+  HEARTH_EMBEDDING_MODEL: { key: 'memory.embedding_model', kind: 'string' },
 };
 
 /**

@@ -133,4 +133,86 @@ export const migrations: string[] = [
   );
   CREATE INDEX wakeups_due ON wakeups(status, at);
   `,
+  `
+  -- Long-term memory (src/memory/). A memory is user-wide when workspace is NULL, else it belongs to
+  -- that project. The embedding is a little-endian Float32 vector, unit length, with the model and
+  -- dimension that produced it: vectors of different models are never compared.
+  CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('fact', 'preference', 'learning', 'skill')),
+    workspace TEXT,
+    text TEXT NOT NULL,
+    detail TEXT,
+    origin TEXT NOT NULL,
+    source_file TEXT,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    message_seq INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    use_count INTEGER NOT NULL DEFAULT 0,
+    embedding BLOB,
+    embedding_model TEXT,
+    embedding_dim INTEGER
+  );
+  CREATE INDEX memories_workspace ON memories(workspace, updated_at);
+  CREATE INDEX memories_embedding_model ON memories(embedding_model);
+  CREATE INDEX memories_source_file ON memories(source_file) WHERE source_file IS NOT NULL;
+
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, content = 'memories', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
+  END;
+
+  -- What the vector indexes must catch up on. The sqlite-vec table (created at run time, only where
+  -- the extension loads) drains memory_vec_pending; in-process indexes reload when the revision moves.
+  CREATE TABLE memory_vec_pending (memory_id INTEGER PRIMARY KEY);
+  CREATE TABLE memory_revision (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+  INSERT INTO memory_revision VALUES (1, 0);
+  CREATE TABLE memory_vec_meta (id INTEGER PRIMARY KEY CHECK (id = 1), model TEXT NOT NULL, dim INTEGER NOT NULL);
+  CREATE TRIGGER memories_vec_insert AFTER INSERT ON memories BEGIN
+    INSERT OR IGNORE INTO memory_vec_pending VALUES (new.id);
+    UPDATE memory_revision SET value = value + 1;
+  END;
+  CREATE TRIGGER memories_vec_delete AFTER DELETE ON memories BEGIN
+    INSERT OR IGNORE INTO memory_vec_pending VALUES (old.id);
+    UPDATE memory_revision SET value = value + 1;
+  END;
+  CREATE TRIGGER memories_vec_update AFTER UPDATE OF embedding, embedding_model, workspace ON memories BEGIN
+    INSERT OR IGNORE INTO memory_vec_pending VALUES (new.id);
+    UPDATE memory_revision SET value = value + 1;
+  END;
+
+  -- What reflection proposed, waiting for review; detail is JSON (a learning's evidence, a skill).
+  CREATE TABLE memory_proposals (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    workspace TEXT,
+    text TEXT NOT NULL,
+    detail TEXT,
+    session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+    message_seq INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending',
+    memory_id INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    created_at INTEGER NOT NULL,
+    decided_at INTEGER
+  );
+  CREATE INDEX memory_proposals_status ON memory_proposals(status, id);
+
+  -- A session is reflected once: this row is written in the same transaction as its proposals.
+  CREATE TABLE reflections (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    proposals INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -6,6 +6,7 @@ import { mkdirTool } from './fs/mkdir.js';
 import { readFileTool } from './fs/read-file.js';
 import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
+import { memoryTools } from './memory/index.js';
 import { nodeTool, pythonTool } from './repl/repl-tools.js';
 import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
@@ -30,6 +31,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   web: [webFetchTool],
   data: [dataViewTool],
   repl: [pythonTool, nodeTool],
+  memory: memoryTools,
 };
 
 /**

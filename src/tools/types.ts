@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SubagentPort } from '../subagents/types.js';
+import type { MemoryPort } from './memory/port.js';
 import type { WebAccess } from './web/access.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
@@ -42,6 +43,8 @@ export interface ToolContext {
   subagents?: SubagentPort;
   /** Sets this session to resume later with a message; absent when the run has no stored session. */
   wakeups?: WakeupPort;
+  /** Long-term memory, bound to this session; unset when memory is off. */
+  memory?: MemoryPort;
   /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
   web?: WebAccess;
 }

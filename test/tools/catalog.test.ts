@@ -65,6 +65,7 @@ describe('tool catalog', () => {
     expect(mutating.sort()).toEqual(
       [
         'edit_file',
+        'forget',
         'git_add',
         'git_branch',
         'git_commit',
@@ -73,6 +74,7 @@ describe('tool catalog', () => {
         'node',
         'python',
         'schedule_wakeup',
+        'remember',
         'shell',
         // A request carries whatever the URL holds off the machine, so it asks like a change.
         'web_fetch',

@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
 import { UnknownModelError } from '../../llm/connection.js';
-import { listModels } from '../../llm/discover.js';
+import { listModels, pickEmbeddingModel } from '../../llm/discover.js';
 import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import type { SandboxChoice } from '../../sandbox/types.js';
@@ -114,7 +114,7 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
       detail: `${connection.contextWindow} tokens, from ${connection.contextSource}${connection.kind === 'ollama' ? ', sent as num_ctx with every request' : ''}${connection.contextNote ? `. ${connection.contextNote}` : ''}`,
     },
   ];
-  checks.push(embeddingsCheck(models));
+  checks.push(embeddingsCheck(models, runtime.config.memory.embedding_model));
   if (live) checks.push(await toolCallProbe(connection, runtime));
   return checks;
 }
@@ -153,9 +153,23 @@ async function toolCallProbe(connection: Connection, runtime: Runtime): Promise<
   return { name: 'tool calling', ok: false, detail: 'no reply' };
 }
 
-/** Memory search needs an embeddings model on the same server; without one it falls back to keywords. */
-function embeddingsCheck(models: string[]): Check {
-  const embedder = models.find((id) => /embed/i.test(id));
+/**
+ * Memory search needs an embeddings model on the same server; without one it falls back to keywords.
+ * The configured one is the one memory uses, listed or not (a server may load it on request).
+ */
+function embeddingsCheck(models: string[], configured: string | undefined): Check {
+  if (configured) {
+    return models.includes(configured)
+      ? { name: 'embeddings', ok: true, detail: `${configured} (memory.embedding_model)` }
+      : {
+          name: 'embeddings',
+          ok: true,
+          warning: true,
+          detail: `${configured} (memory.embedding_model) is not among the server's models; memory search falls back to keywords if the server refuses it`,
+          fix: `Load it on the server, or set memory.embedding_model to one it lists${pickEmbeddingModel(models) ? ` (${pickEmbeddingModel(models)})` : ''}.`,
+        };
+  }
+  const embedder = pickEmbeddingModel(models);
   return embedder
     ? { name: 'embeddings', ok: true, detail: embedder }
     : {
