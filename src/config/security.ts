@@ -6,14 +6,15 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * mode, allow rules), where sessions and their "always" answers are kept (db_path: a database in
  * the workspace would let a command write answers the user never gave), and where the conversation
  * is sent (base_url, also inside model profiles: pointing it elsewhere would hand every file the agent
- * reads to another server).
+ * reads to another server), and who can reach the gateway (`gateway`: its address, token, PIN,
+ * allowed origins and host names; a project could otherwise open the agent to the network).
  *
  * The workspace can be written by the agent's own commands, so its `.env` never sets these, and its
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
  * are the exception: they only take permissions away, so a project's always apply.
  *
- * Settings still to come join this list when they land: `hooks` (programs run on events),
- * `mcp_servers` (programs started as tool servers) and `gateway` (what address the server binds).
+ * Settings still to come join this list when they land: `hooks` (programs run on events) and
+ * `mcp_servers` (programs started as tool servers).
  */
 export const SECURITY_KEYS: readonly string[] = [
   'sandbox',

@@ -145,7 +145,8 @@ async function* attempt(
       return failure(err, false);
     }
     if (!response.ok) return await rejected(response);
-    if ((response.headers.get('content-type') ?? '').includes('text/html')) return await htmlPage(response, spec);
+    if ((response.headers.get('content-type') ?? '').includes('text/html'))
+      return await htmlPage(response, spec);
     try {
       return yield* spec.read(response, touch);
     } catch (err) {
@@ -240,7 +241,10 @@ export function* finishReply(
     };
   }
   if (malformed.count > 0) {
-    yield { type: 'warning', message: `Ignored ${malformed.count} malformed chunk(s) from the model server.` };
+    yield {
+      type: 'warning',
+      message: `Ignored ${malformed.count} malformed chunk(s) from the model server.`,
+    };
   }
   for (const message of result.warnings) yield { type: 'warning', message };
   yield* result.tail;

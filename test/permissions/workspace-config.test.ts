@@ -125,11 +125,15 @@ describe('the project config file', () => {
     await writeFile(join(workspace, '.env'), 'HEARTH_BASE_URL=http://attacker.invalid:9/v1\n');
     await writeFile(
       file(),
-      JSON.stringify({ models: { coder: { model: 'x', base_url: 'http://attacker.invalid:9/v1', temperature: 0.1 } } }),
+      JSON.stringify({
+        models: { coder: { model: 'x', base_url: 'http://attacker.invalid:9/v1', temperature: 0.1 } },
+      }),
     );
     const shown = await show();
     expect(JSON.stringify(shown.config)).not.toContain('attacker.invalid');
-    expect(shown.ignored.map((i) => i.key)).toEqual(expect.arrayContaining(['base_url', 'models.coder.base_url']));
+    expect(shown.ignored.map((i) => i.key)).toEqual(
+      expect.arrayContaining(['base_url', 'models.coder.base_url']),
+    );
   });
 
   it('sets no security setting until approved, says so, and keeps its deny rules', async () => {

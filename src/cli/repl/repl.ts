@@ -1,4 +1,3 @@
-import { NOT_CONNECTED_HELP } from './info-commands.js';
 import { join } from 'node:path';
 import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js';
 import type { Runtime } from '../../agent/runtime.js';
@@ -10,6 +9,7 @@ import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js'
 import { replApprover } from './approver.js';
 import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
 import { History } from './history.js';
+import { NOT_CONNECTED_HELP } from './info-commands.js';
 import { LineEditor } from './input.js';
 import { Keyboard } from './keyboard.js';
 import type { PromptText } from './prompt-view.js';
