@@ -1,11 +1,9 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { cors } from 'hono/cors';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { SESSION_COOKIE } from './guard.js';
-import { describeError, PROBLEM_TYPE, problem, problemBody } from './problem.js';
+import { describeError, problem } from './problem.js';
 import { apiRoutes } from './routes/api.js';
 import { authRoutes } from './routes/auth.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -44,14 +42,13 @@ export function buildApp(options: AppOptions): GatewayApp {
   });
 
   app.onError((err, c) => {
-    const { status, detail } = describeError(err);
-    if (status >= 500) log(`${c.req.method} ${c.req.path} failed: ${(err as Error).stack ?? detail}`);
-    return problem(c, status, detail);
+    const { status, detail, extra } = describeError(err);
+    if (status === 500) log(`${c.req.method} ${c.req.path} failed: ${(err as Error).stack ?? detail}`);
+    return problem(c, status, detail, extra);
   });
   app.notFound((c) =>
     problem(c, 404, `No route for ${c.req.method} ${c.req.path}; the API is described at /doc.`),
   );
-  app.use('*', asProblem);
 
   app.use('*', async (c, next) => {
     const host = c.req.header('host');
@@ -119,19 +116,3 @@ export function buildApp(options: AppOptions): GatewayApp {
   });
   return app;
 }
-
-/** Error responses the framework makes itself (a wrong content type, ...) become problem JSON too. */
-const asProblem: MiddlewareHandler = async (c, next) => {
-  await next();
-  const { status } = c.res;
-  if (status < 400 || c.res.headers.get('content-type')?.startsWith(PROBLEM_TYPE)) return;
-  const detail =
-    status === 415 ? 'Send the body as JSON, with "Content-Type: application/json".' : `HTTP ${status}.`;
-  const headers = new Headers(c.res.headers);
-  headers.delete('content-length');
-  headers.set('content-type', PROBLEM_TYPE);
-  c.res = new Response(JSON.stringify(problemBody(status, detail)), {
-    status: status as ContentfulStatusCode,
-    headers,
-  });
-};

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ConfigError } from '../config/errors.js';
 import { ConnectionError, UnknownModelError } from '../llm/connection.js';
@@ -11,6 +12,8 @@ export class GatewayError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
+    /** Members added to the problem JSON (e.g. the turn's result beside its failure). */
+    readonly extra?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -47,9 +50,18 @@ export function problem(
 }
 
 /** The status and message an error thrown below a route becomes. */
-export function describeError(err: unknown): { status: ContentfulStatusCode; detail: string } {
+export function describeError(err: unknown): {
+  status: ContentfulStatusCode;
+  detail: string;
+  extra?: Record<string, unknown>;
+} {
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof GatewayError) return { status: err.status, detail: message };
+  if (err instanceof GatewayError) return { status: err.status, detail: message, extra: err.extra };
+  if (err instanceof HTTPException) {
+    const detail =
+      err.status === 415 ? 'Send the body as JSON, with "Content-Type: application/json".' : message;
+    return { status: err.status as ContentfulStatusCode, detail };
+  }
   if (err instanceof SessionNotFoundError) return { status: 404, detail: message };
   if (err instanceof UnknownModelError || err instanceof ConfigError) return { status: 400, detail: message };
   if (err instanceof ConnectionError || err instanceof DiscoveryError)

@@ -32,9 +32,9 @@ export interface TestGateway {
  */
 export async function startGateway(
   turns: TurnInput[] = [],
-  options: { config?: ConfigInput; gateway?: Partial<GatewayOptions>; host?: string } = {},
+  options: { config?: ConfigInput; gateway?: Partial<GatewayOptions>; host?: string; models?: string[] } = {},
 ): Promise<TestGateway> {
-  const llm = await startScriptedServer({ turns });
+  const llm = await startScriptedServer({ turns, models: options.models });
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'hearth-gw-')));
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-gw-ws-')));
   const dbPath = join(dir, 'hearth.db');

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { runLimits } from '../../agent/session-setup.js';
+import { GatewayError } from '../problem.js';
 import {
   json,
   jsonBody,
@@ -140,7 +141,10 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
           job.result,
         );
       }
-      return c.json(await job.result, 200);
+      const result = await job.result;
+      // The session is intact; the turn could not finish (the model server failed, typically).
+      if (result.reason === 'error') throw new GatewayError(502, result.text, { ...result });
+      return c.json(result, 200);
     },
   );
 
