@@ -13,6 +13,7 @@ import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
+import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
@@ -152,6 +153,7 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addServeCommand(program);
   return program;
 }
 

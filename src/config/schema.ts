@@ -43,10 +43,7 @@ const gatewaySchema = z
     host: z.string().min(1).default(GATEWAY_DEFAULTS.host),
     port: z.number().int().min(0).max(65535).default(GATEWAY_DEFAULTS.port),
     /** The bearer token clients send; unset, one is made at start and kept in <hearth home>/gateway.json. */
-    token: z
-      .string()
-      .min(16, { error: 'a gateway token needs at least 16 characters, so it cannot be guessed' })
-      .optional(),
+    token: z.string().min(16).optional(),
     /** Print a one-time PIN at start that a browser or phone exchanges for a session cookie. */
     pin: z.boolean().default(GATEWAY_DEFAULTS.pin),
     /** Origins allowed to call the API from a browser (CORS); none by default. */
