@@ -13,6 +13,7 @@ import { promptFigures } from './figures/prompt.js';
 import { searchFigures } from './figures/search.js';
 import { startupFigures } from './figures/startup.js';
 import { stepFigures } from './figures/steps.js';
+import { worstCaseFigures } from './figures/worst-case.js';
 import type { Row } from './stats.js';
 
 type Figures = { rows: Row[]; json: Record<string, unknown> };
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     ['prefix', () => prefixFigures(dir)],
     ['search', () => searchFigures()],
     ['edit', () => editFigures()],
+    ['worst case', () => worstCaseFigures()],
     ['permissions', () => permissionFigures()],
   ];
   const rows: Row[] = [];

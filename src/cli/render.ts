@@ -53,14 +53,14 @@ export function oneLine(text: string, max = 80): string {
   return truncateToWidth(visible(text).replace(/\s+/g, ' ').trim(), max);
 }
 
-/**
- * Renders events for a person: the answer on stdout, everything else (reasoning, tool
- * activity, warnings) on stderr, so `hearth "task" > answer.txt` captures just the answer.
- */
 /** How much of a long command output and of a diff one-shot mode shows. */
 const OUTPUT_LINES = 12;
 const DIFF_LINES = 60;
 
+/**
+ * Renders events for a person: the answer on stdout, everything else (reasoning, tool
+ * activity, warnings) on stderr, so `hearth "task" > answer.txt` captures just the answer.
+ */
 export class TerminalRenderer {
   private stdoutAtLineStart = true;
   private stderrAtLineStart = true;

@@ -159,7 +159,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   if (done?.reason === 'completed' && declined > 0) {
     process.stderr.write(
       style.yellow(
-        `${declined} call(s) were declined because no terminal could ask. Allow them with --allow rules, or run with --pause-for-approval to answer later.\n`,
+        `${declined} call(s) were declined because no terminal could ask; each result above says how to allow it, or run with --pause-for-approval to answer later.\n`,
       ),
     );
     return DECLINED_EXIT;

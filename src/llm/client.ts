@@ -1,3 +1,4 @@
+import type { Clock } from '../util/clock.js';
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import { templateOpensReasoning } from './formats/reply.js';
 import {
@@ -21,6 +22,8 @@ export interface LlmClientOptions {
   /** Longest silence allowed between streamed chunks: local servers sometimes hang. */
   idleTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
+  /** Drives the timeouts and retry backoff; the system clock unless a test injects one. */
+  clock?: Clock;
   temperature?: number;
   topP?: number;
   seed?: number;

@@ -1,3 +1,4 @@
+import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { DeltaAssembler } from './assemble.js';
 import {
   defaultRetryPolicy,
@@ -5,7 +6,6 @@ import {
   parseRetryAfter,
   type RetryPolicy,
   retryDelay,
-  sleep,
 } from './retry.js';
 import type { LlmError, LlmEvent } from './types.js';
 
@@ -36,6 +36,8 @@ export interface StreamLimits {
   /** Longest silence allowed between streamed chunks: local servers sometimes hang. */
   idleTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
+  /** Drives the timeouts and the backoff between attempts; the system clock unless a test injects one. */
+  clock?: Clock;
 }
 
 export const CONTEXT_OVERFLOW =
@@ -76,7 +78,7 @@ export async function* streamWithRetries(
     }
     const delayMs = retryDelay(policy, n, result.retryAfterMs);
     yield { type: 'retry', attempt: n + 1, delayMs, reason: result.reason };
-    if (!(await sleep(delayMs, signal))) {
+    if (!(await sleep(delayMs, signal, limits.clock))) {
       yield { type: 'error', error: { kind: 'aborted', message: 'Request cancelled.' } };
       return;
     }
@@ -90,18 +92,19 @@ async function* attempt(
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
   const timeoutMs = limits.timeoutMs ?? 600_000;
   const idleTimeoutMs = limits.idleTimeoutMs ?? 180_000;
+  const clock = limits.clock ?? systemClock;
   const controller = new AbortController();
   let why: 'timeout' | 'idle' | undefined;
   const onUserAbort = () => controller.abort();
   signal?.addEventListener('abort', onUserAbort, { once: true });
-  const total = setTimeout(() => {
+  const total = clock.setTimeout(() => {
     why = 'timeout';
     controller.abort();
   }, timeoutMs);
-  let idle: NodeJS.Timeout | undefined;
+  let idle: TimerHandle | undefined;
   const touch = () => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
+    clock.clearTimeout(idle);
+    idle = clock.setTimeout(() => {
       why = 'idle';
       controller.abort();
     }, idleTimeoutMs);
@@ -144,7 +147,7 @@ async function* attempt(
     } catch (err) {
       return failure(err, false);
     }
-    if (!response.ok) return await rejected(response);
+    if (!response.ok) return await rejected(response, clock);
     if ((response.headers.get('content-type') ?? '').includes('text/html'))
       return await htmlPage(response, spec);
     try {
@@ -153,8 +156,8 @@ async function* attempt(
       return failure(err, true);
     }
   } finally {
-    clearTimeout(total);
-    clearTimeout(idle);
+    clock.clearTimeout(total);
+    clock.clearTimeout(idle);
     signal?.removeEventListener('abort', onUserAbort);
     // A consumer that stopped reading early must not leave the server generating for nobody.
     controller.abort();
@@ -184,7 +187,7 @@ async function htmlPage(response: Response, spec: StreamSpec): Promise<AttemptOu
   };
 }
 
-async function rejected(response: Response): Promise<AttemptOutcome> {
+async function rejected(response: Response, clock: Clock): Promise<AttemptOutcome> {
   const text = await response.text().catch(() => '');
   const message = `${response.status} ${response.statusText}: ${serverMessage(text)}`.trim();
   if (
@@ -198,7 +201,7 @@ async function rejected(response: Response): Promise<AttemptOutcome> {
       outcome: 'retry',
       reason: message,
       status: response.status,
-      retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
+      retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), clock.now()),
     };
   }
   return {

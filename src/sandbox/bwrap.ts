@@ -176,7 +176,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
     allow: opts.envAllow,
     home,
     user: os.userInfo().username,
-    extra: { TMPDIR: '/tmp', HEARTH_SANDBOX: 'bwrap', ...identity.variables },
+    extra: { TMPDIR: '/tmp', HEARTH_SANDBOXED: 'bwrap', ...identity.variables },
   });
   const shell = findShell('/usr/local/bin:/usr/bin:/bin');
   const prlimit = findExecutable('prlimit', '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin');
@@ -222,6 +222,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       cwd,
       env,
       commandExit: (pid, stop) => tree.commandExit(pid, stop),
+      clock: opts.clock,
     });
     await tree.gone(TREE_GONE_WAIT_MS);
     return result;

@@ -162,7 +162,7 @@ export async function createContainerSandbox(
     user: user.username,
     extra: {
       TMPDIR: '/tmp',
-      HEARTH_SANDBOX: engine,
+      HEARTH_SANDBOXED: engine,
       ...identity.variables,
       ...(gitconfig === undefined ? {} : { HEARTH_GITCONFIG: gitconfig }),
     },
@@ -216,6 +216,7 @@ export async function createContainerSandbox(
         command: `exec ${shellJoin([engine, ...args])}`,
         cwd,
         ...processIo(req),
+        clock: opts.clock,
       });
       // Someone removed or stopped the container since: check it again before the next command.
       if (

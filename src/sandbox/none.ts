@@ -24,7 +24,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
     allow: opts.envAllow,
     home: hostEnv.HOME || os.homedir(),
     user: os.userInfo().username,
-    extra: { HEARTH_SANDBOX: 'none' },
+    extra: { HEARTH_SANDBOXED: 'none' },
   });
   const prlimit =
     process.platform === 'linux' ? findExecutable('prlimit', `${env.PATH}:${FALLBACK_PATH}`) : null;
@@ -46,6 +46,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
         cwd,
         env,
         ...processIo(req),
+        clock: opts.clock,
       });
     },
     async dispose() {},

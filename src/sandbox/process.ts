@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
 /** How a command's output is collected; shared by runProcess and every sandbox's exec. */
 export interface ProcessIo {
@@ -20,6 +21,8 @@ export interface ProcessIo {
    * `split`: kept apart in `split`, for callers that parse stdout (git).
    */
   capture?: 'merged' | 'split';
+  /** Drives the timeout and the grace periods; the system clock unless a test injects one. */
+  clock?: Clock;
 }
 
 export interface RunProcessOptions extends ProcessIo {
@@ -84,7 +87,8 @@ const FALLBACK_PATH = '/usr/local/bin:/usr/bin:/bin';
  * use a PID namespace) is where that is closed.
  */
 export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
-  const started = performance.now();
+  const clock = opts.clock ?? systemClock;
+  const started = clock.now();
   const collector = new Collector(opts);
   if (opts.signal?.aborted) {
     return Promise.resolve(collector.result(started, { aborted: true }));
@@ -114,7 +118,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     let aborted = false;
     let terminating = false;
     let settled = false;
-    const timers: NodeJS.Timeout[] = [];
+    const timers: TimerHandle[] = [];
     const stopWatching = new AbortController();
 
     const killGroup = (sig: NodeJS.Signals) => {
@@ -139,12 +143,12 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     const finish = () => {
       if (settled) return;
       settled = true;
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) clock.clearTimeout(t);
       stopWatching.abort();
       opts.signal?.removeEventListener('abort', onAbort);
       // Stragglers are background jobs of an exited command: ask them to stop, then insist.
       killGroup('SIGTERM');
-      if (groupExists()) setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+      if (groupExists()) clock.setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
       child.stdout?.destroy();
       child.stderr?.destroy();
       resolve(
@@ -157,10 +161,10 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       terminating = true;
       killGroup('SIGTERM');
       timers.push(
-        setTimeout(() => {
+        clock.setTimeout(() => {
           killGroup('SIGKILL');
           // A process stuck in the kernel may not die even now; do not wait for it forever.
-          timers.push(setTimeout(finish, KILL_GRACE_MS));
+          timers.push(clock.setTimeout(finish, KILL_GRACE_MS));
         }, KILL_GRACE_MS),
       );
     };
@@ -181,7 +185,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       exitCode = code;
       exitSignal = sig;
       if (openPipes === 0) finish();
-      else timers.push(setTimeout(finish, EXIT_GRACE_MS));
+      else timers.push(clock.setTimeout(finish, EXIT_GRACE_MS));
     };
 
     collector.listen(child, terminate);
@@ -191,7 +195,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
     child.on('error', (err) => {
       if (pid === undefined && !settled) {
         settled = true;
-        for (const t of timers) clearTimeout(t);
+        for (const t of timers) clock.clearTimeout(t);
         opts.signal?.removeEventListener('abort', onAbort);
         reject(err);
       }
@@ -207,7 +211,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       () => undefined,
     );
     timers.push(
-      setTimeout(() => {
+      clock.setTimeout(() => {
         timedOut = true;
         terminate();
       }, opts.timeoutMs),
@@ -261,7 +265,7 @@ class Collector {
       signal: fields.signal ?? null,
       timedOut: fields.timedOut ?? false,
       aborted: fields.aborted ?? false,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: Math.round((this.io.clock ?? systemClock).now() - started),
     };
     const { merged, stdout, stderr } = this;
     if (merged || !stdout || !stderr) {

@@ -115,7 +115,7 @@ export async function createSeatbeltSandbox(opts: SandboxOptions): Promise<Sandb
     allow: opts.envAllow,
     home,
     user: os.userInfo().username,
-    extra: { TMPDIR: `${tmp}/`, HEARTH_SANDBOX: 'seatbelt', ...identity.variables },
+    extra: { TMPDIR: `${tmp}/`, HEARTH_SANDBOXED: 'seatbelt', ...identity.variables },
   });
 
   return {
@@ -140,6 +140,7 @@ export async function createSeatbeltSandbox(opts: SandboxOptions): Promise<Sandb
           cwd,
           env,
           ...processIo(req),
+          clock: opts.clock,
         });
       });
     },

@@ -1,3 +1,4 @@
+import type { Clock } from '../util/clock.js';
 import type { ProcessIo, ProcessResult } from './process.js';
 
 export type { ProcessResult } from './process.js';
@@ -38,6 +39,8 @@ export interface SandboxOptions {
   readOnlyPaths?: string[];
   /** Container image for docker/podman. */
   image?: string;
+  /** Drives command timeouts and kill grace periods; the system clock unless a test injects one. */
+  clock?: Clock;
 }
 
 export interface ExecRequest extends ProcessIo {

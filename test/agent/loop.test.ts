@@ -19,8 +19,11 @@ import {
   type TurnInput,
 } from '../support/scripted-server.js';
 import { unconfinedSandbox } from '../support/tool-context.js';
+import { waitUntil } from '../support/wait.js';
 
 const log: string[] = [];
+/** Call id → the call it waits for before it ends: only calls that run at the same time can do that. */
+const waitsFor = new Map<string, string>();
 const sleepTool = (name: string, mutates: boolean) =>
   defineTool({
     name,
@@ -30,6 +33,8 @@ const sleepTool = (name: string, mutates: boolean) =>
     async run({ id, ms }) {
       log.push(`start ${id}`);
       await new Promise((r) => setTimeout(r, ms));
+      const other = waitsFor.get(id);
+      if (other) await waitUntil(() => log.includes(`end ${other}`), `call ${other} to end while ${id} runs`);
       log.push(`end ${id}`);
       return `${name} ${id} done`;
     },
@@ -49,6 +54,7 @@ let server: ScriptedServer | undefined;
 let workspace: string;
 beforeEach(async () => {
   log.length = 0;
+  waitsFor.clear();
   workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-loop-')));
 });
 afterEach(async () => {
@@ -68,6 +74,8 @@ interface RunOpts {
   messages?: ChatMessage[];
   task?: string;
   state?: MemoryState;
+  /** Sees each event as it is yielded, before the loop goes on. */
+  onEvent?: (event: AgentEvent) => void;
 }
 
 async function run(turns: TurnInput[], opts: RunOpts = {}) {
@@ -96,6 +104,7 @@ async function run(turns: TurnInput[], opts: RunOpts = {}) {
     onAudit: (e) => audit.push(e),
   })) {
     events.push(event);
+    opts.onEvent?.(event);
   }
   const results = events.filter(
     (e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result',
@@ -139,10 +148,12 @@ describe('agent loop', () => {
   });
 
   it('runs read-only calls together, mutating calls alone, and reports in call order', async () => {
+    // `slow` ends only after `fast` has: possible only if the two run at the same time.
+    waitsFor.set('slow', 'fast');
     const r = await run([
       reply()
-        .tool('look', { id: 'slow', ms: 150 })
-        .tool('look', { id: 'fast', ms: 10 })
+        .tool('look', { id: 'slow', ms: 0 })
+        .tool('look', { id: 'fast', ms: 0 })
         .tool('change', { id: 'm1', ms: 20 })
         .tool('change', { id: 'm2', ms: 0 }),
       reply().text('done'),
@@ -318,7 +329,9 @@ describe('agent loop', () => {
 
   it('aborts mid-stream and keeps a valid history', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
+    server = await startScriptedServer();
+    // The second request is the one that hangs: abort once the server has it.
+    void server.waitForRequests(2).then(() => controller.abort());
     const r = await run([reply().tool('look', { id: 'a', ms: 0 }), reply().hang()], {
       signal: controller.signal,
     });
@@ -330,13 +343,11 @@ describe('agent loop', () => {
 
   it('keeps the text streamed before an interruption, so the next task follows an assistant turn', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 250);
-    const r = await run(
-      [reply().text('Half of my answer, and then more').delayBetweenChunks(40).chunkSize(4)],
-      {
-        signal: controller.signal,
-      },
-    );
+    // The server holds the stream after "Half of "; the user interrupts once text has arrived.
+    const r = await run([reply().text('Half of my answer, and then more').chunkSize(4).holdAfter(3)], {
+      signal: controller.signal,
+      onEvent: (e) => e.type === 'text_delta' && controller.abort(),
+    });
     expect(r.done).toMatchObject({ reason: 'aborted' });
     const last = r.messages.at(-1)!;
     expect(last.role).toBe('assistant');

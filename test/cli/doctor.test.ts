@@ -1,39 +1,23 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Check } from '../../src/cli/commands/doctor.js';
-import { runCli } from '../support/cli.js';
+import { useCliHarness } from '../support/cli-harness.js';
 import { closedPort } from '../support/net.js';
 import { ollamaRoutes, ollamaShowGemmaVision } from '../support/probe-fixtures.js';
-import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { reply } from '../support/scripted-server.js';
 
-let server: ScriptedServer | undefined;
-let workspace: string;
-let home: string;
-beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-doctor-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
+const cli = useCliHarness('doctor');
 
 async function doctor(env: Record<string, string>, args: string[] = []) {
-  const r = await runCli(['doctor', '--json', ...args], {
-    cwd: workspace,
-    env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), ...env },
-  });
+  const r = await cli.run(['doctor', '--json', ...args], { env });
   const report = JSON.parse(r.stdout) as { ok: boolean; checks: Check[] };
   return { code: r.code, report, check: (name: string) => report.checks.find((c) => c.name === name) };
 }
 
 describe('hearth doctor', () => {
   it('passes against a working server, with the sandbox and why it was chosen', async () => {
-    server = await startScriptedServer({
+    const server = await cli.serve({
       models: ['qwen-test', 'nomic-embed-text'],
       turns: [reply().tool('get_weather', { city: 'Paris' })],
       extraRoutes: { 'GET /props': () => ({ json: { default_generation_settings: { n_ctx: 16384 } } }) },
@@ -56,12 +40,12 @@ describe('hearth doctor', () => {
   });
 
   it('lists every protection and limit, says which are not enforced, and what the config ignored', async () => {
-    await mkdir(join(workspace, '.hearth'));
+    await mkdir(join(cli.workspace, '.hearth'));
     await writeFile(
-      join(workspace, '.hearth', 'config.json'),
+      join(cli.workspace, '.hearth', 'config.json'),
       '{"sandbox": {"mode": "auto", "memory_mb": 1000}}',
     );
-    await writeFile(join(workspace, '.env'), 'HEARTH_PERMISSION_MODE=auto\n');
+    await writeFile(join(cli.workspace, '.env'), 'HEARTH_PERMISSION_MODE=auto\n');
     const r = await doctor({ HEARTH_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1` }, ['--no-live']);
     expect(r.check('config')).toMatchObject({
       ok: true,
@@ -89,7 +73,7 @@ describe('hearth doctor', () => {
   });
 
   it('says which context window an Ollama session will use, and that num_ctx carries it', async () => {
-    server = await startScriptedServer({
+    const server = await cli.serve({
       models: ['gemma3:4b'],
       turns: [reply().tool('get_weather', { city: 'Paris' })],
       extraRoutes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 16384 }),
@@ -114,7 +98,7 @@ describe('hearth doctor', () => {
       detail: expect.stringContaining('does not answer'),
     });
 
-    server = await startScriptedServer({
+    const server = await cli.serve({
       models: ['chatty'],
       turns: [reply().text('It is sunny in Paris!')],
     });
@@ -135,8 +119,8 @@ describe('hearth doctor', () => {
   });
 
   it('reports a broken config file', async () => {
-    await mkdir(join(workspace, '.hearth'));
-    await writeFile(join(workspace, '.hearth', 'config.json'), '{"timeout": -1}');
+    await mkdir(join(cli.workspace, '.hearth'));
+    await writeFile(join(cli.workspace, '.hearth', 'config.json'), '{"timeout": -1}');
     const r = await doctor({});
     expect(r.code).toBe(1);
     expect(r.check('config')).toMatchObject({ ok: false, detail: expect.stringContaining('timeout') });

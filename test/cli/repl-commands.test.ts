@@ -1,47 +1,16 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { atPrompt, keys, startOnPty } from '../support/pty.js';
-import {
-  reply,
-  type ScriptedServer,
-  startScriptedServer,
-  type TurnInput,
-} from '../support/scripted-server.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { atPrompt, keys } from '../support/pty.js';
+import { reply } from '../support/scripted-server.js';
 
-let server: ScriptedServer;
-let workspace: string;
-let home: string;
-let terms: Array<ReturnType<typeof startOnPty>>;
-
-beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-repl-cmd-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-  terms = [];
-});
-afterEach(async () => {
-  for (const term of terms) term.kill();
-  await server?.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
-
-async function repl(turns: TurnInput[], models?: string[]) {
-  server = await startScriptedServer({ turns, models });
-  const term = startOnPty([], {
-    cwd: workspace,
-    env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-  });
-  terms.push(term);
-  await term.waitFor(atPrompt);
-  return term;
-}
+const cli = useCliHarness('repl-cmd');
 
 describe('REPL slash commands', () => {
   it('/help lists the commands; an unknown one suggests the closest; /status tells the setup', async () => {
-    const term = await repl([reply().text('That is a path.')]);
+    const term = await cli.repl([reply().text('That is a path.')]);
     const help = await term.enter('/help');
     for (const name of [
       '/new',
@@ -70,7 +39,7 @@ describe('REPL slash commands', () => {
   });
 
   it('/mode plan refuses a change without asking, and the prompt shows the mode', async () => {
-    const term = await repl([
+    const term = await cli.repl([
       reply().tool('write_file', { path: 'x.txt', content: 'x' }),
       reply().text('Here is my plan.'),
     ]);
@@ -80,13 +49,13 @@ describe('REPL slash commands', () => {
     expect(shown).toMatch(/✗ write_file x\.txt.*Plan mode/);
     expect(shown).not.toMatch(/Allow\?/);
     expect(shown).toMatch(/· plan · /);
-    await expect(readFile(join(workspace, 'x.txt'))).rejects.toThrow();
+    await expect(readFile(join(cli.workspace, 'x.txt'))).rejects.toThrow();
     expect(await term.enter('/mode')).toMatch(/\* plan/);
     expect(await term.enter('/mode sideways')).toMatch(/Unknown mode "sideways"/);
   });
 
   it('/todo and /plan show the session state; /tokens and /session describe the session', async () => {
-    const term = await repl([
+    const term = await cli.repl([
       reply().tool('todo_write', {
         todos: [
           { text: 'write the tests', status: 'in_progress' },
@@ -112,12 +81,14 @@ describe('REPL slash commands', () => {
   });
 
   it('/new starts another session; /sessions lists both; /resume goes back to the first', async () => {
-    const term = await repl([reply().text('One.'), reply().text('Two.'), reply().text('Three.')]);
+    const term = await cli.repl([reply().text('One.'), reply().text('Two.'), reply().text('Three.')]);
     await term.enter('first session task');
     const firstId = /session\s+([0-9a-f]{10})/.exec(await term.enter('/status'))![1]!;
     expect(await term.enter('/new')).toContain('New session');
     await term.enter('second session task');
-    expect(server.requests[1]!.body.messages.filter((m: ChatMessage) => m.role === 'user')).toHaveLength(1);
+    expect(cli.server.requests[1]!.body.messages.filter((m: ChatMessage) => m.role === 'user')).toHaveLength(
+      1,
+    );
 
     const list = await term.enter('/sessions');
     expect(list).toContain(firstId);
@@ -128,47 +99,46 @@ describe('REPL slash commands', () => {
       new RegExp(`Resumed ${firstId} "first session task"`),
     );
     await term.enter('back again');
-    const users = (server.requests[2]!.body.messages as ChatMessage[]).filter((m) => m.role === 'user');
+    const users = (cli.server.requests[2]!.body.messages as ChatMessage[]).filter((m) => m.role === 'user');
     expect(users.map((m) => m.content)).toEqual(['first session task', 'back again']);
     expect(await term.enter('/resume nope')).toMatch(/No session matches "nope"/);
   });
 
   it('hearth -c at a terminal opens the REPL on the last session of the workspace', async () => {
-    const first = await repl([reply().text('Noted.'), reply().text('It was kettle.')]);
+    const first = await cli.repl([reply().text('Noted.'), reply().text('It was kettle.')]);
     await first.enter('remember the word kettle');
     first.send('/exit\r');
     expect(await first.exited).toBe(0);
     const id = /continue with: hearth --resume ([0-9a-f]+)/.exec(first.screen)![1]!;
 
-    const second = startOnPty(['-c'], {
-      cwd: workspace,
-      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-    });
-    terms.push(second);
+    const second = cli.terminal(['-c']);
     await second.waitFor(atPrompt);
     expect(second.screen).toContain(`resumed session ${id}`);
     expect(await second.enter('what was the word?')).toContain('It was kettle.');
-    const users = (server.requests[1]!.body.messages as ChatMessage[]).filter((m) => m.role === 'user');
+    const users = (cli.server.requests[1]!.body.messages as ChatMessage[]).filter((m) => m.role === 'user');
     expect(users.map((m) => m.content)).toEqual(['remember the word kettle', 'what was the word?']);
   });
 
   it('/model lists the server models and switches the next turns to another, keeping the history', async () => {
-    const term = await repl([reply().text('From A.'), reply().text('From B.')], ['model-a', 'model-b']);
+    const term = await cli.repl({
+      turns: [reply().text('From A.'), reply().text('From B.')],
+      models: ['model-a', 'model-b'],
+    });
     await term.enter('hello');
     const list = await term.enter('/model');
     expect(list).toMatch(/\* model-a/);
     expect(list).toContain('model-b');
     expect(await term.enter('/model b')).toMatch(/Now using model-b/);
     await term.enter('again');
-    expect(server.requests.map((r) => r.body.model)).toEqual(['model-a', 'model-b']);
-    const users = (server.requests[1]!.body.messages as ChatMessage[]).filter((m) => m.role === 'user');
+    expect(cli.server.requests.map((r) => r.body.model)).toEqual(['model-a', 'model-b']);
+    const users = (cli.server.requests[1]!.body.messages as ChatMessage[]).filter((m) => m.role === 'user');
     expect(users).toHaveLength(2);
     expect(await term.enter('/status')).toMatch(/model\s+model-b/);
     expect(await term.enter('/model zzz')).toMatch(/No model "zzz"/);
   });
 
   it('/compact summarizes the conversation; /soul shows SOUL.md; /clear clears the screen', async () => {
-    const term = await repl([
+    const term = await cli.repl([
       reply().text(`First answer. ${'Some detail. '.repeat(1000)}`),
       reply().text('Second answer.'),
       reply().text('Goal: testing. State: two answers given.'),
@@ -178,8 +148,8 @@ describe('REPL slash commands', () => {
     expect(await term.enter('/compact')).toMatch(/Compacted \(older turns summarized\)/);
 
     expect(await term.enter('/soul')).toContain('No .hearth/SOUL.md');
-    await mkdir(join(workspace, '.hearth'), { recursive: true });
-    await writeFile(join(workspace, '.hearth', 'SOUL.md'), 'Be brief and warm.\n');
+    await mkdir(join(cli.workspace, '.hearth'), { recursive: true });
+    await writeFile(join(cli.workspace, '.hearth', 'SOUL.md'), 'Be brief and warm.\n');
     expect(await term.enter('/soul')).toContain('Be brief and warm.');
     expect(await term.enter('/clear')).toContain('\x1b[2J');
     term.send(keys.ctrlD);
@@ -187,7 +157,7 @@ describe('REPL slash commands', () => {
   });
 
   it('/plan TASK plans in plan mode, then on y carries it out with the plan as the todo list; /mode yolo is auto', async () => {
-    const term = await repl([
+    const term = await cli.repl([
       reply().text('1. Write a.txt\n2. Verify it'),
       reply().tool('todo_write', { todos: [{ id: '1', status: 'done' }], merge: true }),
       reply().text('Planned and done.'),

@@ -1,54 +1,21 @@
-import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { atPrompt, keys, startOnPty } from '../support/pty.js';
-import {
-  reply,
-  type ScriptedServer,
-  startScriptedServer,
-  type TurnInput,
-} from '../support/scripted-server.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { atPrompt, keys } from '../support/pty.js';
+import { reply } from '../support/scripted-server.js';
 
-let server: ScriptedServer | undefined;
-let workspace: string;
-let home: string;
-let terms: Array<ReturnType<typeof startOnPty>>;
-
-beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-repl-in-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-  terms = [];
-  server = undefined;
-});
-afterEach(async () => {
-  for (const term of terms) term.kill();
-  await server?.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
-
-async function repl(turns: TurnInput[]) {
-  await server?.close();
-  server = await startScriptedServer({ turns });
-  const term = startOnPty([], {
-    cwd: workspace,
-    env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-  });
-  terms.push(term);
-  await term.waitFor(atPrompt);
-  return term;
-}
+const cli = useCliHarness('repl-in');
 
 function userMessages(request: number): string[] {
-  const messages = server!.requests[request]!.body.messages as ChatMessage[];
+  const messages = cli.server.requests[request]!.body.messages as ChatMessage[];
   return messages.filter((m) => m.role === 'user').map((m) => m.content);
 }
 
 describe('the REPL line editor', () => {
   it('recalls earlier entries with the up arrow, also after a restart', async () => {
-    const first = await repl([reply().text('A.'), reply().text('B.')]);
+    const first = await cli.repl([reply().text('A.'), reply().text('B.')]);
     await first.enter('the first entry');
     await first.enter('the second entry');
     first.send(keys.up);
@@ -59,13 +26,13 @@ describe('the REPL line editor', () => {
     await first.waitFor(/› the second entry\r\x1b\[\d+C$/);
     const since = first.screen.length;
     first.send(keys.ctrlC);
-    await first.waitFor(atPrompt, 5000, since);
+    await first.waitFor(atPrompt, undefined, since);
     first.send(keys.ctrlD);
     expect(await first.exited).toBe(0);
-    const file = join(home, '.hearth', 'history');
+    const file = join(cli.home, '.hearth', 'history');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
 
-    const second = await repl([reply().text('Again.')]);
+    const second = await cli.repl([reply().text('Again.')]);
     second.send(keys.up);
     await second.waitFor(/› the second entry\r\x1b\[\d+C$/);
     expect(await second.enter('')).toContain('Again.');
@@ -73,7 +40,7 @@ describe('the REPL line editor', () => {
   });
 
   it('continues an entry on a new line after a trailing backslash or Alt+Enter', async () => {
-    const term = await repl([reply().text('Got three lines.')]);
+    const term = await cli.repl([reply().text('Got three lines.')]);
     term.send('line one \\\r');
     await term.waitFor(/… \r\x1b\[\d+C$/);
     term.send(`line two${keys.altEnter}`);
@@ -87,24 +54,24 @@ describe('the REPL line editor', () => {
   });
 
   it('takes a paste with newlines as text: only Enter afterwards sends it', async () => {
-    const term = await repl([reply().text('Pasted.'), reply().text('Burst.')]);
+    const term = await cli.repl([reply().text('Pasted.'), reply().text('Burst.')]);
     // Pasted Windows line endings (CR LF) make one line break each.
     term.send(keys.paste('first pasted line\r\nsecond pasted line\r'));
     await term.waitFor(/… second pasted line\r*\n… \r\x1b\[\d+C$/);
-    expect(server!.requests).toHaveLength(0);
+    expect(cli.server.requests).toHaveLength(0);
     expect(await term.enter('')).toContain('Pasted.');
     expect(userMessages(0)).toEqual(['first pasted line\nsecond pasted line\n']);
 
     // A terminal without bracketed paste delivers the newline as Enter, in the same burst as the rest.
     term.send('burst one\rburst two');
     await term.waitFor(/… burst two\r\x1b\[\d+C$/);
-    expect(server!.requests).toHaveLength(1);
+    expect(cli.server.requests).toHaveLength(1);
     await term.enter('');
     expect(userMessages(1).at(-1)).toBe('burst one\nburst two');
   });
 
   it('completes a slash command with Tab and edits in the middle of a line', async () => {
-    const term = await repl([reply().text('Edited entry.')]);
+    const term = await cli.repl([reply().text('Edited entry.')]);
     term.send('/sta\t');
     await term.waitFor(/› \/status \r\x1b\[\d+C$/);
     expect(await term.enter('')).toMatch(/model\s+scripted-model/);
@@ -116,13 +83,8 @@ describe('the REPL line editor', () => {
   });
 
   it('draws a long entry that wraps and keeps the cursor where it is', async () => {
-    server = await startScriptedServer({ turns: [reply().text('Long one received.')] });
-    const term = startOnPty([], {
-      cwd: workspace,
-      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-      size: { cols: 40, rows: 20 },
-    });
-    terms.push(term);
+    await cli.serve([reply().text('Long one received.')]);
+    const term = cli.terminal([], { size: { cols: 40, rows: 20 } });
     await term.waitFor(atPrompt);
     const long = 'x'.repeat(95);
     term.send(long);
@@ -133,6 +95,6 @@ describe('the REPL line editor', () => {
     await term.waitFor(/\x1b\[2A\r\x1b\[2C$/);
     expect(await term.enter('')).toContain('Long one received.');
     expect(userMessages(0)).toEqual([long]);
-    expect(await readFile(join(home, '.hearth', 'history'), 'utf8')).toContain(long);
+    expect(await readFile(join(cli.home, '.hearth', 'history'), 'utf8')).toContain(long);
   });
 });

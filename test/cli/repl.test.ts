@@ -1,44 +1,13 @@
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
+import { useCliHarness } from '../support/cli-harness.js';
 import { closedPort } from '../support/net.js';
-import { atPrompt, keys, startOnPty } from '../support/pty.js';
-import {
-  reply,
-  type ScriptedServer,
-  startScriptedServer,
-  type TurnInput,
-} from '../support/scripted-server.js';
+import { atPrompt, keys } from '../support/pty.js';
+import { reply } from '../support/scripted-server.js';
 
-let server: ScriptedServer;
-let workspace: string;
-let home: string;
-let terms: Array<ReturnType<typeof startOnPty>>;
-
-beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-repl-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-  terms = [];
-});
-afterEach(async () => {
-  for (const term of terms) term.kill();
-  await server?.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
-
-async function repl(turns: TurnInput[], args: string[] = []) {
-  server = await startScriptedServer({ turns });
-  const term = startOnPty(args, {
-    cwd: workspace,
-    env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-  });
-  terms.push(term);
-  await term.waitFor(atPrompt);
-  return term;
-}
+const cli = useCliHarness('repl');
 
 /** Roles a server accepts: system first, every tool result answering a call of the assistant message before it. */
 function expectValidHistory(messages: ChatMessage[]): void {
@@ -58,21 +27,21 @@ function expectValidHistory(messages: ChatMessage[]): void {
 
 describe('the interactive REPL on a real terminal', () => {
   it('streams the answer to a typed task, then shows the status line and prompts again', async () => {
-    const term = await repl([reply().text('Hello from the model, streamed in pieces.').chunkSize(5)]);
+    const term = await cli.repl([reply().text('Hello from the model, streamed in pieces.').chunkSize(5)]);
     expect(term.screen).toMatch(/Hearth \S+ · scripted-model/);
     const shown = await term.enter('say hello');
     expect(shown).toContain('Hello from the model, streamed in pieces.');
     // model · context used/window · tokens · permission mode · sandbox
     expect(shown).toMatch(/scripted-model · ctx [\d.k]+\/8\.2k \(\d+%\) · [\d.k]+ tokens · normal · \S+/);
-    expect(server.requests[0]!.body.messages.at(-1)).toEqual({ role: 'user', content: 'say hello' });
-    expect(server.requests[0]!.body.stream).toBe(true);
+    expect(cli.server.requests[0]!.body.messages.at(-1)).toEqual({ role: 'user', content: 'say hello' });
+    expect(cli.server.requests[0]!.body.stream).toBe(true);
     term.send('/exit\r');
     expect(await term.exited).toBe(0);
     expect(term.screen).toMatch(/continue with: hearth --resume [0-9a-f]+/);
   });
 
   it('asks before a change with the diff, and after `a` does not ask again for a similar call', async () => {
-    const term = await repl([
+    const term = await cli.repl([
       reply().tool('write_file', { path: 'notes/one.txt', content: 'first\n' }),
       reply().tool('write_file', { path: 'notes/two.txt', content: 'second\n' }),
       reply().text('Wrote both.'),
@@ -84,13 +53,13 @@ describe('the interactive REPL on a real terminal', () => {
     expect(shown).toMatch(/✓ write_file notes\/two\.txt/);
     expect(shown).toContain('Wrote both.');
     expect(term.screen.match(/\? write_file/g)).toHaveLength(1);
-    expect(await readFile(join(workspace, 'notes/two.txt'), 'utf8')).toBe('second\n');
+    expect(await readFile(join(cli.workspace, 'notes/two.txt'), 'utf8')).toBe('second\n');
     term.send(keys.ctrlD);
     expect(await term.exited).toBe(0);
   });
 
   it('Ctrl+C at an approval question declines the call and cancels the turn', async () => {
-    const term = await repl([
+    const term = await cli.repl([
       reply().tool('shell', { command: 'touch made.txt' }),
       reply().text('Fine, something else.'),
     ]);
@@ -98,18 +67,18 @@ describe('the interactive REPL on a real terminal', () => {
     await term.waitFor(/\? touch made\.txt[\s\S]*Allow\?/);
     const since = term.screen.length;
     term.send(keys.ctrlC);
-    await term.waitFor(/Interrupted/, 5000, since);
-    await term.waitFor(atPrompt, 5000, since);
+    await term.waitFor(/Interrupted/, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
     expect(await term.enter('then something else')).toContain('Fine, something else.');
-    const messages = server.requests[1]!.body.messages as ChatMessage[];
+    const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expectValidHistory(messages);
     expect(messages.find((m) => m.role === 'tool')?.content).toMatch(/cancelled/);
-    await expect(readFile(join(workspace, 'made.txt'))).rejects.toThrow();
+    await expect(readFile(join(cli.workspace, 'made.txt'))).rejects.toThrow();
   });
 
   it('shows the diff of an edit under its one-line summary', async () => {
-    await writeFile(join(workspace, 'app.txt'), 'alpha\nbeta\ngamma\n');
-    const term = await repl(
+    await writeFile(join(cli.workspace, 'app.txt'), 'alpha\nbeta\ngamma\n');
+    const term = await cli.repl(
       [
         reply().tool('edit_file', { path: 'app.txt', old_string: 'beta', new_string: 'BETA' }),
         reply().text('Changed it.'),
@@ -122,15 +91,8 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it('folds the reasoning into one line once the answer starts; /reasoning shows it again', async () => {
-    server = await startScriptedServer({
-      turns: [reply().reasoning('Let me weigh the options carefully.').text('The answer is 42.')],
-    });
-    const term = startOnPty([], {
-      cwd: workspace,
-      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-      size: { cols: 80, rows: 24 },
-    });
-    terms.push(term);
+    await cli.serve([reply().reasoning('Let me weigh the options carefully.').text('The answer is 42.')]);
+    const term = cli.terminal([], { size: { cols: 80, rows: 24 } });
     await term.waitFor(atPrompt);
     const shown = await term.enter('think first');
     expect(shown).toContain('Let me weigh the options carefully.');
@@ -140,25 +102,23 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it('cancels a streaming turn on Ctrl+C and carries on in the same session', async () => {
-    const term = await repl([
-      reply()
-        .text('A long answer that keeps on streaming for a good while yet.')
-        .chunkSize(3)
-        .delayBetweenChunks(150),
+    const term = await cli.repl([
+      // The server holds the stream after "A long an" until the test is done: the rest never comes.
+      reply().text('A long answer that keeps on streaming for a good while yet.').chunkSize(3).holdAfter(4),
       reply().text('Second answer.'),
     ]);
     term.send('first task\r');
     await term.waitFor(/A long/);
     const since = term.screen.length;
     term.send(keys.ctrlC);
-    await term.waitFor(/Interrupted/, 5000, since);
-    await term.waitFor(atPrompt, 5000, since);
+    await term.waitFor(/Interrupted/, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
     expect(term.screen).not.toContain('for a good while yet.');
 
     const shown = await term.enter('second task');
     expect(shown).toContain('Second answer.');
-    expect(server.requests).toHaveLength(2);
-    const messages = server.requests[1]!.body.messages as ChatMessage[];
+    expect(cli.server.requests).toHaveLength(2);
+    const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
       'first task',
       'second task',
@@ -169,7 +129,7 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it('cancels a running command on Ctrl+C; the call gets a result and the next task sees it', async () => {
-    const term = await repl(
+    const term = await cli.repl(
       [reply().tool('shell', { command: 'sleep 30' }), reply().text('Next one.')],
       ['--yolo'],
     );
@@ -177,10 +137,10 @@ describe('the interactive REPL on a real terminal', () => {
     await term.waitFor(/running shell sleep 30/);
     const since = term.screen.length;
     term.send(keys.ctrlC);
-    await term.waitFor(/Interrupted/, 10_000, since);
-    await term.waitFor(atPrompt, 5000, since);
+    await term.waitFor(/Interrupted/, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
     await term.enter('go on');
-    const messages = server.requests[1]!.body.messages as ChatMessage[];
+    const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expectValidHistory(messages);
     expect(messages.some((m) => m.role === 'tool')).toBe(true);
     term.send(keys.ctrlD);
@@ -188,7 +148,7 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it("shows a running command's latest output, and takes a message typed during the run into that same run", async () => {
-    const term = await repl(
+    const term = await cli.repl(
       [
         reply().tool('shell', {
           command: 'echo compiling-step-1; for i in $(seq 400); do [ -f go ] && break; sleep 0.05; done',
@@ -204,12 +164,12 @@ describe('the interactive REPL on a real terminal', () => {
     await term.waitFor(/› use the other plan/);
     const since = term.screen.length;
     term.send('\r');
-    await term.waitFor(/queued: added after the current step/, 5000, since);
-    await writeFile(join(workspace, 'go'), '');
-    await term.waitFor(/Switched to the other plan\./, 10_000, since);
-    await term.waitFor(atPrompt, 5000, since);
-    expect(server.requests).toHaveLength(2);
-    const messages = server.requests[1]!.body.messages as ChatMessage[];
+    await term.waitFor(/queued: added after the current step/, undefined, since);
+    await writeFile(join(cli.workspace, 'go'), '');
+    await term.waitFor(/Switched to the other plan\./, undefined, since);
+    await term.waitFor(atPrompt, undefined, since);
+    expect(cli.server.requests).toHaveLength(2);
+    const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expectValidHistory(messages);
     expect(messages.at(-1)).toEqual({ role: 'user', content: 'use the other plan' });
     term.send(keys.ctrlD);
@@ -217,12 +177,8 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it('runs a task typed before the REPL was ready like any other', async () => {
-    server = await startScriptedServer({ turns: [reply().text('Typed ahead, answered.')] });
-    const term = startOnPty([], {
-      cwd: workspace,
-      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-    });
-    terms.push(term);
+    const server = await cli.serve([reply().text('Typed ahead, answered.')]);
+    const term = cli.terminal([]);
     // Sent at once: the terminal is still in cooked mode and holds the line until Hearth reads it.
     term.send('hello there\r');
     await term.waitFor(/Typed ahead, answered\./);
@@ -233,25 +189,29 @@ describe('the interactive REPL on a real terminal', () => {
   });
 
   it('shows an elapsed-time indicator while the model has not answered yet', async () => {
-    const term = await repl([reply().text('Finally.').delayFirstByte(1600)]);
-    const shown = await term.enter('slow one');
-    expect(shown).toMatch(/waiting for the model · 1s/);
-    expect(shown).toContain('Finally.');
+    const term = await cli.repl([reply().text('Finally.').holdAfter(0)]);
+    const since = term.screen.length;
+    term.send('slow one\r');
+    // The server answers only once the indicator has counted a second.
+    await term.waitFor(/waiting for the model · 1s/, undefined, since);
+    cli.server.release();
+    await term.waitFor(atPrompt, undefined, since);
+    expect(term.screen.slice(since)).toContain('Finally.');
   });
 
   it('starts with the task given to -i and stays interactive', async () => {
-    const term = await repl(
+    const term = await cli.repl(
       [reply().text('First done.'), reply().text('Second done.')],
       ['-i', 'first task'],
     );
     expect(term.screen).toContain('First done.');
     expect(await term.enter('and then')).toContain('Second done.');
-    const messages = server.requests[1]!.body.messages as ChatMessage[];
+    const messages = cli.server.requests[1]!.body.messages as ChatMessage[];
     expect(messages.filter((m) => m.role === 'user')).toHaveLength(2);
   });
 
   it('exits with 0 on Ctrl+C twice at an empty prompt, and says so after the first', async () => {
-    const term = await repl([]);
+    const term = await cli.repl([]);
     term.send(keys.ctrlC);
     await term.waitFor(/Ctrl\+C again to exit/);
     term.send(keys.ctrlC);
@@ -260,7 +220,7 @@ describe('the interactive REPL on a real terminal', () => {
 
   it('prints no colour codes with NO_COLOR, and colours the answer when colour is forced', async () => {
     const answer = '# Title\n\nSome **bold** text and `code`.\n\n- item\n';
-    const plain = await repl([reply().text(answer)]);
+    const plain = await cli.repl([reply().text(answer)]);
     const shown = await plain.enter('markdown please');
     expect(shown).toContain('# Title');
     expect(shown).toContain('Some **bold** text');
@@ -268,20 +228,9 @@ describe('the interactive REPL on a real terminal', () => {
     expect(plain.screen).not.toMatch(/\x1b\[[0-9;]*m/);
     plain.send(keys.ctrlD);
     await plain.exited;
-    await server.close();
 
-    server = await startScriptedServer({ turns: [reply().text(answer)] });
-    const colored = startOnPty([], {
-      cwd: workspace,
-      env: {
-        HOME: home,
-        HEARTH_HOME: join(home, '.hearth'),
-        HEARTH_BASE_URL: server.baseUrl,
-        NO_COLOR: undefined,
-        FORCE_COLOR: '1',
-      },
-    });
-    terms.push(colored);
+    await cli.serve([reply().text(answer)]);
+    const colored = cli.terminal([], { env: { NO_COLOR: undefined, FORCE_COLOR: '1' } });
     await colored.waitFor(atPrompt);
     const styled = await colored.enter('markdown please');
     expect(styled).toMatch(/\x1b\[1mTitle\x1b\[22m/);
@@ -294,11 +243,7 @@ describe('the interactive REPL on a real terminal', () => {
 describe('the REPL without a model server', () => {
   it('opens anyway, says how to connect, lists sessions, and connects once a server answers', async () => {
     const port = await closedPort();
-    const term = startOnPty([], {
-      cwd: workspace,
-      env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: `http://127.0.0.1:${port}/v1` },
-    });
-    terms.push(term);
+    const term = cli.terminal([], { env: { HEARTH_BASE_URL: `http://127.0.0.1:${port}/v1` } });
     await term.waitFor(atPrompt);
     expect(term.screen).toMatch(/no model server yet/);
     expect(term.screen).toMatch(
@@ -308,7 +253,7 @@ describe('the REPL without a model server', () => {
     expect(await term.enter('/status')).toMatch(/server {5}not connected/);
     expect(await term.enter('hello')).toMatch(/Error: Cannot reach http:\/\/127\.0\.0\.1:\d+\/v1/);
 
-    server = await startScriptedServer({ port, turns: [reply().text('Connected now.')] });
+    await cli.serve({ port, turns: [reply().text('Connected now.')] });
     expect(await term.enter('hello again')).toContain('Connected now.');
     term.send(keys.ctrlD);
     expect(await term.exited).toBe(0);

@@ -2,40 +2,26 @@
  * Session round trips through the built CLI: list, show, export, fork, resume, continue, remove,
  * with what the commands print checked against what the database really holds.
  */
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { type CliResult, runCli } from '../support/cli.js';
-import {
-  reply,
-  type ScriptedServer,
-  startScriptedServer,
-  type TurnInput,
-} from '../support/scripted-server.js';
+import type { CliResult } from '../support/cli.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { reply, type TurnInput } from '../support/scripted-server.js';
 import { historyProblems, withPeek } from '../support/store-peek.js';
 
-let server: ScriptedServer;
-let workspace: string;
+const cli = useCliHarness('sessions');
 let elsewhere: string;
-let home: string;
 
 beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-sessions-')));
-  elsewhere = await realpath(await mkdtemp(join(tmpdir(), 'hearth-sessions-other-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-  server = await startScriptedServer({ models: ['m'] });
-  await writeFile(join(workspace, 'notes.txt'), 'alpha\nbeta\n');
-});
-afterEach(async () => {
-  await server.close();
-  for (const dir of [workspace, elsewhere, home]) await rm(dir, { recursive: true, force: true });
+  elsewhere = await cli.tempDir('sessions-other');
+  await cli.serve({ models: ['m'] });
+  await writeFile(join(cli.workspace, 'notes.txt'), 'alpha\nbeta\n');
 });
 
-const env = () => ({ HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl });
-const dbPath = () => join(home, '.hearth', 'hearth.db');
-const hearth = (args: string[], cwd = workspace): Promise<CliResult> => runCli(args, { cwd, env: env() });
+const dbPath = () => join(cli.hearthHome, 'hearth.db');
+const hearth = (args: string[], cwd = cli.workspace): Promise<CliResult> => cli.run(args, { cwd });
 
 /** The two-turn run most tests start from: read a file, then answer. 300 tokens in all. */
 const readNotes = (): TurnInput[] => [
@@ -47,8 +33,8 @@ const readNotes = (): TurnInput[] => [
 ];
 
 /** Runs a task to completion; returns the result and the session id it reports. */
-async function runTask(args: string[], turns: TurnInput[], cwd = workspace) {
-  server.push(...turns);
+async function runTask(args: string[], turns: TurnInput[], cwd = cli.workspace) {
+  cli.server.push(...turns);
   const r = await hearth(['--yolo', ...args], cwd);
   expect(r.code, r.stderr).toBe(0);
   const id = /session ([0-9a-f]+) · continue with: hearth --resume \1/.exec(r.stderr)?.[1];
@@ -102,10 +88,10 @@ describe('hearth sessions (built CLI)', () => {
     // Newest first, each with its workspace.
     expect(all.stdout.trimEnd().split('\n').slice(1).map(cells)).toEqual([
       [theirs.id, expect.stringMatching(DATE), '1', '42', 'completed', 'say hello', elsewhere],
-      [mine.id, expect.stringMatching(DATE), '2', '300', 'completed', 'read the notes', workspace],
+      [mine.id, expect.stringMatching(DATE), '2', '300', 'completed', 'read the notes', cli.workspace],
     ]);
 
-    const empty = await mkdtemp(join(home, 'empty-'));
+    const empty = await mkdtemp(join(cli.home, 'empty-'));
     const none = await hearth(['sessions'], empty);
     expect(none.code).toBe(0);
     expect(none.stdout).toBe('No sessions in this workspace (try --all).\n');
@@ -118,7 +104,7 @@ describe('hearth sessions (built CLI)', () => {
     const text = shown.stdout;
     expect(text).toMatch(/^# read the notes\n/);
     expect(text).toContain(`- id: ${id}\n`);
-    expect(text).toContain(`- workspace: ${workspace}\n`);
+    expect(text).toContain(`- workspace: ${cli.workspace}\n`);
     expect(text).toContain('- status: completed\n');
     expect(text).toContain('## User\n\nread the notes\n');
     expect(text).toContain('## Assistant\n\nReading the notes.\n\n**→ read_file** `{"path":"notes.txt"}`');
@@ -143,7 +129,7 @@ describe('hearth sessions (built CLI)', () => {
       type: 'session',
       id,
       title: 'read the notes',
-      workspace,
+      workspace: cli.workspace,
       model: 'm',
       parentId: null,
       status: 'completed',
@@ -156,7 +142,7 @@ describe('hearth sessions (built CLI)', () => {
     // jsonl is the default format.
     expect((await hearth(['sessions', 'export', id])).stdout).toBe(exported.text);
 
-    const file = join(home, 'session.md');
+    const file = join(cli.home, 'session.md');
     const md = await hearth(['sessions', 'export', id.slice(0, 6), '--format', 'md', '-o', file]);
     expect(md.code, md.stderr).toBe(0);
     expect(md.stdout).toBe('');
@@ -184,20 +170,20 @@ describe('hearth sessions (built CLI)', () => {
       id: forkId,
       parentId: original.id,
       title: 'read the notes (fork)',
-      workspace,
+      workspace: cli.workspace,
     });
     expect(copy.messages).toEqual(before.messages);
     expect(withPeek(dbPath(), (peek) => peek.sessions().find((s) => s.id === forkId)?.parentId)).toBe(
       original.id,
     );
 
-    const sent = server.requests.length;
+    const sent = cli.server.requests.length;
     const continued = await runTask(
       ['--resume', forkId!.slice(0, 6), 'now count the lines'],
       [reply().text('There are two lines.')],
     );
     expect(continued.id).toBe(forkId);
-    const request = server.requests[sent]!.body.messages as ChatMessage[];
+    const request = cli.server.requests[sent]!.body.messages as ChatMessage[];
     expect(request).toEqual([...before.messages, { role: 'user', content: 'now count the lines' }]);
 
     // The original is byte for byte what it was; the fork grew by the new exchange.
@@ -228,22 +214,22 @@ describe('hearth sessions (built CLI)', () => {
     const olderBefore = messagesOf(older.id);
     const history = messagesOf(latest.id);
 
-    const sent = server.requests.length;
+    const sent = cli.server.requests.length;
     const continued = await runTask(['-c', 'and then?'], [reply().text('Then nothing.')]);
     expect(continued.id).toBe(latest.id);
     expect(continued.stdout).toContain('Then nothing.');
-    const request = server.requests[sent]!.body.messages as ChatMessage[];
+    const request = cli.server.requests[sent]!.body.messages as ChatMessage[];
     expect(request).toEqual([...history, { role: 'user', content: 'and then?' }]);
     expect(historyProblems(request)).toEqual([]);
     expect(messagesOf(older.id)).toEqual(olderBefore);
     expect(withPeek(dbPath(), (peek) => peek.sessions().length)).toBe(3);
 
-    const empty = await realpath(await mkdtemp(join(home, 'empty-')));
-    const requests = server.requests.length;
+    const empty = await realpath(await mkdtemp(join(cli.home, 'empty-')));
+    const requests = cli.server.requests.length;
     const none = await hearth(['-c', 'carry on'], empty);
     expect(none.code).toBe(1);
     expect(none.stderr).toBe(`hearth: No earlier session in ${empty} to continue.\n`);
-    expect(server.requests).toHaveLength(requests);
+    expect(cli.server.requests).toHaveLength(requests);
   });
 
   it('removes a session with everything kept with it; unknown ids give a clear error', async () => {
@@ -261,7 +247,7 @@ describe('hearth sessions (built CLI)', () => {
       expect(peek.messages(kept.id)).toEqual(keptMessages);
     });
 
-    const requests = server.requests.length;
+    const requests = cli.server.requests.length;
     for (const args of [
       ['sessions', 'show', id],
       ['sessions', 'export', id],
@@ -276,7 +262,7 @@ describe('hearth sessions (built CLI)', () => {
     const unknown = await hearth(['sessions', 'show', 'no-such-id']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('hearth: No session matches "no-such-id". List them with: hearth sessions\n');
-    expect(server.requests).toHaveLength(requests);
+    expect(cli.server.requests).toHaveLength(requests);
   });
 
   it('resolves id prefixes: unique ones work, ambiguous ones and LIKE wildcards do not', async () => {
@@ -289,8 +275,8 @@ describe('hearth sessions (built CLI)', () => {
           `INSERT INTO sessions (id, title, workspace, model, status, created_at, updated_at)
            VALUES (?, ?, ?, 'm', 'completed', 1, 1)`,
         );
-        insert.run('zz00000001', 'planted one', workspace);
-        insert.run('zz00000002', 'planted two', workspace);
+        insert.run('zz00000001', 'planted one', cli.workspace);
+        insert.run('zz00000002', 'planted two', cli.workspace);
       },
       { writable: true },
     );
@@ -313,7 +299,7 @@ describe('hearth sessions (built CLI)', () => {
 
   it('--resume of a finished session with no task says what to do', async () => {
     const { id } = await runTask(['read the notes'], readNotes());
-    const requests = server.requests.length;
+    const requests = cli.server.requests.length;
     const r = await hearth(['--resume', id, '--yolo']);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
@@ -322,7 +308,7 @@ describe('hearth sessions (built CLI)', () => {
     const bare = await hearth([]);
     expect(bare.code).toBe(1);
     expect(bare.stderr).toMatch(/^hearth: No task given\. Usage: hearth "what to do"/);
-    expect(server.requests).toHaveLength(requests);
+    expect(cli.server.requests).toHaveLength(requests);
     expect(messagesOf(id).at(-1)).toMatchObject({
       role: 'assistant',
       content: 'The notes say alpha and beta.',
@@ -336,17 +322,17 @@ describe('hearth sessions (built CLI)', () => {
       ['what do the notes say?'],
       [first.text(` ${'Thinking about the notes in detail. '.repeat(6000)}`), last],
     );
-    server.push(reply().text('Goal: report the notes.\nCurrent state: done, they say alpha and beta.'));
+    cli.server.push(reply().text('Goal: report the notes.\nCurrent state: done, they say alpha and beta.'));
     const compacted = await hearth(['sessions', 'compact', id]);
     expect(compacted.code, compacted.stderr).toBe(0);
     expect(compacted.stdout).toMatch(
       new RegExp(`Compacted session ${id} \\(older turns summarized\\): \\d+ → \\d+ tokens`),
     );
-    const summaryRequest = server.requests.at(-1)!.body;
+    const summaryRequest = cli.server.requests.at(-1)!.body;
     expect(summaryRequest.tools).toBeUndefined();
 
     await runTask(['--resume', id, 'and now?'], [reply().text('Still alpha and beta.')]);
-    const sent = server.requests.at(-1)!.body.messages as ChatMessage[];
+    const sent = cli.server.requests.at(-1)!.body.messages as ChatMessage[];
     expect(sent[1]!.content).toContain('Current state: done, they say alpha and beta.');
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'and now?' });
     // The full history stays in the store for people: show still prints the first answer.

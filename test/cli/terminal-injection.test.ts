@@ -1,15 +1,9 @@
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
-import { atPrompt, startOnPty } from '../support/pty.js';
-import {
-  reply,
-  type ScriptedServer,
-  startScriptedServer,
-  type TurnInput,
-} from '../support/scripted-server.js';
+import { describe, expect, it } from 'vitest';
+import { useCliHarness } from '../support/cli-harness.js';
+import { atPrompt } from '../support/pty.js';
+import { reply, type TurnInput } from '../support/scripted-server.js';
 
 // Issue 12, class 4: what the model or a tool writes must not act on the user's terminal. The
 // sequences are xterm's (ctlseqs: OSC 52 sets the clipboard, CSI CUU moves the cursor up, CSI EL
@@ -28,35 +22,11 @@ function expectNothingRaw(screen: string): void {
   for (const raw of RAW) expect(screen).not.toMatch(raw);
 }
 
-let server: ScriptedServer;
-let workspace: string;
-let home: string;
-let terms: Array<ReturnType<typeof startOnPty>>;
-
-beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-inject-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-  terms = [];
-});
-afterEach(async () => {
-  for (const term of terms) term.kill();
-  await server?.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
-
-const env = (extra: Record<string, string | undefined> = {}) => ({
-  HOME: home,
-  HEARTH_HOME: join(home, '.hearth'),
-  HEARTH_BASE_URL: server.baseUrl,
-  ...extra,
-});
+const cli = useCliHarness('inject');
 
 async function onPty(turns: TurnInput[], args: string[], extra: Record<string, string | undefined> = {}) {
-  server = await startScriptedServer({ turns });
-  const term = startOnPty(args, { cwd: workspace, env: env(extra) });
-  terms.push(term);
-  return term;
+  await cli.serve(turns);
+  return cli.terminal(args, { env: extra });
 }
 
 describe('approval questions show the exact command', () => {
@@ -86,7 +56,7 @@ describe('approval questions show the exact command', () => {
   ];
 
   it('whatever the command does to hide itself, and the file survives the answer no', async () => {
-    await writeFile(join(workspace, 'important.txt'), 'keep me\n');
+    await writeFile(join(cli.workspace, 'important.txt'), 'keep me\n');
     const term = await onPty(
       [...disguised.map(([, command]) => reply().tool('shell', { command })), reply().text('Done.')],
       ['tidy up'],
@@ -104,7 +74,7 @@ describe('approval questions show the exact command', () => {
     }
     expect(await term.exited).toBe(0);
     expectNothingRaw(term.screen);
-    expect(await readFile(join(workspace, 'important.txt'), 'utf8')).toBe('keep me\n');
+    expect(await readFile(join(cli.workspace, 'important.txt'), 'utf8')).toBe('keep me\n');
   });
 });
 
@@ -133,7 +103,7 @@ describe('everything a run shows is sanitised, and our colours still work', () =
   });
 
   it('REPL: the answer, the approval question, and /todo', async () => {
-    await writeFile(join(workspace, 'important.txt'), 'keep me\n');
+    await writeFile(join(cli.workspace, 'important.txt'), 'keep me\n');
     const term = await onPty(
       [
         reply()
@@ -152,7 +122,7 @@ describe('everything a run shows is sanitised, and our colours still work', () =
     await term.waitFor(/Reason for the model/);
     const since = term.screen.length;
     term.send('\r');
-    await term.waitFor(atPrompt, 10_000, since);
+    await term.waitFor(atPrompt, undefined, since);
     await term.enter('/todo');
     term.send('/exit\r');
     expect(await term.exited).toBe(0);
@@ -160,7 +130,7 @@ describe('everything a run shows is sanitised, and our colours still work', () =
     expect(term.screen).toContain('first \\e]52;c;QkVMQ0xJUA==\\a\\e[7A');
     expect(term.screen).toContain('last \\x9b7A\\u202e');
     expect(term.screen).toContain('clip \\e]52;c;U1RDTElQ\\e\\');
-    expect(await readFile(join(workspace, 'important.txt'), 'utf8')).toBe('keep me\n');
+    expect(await readFile(join(cli.workspace, 'important.txt'), 'utf8')).toBe('keep me\n');
   });
 });
 
@@ -168,8 +138,8 @@ describe('output meant for programs and for reading later', () => {
   const answer = `answer ${CLIP_BEL} ${C1_CSI} ${RLO} done`;
 
   it('--json stays JSON with the exact text, and nothing in it acts on a terminal', async () => {
-    server = await startScriptedServer({ turns: [reply().text(answer)] });
-    const r = await runCli(['--json', 'go'], { cwd: workspace, env: env() });
+    await cli.serve({ turns: [reply().text(answer)] });
+    const r = await cli.run(['--json', 'go']);
     expect(r.code, r.stderr).toBe(0);
     expectNothingRaw(r.stdout);
     const events = r.stdout
@@ -184,10 +154,10 @@ describe('output meant for programs and for reading later', () => {
   });
 
   it('sessions show, output and export print stored content visibly; jsonl keeps it exact', async () => {
-    server = await startScriptedServer({
+    await cli.serve({
       turns: [reply().tool('write_file', { path: 'x.txt', content: `x${CLIP_BEL}\n` }), reply().text(answer)],
     });
-    const run = await runCli(['--yolo', 'go'], { cwd: workspace, env: env() });
+    const run = await cli.run(['--yolo', 'go']);
     expect(run.code, run.stderr).toBe(0);
     const id = /session ([0-9a-f]+)/.exec(run.stderr)![1]!;
 
@@ -195,18 +165,18 @@ describe('output meant for programs and for reading later', () => {
       ['sessions', 'show', id],
       ['sessions', 'export', id, '--format', 'md'],
     ]) {
-      const r = await runCli(args, { cwd: workspace, env: env() });
+      const r = await cli.run(args);
       expect(r.code, r.stderr).toBe(0);
       expectNothingRaw(r.stdout);
       expect(r.stdout).toContain('answer \\e]52;c;QkVMQ0xJUA==\\a \\x9b7A \\u202e done');
     }
 
-    const output = await runCli(['sessions', 'output', id, 'call_1_0'], { cwd: workspace, env: env() });
+    const output = await cli.run(['sessions', 'output', id, 'call_1_0']);
     expect(output.code, output.stderr).toBe(0);
     expectNothingRaw(output.stdout);
     expect(output.stdout).toContain('+x\\e]52;c;QkVMQ0xJUA==\\a');
 
-    const jsonl = await runCli(['sessions', 'export', id], { cwd: workspace, env: env() });
+    const jsonl = await cli.run(['sessions', 'export', id]);
     expectNothingRaw(jsonl.stdout);
     const messages = jsonl.stdout
       .trim()

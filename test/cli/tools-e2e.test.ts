@@ -1,41 +1,29 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { runCli } from '../support/cli.js';
-import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { reply } from '../support/scripted-server.js';
 
-let server: ScriptedServer;
-let workspace: string;
-let home: string;
-const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, encoding: 'utf8' }).trim();
-
-beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-e2e-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-});
-afterEach(async () => {
-  await server?.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
-
-const env = () => ({ HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl });
+const cli = useCliHarness('e2e');
+const git = (...args: string[]) => execFileSync('git', args, { cwd: cli.workspace, encoding: 'utf8' }).trim();
 
 describe('the full tool set end to end (built CLI)', () => {
   it('finds, greps, edits with a sloppy indent and commits', async () => {
     git('init', '-q');
     git('config', 'user.name', 'Test User');
     git('config', 'user.email', 'test@example.com');
-    await mkdir(join(workspace, 'src'));
-    await writeFile(join(workspace, 'src', 'math.js'), 'export function add(a, b) {\n    return a - b;\n}\n');
-    await writeFile(join(workspace, 'src', 'util.js'), 'export const id = (x) => x;\n');
+    await mkdir(join(cli.workspace, 'src'));
+    await writeFile(
+      join(cli.workspace, 'src', 'math.js'),
+      'export function add(a, b) {\n    return a - b;\n}\n',
+    );
+    await writeFile(join(cli.workspace, 'src', 'util.js'), 'export const id = (x) => x;\n');
     git('add', '.');
     git('commit', '-qm', 'initial');
 
-    server = await startScriptedServer({
+    await cli.serve({
       models: ['m'],
       turns: [
         reply().tool('glob', { pattern: '*.js' }),
@@ -50,22 +38,19 @@ describe('the full tool set end to end (built CLI)', () => {
         reply().text('Fixed add() and committed.'),
       ],
     });
-    const r = await runCli(['--yolo', '--tools', 'default,git', 'fix the add function and commit'], {
-      cwd: workspace,
-      env: env(),
-    });
+    const r = await cli.run(['--yolo', '--tools', 'default,git', 'fix the add function and commit']);
     expect(r.code, r.stderr).toBe(0);
-    expect(await readFile(join(workspace, 'src', 'math.js'), 'utf8')).toBe(
+    expect(await readFile(join(cli.workspace, 'src', 'math.js'), 'utf8')).toBe(
       'export function add(a, b) {\n    return a + b;\n}\n',
     );
     expect(git('log', '--format=%s')).toBe('Fix add\ninitial');
     expect(git('status', '--porcelain')).toBe('');
 
-    const offered = (server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
+    const offered = (cli.server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
       (t) => t.function.name,
     );
     expect(offered).toContain('git_commit');
-    const results = (server.requests[4]!.body.messages as ChatMessage[])
+    const results = (cli.server.requests[4]!.body.messages as ChatMessage[])
       .filter((m) => m.role === 'tool')
       .map((m) => m.content);
     expect(results[0]!.split('\n').sort()).toEqual(['src/math.js', 'src/util.js']);
@@ -76,39 +61,36 @@ describe('the full tool set end to end (built CLI)', () => {
   });
 
   it('offers only the tools asked for, and reports the prompt size', async () => {
-    server = await startScriptedServer({ models: ['m'], turns: [reply().text('ok')] });
-    await mkdir(join(workspace, '.hearth'));
+    await cli.serve({ models: ['m'], turns: [reply().text('ok')] });
+    await mkdir(join(cli.workspace, '.hearth'));
     await writeFile(
-      join(workspace, '.hearth', 'config.json'),
+      join(cli.workspace, '.hearth', 'config.json'),
       JSON.stringify({ tools: { disabled: ['shell', 'todo'] } }),
     );
-    const r = await runCli(['hello'], { cwd: workspace, env: env() });
+    const r = await cli.run(['hello']);
     expect(r.code).toBe(0);
-    const offered = (server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
+    const offered = (cli.server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
       (t) => t.function.name,
     );
     expect(offered).toEqual(['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep']);
 
-    const size = await runCli(['debug', 'prompt'], { cwd: workspace, env: env() });
+    const size = await cli.run(['debug', 'prompt']);
     expect(size.code).toBe(0);
     expect(size.stdout).toMatch(/^system prompt\s+\d+\s+\d+$/m);
     expect(size.stdout).toMatch(/^grep\s+\d+\s+\d+$/m);
     expect(size.stdout).not.toMatch(/^shell/m);
-    const json = await runCli(['debug', 'prompt', '--json', '--tools', 'default'], {
-      cwd: workspace,
-      env: env(),
-    });
+    const json = await cli.run(['debug', 'prompt', '--json', '--tools', 'default']);
     const parsed = JSON.parse(json.stdout) as { total: { tokens: number }; tools: Array<{ name: string }> };
     expect(parsed.tools.map((t) => t.name)).toContain('shell');
     expect(parsed.total.tokens).toBeLessThan(1500);
 
-    const bad = await runCli(['--tools', 'nope', 'hi'], { cwd: workspace, env: env() });
+    const bad = await cli.run(['--tools', 'nope', 'hi']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/Unknown tool or group "nope"/);
   });
 
   it('keeps todos with the session: shown as they change, there again after --resume', async () => {
-    server = await startScriptedServer({
+    await cli.serve({
       models: ['m'],
       turns: [
         reply().tool('todo_write', {
@@ -122,31 +104,28 @@ describe('the full tool set end to end (built CLI)', () => {
         reply().text('Still on it.'),
       ],
     });
-    const first = await runCli(['plan the work'], { cwd: workspace, env: env() });
+    const first = await cli.run(['plan the work']);
     expect(first.code).toBe(0);
     expect(first.stderr).toContain('[x] 1. read the code');
     expect(first.stderr).toContain('[>] 2. write the fix');
     const id = /hearth --resume (\w+)/.exec(first.stderr)![1]!;
 
-    const second = await runCli(['--resume', id, '--tools', 'default,todo_list', 'where are we?'], {
-      cwd: workspace,
-      env: env(),
-    });
+    const second = await cli.run(['--resume', id, '--tools', 'default,todo_list', 'where are we?']);
     expect(second.code).toBe(0);
-    const resumed = server.requests[2]!.body.messages as ChatMessage[];
+    const resumed = cli.server.requests[2]!.body.messages as ChatMessage[];
     // The resumed request starts with the whole first conversation, unchanged.
-    expect(resumed.slice(0, 4)).toEqual(server.requests[1]!.body.messages);
+    expect(resumed.slice(0, 4)).toEqual(cli.server.requests[1]!.body.messages);
     expect(resumed.slice(4)).toEqual([
       { role: 'assistant', content: 'Started.' },
       { role: 'user', content: 'where are we?' },
     ]);
-    const messages = server.requests[3]!.body.messages as ChatMessage[];
+    const messages = cli.server.requests[3]!.body.messages as ChatMessage[];
     expect(messages.at(-1)).toMatchObject({
       role: 'tool',
       content: expect.stringContaining('[>] 2. write the fix'),
     });
 
-    const list = await runCli(['sessions'], { cwd: workspace, env: env() });
+    const list = await cli.run(['sessions']);
     expect(list.stdout).toContain(id);
     expect(list.stdout).toContain('plan the work');
   });

@@ -399,11 +399,12 @@ describe('parseToolCallsFromText', () => {
     expect(normalize(result?.calls ?? [])).toEqual([read('a')]);
   });
 
-  it('gives up quickly on prose full of unclosed brackets', () => {
+  // What it costs is measured by `npm run bench` (worst-case inputs); a test only checks the outcome.
+  it('gives up on prose full of unclosed brackets', () => {
     const prose = `${'{ "x": [ '.repeat(20_000)} and finally\n`;
-    const started = performance.now();
-    parseToolCallsFromText(`${prose}{"name": "read_file", "arguments": {"path": "a"}}`, TOOLS);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(
+      parseToolCallsFromText(`${prose}{"name": "read_file", "arguments": {"path": "a"}}`, TOOLS),
+    ).toBeNull();
   });
 });
 

@@ -1,34 +1,21 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { beforeEach, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { runCli } from '../support/cli.js';
-import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { reply } from '../support/scripted-server.js';
 
-let server: ScriptedServer;
-let workspace: string;
-let home: string;
+const cli = useCliHarness('sweep');
 beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-sweep-')));
-  home = await mkdtemp(join(tmpdir(), 'hearth-home-'));
-  await writeFile(join(workspace, '.env'), 'API_TOKEN=sk-live-1234\n');
-  await mkdir(join(workspace, 'keys'));
-  await writeFile(join(workspace, 'keys', 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY----- API_TOKEN\n');
-  await writeFile(join(workspace, 'app.ts'), 'const token = process.env.API_TOKEN;\n');
-});
-afterEach(async () => {
-  await server?.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
+  await writeFile(join(cli.workspace, '.env'), 'API_TOKEN=sk-live-1234\n');
+  await mkdir(join(cli.workspace, 'keys'));
+  await writeFile(join(cli.workspace, 'keys', 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY----- API_TOKEN\n');
+  await writeFile(join(cli.workspace, 'app.ts'), 'const token = process.env.API_TOKEN;\n');
 });
 
 async function sweep(call: ReturnType<typeof reply>, flags: string[] = []) {
-  server = await startScriptedServer({ turns: [call, reply().text('done')] });
-  const r = await runCli(['--yolo', ...flags, 'look'], {
-    cwd: workspace,
-    env: { HOME: home, HEARTH_HOME: join(home, '.hearth'), HEARTH_BASE_URL: server.baseUrl },
-  });
+  const server = await cli.serve([call, reply().text('done')]);
+  const r = await cli.run(['--yolo', ...flags, 'look']);
   expect(r.code, r.stderr).toBe(0);
   return (server.requests[1]!.body.messages as ChatMessage[]).at(-1)!.content as string;
 }

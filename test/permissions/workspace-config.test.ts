@@ -89,7 +89,7 @@ describe.skipIf(unavailable !== null)(
       await server.close();
 
       server = await startScriptedServer({
-        turns: [reply().tool('shell', { command: 'echo "box=$HEARTH_SANDBOX"' }), reply().text('Done.')],
+        turns: [reply().tool('shell', { command: 'echo "box=$HEARTH_SANDBOXED"' }), reply().text('Done.')],
       });
       expect((await cli(['--yolo', 'which sandbox'])).code).toBe(0);
       expect(toolResults(server)[0]).toMatch(/^box=bwrap\n/m);

@@ -24,6 +24,8 @@ import {
 import { etcMasks } from '../../src/sandbox/host-layout.js';
 import { afterCommand, protectWorkspace } from '../../src/sandbox/protected-paths.js';
 import { SandboxError } from '../../src/sandbox/types.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { processName, processRunning } from '../support/processes.js';
 import { bwrapUnavailable } from './support.js';
 
 const unavailable = await bwrapUnavailable();
@@ -306,20 +308,29 @@ describe.skipIf(unavailable !== null)(
     });
 
     it('stops on timeout and on abort, keeping the partial output', async () => {
-      const sandbox = await createBwrapSandbox({ workspace: dir, network: false, envAllow: [] });
-      const timed = await sandbox.exec({ command: 'echo before; sleep 30', cwd: dir, timeoutMs: 400 });
-      expect(timed).toMatchObject({ output: 'before\n', timedOut: true });
+      const clock = new ManualClock();
+      const sandbox = await createBwrapSandbox({ workspace: dir, network: false, envAllow: [], clock });
+      const timeoutName = processName('bwrap-timeout');
+      const timing = sandbox.exec({
+        command: `echo before; exec -a ${timeoutName} sleep 30`,
+        cwd: dir,
+        timeoutMs: 400,
+      });
+      await processRunning(timeoutName);
+      clock.advance(400);
+      expect(await timing).toMatchObject({ output: 'before\n', timedOut: true });
+
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 300);
-      const started = Date.now();
-      const aborted = await sandbox.exec({
-        command: 'echo go; sleep 30',
+      const abortName = processName('bwrap-abort');
+      const aborting = sandbox.exec({
+        command: `echo go; exec -a ${abortName} sleep 30`,
         cwd: dir,
         timeoutMs: 30_000,
         signal: controller.signal,
       });
-      expect(aborted).toMatchObject({ output: 'go\n', aborted: true });
-      expect(Date.now() - started).toBeLessThan(3000);
+      await processRunning(abortName);
+      controller.abort();
+      expect(await aborting).toMatchObject({ output: 'go\n', aborted: true });
     });
 
     it('passes configured variables, and makes extra read-only paths visible', async () => {

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBwrapSandbox } from '../../src/sandbox/bwrap.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { bwrapUnavailable, killAll, survivorsAfter } from './support.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { waitUntil } from '../support/wait.js';
+import { bwrapUnavailable, hostProcessesWith, killAll, survivorsAfter } from './support.js';
 
 const unavailable = await bwrapUnavailable();
 if (unavailable) console.warn(`escape battery skipped: bwrap unusable here: ${unavailable}`);
@@ -176,26 +178,22 @@ describe.skipIf(unavailable !== null)(
       expect(off.output).not.toContain('SENT');
       const on = await run(`echo on-${tag} > /dev/tcp/127.0.0.1/${port} && echo SENT`, netSandbox);
       expect(on.output).toContain('SENT');
-      const deadline = Date.now() + 2000;
-      while (!received.join('').includes(`on-${tag}`) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(received.join('')).toContain(`on-${tag}`);
+      await waitUntil(() => received.join('').includes(`on-${tag}`), 'the data sent with network on');
       expect(received.join('')).not.toContain(`off-${tag}`);
     });
 
     it('leaves no background process alive after the call', async () => {
       const marker = `hearth-bg-${tag}`;
-      const started = Date.now();
+      // Returning at all shows the call did not wait for the 300-second sleeps.
       const r = await run(
         `(exec -a ${marker}-a sleep 300 &); ` +
           `setsid bash -c 'exec -a ${marker}-b sleep 300' & ` +
           `nohup bash -c 'exec -a ${marker}-c sleep 300' >/dev/null 2>&1 & ` +
           `setsid -f bash -c 'exec -a ${marker}-d sleep 300' >/dev/null 2>&1; ` +
-          'sleep 0.3; echo launched',
+          // Return only once all four run under their names, so there is something to clean up.
+          `until [ "$(pgrep -fc '^${marker}-[a-d] ')" -ge 4 ]; do sleep 0.05; done; echo launched`,
       );
       expect(r.output).toContain('launched');
-      expect(Date.now() - started).toBeLessThan(5000);
       const survivors = await survivorsAfter(marker);
       killAll(survivors);
       expect(survivors).toEqual([]);
@@ -203,7 +201,14 @@ describe.skipIf(unavailable !== null)(
 
     it('kills the whole tree, escaped sessions included, on timeout', async () => {
       const marker = `hearth-timeout-${tag}`;
-      const r = await run(`setsid bash -c 'exec -a ${marker} sleep 300' & sleep 300`, sandbox, 700);
+      const clock = new ManualClock();
+      const clocked = await createBwrapSandbox({ workspace: ws, network: false, envAllow: [], clock });
+      const running = run(`setsid bash -c 'exec -a ${marker} sleep 300' & sleep 300`, clocked, 60_000);
+      // Time out only once the escaped process runs, so the kill has something to prove.
+      await waitUntil(() => hostProcessesWith(marker, true).length > 0, `a process named ${marker}`);
+      clock.advance(60_000);
+      const r = await running;
+      await clocked.dispose();
       expect(r.timedOut).toBe(true);
       const survivors = await survivorsAfter(marker);
       killAll(survivors);

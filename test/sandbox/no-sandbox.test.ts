@@ -90,8 +90,7 @@ describe.skipIf(unavailable !== null)(
 
     const hearth = (args: string, env = '') =>
       host.exec({
-        // HEARTH_SANDBOX inside the sandbox names the outer one; the inner Hearth must choose itself.
-        command: `unset HEARTH_SANDBOX; HEARTH_BASE_URL=${server.baseUrl} HEARTH_HOME="$HOME/.hearth" ${env} ${process.execPath} ${cliPath} ${args} </dev/null`,
+        command: `HEARTH_BASE_URL=${server.baseUrl} HEARTH_HOME="$HOME/.hearth" ${env} ${process.execPath} ${cliPath} ${args} </dev/null`,
         cwd: ws,
         timeoutMs: 60_000,
       });

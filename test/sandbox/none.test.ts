@@ -80,7 +80,7 @@ describe('none backend', () => {
       const r = await sandbox.exec({ command: 'env; ulimit -f; echo hi > f', cwd: dir, timeoutMs: 5000 });
       expect(r.exitCode).toBe(0);
       expect(r.output).not.toContain('do-not-pass');
-      expect(r.output).toContain('HEARTH_SANDBOX=none');
+      expect(r.output).toContain('HEARTH_SANDBOXED=none');
       expect(r.output).toMatch(/^4194304$/m);
       expect(sandbox.description).toMatch(/NOT SANDBOXED/);
     } finally {

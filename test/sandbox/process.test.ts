@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findShell, KILL_GRACE_MS, runProcess } from '../../src/sandbox/process.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { processName, processRunning } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 let dir: string;
 
@@ -17,7 +20,7 @@ afterEach(async () => {
 
 const run = (
   command: string,
-  extra: { timeoutMs?: number; signal?: AbortSignal; maxOutputBytes?: number } = {},
+  extra: { timeoutMs?: number; signal?: AbortSignal; maxOutputBytes?: number; clock?: ManualClock } = {},
 ) => runProcess({ command, cwd: dir, timeoutMs: extra.timeoutMs ?? 10_000, ...extra });
 
 /**
@@ -36,9 +39,8 @@ function isAlive(pid: number): boolean {
 }
 
 async function expectDead(pids: number[]): Promise<void> {
-  const deadline = Date.now() + 3000;
-  while (pids.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  expect(pids.filter(isAlive)).toEqual([]);
+  expect(pids.length).toBeGreaterThan(0);
+  await waitUntil(() => !pids.some(isAlive), `processes ${pids.filter(isAlive)} to die`);
 }
 
 function pidsIn(output: string): number[] {
@@ -88,39 +90,58 @@ describe('runProcess', () => {
   });
 
   it('kills the whole process tree on timeout and keeps the partial output', async () => {
-    const started = Date.now();
-    const r = await run('echo before; sleep 30 & echo "pid=$!"; sleep 30 & echo "pid=$!"; sleep 30', {
-      timeoutMs: 500,
-    });
-    expect(Date.now() - started).toBeLessThan(2000);
-    expect(r.timedOut).toBe(true);
-    expect(r.aborted).toBe(false);
-    expect(r.exitCode).toBeNull();
+    const clock = new ManualClock();
+    const name = processName('timeout');
+    const running = run(
+      `echo before; sleep 30 & echo "pid=$!"; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`,
+      {
+        timeoutMs: 500,
+        clock,
+      },
+    );
+    await processRunning(name);
+    clock.advance(500);
+    const r = await running;
+    expect(r).toMatchObject({ timedOut: true, aborted: false, exitCode: null, signal: 'SIGTERM' });
     expect(r.output).toMatch(/^before\npid=\d+\npid=\d+\n$/);
     await expectDead(pidsIn(r.output));
   });
 
-  it('escalates to SIGKILL when the tree ignores SIGTERM', async () => {
-    const started = Date.now();
-    const r = await run('trap "" TERM; sleep 30 & echo "pid=$!"; sleep 30', { timeoutMs: 300 });
-    const elapsed = Date.now() - started;
-    expect(r.timedOut).toBe(true);
-    expect(r.signal).toBe('SIGKILL');
-    expect(elapsed).toBeGreaterThanOrEqual(300 + KILL_GRACE_MS - 100);
-    expect(elapsed).toBeLessThan(300 + KILL_GRACE_MS + 1500);
+  it('escalates to SIGKILL after the grace period when the tree ignores SIGTERM', async () => {
+    const clock = new ManualClock();
+    let settled = false;
+    const name = processName('stubborn');
+    const running = run(`trap "" TERM; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`, {
+      timeoutMs: 300,
+      clock,
+    }).finally(() => {
+      settled = true;
+    });
+    await processRunning(name);
+    clock.advance(300);
+    // SIGTERM went out; SIGKILL waits for the grace period, on the clock.
+    expect(clock.pending).toContain(KILL_GRACE_MS);
+    expect(settled).toBe(false);
+    clock.advance(KILL_GRACE_MS);
+    const r = await running;
+    expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
     await expectDead(pidsIn(r.output));
   });
 
-  it('returns quickly when aborted, with what was printed so far', async () => {
+  it('stops at once when aborted, with what was printed so far', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const started = Date.now();
-    const r = await run('echo started; sleep 30 & echo "pid=$!"; sleep 30', {
+    const clock = new ManualClock();
+    const name = processName('aborted');
+    const running = run(`echo started; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`, {
       signal: controller.signal,
       timeoutMs: 60_000,
+      clock,
     });
-    expect(Date.now() - started).toBeLessThan(1500);
-    expect(r).toMatchObject({ aborted: true, timedOut: false });
+    await processRunning(name);
+    controller.abort();
+    const r = await running;
+    // SIGTERM was enough: nothing waited on the clock.
+    expect(r).toMatchObject({ aborted: true, timedOut: false, signal: 'SIGTERM' });
     expect(r.output).toMatch(/^started\npid=\d+\n$/);
     await expectDead(pidsIn(r.output));
   });
@@ -134,9 +155,13 @@ describe('runProcess', () => {
   });
 
   it('does not wait for background jobs, and kills them once the command exits', async () => {
-    const started = Date.now();
-    const r = await run('sleep 100 & echo "pid=$!"; echo done');
-    expect(Date.now() - started).toBeLessThan(2000);
+    const clock = new ManualClock();
+    const running = run('sleep 100 & echo "pid=$!"; echo done', { clock });
+    // Once the command has exited, its job may hold the pipes for a short grace period only: a
+    // second of clock time ends the call, not the job's hundred.
+    await waitUntil(() => clock.pending.length === 2, 'the grace timer set when the command exits');
+    clock.advance(1000);
+    const r = await running;
     expect(r.exitCode).toBe(0);
     expect(r.output).toMatch(/^pid=\d+\ndone\n$/);
     await expectDead(pidsIn(r.output));

@@ -1,8 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createBwrapSandbox } from '../../src/sandbox/bwrap.js';
+import { hostProcessesWith } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
+
+export { hostProcessesWith };
 
 /**
  * Why the real bwrap backend cannot run on this machine, or null when it can. Tests that need it skip
@@ -23,35 +26,16 @@ export async function bwrapUnavailable(): Promise<string | null> {
 }
 
 /**
- * Live host processes whose command line contains `marker`. Zombies do not count: they run nothing,
- * and an orphan reparented to a PID 1 that never reaps stays one forever.
+ * Waits for every process carrying `marker` to be gone, then returns the survivors (ideally none).
+ * Returns as soon as none is left; the wait only runs out when something survived.
  */
-export function hostProcessesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes(marker)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && state !== 'X') found.push(Number(entry));
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return found;
-}
-
-/** Waits for every process carrying `marker` to be gone, then returns the survivors (ideally none). */
-export async function survivorsAfter(marker: string, waitMs = 2000): Promise<number[]> {
-  const deadline = Date.now() + waitMs;
-  let alive = hostProcessesWith(marker);
-  while (alive.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    alive = hostProcessesWith(marker);
-  }
-  return alive;
+export async function survivorsAfter(marker: string, waitMs = 10_000): Promise<number[]> {
+  await waitUntil(
+    () => hostProcessesWith(marker).length === 0,
+    `processes named ${marker} to end`,
+    waitMs,
+  ).catch(() => {});
+  return hostProcessesWith(marker);
 }
 
 export function killAll(pids: number[]): void {

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, openDatabase } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
 import { SessionStore } from '../../src/store/sessions.js';
+import { waitUntil } from '../support/wait.js';
 
 let dir: string;
 let db: Db;
@@ -48,7 +49,8 @@ describe('session store (real SQLite file)', () => {
   it('lists sessions newest first with turns and tokens, and finds the latest per workspace', async () => {
     const a = store.create({ workspace: '/ws' });
     const b = store.create({ workspace: '/other' });
-    await new Promise((r) => setTimeout(r, 5));
+    // Timestamps are in milliseconds: the next write must land in a later one than b's creation.
+    await waitUntil(() => Date.now() > b.updatedAt, 'the clock to pass the creation time');
     store.appendMessage(a.id, { role: 'assistant', content: 'x' });
     store.recordUsage(a.id, { model: 'm', prompt: 100, completion: 20, durationMs: 5 });
     store.recordUsage(a.id, { model: 'm', prompt: 150, completion: 30, durationMs: 5 });

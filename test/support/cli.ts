@@ -18,7 +18,7 @@ export interface CliRun {
 /** Starts the built CLI as a real subprocess, with a clean HEARTH_* environment. */
 export function startCli(
   args: string[],
-  opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {},
+  opts: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {},
 ): CliRun {
   if (!existsSync(cliPath))
     throw new Error(`${cliPath} is missing: run npm run build first (npm test does).`);

@@ -4,7 +4,7 @@
  *   npm run mock-llm -- --script test/support/example-script.json [--port 8080]
  *
  * The script file is a JSON array of turns, the same plain data `reply()...build()` produces
- * (see `ScriptedTurn` in scripted-server.ts). Each chat completion request plays the next turn:
+ * (see `ScriptedTurn` in scripted/turn.ts). Each chat completion request plays the next turn:
  *
  *   [
  *     { "toolCalls": [{ "name": "read_file", "args": { "path": "README.md" } }] },
@@ -15,7 +15,8 @@
  *   ]
  *
  * Tool call fields: name, args (object or verbatim string), id (null omits it), argsAsObject.
- * Faults: httpError, dropAfter, delayFirstByte, delayBetweenChunks, hang, reset, malformedChunk, raw.
+ * Faults: httpError, dropAfter, delayFirstByte, delayBetweenChunks, hang, reset, malformedChunk, raw
+ * (holdAfter waits for a test's `release()`, so it would hold here forever).
  * When the script runs out every further request gets HTTP 500. Runs until killed.
  */
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { cliPath } from './cli.js';
+import { EVENT_WAIT_MS, withDeadline } from './wait.js';
 
 /** What typing these keys sends down a terminal. */
 export const keys = {
@@ -43,33 +44,44 @@ export function startOnPty(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let screen = '';
+  const watchers = new Set<() => void>();
   child.stdout.on('data', (d) => {
     screen += d;
+    for (const check of watchers) check();
   });
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  return {
+  const terminal = {
     get screen() {
       return screen;
     },
     send(text: string) {
       child.stdin.write(text);
     },
-    async waitFor(pattern: RegExp, timeoutMs = 10_000, since = 0): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(screen.slice(since))) {
-        if (Date.now() > deadline)
-          throw new Error(`Timed out waiting for ${pattern}; screen so far:\n${screen}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+    /** Resolves once the screen output from `since` (an offset into it) matches, checked on each write. */
+    waitFor(pattern: RegExp, timeoutMs = EVENT_WAIT_MS, since = 0): Promise<void> {
+      let check = () => {};
+      const matched = new Promise<void>((resolve) => {
+        check = () => {
+          if (pattern.test(screen.slice(since))) resolve();
+        };
+        watchers.add(check);
+        check();
+      });
+      return withDeadline(matched, () => `${pattern} on the screen; it shows:\n${screen}`, timeoutMs).finally(
+        () => watchers.delete(check),
+      );
     },
     /** Types a line into the REPL and waits for its next prompt; resolves to what was shown in between. */
-    async enter(line: string, timeoutMs = 10_000): Promise<string> {
+    async enter(line: string, timeoutMs = EVENT_WAIT_MS): Promise<string> {
       const since = screen.length;
       child.stdin.write(`${line}\r`);
-      await this.waitFor(atPrompt, timeoutMs, since);
+      await terminal.waitFor(atPrompt, timeoutMs, since);
       return screen.slice(since);
     },
     exited,
     kill: () => child.kill('SIGKILL'),
   };
+  return terminal;
 }
+
+export type Terminal = ReturnType<typeof startOnPty>;

@@ -3,9 +3,13 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createNoneSandbox } from '../../src/sandbox/none.js';
 import { SHELL_CWD_KEY, SHELL_MAX_OUTPUT_CHARS, shellTool } from '../../src/tools/shell.js';
 import type { ToolContext, ToolOutput } from '../../src/tools/types.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { processName, processRunning } from '../support/processes.js';
 import { makeToolContext } from '../support/tool-context.js';
+import { waitUntil } from '../support/wait.js';
 
 let ws: string;
 let ctx: ToolContext;
@@ -52,26 +56,39 @@ describe('shell', () => {
     expect(r.output).toMatch(/^\(no output\)\n\[exit 0 · /);
   });
 
+  /** A context whose commands run on a ManualClock. */
+  async function clocked(signal?: AbortSignal) {
+    const clock = new ManualClock();
+    const sandbox = await createNoneSandbox({ workspace: ws, network: false, envAllow: [], clock });
+    return { clock, context: makeToolContext(ws, { sandbox, ...(signal ? { signal } : {}) }) };
+  }
+
   it('kills the process tree on timeout and keeps the partial output', async () => {
-    const started = Date.now();
-    const r = await shell({ command: 'echo partial; sleep 30 & echo "pid=$!"; sleep 30', timeout: 0.5 });
-    expect(Date.now() - started).toBeLessThan(2500);
+    const { clock, context } = await clocked();
+    const name = processName('shell-timeout');
+    const running = shell(
+      { command: `echo partial; sleep 30 & echo "pid=$!"; exec -a ${name} sleep 30`, timeout: 0.5 },
+      context,
+    );
+    await processRunning(name);
+    clock.advance(500);
+    const r = await running;
     expect(r.ok).toBe(false);
     expect(r.output).toMatch(
       /^partial\npid=\d+\n\[timed out after 0\.5s; partial output above; process tree killed\]$/,
     );
     const pid = Number(/pid=(\d+)/.exec(r.output)?.[1]);
-    const deadline = Date.now() + 3000;
-    while (isAlive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
-    expect(isAlive(pid)).toBe(false);
+    await waitUntil(() => !isAlive(pid), `the background job ${pid} to die`);
   });
 
-  it('stops promptly when the context signal aborts', async () => {
+  it('stops when the context signal aborts', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    const started = Date.now();
-    const r = await shell({ command: 'echo going; sleep 30' }, { ...ctx, signal: controller.signal });
-    expect(Date.now() - started).toBeLessThan(1500);
+    const { context } = await clocked(controller.signal);
+    const name = processName('shell-abort');
+    const running = shell({ command: `echo going; exec -a ${name} sleep 30` }, context);
+    await processRunning(name);
+    controller.abort();
+    const r = await running;
     expect(r.ok).toBe(false);
     expect(r.output).toMatch(/^going\n\[aborted after [\d.]+s; partial output above; process tree killed\]$/);
   });

@@ -109,7 +109,7 @@ describe('git_commit', () => {
         'Commit failed (exit code 1); a commit hook may have rejected it.\ngit: lint: 3 problems in a.txt',
       );
 
-      await hook('pre-commit', 'echo "$HEARTH_SANDBOX" > hook-ran.txt', boxed);
+      await hook('pre-commit', 'echo "$HEARTH_SANDBOXED" > hook-ran.txt', boxed);
       const r = await boxed.call('git_commit', { message: 'x' });
       expect(r.ok).toBe(true);
       expect(await readFile(path.join(boxed.ws, 'hook-ran.txt'), 'utf8')).toBe('bwrap\n');

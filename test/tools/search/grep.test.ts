@@ -312,8 +312,13 @@ describe.skipIf(!hasRipgrep)('grep: ripgrep and the scan give identical output',
     expect((r.meta as { matches: number }).matches).toBeGreaterThanOrEqual(120);
   });
 
+  // An rg that never answers: only the deadline or the abort can end the search, however fast the machine.
+  const silentRipgrep = '#!/bin/sh\nexec /bin/sleep 60\n';
+
   it('says when the search timed out', async () => {
-    const r = await grep({ pattern: 'needle' }, createGrepTool({ engine: 'ripgrep', timeoutMs: -1 }));
+    const r = await withFakeRipgrep(silentRipgrep, (PATH) =>
+      grep({ pattern: 'needle' }, createGrepTool({ env: { PATH }, engine: 'ripgrep', timeoutMs: -1 })),
+    );
     expect(r.output).toMatch(/before the search timed out/);
   });
 
@@ -329,9 +334,12 @@ describe.skipIf(!hasRipgrep)('grep: ripgrep and the scan give identical output',
 
   it('stops rg when the call is aborted', async () => {
     const controller = new AbortController();
-    const tool = createGrepTool({ engine: 'ripgrep' });
-    const running = tool.run({ pattern: 'needle' }, makeToolContext(ws, { signal: controller.signal }));
-    setImmediate(() => controller.abort(new Error('user pressed Esc')));
+    const running = withFakeRipgrep(silentRipgrep, (PATH) => {
+      const tool = createGrepTool({ env: { PATH }, engine: 'ripgrep' });
+      const call = tool.run({ pattern: 'needle' }, makeToolContext(ws, { signal: controller.signal }));
+      setImmediate(() => controller.abort(new Error('user pressed Esc')));
+      return call;
+    });
     await expect(running).rejects.toThrow('user pressed Esc');
   });
 
