@@ -73,17 +73,19 @@ export class SessionHub implements SessionHost {
     return live;
   }
 
-  /** The session with this id, created first when there is none (agent_computer clients name their own). */
-  async ensure(id: string): Promise<LiveSession> {
-    if (!this.has(id)) {
-      let creating = this.creating.get(id);
-      if (!creating) {
-        creating = this.create({ id }).finally(() => this.creating.delete(id));
-        this.creating.set(id, creating);
-      }
-      await creating;
+  /**
+   * Stores a session with this id when there is none (agent_computer clients name their own).
+   * It does not hand out the live session: an idle one may be let go while a caller awaits, so
+   * callers take `session(id)` after this and use it in the same synchronous step.
+   */
+  async ensure(id: string): Promise<void> {
+    if (this.has(id)) return;
+    let creating = this.creating.get(id);
+    if (!creating) {
+      creating = this.create({ id }).finally(() => this.creating.delete(id));
+      this.creating.set(id, creating);
     }
-    return this.session(id);
+    await creating;
   }
 
   held(id: string): LiveSession | undefined {

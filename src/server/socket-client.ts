@@ -139,9 +139,13 @@ export class SessionSocket {
     }
   }
 
-  /** The session, created at the first message when it does not exist yet; watched from then on. */
+  /**
+   * The session, created at the first message when it does not exist yet; watched from then on
+   * (watched in the same step it is taken, so the hub cannot let it go as idle in between).
+   */
   private async session(): Promise<LiveSession> {
-    const live = await this.hub.ensure(this.id);
+    await this.hub.ensure(this.id);
+    const live = this.hub.session(this.id);
     if (!this.stop) this.watch(live, 0);
     return live;
   }

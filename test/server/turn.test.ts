@@ -121,6 +121,30 @@ describe('one session, one turn at a time', () => {
   });
 });
 
+describe('many sessions at once', () => {
+  it('runs turn after turn in each of several sessions, each socket seeing its own', async () => {
+    gw = await startGateway(Array.from({ length: 6 }, () => reply().text('Fine.')));
+    const session = async (name: string) => {
+      const ws = await gw!.socket(`/ws/${name}`);
+      for (const content of ['one', 'two']) {
+        const from = ws.messages.length;
+        ws.send({ type: 'message', content });
+        // Waiting on the reply to this very message: a socket left watching a session the
+        // gateway had let go would never see it.
+        await ws.next((m) => m.type === 'user_message' && m.text === content, from);
+        await ws.next((m) => m.type === 'done', from);
+      }
+      return ws.messages.filter((m) => m.type === 'user_message').map((m) => m.text);
+    };
+    const seen = await Promise.all(['m1', 'm2', 'm3'].map(session));
+    expect(seen).toEqual([
+      ['one', 'two'],
+      ['one', 'two'],
+      ['one', 'two'],
+    ]);
+  });
+});
+
 describe('watching a session', () => {
   it('gives two clients the same events, and a reconnecting one what it missed, none twice', async () => {
     gw = await startGateway([

@@ -121,7 +121,8 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
     async (c) => {
       const { session } = c.req.valid('param');
       const { message, mode, model } = c.req.valid('json');
-      const live = await hub.ensure(session);
+      await hub.ensure(session);
+      const live = hub.session(session);
       const job = live.send({ text: message, mode, model });
       if (c.req.valid('query').stream === 'sse') {
         return sseResponse(
