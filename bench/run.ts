@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { editFigures } from './figures/edit.js';
+import { gatewayFigures } from './figures/gateway.js';
 import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
 import { promptFigures } from './figures/prompt.js';
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     ['edit', () => editFigures()],
     ['worst case', () => worstCaseFigures()],
     ['permissions', () => permissionFigures()],
+    ['gateway', () => gatewayFigures(dir)],
   ];
   const rows: Row[] = [];
   const json: Record<string, unknown> = {};
