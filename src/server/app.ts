@@ -16,6 +16,8 @@ export interface AppOptions extends RouteDeps {
   origins: readonly string[];
   /** Where local clients find the token, named in the 401 message. */
   tokenFile: string;
+  /** The built web UI (index.html and assets/). */
+  webRoot: string;
   log: (line: string) => void;
 }
 
@@ -91,7 +93,7 @@ export function buildApp(options: AppOptions): GatewayApp {
     }),
   );
 
-  webRoutes(app);
+  webRoutes(app, options.webRoot);
   authRoutes(app, options);
   apiRoutes(app, options);
   sessionRoutes(app, options);

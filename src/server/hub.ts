@@ -130,6 +130,17 @@ export class SessionHub implements SessionHost {
     return [...(await this.runtimeFor(this.home)).tools.names()];
   }
 
+  /** How commands of sessions in the gateway's own folder are confined, and the permission mode. */
+  async safety(): Promise<{ sandbox: string; sandboxWarning?: string; permissionMode: string }> {
+    const runtime = await this.runtimeFor(this.home);
+    const choice = await runtime.sandbox();
+    return {
+      sandbox: choice.reason,
+      ...(choice.warning ? { sandboxWarning: choice.warning } : {}),
+      permissionMode: runtime.config.permissions.mode,
+    };
+  }
+
   /** Token usage since `since` (epoch ms; undefined: all time). */
   usage(since: number | undefined): UsageReport {
     return usageReport(this.options.db, since);

@@ -12,6 +12,7 @@ import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
 import { SessionHub } from './hub.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
+import { DEFAULT_WEB_ROOT } from './web.js';
 
 export { bindRefusal, isLoopback, newPin, newToken } from './guard.js';
 
@@ -31,6 +32,8 @@ export interface GatewayOptions {
   /** The settings of a session in another folder; default the same `config` for every folder. */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
   version?: string;
+  /** The built web UI; default the package's dist/web. */
+  webRoot?: string;
   /** The clock usage ranges are measured against. */
   now?: () => number;
   /** Default: the global OpenTelemetry tracer (a no-op unless an SDK is registered). */
@@ -104,6 +107,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     now,
     origins: settings.origins,
     tokenFile: stateFile ?? 'the file the gateway was told to write',
+    webRoot: options.webRoot ?? DEFAULT_WEB_ROOT,
     log,
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });

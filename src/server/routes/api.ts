@@ -62,6 +62,9 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
               sessions: z.number().int(),
               running: z.number().int(),
               queued: z.number().int(),
+              sandbox: z.string().openapi({ description: 'How commands are confined, and why.' }),
+              sandbox_warning: z.string().optional(),
+              permission_mode: z.string(),
             })
             .loose(),
           'The status',
@@ -73,6 +76,7 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
       const current = hub.currentModel;
       const counts = hub.counts();
       const deep = runLimits({}, true);
+      const safety = await hub.safety();
       return c.json(
         {
           status: 'ok' as const,
@@ -85,6 +89,9 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
           running: counts.running,
           queued: counts.queued,
           deep_work: { max_iterations: deep.maxIterations, token_budget: deep.tokenBudget ?? null },
+          sandbox: safety.sandbox,
+          ...(safety.sandboxWarning ? { sandbox_warning: safety.sandboxWarning } : {}),
+          permission_mode: safety.permissionMode,
         },
         200,
       );
