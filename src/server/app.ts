@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from './guard.js';
 import { describeError, problem } from './problem.js';
 import { apiRoutes } from './routes/api.js';
 import { authRoutes } from './routes/auth.js';
+import { fileRoutes } from './routes/files.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { socketRoutes } from './routes/sockets.js';
 import type { GatewayApp, GatewayEnv, RouteDeps } from './types.js';
@@ -97,6 +98,7 @@ export function buildApp(options: AppOptions): GatewayApp {
   authRoutes(app, options);
   apiRoutes(app, options);
   sessionRoutes(app, options);
+  fileRoutes(app, options);
   socketRoutes(app, options);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'token', { type: 'http', scheme: 'bearer' });
