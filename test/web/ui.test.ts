@@ -227,6 +227,29 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     expect(await page.title()).toBe('Hearth');
   });
 
+  it('browses the workspace tree (lazily, without ignored files) and shows a file read-only', async () => {
+    const g = await start([]);
+    const fs = await import('node:fs/promises');
+    await fs.writeFile(join(g.workspace, '.gitignore'), 'dist/\n');
+    await fs.mkdir(join(g.workspace, 'dist'));
+    await fs.mkdir(join(g.workspace, 'src'));
+    await fs.writeFile(join(g.workspace, 'src', 'main.ts'), 'export const answer = 42;\n');
+    await g.json('/api/sessions', { id: 'tree', title: 'Tree' });
+    const { page } = await loggedIn(rig, g.url);
+    await page.goto(`${g.url}/#/s/tree`);
+    const tree = page.getByLabel('Workspace files');
+    await tree.getByText('src/').waitFor();
+    expect(await tree.getByText('dist/').count()).toBe(0);
+    expect(await tree.getByRole('button', { name: 'main.ts' }).count()).toBe(0);
+    await tree.getByText('src/').click();
+    await tree.getByRole('button', { name: 'main.ts' }).click();
+    const viewer = page.getByRole('dialog', { name: 'File src/main.ts' });
+    await viewer.locator('pre', { hasText: 'answer = 42' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'file-viewer-light-desktop.png') });
+    await viewer.getByRole('button', { name: 'Close' }).click();
+    await viewer.waitFor({ state: 'detached' });
+  });
+
   it('lists, searches, forks and deletes sessions', async () => {
     const g = await start([reply().text('Noted.')]);
     await g.json('/api/sessions', { id: 'alpha-notes', title: 'Alpha notes' });

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Models, type Status } from './api.js';
+import { FileTree, FileViewer } from './files.js';
 import { tokens } from './sessions.js';
 import type { View } from './view.js';
 
@@ -14,7 +15,8 @@ interface Props {
 const MARK: Record<string, string> = { done: '✔', in_progress: '▶', pending: '○', blocked: '⚠' };
 
 /** What the session is working with: todos and plan, context and tokens, model, mode, sandbox. */
-export function SidePanel({ view, status, onMode, onError }: Props) {
+export function SidePanel({ id, view, status, onMode, onError }: Props) {
+  const [viewing, setViewing] = useState<string | undefined>();
   const [models, setModels] = useState<Models | undefined>();
   const [switching, setSwitching] = useState(false);
   useEffect(() => {
@@ -102,6 +104,11 @@ export function SidePanel({ view, status, onMode, onError }: Props) {
           />{' '}
           Deep work (higher limits)
         </label>
+      </section>
+      <section>
+        <h2>Files</h2>
+        <FileTree id={id} onOpen={setViewing} onError={onError} />
+        {viewing && <FileViewer id={id} path={viewing} onClose={() => setViewing(undefined)} />}
       </section>
       <section>
         <h2>Safety</h2>
