@@ -14,6 +14,7 @@ import { promptFigures } from './figures/prompt.js';
 import { searchFigures } from './figures/search.js';
 import { startupFigures } from './figures/startup.js';
 import { stepFigures } from './figures/steps.js';
+import { webFigures } from './figures/web.js';
 import { worstCaseFigures } from './figures/worst-case.js';
 import type { Row } from './stats.js';
 
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     ['worst case', () => worstCaseFigures()],
     ['permissions', () => permissionFigures()],
     ['gateway', () => gatewayFigures(dir)],
+    ['web', () => webFigures()],
   ];
   const rows: Row[] = [];
   const json: Record<string, unknown> = {};
