@@ -73,6 +73,8 @@ export class Guard {
   private allowedHosts = new Set<string>();
   /** Digests of the session cookies handed out. */
   private readonly cookies = new Set<string>();
+  /** Digests of login codes not used yet. */
+  private readonly codes = new Set<string>();
   private pinFailures = 0;
   private readonly tokenDigest: Buffer;
 
@@ -125,8 +127,28 @@ export class Guard {
     return cookie !== undefined && this.cookies.has(digest(cookie).toString('hex'));
   }
 
-  /** Exchanges the PIN or the token for a session cookie (for browsers, which cannot hold a header). */
-  login(input: { pin?: string; token?: string }): LoginResult {
+  /**
+   * A code that logs one browser in, once (`hearth serve --open` puts it in the URL's fragment,
+   * which the browser never sends to a server or logs; the page trades it for a cookie at once).
+   */
+  loginCode(): string {
+    const code = randomBytes(24).toString('base64url');
+    this.codes.add(digest(code).toString('hex'));
+    return code;
+  }
+
+  /** Exchanges the PIN, the token or a login code for a session cookie (browsers cannot hold a header). */
+  login(input: { pin?: string; token?: string; code?: string }): LoginResult {
+    if (input.code !== undefined) {
+      if (!this.codes.delete(digest(input.code).toString('hex'))) {
+        return {
+          ok: false,
+          status: 401,
+          detail: 'That login link was used already or is not this gateway’s.',
+        };
+      }
+      return { ok: true, cookie: this.issue() };
+    }
     if (input.token !== undefined) {
       if (!sameSecret(input.token, this.settings.token)) {
         return { ok: false, status: 401, detail: 'Wrong token.' };

@@ -60,6 +60,8 @@ export interface ListeningInfo {
 /** The Node HTTP server, with `shutdown` to stop runs, close every connection and the store. */
 export interface GatewayServer extends Server {
   shutdown(): Promise<void>;
+  /** The web UI's URL with a one-time login code in its fragment, for opening a local browser. */
+  loginLink(url: string): string;
 }
 
 /** Listening beyond loopback without a chosen token or PIN. */
@@ -176,6 +178,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     return stopping;
   };
   server.on('close', () => void stop());
+  server.loginLink = (url) => `${url}/#login=${guard.loginCode()}`;
   server.shutdown = async () => {
     const closed = server.listening
       ? new Promise<void>((resolve) => server.close(() => resolve()))

@@ -90,6 +90,19 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     }
   }, 90_000);
 
+  it('logs in once through a one-time link, as hearth serve --open does', async () => {
+    const g = await start([]);
+    const link = g.server.loginLink(g.url);
+    const first = await rig.browser.newContext();
+    const page = await first.newPage();
+    await page.goto(link);
+    await page.getByRole('button', { name: 'New', exact: true }).waitFor();
+    expect(new URL(page.url()).hash).toBe('');
+    const second = await (await rig.browser.newContext()).newPage();
+    await second.goto(link);
+    await second.getByLabel('PIN or token').waitFor();
+  });
+
   it('asks before a write, shows the diff, and writes once allowed', async () => {
     const g = await start([
       reply().tool('write_file', { path: 'greeting.txt', content: 'hello\nworld\n' }),

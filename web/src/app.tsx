@@ -14,6 +14,8 @@ function sessionFromHash(): string | undefined {
 
 export function App() {
   const [auth, setAuth] = useState<Auth>('checking');
+  /** Bumped to ask the gateway again whether this browser is logged in. */
+  const [check, setCheck] = useState(0);
   const [status, setStatus] = useState<Status | undefined>();
   const [sessions, setSessions] = useState<SessionInfo[]>([]);
   const [current, setCurrent] = useState<string | undefined>(sessionFromHash);
@@ -30,6 +32,16 @@ export function App() {
   }, []);
 
   useEffect(() => {
+    // A one-time link from `hearth serve --open`: trade it for the cookie, then forget it.
+    const code = /^#login=([\w-]+)$/.exec(location.hash)?.[1];
+    if (code) {
+      history.replaceState(null, '', location.pathname);
+      api('/api/auth/login', { code }).then(
+        () => setCheck((n) => n + 1),
+        () => setAuth('login'),
+      );
+      return;
+    }
     api<Status>('/api/status').then(
       (s) => {
         setStatus(s);
@@ -40,7 +52,7 @@ export function App() {
         else setError((err as Error).message);
       },
     );
-  }, [auth]);
+  }, [check]);
   useEffect(() => {
     if (auth === 'ready') void refresh();
   }, [auth, refresh]);
@@ -57,7 +69,15 @@ export function App() {
   };
 
   if (auth === 'checking') return <div class="splash">{error ?? 'Connecting…'}</div>;
-  if (auth === 'login') return <Login onDone={() => setAuth('checking')} />;
+  if (auth === 'login')
+    return (
+      <Login
+        onDone={() => {
+          setAuth('checking');
+          setCheck((n) => n + 1);
+        }}
+      />
+    );
 
   return (
     <div class={`shell drawer-${drawer}`}>

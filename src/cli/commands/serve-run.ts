@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { renderUnicodeCompact } from 'uqr';
@@ -47,7 +48,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
       return { config: loaded.config, notes: describeIgnored(loaded.ignored) };
     },
     log: err,
-    onListening: (info) => process.stdout.write(banner(info, defaultDbPath(config), workspace)),
+    onListening: (info) => {
+      process.stdout.write(banner(info, defaultDbPath(config), workspace));
+      if (flags.open) openBrowser(server.loginLink(info.url), err);
+    },
   });
   await new Promise<void>((done, fail) => {
     server.once('error', (error: NodeJS.ErrnoException) => fail(listenError(error, host, port)));
@@ -66,6 +70,24 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     process.on('SIGTERM', stop);
   });
   return 0;
+}
+
+/**
+ * Opens `url` with the desktop's opener. The link's one-time code is in the fragment, so the
+ * browser never sends it anywhere; it shows in the process list only until the browser has used it.
+ */
+function openBrowser(url: string, err: (line: string) => void): void {
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url]]
+        : ['xdg-open', [url]];
+  const child = spawn(command, args, { stdio: 'ignore', detached: true });
+  child.on('error', () =>
+    err(`Could not open a browser (${command}); open the URL above and log in with the token or PIN.`),
+  );
+  child.unref();
 }
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {

@@ -6,6 +6,7 @@ export interface ServeFlags extends GlobalFlags {
   host?: string;
   pin?: boolean;
   token?: string;
+  open?: boolean;
 }
 
 function port(value: string): number {
@@ -16,13 +17,14 @@ function port(value: string): number {
 }
 
 const SERVE_HELP = `
-Serves the sessions in ~/.hearth/hearth.db (the same ones the terminal uses) to the web UI,
+Serves the sessions in ~/.hearth/hearth.db (the same ones the terminal uses) to the web UI at /,
 scripts and phones: the agent_computer HTTP API and WebSocket protocol, SSE, and an OpenAPI
 document at /doc. Every request needs the token (or a cookie from the PIN); the token is written
 to ~/.hearth/gateway.json, readable by you alone, for local clients.
 
 Examples:
-  hearth serve                                   (127.0.0.1:8000)
+  hearth serve                                   (127.0.0.1:8000; the web UI is at its URL)
+  hearth serve --open                            (and open the web UI in your browser)
   hearth serve --host 0.0.0.0 --pin              (for a phone on your network: prints a PIN and a QR code)
   HEARTH_GATEWAY_TOKEN=... hearth serve --host 0.0.0.0
   curl -H "Authorization: Bearer $(jq -r .token ~/.hearth/gateway.json)" http://127.0.0.1:8000/api/status`;
@@ -39,6 +41,7 @@ export function addServeCommand(program: Command): void {
       '--token <token>',
       'the bearer token clients send, 16+ characters (HEARTH_GATEWAY_TOKEN keeps it out of ps)',
     )
+    .option('--open', 'open the web UI in your browser, logged in with a one-time link')
     .addHelpText('after', SERVE_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
       const { runServe } = await import('./serve-run.js');

@@ -12,13 +12,19 @@ export function authRoutes(app: GatewayApp, { guard }: RouteDeps): void {
       method: 'post',
       path: '/api/auth/login',
       tags: ['auth'],
-      summary: 'Trade the PIN or the token for a session cookie',
+      summary: 'Trade the PIN, the token or a one-time login code for a session cookie',
       description: `Sets the HttpOnly, SameSite=Strict cookie \`${SESSION_COOKIE}\`. Wrong PINs are counted: after a few, PIN login stays off until the gateway restarts.`,
       request: {
         body: jsonBody(
           z.object({
             pin: z.string().min(1).max(64).optional(),
             token: z.string().min(1).max(512).optional(),
+            code: z
+              .string()
+              .min(1)
+              .max(128)
+              .optional()
+              .openapi({ description: 'A one-time code from `hearth serve --open`.' }),
           }),
         ),
       },
