@@ -63,3 +63,44 @@ export async function loggedIn(
   await page.locator('header.topbar').waitFor();
   return { context, page };
 }
+
+/**
+ * A TCP relay in front of the gateway: a browser talking through it loses its connections when
+ * the test says the network dropped, and cannot connect again until it says the network is back.
+ */
+export async function startRelay(
+  target: number,
+): Promise<{ url: string; drop(): void; restore(): void; close(): Promise<void> }> {
+  const { createServer, connect } = await import('node:net');
+  const open = new Set<import('node:net').Socket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return void client.destroy();
+    const upstream = connect(target, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    drop() {
+      down = true;
+      for (const socket of open) socket.destroy();
+    },
+    restore() {
+      down = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

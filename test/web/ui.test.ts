@@ -2,7 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserRig, chromiumMissing, loggedIn, SCREENSHOTS, startBrowser } from '../support/browser.js';
+import {
+  type BrowserRig,
+  chromiumMissing,
+  loggedIn,
+  SCREENSHOTS,
+  startBrowser,
+  startRelay,
+} from '../support/browser.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { reply, type TurnInput } from '../support/scripted-server.js';
 
@@ -188,6 +195,33 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await page.locator('.item.answer', { hasText: 'Alpha beta gamma delta.' }).waitFor();
     await idle(page);
     expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['read a']);
+  });
+
+  it('reconnects by itself after the network drops and catches up on what it missed', async () => {
+    const g = await start([reply().text('Before the drop. After the drop.').chunkSize(17).holdAfter(2)]);
+    const relay = await startRelay(g.port);
+    try {
+      const { page } = await loggedIn(rig, relay.url);
+      await newSessionAndSend(page, 'talk');
+      await page.locator('.item.answer', { hasText: 'Before the drop.' }).waitFor();
+      await g.llm.waitForHolds(1);
+      const id = decodeURIComponent(new URL(page.url()).hash.slice('#/s/'.length));
+      const watcher = await g.socket(`/ws/${id}`);
+
+      relay.drop();
+      await page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor();
+      // The turn ends while the page is cut off: it can only learn of it by catching up.
+      g.llm.release();
+      await watcher.next((m) => m.type === 'done');
+      relay.restore();
+
+      await page.locator('.item.answer', { hasText: 'Before the drop. After the drop.' }).waitFor();
+      await idle(page);
+      expect(await page.locator('.item.answer').count()).toBe(1);
+      expect(await page.locator('.item.user').count()).toBe(1);
+    } finally {
+      await relay.close();
+    }
   });
 
   it('switches the model from the side panel; the next turn uses it', async () => {
