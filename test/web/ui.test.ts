@@ -297,6 +297,39 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await viewer.waitFor({ state: 'detached' });
   });
 
+  it('shows a session started in the terminal from its stored messages, and continues it', async () => {
+    const g = await start([reply().text('Continued here.')]);
+    const { openDatabase } = await import('../../src/store/database.js');
+    const { SessionStore } = await import('../../src/store/sessions.js');
+    const db = openDatabase(g.dbPath);
+    const store = new SessionStore(db);
+    store.create({ id: 'from-cli', workspace: g.workspace, title: 'From the terminal' }, [
+      { role: 'system', content: 'You are Hearth.' },
+      { role: 'user', content: 'list the files' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"."}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'notes.txt' },
+      { role: 'assistant', content: 'There is **notes.txt**.' },
+    ]);
+    db.close();
+    const { page } = await loggedIn(rig, g.url);
+    await page.goto(`${g.url}/#/s/from-cli`);
+    await page.locator('.item.answer strong', { hasText: 'notes.txt' }).waitFor();
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['list the files']);
+    expect(await page.locator('.item.tool[data-tool="list_dir"]').getAttribute('class')).toContain('ok');
+    await send(page, 'and now?');
+    await page.locator('.item.answer', { hasText: 'Continued here.' }).waitFor();
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual([
+      'list the files',
+      'and now?',
+    ]);
+  });
+
   it('lists, searches, forks and deletes sessions', async () => {
     const g = await start([reply().text('Noted.')]);
     await g.json('/api/sessions', { id: 'alpha-notes', title: 'Alpha notes' });

@@ -1,9 +1,9 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Status } from './api.js';
+import { api, type Status } from './api.js';
 import { ItemView } from './items.js';
 import { SidePanel } from './panel.js';
 import { type Link, SessionLink, type Wire } from './socket.js';
-import { apply, emptyView, type View } from './view.js';
+import { apply, emptyView, fromHistory, type View } from './view.js';
 
 interface Props {
   id: string;
@@ -25,6 +25,7 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
 
   useEffect(() => {
     let pending: Wire[] = [];
+    let history = false;
     let frame = 0;
     const flush = () => {
       frame = 0;
@@ -35,6 +36,15 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
     };
     const onEvent = (event: Wire) => {
       if (event.type === 'error' && event.seq === undefined) onError(String(event.message));
+      if (event.type === 'connected' && event.exists && event.last_seq === 0 && !history) {
+        history = true;
+        api<{ messages: Parameters<typeof fromHistory>[1] }>(
+          `/api/sessions/${encodeURIComponent(id)}/history`,
+        ).then(
+          ({ messages }) => setView((v) => fromHistory(v, messages)),
+          (err: unknown) => onError((err as Error).message),
+        );
+      }
       if (event.type === 'queued') return;
       pending.push(event);
       frame ||= requestAnimationFrame(flush);

@@ -257,3 +257,49 @@ function stopText(reason: string): string {
       return 'The turn could not finish.';
   }
 }
+
+interface StoredMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
+
+/**
+ * A session that never ran through the gateway (started in the terminal) has no events to
+ * replay: its stored messages are shown instead, as the same items.
+ */
+export function fromHistory(view: View, messages: StoredMessage[]): View {
+  let items: Item[] = [];
+  messages.forEach((m, i) => {
+    const key = `h${i}`;
+    if (m.role === 'user') items.push({ kind: 'user', text: m.content ?? '', key });
+    else if (m.role === 'assistant') {
+      if (m.content) items.push({ kind: 'answer', text: m.content, key });
+      for (const call of m.tool_calls ?? []) {
+        let input: unknown;
+        try {
+          input = JSON.parse(call.function.arguments);
+        } catch {
+          input = undefined;
+        }
+        items.push({
+          kind: 'tool',
+          key: `${key}-${call.id}`,
+          id: call.id,
+          tool: call.function.name,
+          label: label({ type: 'tool_call', tool: call.function.name, input }),
+          status: 'running',
+          output: '',
+        });
+      }
+    } else if (m.role === 'tool' && m.tool_call_id) {
+      items = updateTool(items, m.tool_call_id, (tool) => ({
+        ...tool,
+        status: 'ok',
+        output: m.content ?? '',
+      }));
+    }
+  });
+  return { ...view, items: [...items, ...view.items] };
+}
