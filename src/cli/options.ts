@@ -4,6 +4,7 @@ import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { setupSubagents } from '../subagents/setup.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -20,6 +21,8 @@ export interface GlobalFlags {
   yolo?: boolean;
   allow?: string[];
   deny?: string[];
+  /** Deep-work mode (the main command's --deep): sub-agents are on unless the config says otherwise. */
+  deep?: boolean;
 }
 
 export function positiveInt(value: string): number {
@@ -85,5 +88,10 @@ export async function loadConfigFromFlags(
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
+  const workspace = await checkWorkspace(resolve(flags.workspace));
+  const { notes, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
+  return createRuntime(config, workspace, {
+    configNotes: [...describeIgnored(ignored), ...notes],
+    ...subagents,
+  });
 }

@@ -10,6 +10,7 @@ import type { Db } from '../store/database.js';
 import { EventLog } from '../store/events.js';
 import { type SessionRow, SessionStore } from '../store/sessions.js';
 import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
+import { setupSubagents } from '../subagents/setup.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
 import type { RunMode, WireEvent } from './wire.js';
@@ -276,7 +277,14 @@ export class SessionHub implements SessionHost {
       workspace === this.home || !this.options.configFor
         ? { config: this.options.config, notes: [] }
         : await this.options.configFor(workspace);
-    return createRuntime(config, workspace, { db: this.options.db, configNotes: notes });
+    // Sub-agents as the config turns them on (a deep-work turn does not add them: the runtime,
+    // and so the tool list, is shared by every session of the workspace).
+    const { notes: agentNotes, ...subagents } = await setupSubagents(config, workspace, false);
+    return createRuntime(config, workspace, {
+      db: this.options.db,
+      configNotes: [...notes, ...agentNotes],
+      ...subagents,
+    });
   }
 
   private connect(workspace: string, settings: Config): Promise<Connection> {

@@ -67,6 +67,12 @@ export const migrations: string[] = [
   ) WITHOUT ROWID;
   `,
   `
+  -- Sub-agents are sessions too: depth 0 is a session a person started, 1 one its agent started,
+  -- and so on. parent_id alone cannot tell: a fork also names the session it was copied from.
+  ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX sessions_parent ON sessions(parent_id);
+  `,
+  `
   -- Every event a session emitted over the gateway, numbered per session, so that a client that
   -- reconnects gets what it missed (store/events.ts). The partial index serves the activity feed.
   CREATE TABLE events (
