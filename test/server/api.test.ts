@@ -7,6 +7,19 @@ import { reply, startScriptedServer } from '../support/scripted-server.js';
 
 let gw: TestGateway | undefined;
 const agents: Agent[] = [];
+/** The library Agent on the gateway's database and model server, as the terminal would run it. */
+function terminalAgent(gateway: TestGateway, options: { sessionId?: string } = {}): Agent {
+  const agent = new Agent({
+    baseUrl: gateway.llm.baseUrl,
+    model: 'scripted-model',
+    dbPath: gateway.dbPath,
+    sandbox: 'none',
+    contextWindow: 32_000,
+    ...(options.sessionId ? { sessionId: options.sessionId } : { workspace: gateway.workspace }),
+  });
+  agents.push(agent);
+  return agent;
+}
 afterEach(async () => {
   for (const agent of agents.splice(0)) await agent.close();
   await gw?.close();
@@ -251,15 +264,7 @@ describe('sessions shared with the terminal', () => {
       reply().text('From the gateway.'),
       reply().text('Back again.'),
     ]);
-    const first = new Agent({
-      baseUrl: gw.llm.baseUrl,
-      model: 'scripted-model',
-      workspace: gw.workspace,
-      dbPath: gw.dbPath,
-      sandbox: 'none',
-      contextWindow: 32_000,
-    });
-    agents.push(first);
+    const first = terminalAgent(gw);
     const started = await first.run('started in the terminal');
     await first.close();
 
@@ -272,15 +277,7 @@ describe('sessions shared with the terminal', () => {
     const sent = gw.llm.requests[1]!.body.messages as Array<{ content: string }>;
     expect(sent.map((m) => m.content)).toContain('started in the terminal');
 
-    const back = new Agent({
-      baseUrl: gw.llm.baseUrl,
-      model: 'scripted-model',
-      dbPath: gw.dbPath,
-      sessionId: started.sessionId,
-      sandbox: 'none',
-      contextWindow: 32_000,
-    });
-    agents.push(back);
+    const back = terminalAgent(gw, { sessionId: started.sessionId });
     await back.run('and back in the terminal');
     expect(lastUserText(gw, 2)).toBe('and back in the terminal');
     const contents = (gw.llm.requests[2]!.body.messages as Array<{ content: string }>).map((m) => m.content);
@@ -293,15 +290,7 @@ describe('sessions shared with the terminal', () => {
       reply().tool('write_file', { path: 'p.txt', content: 'paused\n' }),
       reply().text('Resumed and wrote it.'),
     ]);
-    const cli = new Agent({
-      baseUrl: gw.llm.baseUrl,
-      model: 'scripted-model',
-      workspace: gw.workspace,
-      dbPath: gw.dbPath,
-      sandbox: 'none',
-      contextWindow: 32_000,
-    });
-    agents.push(cli);
+    const cli = terminalAgent(gw);
     const paused = await cli.run('write p.txt');
     expect(paused.paused).toBe(true);
     await cli.close();
