@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hooksSchema } from './hooks-schema.js';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
@@ -162,6 +163,11 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ max_depth: 3, parallel: 1, max_turns: 30, time_limit: 1800, budget_share: 0.25 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
+      /**
+       * Programs run on the agent's events, in Claude Code's shape (hooks-schema.ts). A security
+       * setting: they run on the host, so a project file sets them only once approved.
+       */
+      hooks: hooksSchema.default({}),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
       /** `hearth serve`: where it listens and who may use it (security settings, see security.ts). */
