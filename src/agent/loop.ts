@@ -8,7 +8,7 @@ import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
-import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
+import { MemoryState, type SessionState, type ToolContext, type WakeupPort } from '../tools/types.js';
 import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
@@ -45,6 +45,8 @@ export interface RunAgentOptions {
   scratch?: Map<string, unknown>;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   durable?: SessionState;
+  /** Wake-ups of the stored session (the schedule_wakeup tool). */
+  wakeups?: WakeupPort;
   /** Messages the user sent while the run goes on; taken at the next safe point (see SteeringQueue). */
   steering?: SteeringQueue;
   /** Called with every message appended to the history, as it is appended. */
@@ -91,6 +93,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
     progress: () => {},
+    wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
   };
   const append = (message: ChatMessage) => {

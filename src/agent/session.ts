@@ -199,6 +199,10 @@ export class AgentSession {
       signal,
       scratch: this.scratch,
       durable: store.state(this.id),
+      wakeups: {
+        now: () => Date.now(),
+        schedule: (at, message) => store.wakeups().add(this.id, at, message, Date.now()),
+      },
       steering: {
         waiting: () => this.steering.length > 0,
         take: () => this.steering.splice(0),

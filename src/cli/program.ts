@@ -5,14 +5,18 @@ import { ConfigError } from '../config/load.js';
 import { DiscoveryError } from '../llm/discover.js';
 import { RuleSyntaxError } from '../permissions/rules.js';
 import { SandboxError } from '../sandbox/types.js';
+import { JobDefinitionError, SchedulerError } from '../scheduler/errors.js';
 import { StoreError } from '../store/database.js';
 import { SessionNotFoundError } from '../store/sessions.js';
+import { WakeupLimitError } from '../store/wakeups.js';
 import { ToolSelectionError } from '../tools/catalog.js';
 import { closest } from '../util/levenshtein.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
+import { addJobsCommands } from './commands/jobs.js';
+import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
@@ -87,6 +91,9 @@ const USER_ERRORS = [
   UsageError,
   RuleSyntaxError,
   SandboxError,
+  SchedulerError,
+  JobDefinitionError,
+  WakeupLimitError,
 ];
 
 function buildProgram(): Command {
@@ -160,6 +167,8 @@ function buildProgram(): Command {
   addConfigCommands(program);
   addInitCommand(program);
   addSkillsCommands(program);
+  addJobsCommands(program);
+  addSchedulerCommands(program);
   addServeCommand(program);
   return program;
 }

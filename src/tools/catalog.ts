@@ -7,7 +7,7 @@ import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
 import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
-import { planTools, taskStateTools, timeTools, todoTools } from './tracking/index.js';
+import { planTools, taskStateTools, timeTools, todoTools, wakeupTools } from './tracking/index.js';
 import type { AnyTool } from './types.js';
 
 /**
@@ -23,6 +23,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   plan: planTools,
   task_state: taskStateTools,
   time: timeTools,
+  wakeup: wakeupTools,
 };
 
 /**

@@ -39,6 +39,14 @@ export interface ToolContext {
   relay?(event: SubagentEvent): void;
   /** Starts sub-agents; set on the sessions of a run where sub-agents are on (src/subagents/). */
   subagents?: SubagentPort;
+  /** Sets this session to resume later with a message; absent when the run has no stored session. */
+  wakeups?: WakeupPort;
+}
+
+/** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
+export interface WakeupPort {
+  now(): number;
+  schedule(at: number, message: string): { id: string };
 }
 
 /**

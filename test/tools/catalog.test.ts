@@ -70,6 +70,7 @@ describe('tool catalog', () => {
         'git_commit',
         'mkdir',
         'multi_edit',
+        'schedule_wakeup',
         'shell',
         'write_file',
       ].sort(),
