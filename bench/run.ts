@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataViewFigures } from './figures/data-view.js';
 import { editFigures } from './figures/edit.js';
+import { gatewayFigures } from './figures/gateway.js';
 import { memoryFigures } from './figures/memory.js';
 import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
@@ -20,6 +21,7 @@ import { promptFigures } from './figures/prompt.js';
 import { searchFigures } from './figures/search.js';
 import { startupFigures } from './figures/startup.js';
 import { stepFigures } from './figures/steps.js';
+import { webFigures } from './figures/web.js';
 import { worstCaseFigures } from './figures/worst-case.js';
 import { type BenchResults, compare, keep, lastRun } from './history.js';
 import type { Figures, Goal, Row } from './stats.js';
@@ -38,6 +40,8 @@ async function main(): Promise<void> {
     ['permissions', () => permissionFigures()],
     ['data_view', () => dataViewFigures()],
     ['memory', () => memoryFigures()],
+    ['gateway', () => gatewayFigures(dir)],
+    ['web', () => webFigures()],
   ];
   const { values } = parseArgs({ options: { compare: { type: 'boolean' }, only: { type: 'string' } } });
   const only = values.only?.split(',').map((s) => s.trim());

@@ -1,3 +1,4 @@
+import type { Config } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -17,6 +18,18 @@ export interface SessionSetup {
 const DEFAULT_MAX_ITERATIONS = 50;
 const DEEP_WORK = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
 
+/** A run's limits: the configured ones, else those of its mode. */
+export function runLimits(
+  config: Pick<Config, 'max_iterations' | 'token_budget'>,
+  deepWork: boolean,
+): { maxIterations: number; tokenBudget: number | undefined; todoNudges: number } {
+  return {
+    maxIterations: config.max_iterations ?? (deepWork ? DEEP_WORK.maxIterations : DEFAULT_MAX_ITERATIONS),
+    tokenBudget: config.token_budget ?? (deepWork ? DEEP_WORK.tokenBudget : undefined),
+    todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,
+  };
+}
+
 /** Opens `resume` when given, otherwise starts a new stored session. */
 export async function openSession(setup: SessionSetup, resume?: SessionRow): Promise<AgentSession> {
   const { runtime, connection, deepWork } = setup;
@@ -34,9 +47,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     vision: config.vision ?? connection.info.vision,
     approve: setup.approve,
     workspace: runtime.workspace,
-    maxIterations: config.max_iterations ?? (deepWork ? DEEP_WORK.maxIterations : DEFAULT_MAX_ITERATIONS),
-    tokenBudget: config.token_budget ?? (deepWork ? DEEP_WORK.tokenBudget : undefined),
-    todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,
+    ...runLimits(config, deepWork),
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
     hooks: runtime.hooks,

@@ -62,6 +62,17 @@ interface CompactionRecord {
 
 const COMPACTION_KEY = 'compaction';
 
+/**
+ * Starts a stored session's conversation over from its system prompt (the gateway's `clear`). The
+ * stored messages stay, as after a compaction: the history simply begins after them.
+ */
+export function restartConversation(store: SessionStore, id: string): void {
+  const stored = store.messages(id);
+  if (stored.length === 0) return;
+  const record: CompactionRecord = { fromSeq: stored.length, history: stored.slice(0, 1) };
+  store.state(id).set(COMPACTION_KEY, record);
+}
+
 /** What a tool_result event carries of a call's display; the whole of it stays in the store. */
 const DISPLAY_EVENT_CHARS = 16_000;
 

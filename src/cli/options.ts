@@ -28,7 +28,7 @@ export interface GlobalFlags {
 }
 
 /** The config keys the flags set, in order. Flags that contradict each other are an error, never resolved silently. */
-function flagSettings(flags: GlobalFlags): FlagSetting[] {
+export function flagSettings(flags: GlobalFlags): FlagSetting[] {
   if (flags.yolo && flags.permissionMode !== undefined && flags.permissionMode !== 'auto') {
     throw new UsageError(
       `--yolo and --permission-mode ${flags.permissionMode} contradict each other (--yolo means --permission-mode auto). Give one of them.`,
@@ -54,9 +54,12 @@ function flagSettings(flags: GlobalFlags): FlagSetting[] {
   return settings;
 }
 
-/** Loads the config for the flags' workspace, with the flags as the last layer. */
-export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedConfig> {
-  const settings = flagSettings(flags);
+/** Loads the config for the flags' workspace, with the flags (and a command's own, `extra`) as the last layer. */
+export async function loadConfigFromFlags(
+  flags: GlobalFlags,
+  extra: FlagSetting[] = [],
+): Promise<LoadedConfig> {
+  const settings = [...flagSettings(flags), ...extra];
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 

@@ -7,6 +7,7 @@ import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
 import { addMemoryCommands } from './commands/memory.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
+import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
 import { terminalJson, visible } from './sanitize.js';
@@ -154,6 +155,7 @@ function buildProgram(): Command {
   addSkillsCommands(program);
   addJobsCommands(program);
   addSchedulerCommands(program);
+  addServeCommand(program);
   return program;
 }
 

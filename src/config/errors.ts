@@ -72,7 +72,11 @@ function expectation(issue: z.core.$ZodIssue, value: unknown): string {
     case 'invalid_type':
       return value === undefined ? 'missing (required)' : `expected ${typeName(issue.expected)}`;
     case 'too_small':
-      if (issue.origin === 'string') return 'expected a non-empty string';
+      if (issue.origin === 'string') {
+        return Number(issue.minimum) > 1
+          ? `expected at least ${issue.minimum} characters`
+          : 'expected a non-empty string';
+      }
       if (issue.origin === 'array') return `expected at least ${issue.minimum} item(s)`;
       if (Number(issue.minimum) === 0 && !issue.inclusive) return 'expected a positive number';
       return `expected a number ${issue.inclusive ? 'of at least' : 'above'} ${issue.minimum}`;

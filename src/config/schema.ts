@@ -23,6 +23,41 @@ const profileShape = {
   vision: z.boolean().optional(),
 };
 
+/** An origin as browsers send it: scheme, host and port, nothing after. */
+const origin = z
+  .url({ protocol: /^https?$/, error: 'expected an origin such as https://example.com:8443' })
+  .refine((text) => new URL(text).origin === text.replace(/\/$/, ''), {
+    error: 'expected an origin only (scheme://host[:port]), with no path, query or trailing slash',
+  });
+
+const GATEWAY_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8000,
+  pin: false,
+  origins: [] as string[],
+  hosts: [] as string[],
+  approval_timeout: 300,
+};
+
+const gatewaySchema = z
+  .object({
+    /** The address to bind; anything but loopback needs `token` or `pin`. */
+    host: z.string().min(1).default(GATEWAY_DEFAULTS.host),
+    port: z.number().int().min(0).max(65535).default(GATEWAY_DEFAULTS.port),
+    /** The bearer token clients send; unset, one is made at start and kept in <hearth home>/gateway.json. */
+    token: z.string().min(16).optional(),
+    /** Print a one-time PIN at start that a browser or phone exchanges for a session cookie. */
+    pin: z.boolean().default(GATEWAY_DEFAULTS.pin),
+    /** Origins allowed to call the API from a browser (CORS); none by default. */
+    origins: z.array(origin).default(GATEWAY_DEFAULTS.origins),
+    /** Extra names clients may reach the gateway by (a reverse proxy, a DNS name), beyond its addresses. */
+    hosts: z.array(z.string().min(1)).default(GATEWAY_DEFAULTS.hosts),
+    /** Seconds a call waits for a client's approval before it is declined. */
+    approval_timeout: z.number().positive().default(GATEWAY_DEFAULTS.approval_timeout),
+  })
+  .strict()
+  .default(GATEWAY_DEFAULTS);
+
 /** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
 const profileSchema = z.object(profileShape).strict();
 export type Profile = z.infer<typeof profileSchema>;
@@ -171,6 +206,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       hooks: hooksSchema.default({}),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
+      /** `hearth serve`: where it listens and who may use it (security settings, see security.ts). */
+      gateway: gatewaySchema,
     })
     .strict();
 }

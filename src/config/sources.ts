@@ -111,6 +111,7 @@ const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_DB: { key: 'db_path', kind: 'string' },
   HEARTH_CHROMIUM: { key: 'web.browser', kind: 'string' },
   HEARTH_EMBEDDING_MODEL: { key: 'memory.embedding_model', kind: 'string' },
+  HEARTH_GATEWAY_TOKEN: { key: 'gateway.token', kind: 'string' },
 };
 
 /**

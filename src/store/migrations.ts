@@ -215,4 +215,19 @@ export const migrations: string[] = [
     created_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- Every event a session emitted over the gateway, numbered per session, so that a client that
+  -- reconnects gets what it missed (store/events.ts). The partial index serves the activity feed.
+  CREATE TABLE events (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  ) WITHOUT ROWID;
+  CREATE INDEX events_activity ON events(created_at) WHERE type IN ('tool_call', 'tool_result');
+  -- Usage over a time range (today, 7 days, ...) without reading every row.
+  CREATE INDEX usage_created ON usage(created_at);
+  `,
 ];

@@ -60,12 +60,19 @@ export class SessionStore {
 
   /** Creates a session, with its first messages in the same transaction: no session is ever seen without them. */
   create(
-    input: { workspace: string; model?: string; title?: string; parentId?: string; depth?: number },
+    input: {
+      workspace: string;
+      model?: string;
+      title?: string;
+      parentId?: string;
+      depth?: number;
+      id?: string;
+    },
     messages: ChatMessage[] = [],
   ): SessionRow {
     const now = Date.now();
     const row: SessionRow = {
-      id: newId(),
+      id: input.id ?? newId(),
       title: input.title ?? '',
       workspace: input.workspace,
       model: input.model ?? '',

@@ -148,6 +148,25 @@ describe('precedence: defaults < user file < workspace file < .env < environment
     ]);
   });
 
+  it('keeps the gateway closed to the workspace: its address, token and origins come from the user only', async () => {
+    await write(userFile(), { gateway: { port: 9000 } });
+    await write(workspaceFile(), {
+      gateway: { host: '0.0.0.0', token: 'project-chosen-token-123', origins: ['http://evil.example'] },
+    });
+    await writeFile(join(workspace, '.env'), 'HEARTH_GATEWAY_TOKEN=dotenv-chosen-token-1234\n');
+    const { config, ignored } = await load();
+    expect(config.gateway).toMatchObject({ host: '127.0.0.1', port: 9000, origins: [], pin: false });
+    expect(config.gateway.token).toBeUndefined();
+    expect(ignored.map((i) => [i.key, i.source])).toEqual([
+      ['gateway.host', workspaceFile()],
+      ['gateway.token', workspaceFile()],
+      ['gateway.origins', workspaceFile()],
+      ['gateway.token', '.env HEARTH_GATEWAY_TOKEN'],
+    ]);
+    const fromEnv = await load({ env: { HEARTH_GATEWAY_TOKEN: 'environment-token-123456' } });
+    expect(fromEnv.config.gateway.token).toBe('environment-token-123456');
+  });
+
   it('reads typed values from HEARTH_* variables and ignores other variables', async () => {
     const { config, sources } = await load({
       env: {

@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { resolve } from 'node:path';
+import { renderUnicodeCompact } from 'uqr';
+import { defaultDbPath, type FlagSetting, loadConfig } from '../../config/load.js';
+import { describeIgnored } from '../../config/security.js';
+import {
+  bindRefusal,
+  createServer,
+  GatewayConfigError,
+  isLoopback,
+  type ListeningInfo,
+  newPin,
+} from '../../server/index.js';
+import { flagSettings, loadConfigFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
+import { UsageError } from '../usage-error.js';
+import type { ServeFlags } from './serve.js';
+
+/** Runs the gateway until Ctrl+C or SIGTERM; resolves to the exit code. */
+export async function runServe(flags: ServeFlags): Promise<number> {
+  const own: FlagSetting[] = [];
+  const add = (key: string, value: unknown, name: string) => {
+    if (value !== undefined) own.push({ key, value, name });
+  };
+  add('gateway.port', flags.port, '--port');
+  add('gateway.host', flags.host, '--host');
+  add('gateway.pin', flags.pin, '--pin');
+  add('gateway.token', flags.token, '--token');
+  const { config, ignored } = await loadConfigFromFlags(flags, own);
+  const { host, port } = config.gateway;
+  const err = (line: string) => process.stderr.write(`${visible(line)}\n`);
+  for (const note of describeIgnored(ignored)) err(note);
+  const refusal = bindRefusal(host, {
+    tokenGiven: config.gateway.token !== undefined,
+    pin: config.gateway.pin,
+  });
+  if (refusal) throw new UsageError(refusal);
+
+  const workspace = resolve(flags.workspace);
+  const sessionFlags = flagSettings(flags);
+  const server = createServer({
+    config,
+    workspace,
+    pin: config.gateway.pin ? newPin() : undefined,
+    configFor: async (folder) => {
+      const loaded = await loadConfig({ workspace: folder, flags: sessionFlags });
+      return { config: loaded.config, notes: describeIgnored(loaded.ignored) };
+    },
+    log: err,
+    onListening: (info) => {
+      process.stdout.write(banner(info, defaultDbPath(config), workspace));
+      if (flags.open) openBrowser(server.loginLink(info.url), err);
+    },
+  });
+  await new Promise<void>((done, fail) => {
+    server.once('error', (error: NodeJS.ErrnoException) => fail(listenError(error, host, port)));
+    server.listen(port, host, () => done());
+  });
+
+  await new Promise<void>((done) => {
+    let signals = 0;
+    const stop = () => {
+      // A second Ctrl+C means "now": do not wait for runs to wind down.
+      if (++signals > 1) process.exit(130);
+      err('Stopping the gateway...');
+      server.shutdown().then(done, done);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  return 0;
+}
+
+/**
+ * Opens `url` with the desktop's opener. The link's one-time code is in the fragment, so the
+ * browser never sends it anywhere; it shows in the process list only until the browser has used it.
+ */
+function openBrowser(url: string, err: (line: string) => void): void {
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url]]
+        : ['xdg-open', [url]];
+  const child = spawn(command, args, { stdio: 'ignore', detached: true });
+  child.on('error', () =>
+    err(`Could not open a browser (${command}); open the URL above and log in with the token or PIN.`),
+  );
+  child.unref();
+}
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error instanceof GatewayConfigError) return new UsageError(error.message);
+  if (error.code === 'EADDRINUSE') {
+    return new UsageError(
+      `Port ${port} on ${host} is in use${port === 8000 ? ' (vLLM listens there by default)' : ''}. Choose another: hearth serve --port ${port + 1}`,
+    );
+  }
+  if (error.code === 'EADDRNOTAVAIL')
+    return new UsageError(`This machine has no address ${host}. Use 127.0.0.1, 0.0.0.0 or one of its own.`);
+  if (error.code === 'EACCES')
+    return new UsageError(
+      `Not allowed to listen on port ${port}; ports below 1024 need privileges. Use 8000 or above.`,
+    );
+  return error;
+}
+
+/** The address a phone on the same network reaches this machine by, when the gateway listens on all. */
+function lanAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const entry of list ?? []) if (entry.family === 'IPv4' && !entry.internal) return entry.address;
+  }
+  return undefined;
+}
+
+/** What the user needs to connect: the URL, where the token is (never the token), the PIN and a QR code. */
+function banner(info: ListeningInfo, dbPath: string, workspace: string): string {
+  const any = info.address === '0.0.0.0' || info.address === '::';
+  const lan = any ? lanAddress() : undefined;
+  const remote = lan ? `http://${lan}:${info.port}/` : isLoopback(info.address) ? undefined : `${info.url}/`;
+  const lines = [
+    `Hearth gateway listening on ${info.url}${lan ? ` (on your network: ${remote})` : ''}`,
+    `  sessions: ${dbPath}, new ones in ${workspace}`,
+    `  API: ${info.url}/doc (OpenAPI) · WebSocket: ${info.url.replace(/^http/, 'ws')}/ws/<session>`,
+    info.tokenGenerated
+      ? `  token: in ${info.stateFile ?? 'memory only'} (local clients read it there)`
+      : '  token: the one you gave',
+  ];
+  if (info.pin) {
+    lines.push(`  PIN: ${info.pin}  (log in at the URL; PIN login switches off after 10 wrong tries)`);
+    if (remote) lines.push(`  Scan to open ${remote}:`, '', renderUnicodeCompact(remote, { border: 1 }));
+  }
+  lines.push('Ctrl+C stops it.', '');
+  return lines.map((line) => visible(line)).join('\n');
+}

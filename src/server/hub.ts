@@ -1,0 +1,314 @@
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
+import { createRuntime, type Runtime } from '../agent/runtime.js';
+import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
+import type { Config } from '../config/schema.js';
+import { type Connection, resolveConnection } from '../llm/connection.js';
+import { discoverServer, listModels } from '../llm/discover.js';
+import type { Db } from '../store/database.js';
+import { EventLog } from '../store/events.js';
+import { type SessionRow, SessionStore } from '../store/sessions.js';
+import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
+import { setupSubagents } from '../subagents/setup.js';
+import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
+import { GatewayError } from './problem.js';
+import type { RunMode, WireEvent } from './wire.js';
+
+export interface HubOptions {
+  db: Db;
+  /** The gateway's own settings; sessions in its workspace run with them. */
+  config: Config;
+  /** Where sessions created without a workspace work. */
+  workspace: string;
+  /** The settings for a session in another workspace (its project file may add to them). */
+  configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  now: () => number;
+  tracer: Tracer;
+  approvalTimeoutMs: number;
+}
+
+/**
+ * Every session the gateway holds in memory, and what they share: one database, a runtime per
+ * workspace (tools, permissions, sandbox), connections to model servers, the model chosen at run
+ * time, and the activity feed. A session is held while it runs, waits or is watched.
+ */
+export class SessionHub implements SessionHost {
+  readonly store: SessionStore;
+  readonly events: EventLog;
+  readonly now: () => number;
+  readonly tracer: Tracer;
+  readonly approvalTimeoutMs: number;
+  private readonly live = new Map<string, LiveSession>();
+  private readonly runtimes = new Map<string, Promise<Runtime>>();
+  private readonly connections = new Map<string, Promise<Connection>>();
+  private readonly watchers = new Set<(json: string) => void>();
+  private readonly creating = new Map<string, Promise<SessionRow>>();
+  /** Set by POST /api/models/select: later turns of every session use it. */
+  private selection: { model?: string; baseUrl?: string } = {};
+
+  private readonly home: string;
+
+  constructor(private readonly options: HubOptions) {
+    this.home = canonical(options.workspace);
+    this.store = new SessionStore(options.db);
+    this.events = new EventLog(options.db);
+    this.now = options.now;
+    this.tracer = options.tracer;
+    this.approvalTimeoutMs = options.approvalTimeoutMs;
+  }
+
+  get workspace(): string {
+    return this.home;
+  }
+
+  /** The session with this exact id, held in memory from now on; 404 when there is none. */
+  session(id: string): LiveSession {
+    const held = this.live.get(id);
+    if (held) return held;
+    this.store.get(id);
+    // Sessions looked at and left alone (a read, an answer to nothing) are let go here.
+    for (const other of this.live.values()) if (other.isIdle) this.idle(other);
+    const live = new LiveSession(id, this);
+    this.live.set(id, live);
+    return live;
+  }
+
+  /**
+   * Stores a session with this id when there is none (agent_computer clients name their own).
+   * It does not hand out the live session: an idle one may be let go while a caller awaits, so
+   * callers take `session(id)` after this and use it in the same synchronous step.
+   */
+  async ensure(id: string): Promise<void> {
+    if (this.has(id)) return;
+    let creating = this.creating.get(id);
+    if (!creating) {
+      creating = this.create({ id }).finally(() => this.creating.delete(id));
+      this.creating.set(id, creating);
+    }
+    await creating;
+  }
+
+  held(id: string): LiveSession | undefined {
+    return this.live.get(id);
+  }
+
+  /** Creates a stored session with the system prompt of its workspace. */
+  async create(input: { id?: string; workspace?: string; title?: string }): Promise<SessionRow> {
+    if (input.id !== undefined && this.has(input.id)) {
+      throw new GatewayError(409, `A session named ${input.id} exists already.`);
+    }
+    const runtime = await this.runtimeFor(canonical(input.workspace ?? this.home));
+    return this.store.create(
+      { id: input.id, workspace: runtime.workspace, title: input.title, model: this.selection.model },
+      [{ role: 'system', content: runtime.systemPrompt }],
+    );
+  }
+
+  /** True when a session with exactly this id is stored. */
+  has(id: string): boolean {
+    try {
+      this.store.get(id);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Deletes a stored session; refused while it runs. */
+  remove(id: string): void {
+    const live = this.live.get(id);
+    if (live?.busy || (live?.queued ?? 0) > 0) {
+      throw new GatewayError(409, `Session ${id} is running; stop it (abort) before deleting it.`);
+    }
+    this.store.get(id);
+    this.live.delete(id);
+    this.store.remove(id);
+  }
+
+  /** The tools sessions in the gateway's own folder are offered. */
+  async toolNames(): Promise<string[]> {
+    return [...(await this.runtimeFor(this.home)).tools.names()];
+  }
+
+  /** How commands of sessions in the gateway's own folder are confined, and the permission mode. */
+  async safety(): Promise<{ sandbox: string; sandboxWarning?: string; permissionMode: string }> {
+    const runtime = await this.runtimeFor(this.home);
+    const choice = await runtime.sandbox();
+    return {
+      sandbox: choice.reason,
+      ...(choice.warning ? { sandboxWarning: choice.warning } : {}),
+      permissionMode: runtime.config.permissions.mode,
+    };
+  }
+
+  /** Token usage since `since` (epoch ms; undefined: all time). */
+  usage(since: number | undefined): UsageReport {
+    return usageReport(this.options.db, since);
+  }
+
+  sessionUsage(id: string): UsageTotals {
+    return sessionUsage(this.options.db, id);
+  }
+
+  sessionCount(): number {
+    return (this.options.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;
+  }
+
+  counts(): { held: number; running: number; queued: number } {
+    let running = 0;
+    let queued = 0;
+    for (const live of this.live.values()) {
+      if (live.busy) running++;
+      queued += live.queued;
+    }
+    return { held: this.live.size, running, queued };
+  }
+
+  /** The model later turns use: the one chosen at run time, else the configured one. */
+  get currentModel(): { model?: string; baseUrl?: string } {
+    return {
+      model: this.selection.model ?? this.options.config.model,
+      baseUrl: this.selection.baseUrl ?? this.options.config.base_url,
+    };
+  }
+
+  /** The models the current server offers; an unreachable server is reported, not thrown. */
+  async models(): Promise<{ baseUrl?: string; models: string[]; error?: string }> {
+    const { config } = this.options;
+    let baseUrl = this.currentModel.baseUrl;
+    try {
+      baseUrl ??= (await discoverServer()).baseUrl;
+      return { baseUrl, models: await listModels(baseUrl, { apiKey: config.api_key }) };
+    } catch (err) {
+      return { baseUrl, models: [], error: (err as Error).message };
+    }
+  }
+
+  /** Switches the model (and optionally the server) for every later turn, once it is known to exist. */
+  async select(model: string, baseUrl?: string): Promise<Connection> {
+    const settings = { ...this.options.config, model, base_url: baseUrl ?? this.currentModel.baseUrl };
+    const connection = await resolveConnection(settings);
+    this.connections.set(connectionKey(this.home, settings), Promise.resolve(connection));
+    this.selection = { model: connection.model, baseUrl: connection.baseUrl };
+    return connection;
+  }
+
+  /** The agent session for a run of `row`, opened again only when its model or mode changed. */
+  async open(
+    row: SessionRow,
+    options: { model?: string; mode: RunMode; live: LiveSession; current?: OpenedAgent },
+  ): Promise<OpenedAgent> {
+    const runtime = await this.runtimeFor(row.workspace);
+    const { config } = runtime;
+    const settings = {
+      ...config,
+      model: options.model ?? this.selection.model ?? config.model ?? (row.model || undefined),
+      base_url: this.selection.baseUrl ?? config.base_url,
+    };
+    const connection = await this.connect(row.workspace, settings);
+    const key = `${connection.baseUrl} ${connection.model} ${options.mode}`;
+    if (options.current?.key === key) return options.current;
+    const deepWork = options.mode === 'deep_work';
+    const { live } = options;
+    const session = await openSession(
+      {
+        runtime: { ...runtime, config: settings },
+        connection,
+        approve: (request, signal) => live.approvals.wait(request.call.id, signal),
+        deepWork,
+      },
+      row,
+    );
+    const { maxIterations, tokenBudget } = runLimits(config, deepWork);
+    return {
+      session,
+      key,
+      facts: { model: connection.model, maxIterations, tokenBudget },
+      notes: await setupNotes(runtime, connection),
+    };
+  }
+
+  activity(event: WireEvent, sessionId: string): void {
+    if (this.watchers.size === 0) return;
+    const json = JSON.stringify({ ...event, session_id: sessionId, timestamp: this.now() / 1000 });
+    for (const watcher of this.watchers) watcher(json);
+  }
+
+  /** Every tool call and result of every session, from now on. */
+  watchActivity(watcher: (json: string) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  /** Writes every session's buffered events (before reading the store as a whole). */
+  flushAll(): void {
+    for (const live of this.live.values()) live.recorder.flush();
+  }
+
+  idle(live: LiveSession): void {
+    if (this.live.get(live.id) !== live) return;
+    this.live.delete(live.id);
+    void live.close();
+  }
+
+  /** Stops every run (queued work is refused), then closes the runtimes and the database. */
+  async close(): Promise<void> {
+    const held = [...this.live.values()];
+    this.live.clear();
+    await Promise.all(held.map((live) => live.close()));
+    for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
+    this.options.db.close();
+  }
+
+  private runtimeFor(workspace: string): Promise<Runtime> {
+    let runtime = this.runtimes.get(workspace);
+    if (!runtime) {
+      runtime = this.buildRuntime(workspace);
+      this.runtimes.set(workspace, runtime);
+      // A workspace that failed (deleted, unreadable) may be fixed: try again next time.
+      runtime.catch(() => this.runtimes.delete(workspace));
+    }
+    return runtime;
+  }
+
+  private async buildRuntime(workspace: string): Promise<Runtime> {
+    const { config, notes } =
+      workspace === this.home || !this.options.configFor
+        ? { config: this.options.config, notes: [] }
+        : await this.options.configFor(workspace);
+    // Sub-agents as the config turns them on (a deep-work turn does not add them: the runtime,
+    // and so the tool list, is shared by every session of the workspace).
+    const { notes: agentNotes, ...subagents } = await setupSubagents(config, workspace, false);
+    return createRuntime(config, workspace, {
+      db: this.options.db,
+      configNotes: [...notes, ...agentNotes],
+      ...subagents,
+    });
+  }
+
+  private connect(workspace: string, settings: Config): Promise<Connection> {
+    const key = connectionKey(workspace, settings);
+    let connection = this.connections.get(key);
+    if (!connection) {
+      connection = resolveConnection(settings);
+      this.connections.set(key, connection);
+      // The server may be started later: a failed probe is not remembered.
+      connection.catch(() => this.connections.delete(key));
+    }
+    return connection;
+  }
+}
+
+/** The folder as sessions store it; left as given when it does not exist (the runtime then says so). */
+function canonical(dir: string): string {
+  try {
+    return realpathSync(resolve(dir));
+  } catch {
+    return resolve(dir);
+  }
+}
+
+function connectionKey(workspace: string, settings: Pick<Config, 'base_url' | 'model'>): string {
+  return `${workspace}\n${settings.base_url ?? ''}\n${settings.model ?? ''}`;
+}

@@ -1,0 +1,199 @@
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import { type Tracer, trace } from '@opentelemetry/api';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { defaultDbPath, hearthHome } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { type Db, openDatabase } from '../store/database.js';
+import { buildApp } from './app.js';
+import { bindRefusal, Guard, newPin, newToken } from './guard.js';
+import { SessionHub } from './hub.js';
+import { removeGatewayFile, writeGatewayFile } from './state-file.js';
+import { DEFAULT_WEB_ROOT } from './web.js';
+
+export { bindRefusal, isLoopback, newPin, newToken } from './guard.js';
+
+export interface GatewayOptions {
+  /** Every setting: `gateway` for the server, the rest for the sessions it runs. */
+  config: Config;
+  /** Where sessions created without a folder work. */
+  workspace: string;
+  /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
+  db?: Db;
+  /** The token clients must send; default `config.gateway.token`, else a new random one. */
+  token?: string;
+  /** The PIN a browser may log in with; default a new one when `config.gateway.pin` is set. */
+  pin?: string;
+  /** Where the URL and token are written for local clients; default <hearth home>/gateway.json; false: nowhere. */
+  stateFile?: string | false;
+  /** The settings of a session in another folder; default the same `config` for every folder. */
+  configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  version?: string;
+  /** The built web UI; default the package's dist/web. */
+  webRoot?: string;
+  /** The clock usage ranges are measured against. */
+  now?: () => number;
+  /** Default: the global OpenTelemetry tracer (a no-op unless an SDK is registered). */
+  tracer?: Tracer;
+  /** Start-up facts and failures; never given the token. */
+  log?: (line: string) => void;
+  /** Told once the server listens: where, with what credentials (for the start-up banner). */
+  onListening?: (info: ListeningInfo) => void;
+}
+
+export interface ListeningInfo {
+  /** The URL local clients use. */
+  url: string;
+  /** The address bound. */
+  address: string;
+  port: number;
+  token: string;
+  /** True when the token was made up here (it is then only in the state file). */
+  tokenGenerated: boolean;
+  pin?: string;
+  stateFile?: string;
+}
+
+/** The Node HTTP server, with `shutdown` to stop runs, close every connection and the store. */
+export interface GatewayServer extends Server {
+  shutdown(): Promise<void>;
+  /** The web UI's URL with a one-time login code in its fragment, for opening a local browser. */
+  loginLink(url: string): string;
+}
+
+/** Listening beyond loopback without a chosen token or PIN. */
+export class GatewayConfigError extends Error {
+  override name = 'GatewayConfigError';
+}
+
+/** WebSocket pings that find clients gone (a phone off the network) and drop them. */
+const HEARTBEAT_MS = 30_000;
+
+const { version: packageVersion } = createRequire(import.meta.url)('../../package.json') as {
+  version: string;
+};
+
+/**
+ * The gateway: one process serving many sessions over HTTP, WebSocket and SSE. Returns the Node
+ * server, not yet listening: `server.listen(port, host)`. Listening beyond loopback without a
+ * token or PIN the user chose closes it again with a GatewayConfigError ('error' event).
+ */
+export function createServer(options: GatewayOptions): GatewayServer {
+  const { config } = options;
+  const settings = config.gateway;
+  const version = options.version ?? packageVersion;
+  const log = options.log ?? (() => {});
+  const now = options.now ?? Date.now;
+  const tokenGiven = options.token ?? settings.token;
+  const token = tokenGiven ?? newToken();
+  const pin = options.pin ?? (settings.pin ? newPin() : undefined);
+  const stateFile =
+    options.stateFile === false ? undefined : (options.stateFile ?? join(hearthHome(), 'gateway.json'));
+  const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
+  const hub = new SessionHub({
+    db: options.db ?? openDatabase(defaultDbPath(config)),
+    config,
+    workspace: options.workspace,
+    configFor: options.configFor,
+    now,
+    tracer: options.tracer ?? trace.getTracer('hearth', version),
+    approvalTimeoutMs: settings.approval_timeout * 1000,
+  });
+  const app = buildApp({
+    hub,
+    guard,
+    version,
+    now,
+    origins: settings.origins,
+    tokenFile: stateFile ?? 'the file the gateway was told to write',
+    webRoot: options.webRoot ?? DEFAULT_WEB_ROOT,
+    log,
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+  const server = createAdaptorServer({ fetch: app.fetch, websocket: { server: wss } }) as GatewayServer;
+
+  const alive = new WeakSet<WebSocket>();
+  wss.on('connection', (ws) => {
+    alive.add(ws);
+    ws.on('pong', () => alive.add(ws));
+  });
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.has(ws)) ws.terminate();
+      else {
+        alive.delete(ws);
+        ws.ping();
+      }
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  let written: Promise<void> = Promise.resolve();
+  server.on('listening', () => {
+    const { address, port } = server.address() as AddressInfo;
+    const refusal = bindRefusal(address, { tokenGiven: tokenGiven !== undefined, pin: pin !== undefined });
+    if (refusal) {
+      server.close();
+      server.emit('error', new GatewayConfigError(refusal));
+      return;
+    }
+    guard.bound(address);
+    const url = `http://${urlHost(address)}:${port}`;
+    const info: ListeningInfo = {
+      url,
+      address,
+      port,
+      token,
+      tokenGenerated: tokenGiven === undefined,
+      ...(pin ? { pin } : {}),
+      ...(stateFile ? { stateFile } : {}),
+    };
+    written = stateFile
+      ? writeGatewayFile(stateFile, {
+          url,
+          token,
+          pid: process.pid,
+          version,
+          started_at: new Date(now()).toISOString(),
+        })
+      : Promise.resolve();
+    written.then(
+      () => options.onListening?.(info),
+      (err: unknown) => log(`Could not write ${stateFile}: ${(err as Error).message}`),
+    );
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      clearInterval(heartbeat);
+      for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
+      await hub.close();
+      await written.catch(() => undefined);
+      if (stateFile) await removeGatewayFile(stateFile, process.pid);
+    })();
+    return stopping;
+  };
+  server.on('close', () => void stop());
+  server.loginLink = (url) => `${url}/#login=${guard.loginCode()}`;
+  server.shutdown = async () => {
+    const closed = server.listening
+      ? new Promise<void>((resolve) => server.close(() => resolve()))
+      : undefined;
+    await stop();
+    for (const ws of wss.clients) ws.terminate();
+    server.closeAllConnections();
+    await closed;
+  };
+  return server;
+}
+
+/** How a URL names the bound address; "any address" is reached locally through loopback. */
+function urlHost(address: string): string {
+  if (address === '0.0.0.0') return '127.0.0.1';
+  if (address === '::') return '[::1]';
+  return address.includes(':') ? `[${address}]` : address;
+}

@@ -1,0 +1,357 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { DoneEvent } from '../agent/events.js';
+import { unansweredCalls } from '../agent/loop.js';
+import { type AgentSession, restartConversation } from '../agent/session.js';
+import type { ApprovalAnswer } from '../permissions/gate.js';
+import type { EventLog } from '../store/events.js';
+import type { SessionRow, SessionStore } from '../store/sessions.js';
+import { readPlan, readTodos, renderTodos } from '../tools/tracking/index.js';
+import type { SessionState } from '../tools/types.js';
+import { type AnswerOutcome, ApprovalBook } from './approvals.js';
+import { describeError, GatewayError } from './problem.js';
+import { EventRecorder, type Subscriber } from './recorder.js';
+import { RunTrace } from './tracing.js';
+import { type RunFacts, type RunMode, toWire, usageJson, type WireEvent } from './wire.js';
+
+/** What a finished turn returns over HTTP: the agent_computer reply, with Hearth's stop reason. */
+export interface TurnResult {
+  session_id: string;
+  text: string;
+  /** The agent_computer gateway's later name for `text`. */
+  response: string;
+  iterations: number;
+  model: string;
+  usage: ReturnType<typeof usageJson>;
+  mode: RunMode;
+  reason: DoneEvent['reason'];
+}
+
+export interface CompactResult {
+  method: 'elided' | 'summary' | 'trimmed' | 'none';
+  before: number;
+  after: number;
+}
+
+/** An agent session ready to run, with what its runs report besides their events. */
+export interface OpenedAgent {
+  session: AgentSession;
+  /** Changes when the model or mode does: the agent session is then opened again. */
+  key: string;
+  facts: Omit<RunFacts, 'usage' | 'mode'>;
+  /** Said once per session in this process: a weak sandbox, ignored settings, a guessed window. */
+  notes: string[];
+}
+
+/** What a live session needs from the hub that holds it. */
+export interface SessionHost {
+  store: SessionStore;
+  events: EventLog;
+  now: () => number;
+  tracer: Tracer;
+  approvalTimeoutMs: number;
+  /** The agent session for the next run: `current` again when the model and mode are unchanged. */
+  open(
+    row: SessionRow,
+    options: { model?: string; mode: RunMode; live: LiveSession; current?: OpenedAgent },
+  ): Promise<OpenedAgent>;
+  activity(event: WireEvent, sessionId: string): void;
+  /** The session has nothing running, queued or watching: the hub may let it go. */
+  idle(live: LiveSession): void;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A caller that stops listening (a closed connection) must not leave an unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+interface JobBase {
+  /** Resolved as the job starts, with the seq of the last event before its own. */
+  started: Deferred<number>;
+}
+
+type Job =
+  | (JobBase & { kind: 'message'; text?: string; mode?: RunMode; model?: string; done: Deferred<TurnResult> })
+  | (JobBase & { kind: 'compact'; done: Deferred<CompactResult> });
+
+/** Work handed to a session: where it stands in the queue, when it starts, how it ends. */
+export interface Queued<T> {
+  /** 0: it runs now; n: n items run before it. */
+  position: number;
+  started: Promise<number>;
+  result: Promise<T>;
+}
+
+const MODE_KEY = 'gateway.mode';
+
+/**
+ * One session as the gateway runs it: a queue of work done one item at a time (messages are
+ * never dropped: a busy session queues them and says where), the approvals its run waits on, and
+ * the recorder that numbers, stores and fans out its events.
+ */
+export class LiveSession {
+  readonly recorder: EventRecorder;
+  readonly approvals: ApprovalBook;
+  private readonly state: SessionState;
+  private readonly queue: Job[] = [];
+  private running: { controller: AbortController } | undefined;
+  private agent: OpenedAgent | undefined;
+  /** The session's `updatedAt` after our last run: a different one means another process ran it. */
+  private stamp: number | undefined;
+  private told = false;
+  private tasks: string;
+  private pumping: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly id: string,
+    private readonly host: SessionHost,
+  ) {
+    this.state = host.store.state(id);
+    this.recorder = new EventRecorder(id, host.events, this.state, host.now);
+    this.approvals = new ApprovalBook(host.approvalTimeoutMs, (callId, answer, by) =>
+      this.record({
+        type: 'approval_resolved',
+        tool_call_id: callId,
+        decision: answer.decision,
+        approved: answer.decision !== 'deny',
+        by,
+        ...(answer.reason ? { reason: answer.reason } : {}),
+      }),
+    );
+    this.tasks = this.taskKey();
+  }
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Work waiting behind the running item. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  get mode(): RunMode {
+    return this.state.get(MODE_KEY) === 'deep_work' ? 'deep_work' : 'bounded';
+  }
+
+  /** Runs a turn (`text` undefined: carries on a paused run). Position 0: it runs now. */
+  send(input: { text?: string; mode?: RunMode; model?: string }): Queued<TurnResult> {
+    const job = {
+      kind: 'message' as const,
+      ...input,
+      started: deferred<number>(),
+      done: deferred<TurnResult>(),
+    };
+    return { position: this.enqueue(job), started: job.started.promise, result: job.done.promise };
+  }
+
+  compact(): Queued<CompactResult> {
+    const job = { kind: 'compact' as const, started: deferred<number>(), done: deferred<CompactResult>() };
+    return { position: this.enqueue(job), started: job.started.promise, result: job.done.promise };
+  }
+
+  /** Adds a message to the running turn at its next safe point; false when nothing runs. */
+  steer(text: string): boolean {
+    if (!this.running || !this.agent) return false;
+    this.agent.session.steer(text);
+    return true;
+  }
+
+  /** Stops the running item (queued ones still run); false when nothing was running. */
+  abort(): boolean {
+    if (!this.running) return false;
+    this.running.controller.abort();
+    return true;
+  }
+
+  /**
+   * Answers a call waiting for approval. When the session is idle and paused (a run that could
+   * not ask, e.g. in the CLI), the answer is kept and the run carries on.
+   */
+  answer(callId: string, answer: ApprovalAnswer): AnswerOutcome {
+    if (!this.running && this.queue.length === 0) {
+      const row = this.host.store.get(this.id);
+      const waiting = row.status === 'paused' ? unansweredCalls(this.host.store.messages(this.id)) : [];
+      if (waiting.some((call) => call.id === callId)) {
+        this.approvals.expect(callId);
+        const outcome = this.approvals.answer(callId, answer);
+        this.send({});
+        return outcome;
+      }
+    }
+    return this.approvals.answer(callId, answer);
+  }
+
+  setMode(mode: RunMode): void {
+    this.state.set(MODE_KEY, mode);
+    this.record({ type: 'mode_changed', mode });
+  }
+
+  /** Starts the conversation over (nothing stored is deleted); refused while work is under way. */
+  clear(): void {
+    if (this.running || this.queue.length > 0) {
+      throw new GatewayError(409, `Session ${this.id} is busy; stop it (abort) before clearing it.`);
+    }
+    restartConversation(this.host.store, this.id);
+    this.agent = undefined;
+    this.record({ type: 'cleared' });
+  }
+
+  /** Replays the stored events after `since`, then sends every new one; returns the unsubscribe. */
+  subscribe(subscriber: Subscriber, since?: number): () => void {
+    const stop = this.recorder.subscribe(subscriber, since);
+    return () => {
+      stop();
+      this.checkIdle();
+    };
+  }
+
+  /** Refuses what is queued, stops what runs, waits for it to wind down, and writes what is buffered. */
+  async close(): Promise<void> {
+    for (const job of this.queue.splice(0)) {
+      job.started.resolve(this.recorder.lastSeq);
+      job.done.reject(new GatewayError(503, 'The gateway is shutting down; send it again once it is back.'));
+    }
+    this.running?.controller.abort();
+    await this.pumping;
+    this.recorder.close();
+  }
+
+  get isIdle(): boolean {
+    return !this.running && this.queue.length === 0 && this.recorder.watchers === 0;
+  }
+
+  private enqueue(job: Job): number {
+    const position = this.queue.length + (this.running ? 1 : 0);
+    this.queue.push(job);
+    if (!this.running) this.pumping = this.pump();
+    return position;
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.running && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      this.running = { controller: new AbortController() };
+      job.started.resolve(this.recorder.lastSeq);
+      try {
+        if (job.kind === 'message') job.done.resolve(await this.runTurn(job, this.running.controller.signal));
+        else job.done.resolve(await this.runCompaction(this.running.controller.signal));
+      } catch (err) {
+        const { detail } = describeError(err);
+        this.record({ type: 'error', message: detail });
+        job.done.reject(err);
+      } finally {
+        this.approvals.clear();
+        this.running = undefined;
+        this.recorder.flush();
+        this.stamp = this.lastUpdate();
+      }
+    }
+    this.checkIdle();
+  }
+
+  private lastUpdate(): number | undefined {
+    try {
+      return this.host.store.get(this.id).updatedAt;
+    } catch {
+      return undefined; // deleted meanwhile
+    }
+  }
+
+  private checkIdle(): void {
+    if (this.isIdle) this.host.idle(this);
+  }
+
+  private async prepare(model: string | undefined, mode: RunMode): Promise<OpenedAgent> {
+    const row = this.host.store.get(this.id);
+    const current = row.updatedAt === this.stamp ? this.agent : undefined;
+    const opened = await this.host.open(row, { model, mode, live: this, current });
+    this.agent = opened;
+    if (!this.told) {
+      this.told = true;
+      for (const message of opened.notes) this.record({ type: 'warning', message });
+    }
+    return opened;
+  }
+
+  private async runTurn(job: Extract<Job, { kind: 'message' }>, signal: AbortSignal): Promise<TurnResult> {
+    const mode = job.mode ?? this.mode;
+    if (job.text !== undefined) this.record({ type: 'user_message', text: job.text });
+    const { session, facts: known } = await this.prepare(job.model, mode);
+    const facts: RunFacts = { ...known, mode, usage: { prompt: 0, completion: 0 } };
+    const trace = new RunTrace(this.host.tracer, { sessionId: this.id, model: facts.model, mode });
+    let done: DoneEvent | undefined;
+    try {
+      for await (const event of session.run(job.text, signal)) {
+        trace.observe(event);
+        if (event.type === 'usage') {
+          facts.usage.prompt += event.prompt;
+          facts.usage.completion += event.completion;
+        } else if (event.type === 'approval_request') {
+          this.approvals.expect(event.call.id);
+        } else if (event.type === 'done') {
+          done = event;
+        }
+        this.record(toWire(event, facts));
+        if (event.type === 'tool_result') this.reportTasks();
+      }
+    } catch (err) {
+      trace.end(describeError(err).detail);
+      throw err;
+    }
+    trace.end();
+    if (!done) throw new GatewayError(500, 'The run ended without a done event.');
+    return {
+      session_id: this.id,
+      text: done.text,
+      response: done.text,
+      iterations: done.turns,
+      model: facts.model,
+      usage: usageJson(facts.usage),
+      mode,
+      reason: done.reason,
+    };
+  }
+
+  private async runCompaction(signal: AbortSignal): Promise<CompactResult> {
+    const { session } = await this.prepare(undefined, this.mode);
+    const { method, before, after } = await session.compact(signal);
+    if (method !== 'none') this.record({ type: 'compaction', before, after, method });
+    return { method, before, after };
+  }
+
+  /** Sends `task_update` when a call changed the todo list or the plan. */
+  private reportTasks(): void {
+    const key = this.taskKey();
+    if (key === this.tasks) return;
+    this.tasks = key;
+    const tasks = readTodos(this.state);
+    this.record({
+      type: 'task_update',
+      tasks,
+      plan: readPlan(this.state) ?? null,
+      summary: renderTodos(tasks),
+    });
+  }
+
+  private taskKey(): string {
+    return JSON.stringify([readTodos(this.state), readPlan(this.state)]);
+  }
+
+  private record(event: WireEvent): void {
+    this.recorder.record(event);
+    if (event.type === 'tool_call' || event.type === 'tool_result') this.host.activity(event, this.id);
+  }
+}

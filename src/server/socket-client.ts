@@ -1,0 +1,177 @@
+import type { WSContext } from 'hono/ws';
+import type { WebSocket } from 'ws';
+import { z } from 'zod';
+import type { SessionHub } from './hub.js';
+import type { LiveSession } from './live-session.js';
+import { describeError } from './problem.js';
+import type { Subscriber } from './recorder.js';
+
+/**
+ * What a WebSocket client may send: the agent_computer protocol (`message`, `set_mode`, `clear`,
+ * `ping`, and its later `approval_response`) plus `approve`, `abort` and `steer`.
+ */
+const clientMessage = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('message'),
+    content: z.string().min(1),
+    mode: z.enum(['bounded', 'deep_work']).optional(),
+    model: z.string().min(1).optional(),
+  }),
+  z.object({ type: z.literal('steer'), content: z.string().min(1) }),
+  z.object({ type: z.literal('set_mode'), mode: z.enum(['bounded', 'deep_work']) }),
+  z.object({ type: z.literal('clear') }),
+  z.object({ type: z.literal('ping') }),
+  z.object({ type: z.literal('abort') }),
+  z.object({
+    type: z.enum(['approve', 'approval_response']),
+    tool_call_id: z.string().min(1),
+    decision: z.enum(['once', 'always', 'deny']).optional(),
+    /** agent_computer's form: true is "once", false is "deny". */
+    approved: z.boolean().optional(),
+    reason: z.string().optional(),
+  }),
+]);
+type ClientMessage = z.infer<typeof clientMessage>;
+
+/** Bytes a client may fall behind by before it is dropped; it reconnects with `since` and loses nothing. */
+const MAX_BEHIND = 16 * 1024 * 1024;
+
+/**
+ * One WebSocket watching (and driving) one session. It may connect before the session exists:
+ * the first message creates it. Replies meant for this client alone (`queued`, `pong`, `error`)
+ * carry no seq; the session's events do.
+ */
+export class SessionSocket {
+  private stop: (() => void) | undefined;
+  /** Messages are handled one after another, in the order they came. */
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly ws: WSContext,
+    private readonly hub: SessionHub,
+    private readonly id: string,
+    private readonly since: number | undefined,
+  ) {}
+
+  open(): void {
+    const live = this.hub.has(this.id) ? this.hub.session(this.id) : undefined;
+    this.reply({
+      type: 'connected',
+      session_id: this.id,
+      exists: live !== undefined,
+      last_seq: live?.recorder.lastSeq ?? 0,
+      running: live?.busy ?? false,
+      queued: live?.queued ?? 0,
+      mode: live?.mode ?? 'bounded',
+      waiting: live?.approvals.waiting ?? [],
+    });
+    if (live) this.watch(live, this.since);
+  }
+
+  receive(text: string): void {
+    this.chain = this.chain.then(() => this.handle(text)).catch((err: unknown) => this.fail(err));
+  }
+
+  close(): void {
+    this.stop?.();
+    this.stop = undefined;
+  }
+
+  private async handle(text: string): Promise<void> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return this.error('Send JSON, e.g. {"type": "message", "content": "..."}.');
+    }
+    const result = clientMessage.safeParse(parsed);
+    if (!result.success) {
+      const type = (parsed as { type?: unknown } | null)?.type;
+      return this.error(
+        `Not understood: ${result.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')}` +
+          (typeof type === 'string' ? ` (type "${type}")` : ''),
+      );
+    }
+    await this.act(result.data);
+  }
+
+  private async act(message: ClientMessage): Promise<void> {
+    switch (message.type) {
+      case 'ping':
+        return this.reply({ type: 'pong' });
+      case 'message': {
+        const live = await this.session();
+        const { position, result } = live.send({
+          text: message.content,
+          mode: message.mode,
+          model: message.model,
+        });
+        // Failures reach every watcher as an `error` event; nothing more to say here.
+        result.catch(() => undefined);
+        if (position > 0) this.reply({ type: 'queued', position });
+        return;
+      }
+      case 'steer': {
+        const live = this.hub.held(this.id);
+        if (!live?.steer(message.content)) {
+          return this.error('Nothing is running to steer; send it as a message.');
+        }
+        return;
+      }
+      case 'set_mode':
+        return (await this.session()).setMode(message.mode);
+      case 'clear':
+        return (await this.session()).clear();
+      case 'abort':
+        if (!this.hub.held(this.id)?.abort()) return this.error('Nothing is running.');
+        return;
+      case 'approve':
+      case 'approval_response': {
+        const decision = message.decision ?? (message.approved === false ? 'deny' : 'once');
+        const outcome = (await this.session()).answer(message.tool_call_id, {
+          decision,
+          ...(message.reason ? { reason: message.reason } : {}),
+        });
+        if (outcome === 'unknown') return this.error(`No call ${message.tool_call_id} waits for approval.`);
+        if (outcome === 'already') return this.error(`Call ${message.tool_call_id} was answered already.`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * The session, created at the first message when it does not exist yet; watched from then on
+   * (watched in the same step it is taken, so the hub cannot let it go as idle in between).
+   */
+  private async session(): Promise<LiveSession> {
+    await this.hub.ensure(this.id);
+    const live = this.hub.session(this.id);
+    if (!this.stop) this.watch(live, 0);
+    return live;
+  }
+
+  private watch(live: LiveSession, since: number | undefined): void {
+    const raw = this.ws.raw as WebSocket | undefined;
+    const send: Subscriber = (json) => {
+      if (raw && raw.bufferedAmount > MAX_BEHIND) {
+        this.close();
+        this.ws.close(1013, 'Too far behind; reconnect with ?since=<last seq> to continue.');
+        return;
+      }
+      this.ws.send(json);
+    };
+    this.stop = live.subscribe(send, since);
+  }
+
+  private fail(err: unknown): void {
+    this.error(describeError(err).detail);
+  }
+
+  private error(message: string): void {
+    this.reply({ type: 'error', message });
+  }
+
+  private reply(event: Record<string, unknown>): void {
+    if (this.ws.readyState === 1) this.ws.send(JSON.stringify(event));
+  }
+}

@@ -1,0 +1,357 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BrowserRig,
+  chromiumMissing,
+  loggedIn,
+  SCREENSHOTS,
+  startBrowser,
+  startRelay,
+} from '../support/browser.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { reply, type TurnInput } from '../support/scripted-server.js';
+
+/**
+ * The web UI end to end: the real bundle served by the gateway, driven in headless Chromium,
+ * against the scripted model server. Waits are on what the page shows, never on time.
+ */
+if (chromiumMissing) console.warn(chromiumMissing);
+
+describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
+  let rig: BrowserRig;
+  let gw: TestGateway | undefined;
+  beforeAll(async () => {
+    rig = await startBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await rig?.close();
+  });
+  afterEach(async () => {
+    for (const context of rig.browser.contexts()) await context.close();
+    await gw?.close();
+    gw = undefined;
+  });
+
+  const start = async (turns: TurnInput[], options: { models?: string[] } = {}) => {
+    gw = await startGateway(turns, { gateway: { webRoot: rig.webRoot }, ...options });
+    return gw;
+  };
+
+  /** Opens a new session and sends `text` with Enter. */
+  const newSessionAndSend = async (page: Page, text: string) => {
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.waitForURL(/#\/s\//);
+    await send(page, text);
+  };
+  const send = async (page: Page, text: string) => {
+    const box = page.getByLabel('Message');
+    await box.fill(text);
+    await box.press('Enter');
+  };
+  const idle = (page: Page) => page.locator('main.conversation[data-running="no"]').waitFor();
+
+  it('logs in, sends a task and shows the streamed answer as Markdown, in light and dark, desktop and phone', async () => {
+    const g = await start([
+      reply().tool('read_file', { path: 'notes.txt' }),
+      reply()
+        .text('The note says **hello**.\n\n- one\n- two\n\nSee [the docs](https://example.com/docs).')
+        .chunkSize(6),
+    ]);
+    await import('node:fs/promises').then((fs) => fs.writeFile(join(g.workspace, 'notes.txt'), 'hello\n'));
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'What does notes.txt say?');
+
+    const answer = page.locator('.item.answer').last();
+    await answer.locator('strong', { hasText: 'hello' }).waitFor();
+    await idle(page);
+    expect(await answer.locator('li').allTextContents()).toEqual(['one', 'two']);
+    const link = answer.locator('a');
+    expect(await link.getAttribute('target')).toBe('_blank');
+    expect(await link.getAttribute('rel')).toContain('noopener');
+    const row = page.locator('.item.tool[data-tool="read_file"]');
+    expect(await row.getAttribute('class')).toContain('ok');
+    expect(await row.locator('.label').textContent()).toContain('notes.txt');
+    await row.locator('summary').click();
+    expect(await row.locator('pre.output').textContent()).toContain('hello');
+    expect(await page.getByTestId('context').textContent()).toMatch(/\/ 32(\.0)?k tokens/);
+
+    // The session list shows it; screenshots of the main screen for a reviewer.
+    await page.locator('.sessions li.active').waitFor();
+    for (const colorScheme of ['light', 'dark'] as const) {
+      for (const phone of [false, true]) {
+        const shot = await loggedIn(rig, g.url, { colorScheme, phone });
+        await shot.page.goto(page.url());
+        await shot.page.locator('.item.answer strong').waitFor();
+        await shot.page.screenshot({
+          path: join(SCREENSHOTS, `conversation-${colorScheme}-${phone ? 'phone' : 'desktop'}.png`),
+        });
+        if (phone) {
+          await shot.page.getByRole('button', { name: 'Sessions' }).click();
+          await shot.page.locator('.sessions').waitFor({ state: 'visible' });
+          await shot.page.screenshot({ path: join(SCREENSHOTS, `sessions-${colorScheme}-phone.png`) });
+        }
+        await shot.context.close();
+      }
+    }
+  }, 90_000);
+
+  it('logs in once through a one-time link, as hearth serve --open does', async () => {
+    const g = await start([]);
+    const link = g.server.loginLink(g.url);
+    const first = await rig.browser.newContext();
+    const page = await first.newPage();
+    await page.goto(link);
+    await page.getByRole('button', { name: 'New', exact: true }).waitFor();
+    expect(new URL(page.url()).hash).toBe('');
+    const second = await (await rig.browser.newContext()).newPage();
+    await second.goto(link);
+    await second.getByLabel('PIN or token').waitFor();
+  });
+
+  it('asks before a write, shows the diff, and writes once allowed', async () => {
+    const g = await start([
+      reply().tool('write_file', { path: 'greeting.txt', content: 'hello\nworld\n' }),
+      reply().text('Written.'),
+    ]);
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'write a greeting');
+    const approval = page.getByRole('group', { name: 'Approval' });
+    await approval.waitFor();
+    expect(await approval.locator('.summary').textContent()).toContain('greeting.txt');
+    expect(await approval.locator('.diff .add').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining('+hello'), expect.stringContaining('+world')]),
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'approval-light-desktop.png') });
+    await approval.getByRole('button', { name: 'Allow once' }).click();
+    await page.locator('.item.answer', { hasText: 'Written.' }).waitFor();
+    expect(await readFile(join(g.workspace, 'greeting.txt'), 'utf8')).toBe('hello\nworld\n');
+    expect(await page.locator('.approval.answered').textContent()).toContain('Allowed once');
+  });
+
+  it('denies a call with a reason the model is told', async () => {
+    const g = await start([
+      reply().tool('write_file', { path: 'secret.txt', content: 'x' }),
+      reply().text('Understood, I will not.'),
+    ]);
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'write secret.txt');
+    const approval = page.getByRole('group', { name: 'Approval' });
+    await approval.getByLabel('Reason for denying').fill('not that file');
+    await approval.getByRole('button', { name: 'Deny' }).click();
+    await page.locator('.item.answer', { hasText: 'Understood' }).waitFor();
+    const row = page.locator('.item.tool[data-tool="write_file"]');
+    expect(await row.getAttribute('class')).toContain('failed');
+    expect(await row.locator('.approval.answered').textContent()).toContain('Denied');
+    const told = JSON.stringify(g.llm.requests.at(-1)!.body.messages);
+    expect(told).toContain('not that file');
+    await expect(readFile(join(g.workspace, 'secret.txt'))).rejects.toThrow();
+  });
+
+  it('stops a slow stream with Esc while the model is still sending', async () => {
+    const g = await start([reply().text('Counting: one, two, three, four, five.').chunkSize(8).holdAfter(2)]);
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'count slowly');
+    await page.locator('.item.answer', { hasText: 'Counting' }).waitFor();
+    await g.llm.waitForHolds(1);
+    await page.keyboard.press('Escape');
+    // The model server is still holding its stream: the stop does not wait for it.
+    await page.locator('.item.notice', { hasText: 'Stopped.' }).waitFor();
+    await idle(page);
+    expect(await page.locator('.item.answer').last().textContent()).not.toContain('five');
+  });
+
+  it('shows a message sent during a turn as queued, then runs it', async () => {
+    const g = await start([reply().text('First answer.').holdAfter(1), reply().text('Second answer.')]);
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'first');
+    await g.llm.waitForHolds(1);
+    await send(page, 'second');
+    const queued = page.locator('.item.user.queued', { hasText: 'second' });
+    await queued.waitFor();
+    expect(await queued.locator('.badge').textContent()).toBe('queued');
+    g.llm.release();
+    await page.locator('.item.answer', { hasText: 'Second answer.' }).waitFor();
+    expect(await page.locator('.item.user.queued').count()).toBe(0);
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['first', 'second']);
+  });
+
+  it('reloads mid-turn and carries on from the same point', async () => {
+    const g = await start([
+      reply().tool('read_file', { path: 'a.txt' }),
+      reply().text('Alpha beta gamma delta.').chunkSize(6).holdAfter(2),
+    ]);
+    await import('node:fs/promises').then((fs) => fs.writeFile(join(g.workspace, 'a.txt'), 'a\n'));
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'read a');
+    await page.locator('.item.answer', { hasText: 'Alpha' }).waitFor();
+    await g.llm.waitForHolds(1);
+    await page.reload();
+    await page.locator('.item.answer', { hasText: 'Alpha' }).waitFor();
+    expect(await page.locator('.item.tool[data-tool="read_file"]').count()).toBe(1);
+    expect(await page.locator('main.conversation').getAttribute('data-running')).toBe('yes');
+    g.llm.release();
+    await page.locator('.item.answer', { hasText: 'Alpha beta gamma delta.' }).waitFor();
+    await idle(page);
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['read a']);
+  });
+
+  it('reconnects by itself after the network drops and catches up on what it missed', async () => {
+    const g = await start([reply().text('Before the drop. After the drop.').chunkSize(17).holdAfter(2)]);
+    const relay = await startRelay(g.port);
+    try {
+      const { page } = await loggedIn(rig, relay.url);
+      await newSessionAndSend(page, 'talk');
+      await page.locator('.item.answer', { hasText: 'Before the drop.' }).waitFor();
+      await g.llm.waitForHolds(1);
+      const id = decodeURIComponent(new URL(page.url()).hash.slice('#/s/'.length));
+      const watcher = await g.socket(`/ws/${id}`);
+
+      relay.drop();
+      await page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor();
+      // The turn ends while the page is cut off: it can only learn of it by catching up.
+      g.llm.release();
+      await watcher.next((m) => m.type === 'done');
+      relay.restore();
+
+      await page.locator('.item.answer', { hasText: 'Before the drop. After the drop.' }).waitFor();
+      await idle(page);
+      expect(await page.locator('.item.answer').count()).toBe(1);
+      expect(await page.locator('.item.user').count()).toBe(1);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('switches the model from the side panel; the next turn uses it', async () => {
+    const g = await start([reply().text('From the other model.')], {
+      models: ['scripted-model', 'other-model'],
+    });
+    const { page } = await loggedIn(rig, g.url);
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    const select = page.getByLabel('Model');
+    await select.locator('option', { hasText: 'other-model' }).waitFor({ state: 'attached' });
+    await select.selectOption('other-model');
+    await page.locator('select[aria-label="Model"]:not([disabled])').waitFor();
+    expect(await select.inputValue()).toBe('other-model');
+    await send(page, 'hi');
+    await page.locator('.item.answer', { hasText: 'From the other model.' }).waitFor();
+    expect(g.llm.requests.at(-1)!.body.model).toBe('other-model');
+  });
+
+  it('keeps two tabs on one session up to date', async () => {
+    const g = await start([
+      reply().tool('write_file', { path: 'b.txt', content: 'b\n' }),
+      reply().text('Both see this.'),
+    ]);
+    const { context, page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'write b');
+    const other = await context.newPage();
+    await other.goto(page.url());
+    const approval = other.getByRole('group', { name: 'Approval' });
+    await approval.waitFor();
+    await approval.getByRole('button', { name: 'Allow once' }).click();
+    for (const tab of [page, other]) {
+      await tab.locator('.item.answer', { hasText: 'Both see this.' }).waitFor();
+      expect(await tab.locator('.approval.answered').textContent()).toContain('Allowed once');
+    }
+  });
+
+  it('shows no remote image, script or inline handler from model output', async () => {
+    const g = await start([
+      reply().text(
+        'Look: ![x](http://127.0.0.1:9/pixel.png) <img src="http://127.0.0.1:9/p.png" onerror="document.title=\'pwned\'"> <script>document.title="pwned"</script> <a href="javascript:alert(1)">click</a> done.',
+      ),
+    ]);
+    const { page } = await loggedIn(rig, g.url);
+    await newSessionAndSend(page, 'say something odd');
+    const answer = page.locator('.item.answer', { hasText: 'done.' });
+    await answer.waitFor();
+    expect(await answer.locator('img, script').count()).toBe(0);
+    expect(await answer.locator('[onerror]').count()).toBe(0);
+    expect(await answer.locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await page.title()).toBe('Hearth');
+  });
+
+  it('browses the workspace tree (lazily, without ignored files) and shows a file read-only', async () => {
+    const g = await start([]);
+    const fs = await import('node:fs/promises');
+    await fs.writeFile(join(g.workspace, '.gitignore'), 'dist/\n');
+    await fs.mkdir(join(g.workspace, 'dist'));
+    await fs.mkdir(join(g.workspace, 'src'));
+    await fs.writeFile(join(g.workspace, 'src', 'main.ts'), 'export const answer = 42;\n');
+    await g.json('/api/sessions', { id: 'tree', title: 'Tree' });
+    const { page } = await loggedIn(rig, g.url);
+    await page.goto(`${g.url}/#/s/tree`);
+    const tree = page.getByLabel('Workspace files');
+    await tree.getByText('src/').waitFor();
+    expect(await tree.getByText('dist/').count()).toBe(0);
+    expect(await tree.getByRole('button', { name: 'main.ts' }).count()).toBe(0);
+    await tree.getByText('src/').click();
+    await tree.getByRole('button', { name: 'main.ts' }).click();
+    const viewer = page.getByRole('dialog', { name: 'File src/main.ts' });
+    await viewer.locator('pre', { hasText: 'answer = 42' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'file-viewer-light-desktop.png') });
+    await viewer.getByRole('button', { name: 'Close' }).click();
+    await viewer.waitFor({ state: 'detached' });
+  });
+
+  it('shows a session started in the terminal from its stored messages, and continues it', async () => {
+    const g = await start([reply().text('Continued here.')]);
+    const { openDatabase } = await import('../../src/store/database.js');
+    const { SessionStore } = await import('../../src/store/sessions.js');
+    const db = openDatabase(g.dbPath);
+    const store = new SessionStore(db);
+    store.create({ id: 'from-cli', workspace: g.workspace, title: 'From the terminal' }, [
+      { role: 'system', content: 'You are Hearth.' },
+      { role: 'user', content: 'list the files' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"."}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'notes.txt' },
+      { role: 'assistant', content: 'There is **notes.txt**.' },
+    ]);
+    db.close();
+    const { page } = await loggedIn(rig, g.url);
+    await page.goto(`${g.url}/#/s/from-cli`);
+    await page.locator('.item.answer strong', { hasText: 'notes.txt' }).waitFor();
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['list the files']);
+    expect(await page.locator('.item.tool[data-tool="list_dir"]').getAttribute('class')).toContain('ok');
+    await send(page, 'and now?');
+    await page.locator('.item.answer', { hasText: 'Continued here.' }).waitFor();
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual([
+      'list the files',
+      'and now?',
+    ]);
+  });
+
+  it('lists, searches, forks and deletes sessions', async () => {
+    const g = await start([reply().text('Noted.')]);
+    await g.json('/api/sessions', { id: 'alpha-notes', title: 'Alpha notes' });
+    await g.json('/api/sessions', { id: 'beta-plan', title: 'Beta plan' });
+    const { page } = await loggedIn(rig, g.url);
+    const rows = page.locator('.sessions li[data-session]');
+    await page.locator('.sessions li[data-session="beta-plan"]').waitFor();
+    await page.getByLabel('Search sessions').fill('alpha');
+    expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-session')))).toEqual([
+      'alpha-notes',
+    ]);
+    await page.getByLabel('Search sessions').fill('');
+    await page.getByRole('button', { name: 'Fork Alpha notes' }).click();
+    await page.waitForURL((url) => url.hash.startsWith('#/s/') && !url.hash.endsWith('alpha-notes'));
+    await page.locator('.sessions li[data-session]').nth(2).waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete Beta plan' }).click();
+    await page.locator('.sessions li[data-session="beta-plan"]').waitFor({ state: 'detached' });
+    const { sessions } = await g.json<{ sessions: Array<{ id: string; parent_id: string | null }> }>(
+      '/api/sessions',
+    );
+    expect(sessions.map((s) => s.id)).not.toContain('beta-plan');
+    expect(sessions.filter((s) => s.parent_id === 'alpha-notes')).toHaveLength(1);
+  });
+});

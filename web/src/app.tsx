@@ -1,0 +1,130 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError, api, type SessionInfo, type Status } from './api.js';
+import { Conversation } from './conversation.js';
+import { Login } from './login.js';
+import { SessionList } from './sessions.js';
+
+type Auth = 'checking' | 'login' | 'ready';
+
+/** The session named in the address (`#/s/<id>`), so a reload or a shared link opens it again. */
+function sessionFromHash(): string | undefined {
+  const match = /^#\/s\/(.+)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]!) : undefined;
+}
+
+export function App() {
+  const [auth, setAuth] = useState<Auth>('checking');
+  /** Bumped to ask the gateway again whether this browser is logged in. */
+  const [check, setCheck] = useState(0);
+  const [status, setStatus] = useState<Status | undefined>();
+  const [sessions, setSessions] = useState<SessionInfo[]>([]);
+  const [current, setCurrent] = useState<string | undefined>(sessionFromHash);
+  const [drawer, setDrawer] = useState<'none' | 'sessions' | 'panel'>('none');
+  const [error, setError] = useState<string | undefined>();
+
+  const refresh = useCallback(async () => {
+    try {
+      setSessions((await api<{ sessions: SessionInfo[] }>('/api/sessions?limit=200')).sessions);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) setAuth('login');
+      else setError((err as Error).message);
+    }
+  }, []);
+
+  useEffect(() => {
+    // A one-time link from `hearth serve --open`: trade it for the cookie, then forget it.
+    const code = /^#login=([\w-]+)$/.exec(location.hash)?.[1];
+    if (code) {
+      history.replaceState(null, '', location.pathname);
+      api('/api/auth/login', { code }).then(
+        () => setCheck((n) => n + 1),
+        () => setAuth('login'),
+      );
+      return;
+    }
+    api<Status>('/api/status').then(
+      (s) => {
+        setStatus(s);
+        setAuth('ready');
+      },
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 401) setAuth('login');
+        else setError((err as Error).message);
+      },
+    );
+  }, [check]);
+  useEffect(() => {
+    if (auth === 'ready') void refresh();
+  }, [auth, refresh]);
+  useEffect(() => {
+    const onHash = () => setCurrent(sessionFromHash());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+
+  const open = (id: string | undefined) => {
+    location.hash = id ? `#/s/${encodeURIComponent(id)}` : '';
+    setCurrent(id);
+    setDrawer('none');
+  };
+
+  if (auth === 'checking') return <div class="splash">{error ?? 'Connecting…'}</div>;
+  if (auth === 'login')
+    return (
+      <Login
+        onDone={() => {
+          setAuth('checking');
+          setCheck((n) => n + 1);
+        }}
+      />
+    );
+
+  return (
+    <div class={`shell drawer-${drawer}`}>
+      <header class="topbar">
+        <button
+          type="button"
+          class="icon"
+          aria-label="Sessions"
+          onClick={() => setDrawer(drawer === 'sessions' ? 'none' : 'sessions')}
+        >
+          ☰
+        </button>
+        <span class="brand">Hearth</span>
+        <span class="title" data-testid="session-title">
+          {sessions.find((s) => s.id === current)?.title || current || 'No session open'}
+        </span>
+        <button
+          type="button"
+          class="icon"
+          aria-label="Details"
+          onClick={() => setDrawer(drawer === 'panel' ? 'none' : 'panel')}
+        >
+          ⋯
+        </button>
+      </header>
+      <SessionList
+        sessions={sessions}
+        current={current}
+        onOpen={open}
+        onChanged={refresh}
+        onError={setError}
+      />
+      {current ? (
+        <Conversation key={current} id={current} status={status} onSettled={refresh} onError={setError} />
+      ) : (
+        <main class="empty">
+          <p>Open a session on the left, or start a new one.</p>
+        </main>
+      )}
+      {error && (
+        <div class="toast" role="alert">
+          {error}
+          <button type="button" class="icon" aria-label="Dismiss" onClick={() => setError(undefined)}>
+            ×
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,159 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, type Status } from './api.js';
+import { ItemView } from './items.js';
+import { SidePanel } from './panel.js';
+import { type Link, SessionLink, type Wire } from './socket.js';
+import { apply, emptyView, fromHistory, type View } from './view.js';
+
+interface Props {
+  id: string;
+  status?: Status;
+  onSettled(): void;
+  onError(message: string): void;
+}
+
+/**
+ * One session, live: its events from the start (so a reload shows the same point), the composer,
+ * and the side panel. Events arriving together are applied once per frame.
+ */
+export function Conversation({ id, status, onSettled, onError }: Props) {
+  const [view, setView] = useState<View>(emptyView);
+  const [link, setLink] = useState<Link>('connecting');
+  const [draft, setDraft] = useState('');
+  const socket = useRef<SessionLink | undefined>(undefined);
+  const end = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    let pending: Wire[] = [];
+    let history = false;
+    let frame = 0;
+    const flush = () => {
+      frame = 0;
+      const batch = pending;
+      pending = [];
+      setView((v) => batch.reduce(apply, v));
+      if (batch.some((e) => e.type === 'done')) onSettled();
+    };
+    const onEvent = (event: Wire) => {
+      if (event.type === 'error' && event.seq === undefined) onError(String(event.message));
+      if (event.type === 'connected' && event.exists && event.last_seq === 0 && !history) {
+        history = true;
+        api<{ messages: Parameters<typeof fromHistory>[1] }>(
+          `/api/sessions/${encodeURIComponent(id)}/history`,
+        ).then(
+          ({ messages }) => setView((v) => fromHistory(v, messages)),
+          (err: unknown) => onError((err as Error).message),
+        );
+      }
+      if (event.type === 'queued') return;
+      pending.push(event);
+      frame ||= requestAnimationFrame(flush);
+    };
+    const live = new SessionLink(id, onEvent, setLink);
+    socket.current = live;
+    return () => {
+      cancelAnimationFrame(frame);
+      live.close();
+    };
+  }, [id]);
+
+  useEffect(() => {
+    end.current?.scrollIntoView({ block: 'end' });
+  }, [view.items]);
+
+  const send = () => {
+    const text = draft.trim();
+    if (!text) return;
+    if (!socket.current?.send({ type: 'message', content: text })) {
+      onError('Not connected; the message was kept. Try again once reconnected.');
+      return;
+    }
+    if (view.running) setView((v) => ({ ...v, queued: [...v.queued, text] }));
+    setDraft('');
+  };
+  const stop = () => socket.current?.send({ type: 'abort' });
+  const answer = (callId: string, decision: 'once' | 'always' | 'deny', reason?: string) =>
+    socket.current?.send({ type: 'approve', tool_call_id: callId, decision, ...(reason ? { reason } : {}) });
+
+  // Read through a ref: the key listener is set once and must see the latest state.
+  const running = useRef(false);
+  running.current = view.running;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape' && running.current) {
+        event.preventDefault();
+        socket.current?.send({ type: 'abort' });
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
+
+  const items = useMemo(
+    () => view.items.map((item) => <ItemView key={item.key} item={item} onAnswer={answer} />),
+    [view.items],
+  );
+
+  return (
+    <>
+      <main class="conversation" data-running={view.running ? 'yes' : 'no'}>
+        {link !== 'open' && (
+          <div class={`link ${link}`} role="status">
+            {link === 'offline' ? 'Connection lost; reconnecting…' : 'Connecting…'}
+          </div>
+        )}
+        <div class="items" aria-live="polite">
+          {items}
+          {view.queued.map((text, i) => (
+            <div class="item user queued" key={`q${i}`}>
+              <div class="bubble">{text}</div>
+              <span class="badge">queued</span>
+            </div>
+          ))}
+          {view.running && (
+            <div class="working" role="status" aria-label="Working">
+              ●●●
+            </div>
+          )}
+          <div ref={end} />
+        </div>
+        <form
+          class="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            send();
+          }}
+        >
+          <textarea
+            aria-label="Message"
+            placeholder={view.running ? 'Queue a message…' : 'Ask Hearth…'}
+            rows={2}
+            value={draft}
+            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                send();
+              }
+            }}
+          />
+          {view.running ? (
+            <button type="button" class="stop" onClick={stop} title="Stop (Esc)">
+              Stop
+            </button>
+          ) : null}
+          <button type="submit" class="send" disabled={!draft.trim()}>
+            Send
+          </button>
+        </form>
+      </main>
+      <SidePanel
+        id={id}
+        view={view}
+        status={status}
+        onMode={(mode) => socket.current?.send({ type: 'set_mode', mode })}
+        onError={onError}
+      />
+    </>
+  );
+}

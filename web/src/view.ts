@@ -1,0 +1,305 @@
+import type { Todo } from './api.js';
+import type { Wire } from './socket.js';
+
+/**
+ * A session as the page shows it, rebuilt from its event stream alone (replayed from seq 0 on
+ * load), so a reload or a second tab shows the same thing. Pure: `apply` returns a new state.
+ */
+export type Item =
+  | { kind: 'user'; text: string; key: string }
+  | { kind: 'answer'; text: string; key: string }
+  | { kind: 'reasoning'; text: string; key: string }
+  | {
+      kind: 'tool';
+      key: string;
+      id: string;
+      tool: string;
+      label: string;
+      status: 'running' | 'waiting' | 'ok' | 'failed';
+      ms?: number;
+      output: string;
+      display?: string;
+      approval?: Approval;
+    }
+  | { kind: 'notice'; text: string; tone: 'info' | 'warn' | 'error'; key: string };
+
+export interface Approval {
+  summary: string;
+  reason: string;
+  preview?: string;
+  decision?: string;
+  by?: string;
+}
+
+export interface View {
+  items: Item[];
+  running: boolean;
+  mode: 'bounded' | 'deep_work';
+  model?: string;
+  workspace?: string;
+  context?: { used: number; window: number };
+  tokens: number;
+  todos: Todo[];
+  plan: Record<string, unknown> | null;
+  /** Messages this page sent that wait behind a running turn. */
+  queued: string[];
+}
+
+export const emptyView: View = {
+  items: [],
+  running: false,
+  mode: 'bounded',
+  tokens: 0,
+  todos: [],
+  plan: null,
+  queued: [],
+};
+
+const str = (value: unknown) => (typeof value === 'string' ? value : '');
+
+function label(event: Wire): string {
+  if (typeof event.label === 'string') return event.label;
+  const input = event.input;
+  if (input && typeof input === 'object') {
+    const first = Object.values(input as Record<string, unknown>).find((v) => typeof v === 'string');
+    if (typeof first === 'string') return `${str(event.tool)} ${first}`;
+  }
+  return str(event.tool);
+}
+
+function updateTool(
+  items: Item[],
+  id: string,
+  change: (tool: Extract<Item, { kind: 'tool' }>) => Item,
+): Item[] {
+  const index = items.findLastIndex((item) => item.kind === 'tool' && item.id === id);
+  if (index < 0) return items;
+  const next = items.slice();
+  next[index] = change(items[index] as Extract<Item, { kind: 'tool' }>);
+  return next;
+}
+
+/** Appends streamed text to the last item when it is of the same kind, else starts one. */
+function stream(items: Item[], kind: 'answer' | 'reasoning', text: string, key: string): Item[] {
+  const last = items.at(-1);
+  if (last?.kind === kind) return [...items.slice(0, -1), { ...last, text: last.text + text }];
+  return [...items, { kind, text, key }];
+}
+
+export function apply(view: View, event: Wire): View {
+  const key = `e${event.seq ?? Math.random()}`;
+  switch (event.type) {
+    case 'connected':
+      return {
+        ...view,
+        running: Boolean(event.running),
+        mode: event.mode === 'deep_work' ? 'deep_work' : 'bounded',
+      };
+    case 'user_message':
+    case 'steer': {
+      const text = str(event.text);
+      const at = view.queued.indexOf(text);
+      const queued = at < 0 ? view.queued : view.queued.filter((_, i) => i !== at);
+      return { ...view, queued, running: true, items: [...view.items, { kind: 'user', text, key }] };
+    }
+    case 'queued':
+      return view;
+    case 'session':
+      return { ...view, model: str(event.model), workspace: str(event.workspace) };
+    case 'thinking':
+      return { ...view, running: true };
+    case 'text':
+      return { ...view, items: stream(view.items, 'answer', str(event.text), key) };
+    case 'reasoning':
+      return { ...view, items: stream(view.items, 'reasoning', str(event.text), key) };
+    case 'retry':
+      return {
+        ...view,
+        items: [...view.items, { kind: 'notice', tone: 'warn', key, text: `Retrying: ${str(event.reason)}` }],
+      };
+    case 'tool_call':
+      return {
+        ...view,
+        items: [
+          ...view.items,
+          {
+            kind: 'tool',
+            key,
+            id: str(event.tool_call_id),
+            tool: str(event.tool),
+            label: label(event),
+            status: 'running',
+            output: '',
+          },
+        ],
+      };
+    case 'approval_request':
+      return {
+        ...view,
+        items: updateTool(view.items, str(event.tool_call_id), (tool) => ({
+          ...tool,
+          status: 'waiting',
+          approval: {
+            summary: str(event.summary),
+            reason: str(event.reason),
+            ...(typeof event.preview === 'string' ? { preview: event.preview } : {}),
+          },
+        })),
+      };
+    case 'approval_resolved':
+      return {
+        ...view,
+        items: updateTool(view.items, str(event.tool_call_id), (tool) => ({
+          ...tool,
+          status: tool.status === 'waiting' ? 'running' : tool.status,
+          approval: {
+            ...(tool.approval ?? { summary: '', reason: '' }),
+            decision: str(event.decision),
+            by: str(event.by),
+          },
+        })),
+      };
+    case 'tool_progress':
+      return {
+        ...view,
+        items: updateTool(view.items, str(event.callId), (tool) => ({
+          ...tool,
+          output: tool.output + str(event.output),
+        })),
+      };
+    case 'tool_result':
+      return {
+        ...view,
+        items: updateTool(view.items, str(event.tool_call_id), (tool) => ({
+          ...tool,
+          status: event.success ? 'ok' : 'failed',
+          ms: Number(event.duration_ms) || 0,
+          output: str(event.output) || str(event.result_preview),
+          ...(typeof event.display === 'string' ? { display: event.display } : {}),
+        })),
+      };
+    case 'usage':
+      return {
+        ...view,
+        tokens: view.tokens + (Number(event.prompt) || 0) + (Number(event.completion) || 0),
+        context: { used: Number(event.contextUsed) || 0, window: Number(event.contextWindow) || 0 },
+      };
+    case 'task_update':
+      return {
+        ...view,
+        todos: Array.isArray(event.tasks) ? (event.tasks as Todo[]) : [],
+        plan: (event.plan as Record<string, unknown> | null) ?? null,
+      };
+    case 'mode_changed':
+      return { ...view, mode: event.mode === 'deep_work' ? 'deep_work' : 'bounded' };
+    case 'cleared':
+      return {
+        ...view,
+        items: [{ kind: 'notice', tone: 'info', key, text: 'The conversation was started over.' }],
+      };
+    case 'compaction':
+      return {
+        ...view,
+        items: [
+          ...view.items,
+          {
+            kind: 'notice',
+            tone: 'info',
+            key,
+            text: `History compacted (${str(event.method)}): ${event.before} → ${event.after} tokens.`,
+          },
+        ],
+      };
+    case 'warning':
+      return {
+        ...view,
+        items: [...view.items, { kind: 'notice', tone: 'warn', key, text: str(event.message) }],
+      };
+    case 'error':
+      return {
+        ...view,
+        items: [...view.items, { kind: 'notice', tone: 'error', key, text: str(event.message) }],
+      };
+    case 'done': {
+      const reason = str(event.reason);
+      const items =
+        reason === 'completed'
+          ? view.items
+          : [
+              ...view.items,
+              {
+                kind: 'notice' as const,
+                tone: reason === 'error' ? ('error' as const) : ('info' as const),
+                key,
+                text: stopText(reason),
+              },
+            ];
+      return { ...view, running: false, items };
+    }
+    default:
+      return view;
+  }
+}
+
+function stopText(reason: string): string {
+  switch (reason) {
+    case 'aborted':
+      return 'Stopped.';
+    case 'paused':
+      return 'Paused: calls wait for approval.';
+    case 'max_iterations':
+      return 'Stopped at the step limit.';
+    case 'budget':
+      return 'Stopped: the token budget ran out.';
+    case 'loop':
+      return 'Stopped: the model kept repeating itself.';
+    default:
+      return 'The turn could not finish.';
+  }
+}
+
+interface StoredMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
+
+/**
+ * A session that never ran through the gateway (started in the terminal) has no events to
+ * replay: its stored messages are shown instead, as the same items.
+ */
+export function fromHistory(view: View, messages: StoredMessage[]): View {
+  let items: Item[] = [];
+  messages.forEach((m, i) => {
+    const key = `h${i}`;
+    if (m.role === 'user') items.push({ kind: 'user', text: m.content ?? '', key });
+    else if (m.role === 'assistant') {
+      if (m.content) items.push({ kind: 'answer', text: m.content, key });
+      for (const call of m.tool_calls ?? []) {
+        let input: unknown;
+        try {
+          input = JSON.parse(call.function.arguments);
+        } catch {
+          input = undefined;
+        }
+        items.push({
+          kind: 'tool',
+          key: `${key}-${call.id}`,
+          id: call.id,
+          tool: call.function.name,
+          label: label({ type: 'tool_call', tool: call.function.name, input }),
+          status: 'running',
+          output: '',
+        });
+      }
+    } else if (m.role === 'tool' && m.tool_call_id) {
+      items = updateTool(items, m.tool_call_id, (tool) => ({
+        ...tool,
+        status: 'ok',
+        output: m.content ?? '',
+      }));
+    }
+  });
+  return { ...view, items: [...items, ...view.items] };
+}
