@@ -7,8 +7,9 @@ import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { selectTools } from '../tools/catalog.js';
-import { ToolRegistry } from '../tools/registry.js';
+import { buildRegistry } from '../tools/catalog.js';
+import type { DeferredGroup } from '../tools/deferred/tool-index.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import { readProjectContext } from './project-context.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
@@ -32,6 +33,10 @@ export interface RuntimeOptions {
   tools?: ToolRegistry;
   /** Extra instructions appended to the system prompt, fixed for the session. */
   instructions?: string;
+  /** More tools behind the index (MCP servers), when the runtime builds the registry. */
+  deferred?: DeferredGroup[];
+  /** Called by `close` (stops MCP servers). */
+  onClose?: () => Promise<void>;
   /** An already open database; the runtime closes it. */
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
@@ -45,7 +50,7 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
-  const tools = options.tools ?? new ToolRegistry(selectTools(config.tools));
+  const tools = options.tools ?? buildRegistry(config.tools, [], options.deferred);
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
@@ -85,6 +90,7 @@ export async function createRuntime(
       return sandbox;
     },
     async close() {
+      await options.onClose?.();
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },

@@ -1,3 +1,4 @@
+import type { DeferredGroup } from './deferred/tool-index.js';
 import { editFileTool } from './edit/edit-file.js';
 import { multiEditTool } from './edit/multi-edit.js';
 import { listDirTool } from './fs/list-dir.js';
@@ -5,6 +6,7 @@ import { mkdirTool } from './fs/mkdir.js';
 import { readFileTool } from './fs/read-file.js';
 import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
+import { ToolRegistry } from './registry.js';
 import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
 import { planTools, taskStateTools, timeTools, todoTools } from './tracking/index.js';
@@ -26,8 +28,10 @@ export const toolGroups: Record<string, AnyTool[]> = {
 };
 
 /**
- * The default set: what almost every task needs, small enough that the system prompt and the
- * schemas stay under ~1,500 tokens. The rest is a `--tools` flag or `tools.enabled` away.
+ * The default set, offered in every request: what almost every task needs, small enough that the
+ * system prompt and the schemas (with the index of the rest) stay under 1,000 tokens. Every other
+ * built-in tool waits behind the index (`tool_search`); `--tools` or `tools.enabled` offers it
+ * directly instead.
  */
 export const defaultTools = [
   'read_file',
@@ -37,7 +41,11 @@ export const defaultTools = [
   'glob',
   'grep',
   'shell',
+  'git_status',
+  'git_diff',
+  'git_log',
   'todo_write',
+  'get_time',
 ];
 
 export class ToolSelectionError extends Error {
@@ -90,4 +98,41 @@ function customByName(extra: readonly AnyTool[]): Map<string, AnyTool> {
     byName.set(tool.name, tool);
   }
   return byName;
+}
+
+/**
+ * The built-in (and custom) tools not offered directly, by group, for the index: every tool the
+ * selection neither offers nor disables stays reachable in the session.
+ */
+export function deferredTools(
+  selection: ToolSelection,
+  offered: readonly AnyTool[],
+  extra: AnyTool[] = [],
+): DeferredGroup[] {
+  const custom = customByName(extra);
+  const skip = new Set([
+    ...offered.map((t) => t.name),
+    ...(selection.disabled ?? []).flatMap((name) =>
+      selectTools({ enabled: [name] }, extra).map((t) => t.name),
+    ),
+  ]);
+  const waiting = (tools: AnyTool[]) => tools.filter((t) => !skip.has(t.name));
+  const builtIn = Object.values(toolGroups).flat();
+  const names = new Set(builtIn.map((t) => t.name));
+  // One line for all: the names say what each does, and the groups' names would only cost tokens.
+  const tools = waiting([
+    ...builtIn.map((t) => custom.get(t.name) ?? t),
+    ...extra.filter((t) => !names.has(t.name)),
+  ]);
+  return tools.length === 0 ? [] : [{ group: 'more', tools: () => tools }];
+}
+
+/** The registry for a selection: the chosen tools offered, the rest deferred behind the index, then `more` (MCP servers). */
+export function buildRegistry(
+  selection: ToolSelection = {},
+  extra: AnyTool[] = [],
+  more: readonly DeferredGroup[] = [],
+): ToolRegistry {
+  const offered = selectTools(selection, extra);
+  return new ToolRegistry(offered, [...deferredTools(selection, offered, extra), ...more]);
 }
