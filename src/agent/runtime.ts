@@ -8,7 +8,7 @@ import type { SandboxChoice } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { buildRegistry } from '../tools/catalog.js';
-import type { DeferredGroup } from '../tools/deferred/tool-index.js';
+import type { ExternalTools } from '../tools/external.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readProjectContext } from './project-context.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -18,6 +18,8 @@ export interface Runtime {
   config: Config;
   workspace: string;
   tools: ToolRegistry;
+  /** The MCP servers' tools, when there are any (their state for /mcp and doctor). */
+  external?: ExternalTools;
   gate: PermissionGate;
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
@@ -33,10 +35,8 @@ export interface RuntimeOptions {
   tools?: ToolRegistry;
   /** Extra instructions appended to the system prompt, fixed for the session. */
   instructions?: string;
-  /** More tools behind the index (MCP servers), when the runtime builds the registry. */
-  deferred?: DeferredGroup[];
-  /** Called by `close` (stops MCP servers). */
-  onClose?: () => Promise<void>;
+  /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
+  external?: ExternalTools;
   /** An already open database; the runtime closes it. */
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
@@ -50,7 +50,7 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
-  const tools = options.tools ?? buildRegistry(config.tools, [], options.deferred);
+  const tools = options.tools ?? buildRegistry(config.tools, [], options.external);
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
@@ -60,6 +60,7 @@ export async function createRuntime(
     config,
     workspace,
     tools,
+    external: options.external,
     gate,
     configNotes: options.configNotes ?? [],
     systemPrompt: buildSystemPrompt({
@@ -90,7 +91,7 @@ export async function createRuntime(
       return sandbox;
     },
     async close() {
-      await options.onClose?.();
+      await options.external?.close();
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },

@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
-import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { openMcpHub } from '../mcp/setup.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -82,5 +83,10 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
-  return createRuntime(config, resolve(flags.workspace), { configNotes: describeIgnored(ignored) });
+  const workspace = await checkWorkspace(resolve(flags.workspace));
+  const mcp = await openMcpHub(config, workspace, hearthHome());
+  return createRuntime(config, workspace, {
+    configNotes: [...describeIgnored(ignored), ...mcp.notes],
+    external: mcp.hub,
+  });
 }

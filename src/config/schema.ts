@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mcpServersSchema } from './mcp-servers.js';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
@@ -109,6 +110,19 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ threshold: 0.75 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
+      /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */
+      mcp: z
+        .object({
+          servers: mcpServersSchema.default({}),
+          /** Above this share of the context window, MCP tools wait behind the tool_search index. */
+          max_schema_share: z.number().min(0).max(1).default(0.1),
+          /** Seconds a server may take to start and list its tools. */
+          startup_timeout: z.number().positive().default(30),
+          /** Seconds one MCP tool call may take. */
+          timeout: z.number().positive().default(120),
+        })
+        .strict()
+        .default({ servers: {}, max_schema_share: 0.1, startup_timeout: 30, timeout: 120 }),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
     })

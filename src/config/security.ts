@@ -12,8 +12,9 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
  * are the exception: they only take permissions away, so a project's always apply.
  *
- * Settings still to come join this list when they land: `hooks` (programs run on events),
- * `mcp_servers` (programs started as tool servers) and `gateway` (what address the server binds).
+ * `mcp.servers` starts programs on the host as tool servers (the workspace's own MCP files are
+ * held to the same approval: mcp-servers.ts). Settings still to come join this list when they land:
+ * `hooks` (programs run on events) and `gateway` (what address the server binds).
  */
 export const SECURITY_KEYS: readonly string[] = [
   'sandbox',
@@ -23,7 +24,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'base_url',
   'models.*.base_url',
   'hooks',
-  'mcp_servers',
+  'mcp.servers',
   'gateway',
 ];
 

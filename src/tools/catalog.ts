@@ -1,6 +1,7 @@
 import type { DeferredGroup } from './deferred/tool-index.js';
 import { editFileTool } from './edit/edit-file.js';
 import { multiEditTool } from './edit/multi-edit.js';
+import type { ExternalTools } from './external.js';
 import { listDirTool } from './fs/list-dir.js';
 import { mkdirTool } from './fs/mkdir.js';
 import { readFileTool } from './fs/read-file.js';
@@ -127,12 +128,18 @@ export function deferredTools(
   return tools.length === 0 ? [] : [{ group: 'more', tools: () => tools }];
 }
 
-/** The registry for a selection: the chosen tools offered, the rest deferred behind the index, then `more` (MCP servers). */
+/**
+ * The registry for a selection: the chosen tools offered, the rest deferred behind the index; then
+ * the external (MCP) tools, offered or deferred as they say.
+ */
 export function buildRegistry(
   selection: ToolSelection = {},
   extra: AnyTool[] = [],
-  more: readonly DeferredGroup[] = [],
+  external?: Pick<ExternalTools, 'offered' | 'deferred'>,
 ): ToolRegistry {
   const offered = selectTools(selection, extra);
-  return new ToolRegistry(offered, [...deferredTools(selection, offered, extra), ...more]);
+  return new ToolRegistry(
+    [...offered, ...(external?.offered ?? [])],
+    [...deferredTools(selection, offered, extra), ...(external?.deferred ?? [])],
+  );
 }
