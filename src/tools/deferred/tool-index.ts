@@ -105,7 +105,7 @@ function wordsOf(text: string): string[] {
   return text
     .toLowerCase()
     .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 1);
+    .filter((w) => w.length > 1 || /\d/.test(w));
 }
 
 function score(tool: AnyTool, group: string, words: string[], exact: Set<string>): number {
