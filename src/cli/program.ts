@@ -13,6 +13,7 @@ import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
+import { addMcpCommands } from './commands/mcp.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
@@ -151,6 +152,7 @@ function buildProgram(): Command {
   addDebugCommands(program);
   addDoctorCommand(program);
   addConfigCommands(program);
+  addMcpCommands(program, version);
   addInitCommand(program);
   return program;
 }
