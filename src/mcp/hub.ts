@@ -1,7 +1,7 @@
 import type { McpServerEntry } from '../config/mcp-servers.js';
 import { estimateTokens } from '../llm/tokens.js';
 import type { DeferredGroup } from '../tools/deferred/tool-index.js';
-import type { ExternalTools } from '../tools/external.js';
+import type { ExternalServerStatus, ExternalTools } from '../tools/external.js';
 import type { AnyTool } from '../tools/types.js';
 import { type ConnectionOptions, McpConnection, type McpToolInfo } from './connection.js';
 import { ToolListCache } from './tool-cache.js';
@@ -14,18 +14,6 @@ export interface McpHubOptions extends ConnectionOptions {
   /** Share of the context window the MCP tools' schemas may take before they go behind the index. */
   maxSchemaShare: number;
   contextWindow: number;
-}
-
-/** A server's state for `/mcp`, `doctor` and `hearth mcp list`. */
-export interface McpServerStatus {
-  name: string;
-  source: string;
-  transport: 'stdio' | 'http';
-  running: boolean;
-  /** Tools known (listed now or cached); undefined when never listed. */
-  tools?: number;
-  offered: 'direct' | 'index';
-  problem?: string;
 }
 
 /**
@@ -100,7 +88,7 @@ export class McpHub implements ExternalTools {
     return this.connections.get(name)?.pid;
   }
 
-  status(): McpServerStatus[] {
+  status(): ExternalServerStatus[] {
     return this.options.servers.map(({ name, spec, source }) => ({
       name,
       source,

@@ -35,7 +35,7 @@ describe('where MCP servers come from', () => {
     );
     r = await cli.run(['mcp', 'list']);
     expect(r.stdout).toMatch(
-      /^planted {2}stdio {2}tools not listed yet, behind tool_search {2}\(.*\.mcp\.json\)$/m,
+      /^planted {2}stdio {2}tools not listed yet, behind tool_search, not started {2}\(.*\.mcp\.json\)$/m,
     );
     expect(r.stdout).toMatch(/^sneaky /m);
 
@@ -61,7 +61,18 @@ describe('where MCP servers come from', () => {
     expect(r.stdout).toMatch(/^mcp__gen__gen_tool_0 {2}~\d+ tokens$/m);
     expect(r.stdout).toMatch(/3 tools, ~\d+ tokens in all\./);
     r = await cli.run(['mcp', 'list']);
-    expect(r.stdout).toMatch(/^gen {2}stdio {2}3 tools, offered directly/m);
+    expect(r.stdout).toMatch(/^gen {2}stdio {2}3 tools, offered directly, not started/m);
+    await cli.serve([]);
+    r = await cli.run(['doctor', '--json', '--no-live']);
+    expect(JSON.parse(r.stdout).checks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'mcp',
+          ok: true,
+          detail: expect.stringMatching(/^gen {2}stdio {2}3 tools/),
+        }),
+      ]),
+    );
 
     r = await cli.run(['mcp', 'remove', 'gen']);
     expect(r.code, r.stderr).toBe(0);

@@ -8,6 +8,7 @@ import { estimateTokens } from '../../llm/tokens.js';
 import type { McpHub } from '../../mcp/hub.js';
 import { DEFAULT_EXPOSED, HEARTH_TASK, serveMcp } from '../../mcp/server.js';
 import { openMcpHub } from '../../mcp/setup.js';
+import { describeServers } from '../../tools/external.js';
 import { resolveConnection } from '../connect.js';
 import { collect, type GlobalFlags, loadConfigFromFlags, nameList, runtimeFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
@@ -32,12 +33,7 @@ export function addMcpCommands(program: Command, version: string): void {
           );
           return;
         }
-        for (const s of hub.status()) {
-          const tools = s.tools === undefined ? 'tools not listed yet' : `${s.tools} tools`;
-          process.stdout.write(
-            `${visible(s.name)}  ${s.transport}  ${tools}, ${s.offered === 'direct' ? 'offered directly' : 'behind tool_search'}  (${visible(s.source)})\n`,
-          );
-        }
+        for (const line of describeServers(hub.status())) process.stdout.write(`${visible(line)}\n`);
       } finally {
         await hub?.close();
       }
