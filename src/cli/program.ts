@@ -54,8 +54,8 @@ and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded m
 Config, later wins: ~/.hearth/config.json (or .yaml), <workspace>/.hearth/config.json (or .yaml),
 HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BASE_URL, HEARTH_MODEL,
 HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
-Security settings (sandbox, permission mode, allow rules, db_path) never come from the workspace .env,
-and from <workspace>/.hearth/config only once approved with: hearth config trust.
+Security settings (sandbox, permission mode, allow rules, db_path, MCP servers) never come from the
+workspace .env, and from <workspace>/.hearth/config (or .mcp.json) only once approved with: hearth config trust.
 See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
 Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 waiting for approval

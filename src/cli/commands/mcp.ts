@@ -47,6 +47,7 @@ export function addMcpCommands(program: Command, version: string): void {
     .option('--url <url>', 'a Streamable HTTP server instead of a command')
     .option(
       '--header <name=value>',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the help names the ${VAR} syntax.
       'an HTTP header (${VAR} is expanded when the server starts); repeatable',
       collect,
     )
