@@ -3,6 +3,7 @@ import type { Runtime } from '../agent/runtime.js';
 import { openSession } from '../agent/session-setup.js';
 import type { Connection } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
+import { servedTools } from '../tools/catalog.js';
 import { MemoryState, type ToolContext } from '../tools/types.js';
 
 /**
@@ -15,16 +16,7 @@ import { MemoryState, type ToolContext } from '../tools/types.js';
  */
 
 export const HEARTH_TASK = 'hearth_task';
-export const DEFAULT_EXPOSED = [
-  'read_file',
-  'list_dir',
-  'glob',
-  'grep',
-  'write_file',
-  'edit_file',
-  'shell',
-  HEARTH_TASK,
-];
+export const DEFAULT_EXPOSED = [...servedTools, HEARTH_TASK];
 
 export interface ServeOptions {
   runtime: Runtime;

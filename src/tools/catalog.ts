@@ -49,6 +49,9 @@ export const defaultTools = [
   'get_time',
 ];
 
+/** What `hearth mcp serve` exposes unless told otherwise: the file, search and shell tools. */
+export const servedTools = ['read_file', 'list_dir', 'glob', 'grep', 'write_file', 'edit_file', 'shell'];
+
 export class ToolSelectionError extends Error {
   override name = 'ToolSelectionError';
 }
