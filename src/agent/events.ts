@@ -16,7 +16,10 @@ export type StopReason =
  * Everything a run reports, in order. The CLI, the JSON-lines output, the gateway and the
  * library all consume this one union; it is plain JSON.
  */
-export type AgentEvent =
+export type AgentEvent = RunEvent | SubagentEvent;
+
+/** What one agent's own run reports; a sub-agent's come wrapped in `subagent_event`. */
+export type RunEvent =
   /** First of every run of a stored session: which one it is (a script keeps `id` to resume it). */
   | { type: 'session'; id: string; workspace: string; model: string }
   | { type: 'turn_start'; turn: number }
@@ -49,6 +52,39 @@ export type AgentEvent =
   | { type: 'steer'; text: string }
   | { type: 'warning'; message: string }
   | { type: 'done'; reason: StopReason; text: string; turns: number; pending?: ToolCall[] };
+
+/** How a sub-agent's work ended, as its contract (`report_result`) or its run's end says. */
+export type SubagentStatus = 'done' | 'failed' | 'partial';
+
+/**
+ * A sub-agent's life inside its parent's stream. `id` is the child's stored session; `parentId`
+ * the session that started it (the root's own id for its children); `depth` 1 for the root's
+ * children. Events of a grandchild travel flat, each wrapped once with its own id and depth.
+ */
+export type SubagentEvent =
+  | {
+      type: 'subagent_start';
+      id: string;
+      parentId: string;
+      /** The call of `parentId`'s run that started it. */
+      parentCallId: string;
+      depth: number;
+      objective: string;
+      /** The named agent definition it runs as, when one was asked for. */
+      agent?: string;
+      /** Its task id within a decomposition. */
+      taskId?: string;
+    }
+  | { type: 'subagent_event'; id: string; depth: number; event: RunEvent }
+  | {
+      type: 'subagent_end';
+      id: string;
+      status: SubagentStatus;
+      /** What it did, or for `failed` why it failed. */
+      summary: string;
+      /** Tokens spent by it and by its own sub-agents. */
+      usage: { prompt: number; completion: number };
+    };
 
 export type DoneEvent = Extract<AgentEvent, { type: 'done' }>;
 export type ToolResultEvent = Extract<AgentEvent, { type: 'tool_result' }>;

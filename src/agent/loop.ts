@@ -3,6 +3,7 @@ import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/type
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
+import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
@@ -48,6 +49,8 @@ export interface RunAgentOptions {
   /** Called with every message appended to the history, as it is appended. */
   onMessage?: (message: ChatMessage) => void;
   onAudit?: (entry: AuditEntry) => void;
+  /** Where the spawn tools start sub-agents; unset where sub-agents are off. */
+  subagents?: SubagentPort;
 }
 
 /**
@@ -83,6 +86,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
     progress: () => {},
+    ...(options.subagents ? { subagents: options.subagents } : {}),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);

@@ -1,6 +1,8 @@
-import type { AgentEvent } from './events.js';
+import type { AgentEvent, SubagentEvent } from './events.js';
 
 type ProgressEvent = Extract<AgentEvent, { type: 'tool_progress' }>;
+/** What running calls report meanwhile: their output, and their sub-agents' events. */
+export type SideEvent = ProgressEvent | SubagentEvent;
 
 /** Each progress event carries at most this much: a flood of output is reported by its tail. */
 const MAX_EVENT_CHARS = 8_000;
@@ -8,10 +10,12 @@ const MAX_EVENT_CHARS = 8_000;
 /**
  * Collects what running tools report and hands it to the event stream when the stream is ready for
  * it. Reports that pile up while the consumer is busy are merged, one event per call, so a command
- * that prints a million lines costs a bounded number of events, not one per line.
+ * that prints a million lines costs a bounded number of events, not one per line. Sub-agents'
+ * events are relayed whole and in order: each is its own step of a child's run.
  */
 export class ProgressChannel {
   private readonly queued = new Map<string, ProgressEvent>();
+  private readonly relayed: SubagentEvent[] = [];
   private wake: (() => void) | undefined;
   /** A poke that came while nobody waited: the next wait returns at once. */
   private poked = false;
@@ -31,9 +35,15 @@ export class ProgressChannel {
     };
   }
 
+  /** Passes a sub-agent's event on. */
+  relay(event: SubagentEvent): void {
+    this.relayed.push(event);
+    this.poke();
+  }
+
   /** Resolves when something was reported or `poke` was called. */
   next(): Promise<void> {
-    if (this.poked || this.queued.size > 0) {
+    if (this.poked || this.queued.size > 0 || this.relayed.length > 0) {
       this.poked = false;
       return Promise.resolve();
     }
@@ -49,8 +59,8 @@ export class ProgressChannel {
     else this.poked = true;
   }
 
-  drain(): ProgressEvent[] {
-    const events = [...this.queued.values()];
+  drain(): SideEvent[] {
+    const events = [...this.relayed.splice(0), ...this.queued.values()];
     this.queued.clear();
     return events;
   }
@@ -67,7 +77,7 @@ function tail(text: string): string {
 export async function* withProgress<T>(
   channel: ProgressChannel,
   work: Promise<T>,
-): AsyncGenerator<ProgressEvent, T> {
+): AsyncGenerator<SideEvent, T> {
   let settled = false;
   const done = work.finally(() => {
     settled = true;

@@ -1,6 +1,7 @@
 import { defaultDbPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { checkWorkspace } from '../config/workspace.js';
+import type { Connection } from '../llm/connection.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
@@ -10,7 +11,9 @@ import { SessionStore } from '../store/sessions.js';
 import { buildRegistry } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { AnyTool } from '../tools/types.js';
 import { readProjectContext } from './project-context.js';
+import type { SessionDeps } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
@@ -24,11 +27,19 @@ export interface Runtime {
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
+  /** Completes each session's deps for sub-agents; unset where they are off. */
+  subagents?: SessionWiring;
   openStore(): SessionStore;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
   close(): Promise<void>;
 }
+
+/**
+ * Turns a session's deps into those of one whose runs may start sub-agents (src/subagents/
+ * setup.ts makes it): the port the spawn tools use, and the client pinned to its server slot.
+ */
+export type SessionWiring = (deps: SessionDeps, connection: Connection) => SessionDeps;
 
 export interface RuntimeOptions {
   /** The tools to offer, when the caller built them itself (the library adds custom tools). */
@@ -41,6 +52,11 @@ export interface RuntimeOptions {
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
+  /** Tool groups of the subsystems above agent/ (sub-agents), offered when named in `tools`. */
+  groups?: Record<string, AnyTool[]>;
+  /** Groups a setting switched on: offered as if named in `tools.enabled`. */
+  groupsOn?: string[];
+  subagents?: SessionWiring;
 }
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
@@ -50,7 +66,9 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
-  const tools = options.tools ?? buildRegistry(config.tools, [], options.external);
+  const tools =
+    options.tools ??
+    buildRegistry({ ...config.tools, also: options.groupsOn }, [], options.external, options.groups);
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
@@ -63,6 +81,7 @@ export async function createRuntime(
     external: options.external,
     gate,
     configNotes: options.configNotes ?? [],
+    ...(options.subagents ? { subagents: options.subagents } : {}),
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),

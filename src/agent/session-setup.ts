@@ -22,7 +22,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
   const { runtime, connection, deepWork } = setup;
   const { config } = runtime;
   const choice = await runtime.sandbox();
-  const deps: SessionDeps = {
+  const base: SessionDeps = {
     store: runtime.openStore(),
     llm: createClient(connection, config),
     tools: runtime.tools,
@@ -36,6 +36,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
   };
+  const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
 }
 

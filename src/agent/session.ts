@@ -4,6 +4,7 @@ import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
+import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
@@ -24,6 +25,8 @@ export interface SessionDeps {
   todoNudges?: number;
   contextWindow?: number;
   compactionThreshold?: number;
+  /** Gives the session's runs their sub-agents, bound to the session's id; unset where they are off. */
+  subagents?: (sessionId: string) => SubagentPort;
 }
 
 /** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */
@@ -67,9 +70,14 @@ export class AgentSession {
     return this.row.id;
   }
 
-  static create(deps: SessionDeps, systemPrompt: string): AgentSession {
+  /** A new session; a sub-agent's names the session that started it and how deep it is. */
+  static create(
+    deps: SessionDeps,
+    systemPrompt: string,
+    origin: { parentId: string; depth: number; title: string } | undefined = undefined,
+  ): AgentSession {
     const system: ChatMessage = { role: 'system', content: systemPrompt };
-    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model }, [system]);
+    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model, ...origin }, [system]);
     return new AgentSession(deps, row, [system], 1);
   }
 
@@ -156,6 +164,7 @@ export class AgentSession {
       onMessage: (message) => this.persist(message),
       onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => store.recordAudit(this.id, entry),
+      subagents: this.deps.subagents?.(this.id),
     })) {
       if (event.type === 'turn_start') turnStarted = performance.now();
       if (event.type === 'usage') {

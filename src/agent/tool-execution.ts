@@ -3,7 +3,7 @@ import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/ga
 import type { AuditEntry } from '../store/sessions.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';
-import type { AgentEvent, ToolResultEvent } from './events.js';
+import type { AgentEvent, SubagentEvent, ToolResultEvent } from './events.js';
 import { ProgressChannel, withProgress } from './progress-channel.js';
 
 export interface ExecutionDeps {
@@ -22,7 +22,8 @@ export interface ExecutionDeps {
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
 export type ExecutionEvent =
   | Extract<AgentEvent, { type: 'tool_call' | 'approval_request' | 'tool_progress' }>
-  | ToolResultEvent;
+  | ToolResultEvent
+  | SubagentEvent;
 
 const SKIPPED_FOR_STEERING =
   'Not run: the user sent a new message before this call started. Read it, then decide what to call.';
@@ -153,6 +154,8 @@ async function run(
     ...deps.ctx,
     progress,
     leavesOut: (file) => leavesOut(file),
+    callId: step.call.id,
+    relay: (event) => channel.relay(event),
   });
   finished = true;
   const exitCode = result.meta?.exitCode;

@@ -33,7 +33,8 @@ export async function askApproval(
   const { style } = io;
   const request = visibleDeep(raw);
   const { preview } = request;
-  io.write(`\n${style.yellow('?')} ${style.cyan(request.summary)}\n  ${style.dim(request.reason)}\n`);
+  const who = request.agent ? `${style.bold(`[${request.agent}]`)} ` : '';
+  io.write(`\n${style.yellow('?')} ${who}${style.cyan(request.summary)}\n  ${style.dim(request.reason)}\n`);
   if (preview) io.write(`${indent(colorDiff(preview, style, PREVIEW_LINES))}\n`);
   const answer = await io.choose(
     `  Allow? ${style.cyan('y')} once · ${style.cyan('a')} always (similar calls) · ${style.cyan('n')} no  (one key) `,

@@ -5,6 +5,7 @@ import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
 import { openMcpHub } from '../mcp/setup.js';
+import { setupSubagents } from '../subagents/setup.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -21,6 +22,8 @@ export interface GlobalFlags {
   yolo?: boolean;
   allow?: string[];
   deny?: string[];
+  /** Deep-work mode (the main command's --deep): sub-agents are on unless the config says otherwise. */
+  deep?: boolean;
 }
 
 export function positiveInt(value: string): number {
@@ -85,8 +88,10 @@ export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
   const workspace = await checkWorkspace(resolve(flags.workspace));
   const mcp = await openMcpHub(config, workspace, hearthHome());
+  const { notes, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
   return createRuntime(config, workspace, {
-    configNotes: [...describeIgnored(ignored), ...mcp.notes],
+    configNotes: [...describeIgnored(ignored), ...notes, ...mcp.notes],
     external: mcp.hub,
+    ...subagents,
   });
 }

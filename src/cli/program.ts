@@ -65,7 +65,6 @@ no terminal could ask, 130 interrupted.`;
 interface MainFlags extends GlobalFlags {
   interactive?: boolean;
   json?: boolean;
-  deep?: boolean;
   continue?: boolean;
   resume?: string;
   print?: boolean;
@@ -114,7 +113,10 @@ function buildProgram(): Command {
       collect,
     )
     .option('--deny <rule>', 'refuse calls like "shell(rm *)"; wins over --allow; repeatable', collect)
-    .option('--deep', 'deep-work mode: 500 turns, a 5M-token budget, and a push to finish open todos')
+    .option(
+      '--deep',
+      'deep-work mode: 500 turns, a 5M-token budget, a push to finish open todos, and sub-agents (delegate, decompose)',
+    )
     .option('-p, --print', 'one-shot: run the task, print the answer, exit (never interactive)')
     .option(
       '--plan',

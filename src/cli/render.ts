@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../agent/events.js';
 import { visible, visibleDeep } from './sanitize.js';
+import { SubagentLines } from './subagent-lines.js';
 import { truncateToWidth } from './text-width.js';
 
 export interface Style {
@@ -74,6 +75,7 @@ export class TerminalRenderer {
   private turnStarted = false;
   /** With `answerOnly`: this turn's text, held until it is known to be the answer or narration. */
   private turnText = '';
+  private readonly subagents: SubagentLines;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -84,7 +86,9 @@ export class TerminalRenderer {
      * what the model says on the way, before its tool calls, goes to stderr with the rest.
      */
     private readonly answerOnly = false,
-  ) {}
+  ) {
+    this.subagents = new SubagentLines(style);
+  }
 
   render(raw: AgentEvent): void {
     // What the model and the tools wrote is shown, never obeyed by the terminal.
@@ -183,6 +187,12 @@ export class TerminalRenderer {
         break;
       case 'turn_start':
         this.turnStarted = true;
+        break;
+      case 'subagent_start':
+      case 'subagent_event':
+      case 'subagent_end':
+        this.endReasoning();
+        for (const line of this.subagents.lines(event)) this.errLine(line.text);
         break;
       case 'tool_progress':
       case 'steer':

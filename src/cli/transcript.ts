@@ -7,7 +7,11 @@ import { terminalJson, visible } from './sanitize.js';
  * characters in what the model and the tools wrote are shown (sanitize.ts), since this is read
  * at a terminal or with `cat`.
  */
-export function transcriptMarkdown(row: SessionRow, messages: ChatMessage[]): string {
+export function transcriptMarkdown(
+  row: SessionRow,
+  messages: ChatMessage[],
+  subagents: readonly SessionRow[] = [],
+): string {
   const out = [
     `# ${row.title || 'Untitled session'}`,
     '',
@@ -16,8 +20,22 @@ export function transcriptMarkdown(row: SessionRow, messages: ChatMessage[]): st
     `- model: ${row.model || 'unknown'}`,
     `- started: ${new Date(row.createdAt).toISOString()}`,
     `- status: ${row.status}`,
-    '',
   ];
+  if (row.parentId) {
+    out.push(
+      row.depth > 0
+        ? `- sub-agent (depth ${row.depth}) of: ${row.parentId} (hearth sessions show ${row.parentId})`
+        : `- forked from: ${row.parentId}`,
+    );
+  }
+  if (subagents.length > 0) {
+    out.push('- sub-agents:');
+    for (const child of subagents)
+      out.push(
+        `  - ${child.id} (${child.status}): ${child.title || 'untitled'} (hearth sessions show ${child.id})`,
+      );
+  }
+  out.push('');
   for (const m of messages) {
     switch (m.role) {
       case 'system':

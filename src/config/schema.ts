@@ -108,6 +108,24 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ threshold: 0.75 }),
+      /** Sub-agents (`delegate`, `decompose`): each a stored session with a brief instead of the history. */
+      subagents: z
+        .object({
+          /** Offer the spawn tools; unset: on in deep-work mode (--deep), off otherwise. */
+          enabled: z.boolean().optional(),
+          /** How deep sub-agents may nest; at this depth the spawn tools are not offered. */
+          max_depth: z.number().int().min(1).max(8).default(3),
+          /** Tasks of one decomposition run side by side; a local server usually serves one at a time. */
+          parallel: z.number().int().min(1).max(16).default(1),
+          /** Model turns one sub-agent may take (a definition's max_turns may only lower it). */
+          max_turns: z.number().int().positive().default(30),
+          /** Seconds one sub-agent may run before it is stopped and reported failed. */
+          time_limit: z.number().positive().default(1800),
+          /** Share of its parent's token budget a sub-agent may spend. */
+          budget_share: z.number().gt(0).max(1).default(0.25),
+        })
+        .strict()
+        .default({ max_depth: 3, parallel: 1, max_turns: 30, time_limit: 1800, budget_share: 0.25 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */

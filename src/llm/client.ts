@@ -33,6 +33,11 @@ export interface LlmClientOptions {
    * (the system prompt describes them) and calls are read from the text.
    */
   nativeTools?: boolean;
+  /**
+   * llama.cpp: the server slot every request of this client uses (`id_slot`), so the slot's prompt
+   * cache holds this conversation and no other; unset lets the server choose.
+   */
+  slot?: number;
 }
 
 export interface ChatRequest {
@@ -68,6 +73,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         ...(options.topP !== undefined ? { top_p: options.topP } : {}),
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
         ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+        ...(options.slot !== undefined ? { id_slot: options.slot } : {}),
       });
       const offered = request.tools ?? [];
       return streamWithRetries(

@@ -128,7 +128,11 @@ async function findServer(
  * ignores num_ctx, and prompts would be cut silently at its small default context. Every request
  * of the session asks for the one window the session budgets with.
  */
-export function createClient(connection: Connection, settings: ConnectionSettings): LlmClient {
+export function createClient(
+  connection: Connection,
+  settings: ConnectionSettings,
+  extra: { slot?: number } = {},
+): LlmClient {
   const options = {
     baseUrl: connection.baseUrl,
     model: connection.model,
@@ -141,6 +145,7 @@ export function createClient(connection: Connection, settings: ConnectionSetting
     seed: settings.seed,
     nativeTools: settings.native_tools,
     maxTokens: settings.max_tokens,
+    ...(extra.slot !== undefined && connection.kind === 'llamacpp' ? { slot: extra.slot } : {}),
   };
   if (connection.kind === 'ollama') {
     return createOllamaClient({ ...options, contextWindow: connection.contextWindow });

@@ -9,6 +9,8 @@ export interface ModelInfo {
   maxContextWindow?: number;
   vision?: boolean;
   tools?: boolean;
+  /** llama.cpp: how many requests the server serves at once, each with its own prompt cache. */
+  slots?: number;
   /** Where the figures came from, e.g. "LM Studio /api/v0/models loaded_context_length". */
   source: string;
 }
@@ -258,6 +260,7 @@ async function probeLlamaCpp(
     ...windows(nCtx, trained ?? nCtx),
     ...(typeof modalities.vision === 'boolean' ? { vision: modalities.vision } : {}),
     ...(typeof tools === 'boolean' ? { tools } : {}),
+    ...(positive(props.total_slots) !== undefined ? { slots: positive(props.total_slots) } : {}),
     source:
       nCtx === undefined
         ? 'unknown: llama.cpp /props has no n_ctx'

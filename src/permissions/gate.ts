@@ -37,6 +37,8 @@ export interface ApprovalRequest {
   secret?: boolean;
   /** No mode and no rule pre-approves it, only a person's answer (a shell line a deny rule cannot see through). */
   personOnly?: boolean;
+  /** The sub-agent that made the call, by name, so the person knows who asks. */
+  agent?: string;
 }
 
 /** Asks someone (a person at a terminal, a UI, a library callback) about one call. */
@@ -69,6 +71,22 @@ export class PermissionGate {
    */
   commandsNeedApproval(reason: string | undefined): void {
     this.commandsAsk = reason;
+  }
+
+  /**
+   * The same rules and the same sandbox restriction in another mode, for a sub-agent held to a
+   * stricter one. The caller checks that it is stricter (modes.ts `atLeastAsStrict`).
+   */
+  withMode(mode: PermissionMode): PermissionGate {
+    const gate = new PermissionGate(mode, this.rules, this.workspace);
+    gate.commandsAsk = this.commandsAsk;
+    return gate;
+  }
+
+  /** Gives a new session (a sub-agent's) the "always" answers given so far in another (its parent). */
+  carryAnswers(from: SessionState, to: SessionState): void {
+    const given = from.get(ALWAYS_KEY);
+    if (Array.isArray(given) && given.length > 0) to.set(ALWAYS_KEY, given);
   }
 
   async check(tool: AnyTool, args: unknown, state: SessionState): Promise<Verdict> {

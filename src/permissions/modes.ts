@@ -21,6 +21,16 @@ export function isPermissionMode(value: unknown): value is PermissionMode {
   return typeof value === 'string' && (PERMISSION_MODES as readonly string[]).includes(value);
 }
 
+/**
+ * True when `mode` lets nothing run unasked that `than` would ask about or refuse, and refuses
+ * whatever `than` refuses: a sub-agent may be held to it. `manual` and `plan` are not comparable
+ * (plan runs reads unasked, manual lets changes run once asked), so neither holds the other.
+ */
+export function atLeastAsStrict(mode: PermissionMode, than: PermissionMode): boolean {
+  if (mode === than || than === 'auto') return true;
+  return than === 'normal' && (mode === 'manual' || mode === 'plan');
+}
+
 /** What a mode does with a call no rule decided: run it, or ask why. */
 export function modeDefault(
   mode: PermissionMode,

@@ -66,4 +66,10 @@ export const migrations: string[] = [
     PRIMARY KEY (session_id, call_id)
   ) WITHOUT ROWID;
   `,
+  `
+  -- Sub-agents are sessions too: depth 0 is a session a person started, 1 one its agent started,
+  -- and so on. parent_id alone cannot tell: a fork also names the session it was copied from.
+  ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX sessions_parent ON sessions(parent_id);
+  `,
 ];

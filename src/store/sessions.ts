@@ -11,6 +11,8 @@ export interface SessionRow {
   workspace: string;
   model: string;
   parentId: string | null;
+  /** 0 for a session a person started; for a sub-agent's, how many agents up its root is. */
+  depth: number;
   status: SessionStatus;
   createdAt: number;
   updatedAt: number;
@@ -45,7 +47,7 @@ export class SessionStore {
 
   /** Creates a session, with its first messages in the same transaction: no session is ever seen without them. */
   create(
-    input: { workspace: string; model?: string; title?: string; parentId?: string },
+    input: { workspace: string; model?: string; title?: string; parentId?: string; depth?: number },
     messages: ChatMessage[] = [],
   ): SessionRow {
     const now = Date.now();
@@ -55,6 +57,7 @@ export class SessionStore {
       workspace: input.workspace,
       model: input.model ?? '',
       parentId: input.parentId ?? null,
+      depth: input.depth ?? 0,
       status: 'active',
       createdAt: now,
       updatedAt: now,
@@ -62,8 +65,8 @@ export class SessionStore {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT INTO sessions (id, title, workspace, model, parent_id, status, created_at, updated_at)
-           VALUES (@id, @title, @workspace, @model, @parentId, @status, @createdAt, @updatedAt)`,
+          `INSERT INTO sessions (id, title, workspace, model, parent_id, depth, status, created_at, updated_at)
+           VALUES (@id, @title, @workspace, @model, @parentId, @depth, @status, @createdAt, @updatedAt)`,
         )
         .run(row);
       for (const message of messages) this.appendMessage(row.id, message);
@@ -91,26 +94,39 @@ export class SessionStore {
     return rows[0]!;
   }
 
+  /** The session `--continue` picks up: the last one a person started (a sub-agent's is part of its root's). */
   latest(workspace: string): SessionRow | undefined {
     return this.db
       .prepare(
-        `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+        `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? AND depth = 0
+         ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
       )
       .get(workspace) as SessionRow | undefined;
   }
 
-  list(opts: { workspace?: string; limit?: number } = {}): SessionSummary[] {
+  /** The most recent sessions; `topLevel` leaves sub-agents' sessions out (see `subagents`). */
+  list(opts: { workspace?: string; limit?: number; topLevel?: boolean } = {}): SessionSummary[] {
+    const where = [opts.workspace ? 's.workspace = @workspace' : '', opts.topLevel ? 's.depth = 0' : '']
+      .filter(Boolean)
+      .join(' AND ');
     return this.db
       .prepare(
-        `SELECT ${COLUMNS.replace(/(\w+) AS/g, 's.$1 AS')},
-           (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,
-           (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant') AS turns,
-           COALESCE((SELECT SUM(prompt_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS promptTokens,
-           COALESCE((SELECT SUM(completion_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS completionTokens
-         FROM sessions s ${opts.workspace ? 'WHERE s.workspace = @workspace' : ''}
+        `${SUMMARY} ${where ? `WHERE ${where}` : ''}
          ORDER BY s.updated_at DESC, s.rowid DESC LIMIT @limit`,
       )
       .all({ workspace: opts.workspace, limit: opts.limit ?? 50 }) as SessionSummary[];
+  }
+
+  /** The sessions the agent of `id` started as sub-agents (not its forks), oldest first. */
+  subagents(id: string): SessionSummary[] {
+    return this.db
+      .prepare(`${SUMMARY} WHERE s.parent_id = ? AND s.depth > 0 ORDER BY s.created_at, s.rowid`)
+      .all(id) as SessionSummary[];
+  }
+
+  /** The sub-agents' sessions under `id` at every depth: depth first, each level oldest first. */
+  subagentTree(id: string): SessionSummary[] {
+    return this.subagents(id).flatMap((child) => [child, ...this.subagentTree(child.id)]);
   }
 
   update(id: string, fields: Partial<Pick<SessionRow, 'title' | 'model' | 'status'>>): void {
@@ -120,8 +136,15 @@ export class SessionStore {
       .run({ ...fields, id, now: Date.now() });
   }
 
+  /** Deletes a session with its sub-agents' sessions (not its forks, which stand on their own). */
   remove(id: string): void {
-    this.db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
+    this.db
+      .prepare(
+        `WITH RECURSIVE tree(id) AS (
+           SELECT ? UNION ALL SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id WHERE s.depth > 0)
+         DELETE FROM sessions WHERE id IN tree`,
+      )
+      .run(id);
   }
 
   appendMessage(id: string, message: ChatMessage): void {
@@ -249,7 +272,15 @@ export class SessionStore {
 }
 
 const COLUMNS =
-  'id AS id, title AS title, workspace AS workspace, model AS model, parent_id AS parentId, status AS status, created_at AS createdAt, updated_at AS updatedAt';
+  'id AS id, title AS title, workspace AS workspace, model AS model, parent_id AS parentId, depth AS depth, status AS status, created_at AS createdAt, updated_at AS updatedAt';
+
+/** A session with its counts; the caller adds WHERE and ORDER BY. */
+const SUMMARY = `SELECT ${COLUMNS.replace(/(\w+) AS/g, 's.$1 AS')},
+  (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,
+  (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant') AS turns,
+  COALESCE((SELECT SUM(prompt_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS promptTokens,
+  COALESCE((SELECT SUM(completion_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS completionTokens
+  FROM sessions s`;
 
 /** Short, typeable ids; prefixes work wherever an id is asked for. */
 function newId(): string {

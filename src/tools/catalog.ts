@@ -60,30 +60,38 @@ export interface ToolSelection {
   /** Replaces the default set when given. */
   enabled?: string[];
   disabled?: string[];
+  /** Added to the chosen set (before `disabled` applies): groups a setting switched on, such as sub-agents. */
+  also?: string[];
 }
 
 /**
  * Resolves group and tool names into the tool list, rejecting names that match nothing. A custom
  * tool (`extra`) named like a built-in one takes its place, wherever the built-in would have been
- * offered; one named like a group, or two custom tools with one name, are errors.
+ * offered; one named like a group, or two custom tools with one name, are errors. `groups` are
+ * tool groups of the subsystems above this folder (sub-agents), offered only when named.
  */
-export function selectTools(selection: ToolSelection = {}, extra: AnyTool[] = []): AnyTool[] {
+export function selectTools(
+  selection: ToolSelection = {},
+  extra: AnyTool[] = [],
+  groups: Record<string, AnyTool[]> = {},
+): AnyTool[] {
   const custom = customByName(extra);
   const swap = (tool: AnyTool) => custom.get(tool.name) ?? tool;
-  const builtIn = Object.values(toolGroups).flat();
+  const allGroups = { ...toolGroups, ...groups };
+  const builtIn = Object.values(allGroups).flat();
   const builtInNames = new Set(builtIn.map((t) => t.name));
   const all = [...builtIn.map(swap), ...extra.filter((t) => !builtInNames.has(t.name))];
   const expand = (name: string): AnyTool[] => {
     if (name === 'default') return defaultTools.flatMap(expand);
-    const group = toolGroups[name];
+    const group = allGroups[name];
     if (group) return group.map(swap);
     const tool = all.find((t) => t.name === name);
     if (tool) return [tool];
     throw new ToolSelectionError(
-      `Unknown tool or group "${name}". Groups: default, ${Object.keys(toolGroups).join(', ')}. Tools: ${all.map((t) => t.name).join(', ')}.`,
+      `Unknown tool or group "${name}". Groups: default, ${Object.keys(allGroups).join(', ')}. Tools: ${all.map((t) => t.name).join(', ')}.`,
     );
   };
-  const chosen = new Set((selection.enabled ?? defaultTools).flatMap(expand));
+  const chosen = new Set([...(selection.enabled ?? defaultTools), ...(selection.also ?? [])].flatMap(expand));
   for (const tool of extra) if (!selection.enabled) chosen.add(tool);
   for (const name of selection.disabled ?? []) for (const tool of expand(name)) chosen.delete(tool);
   // Keep the catalog's order whatever order the names came in: the tool list is part of the prompt prefix.
@@ -105,19 +113,21 @@ function customByName(extra: readonly AnyTool[]): Map<string, AnyTool> {
 }
 
 /**
- * The built-in (and custom) tools not offered directly, by group, for the index: every tool the
- * selection neither offers nor disables stays reachable in the session.
+ * The built-in (and custom) tools not offered directly, for the index: every tool the selection
+ * neither offers nor disables stays reachable in the session. `groups` (sub-agents) are offered
+ * only when a setting switches them on, so they are never behind the index.
  */
 export function deferredTools(
   selection: ToolSelection,
   offered: readonly AnyTool[],
   extra: AnyTool[] = [],
+  groups: Record<string, AnyTool[]> = {},
 ): DeferredGroup[] {
   const custom = customByName(extra);
   const skip = new Set([
     ...offered.map((t) => t.name),
     ...(selection.disabled ?? []).flatMap((name) =>
-      selectTools({ enabled: [name] }, extra).map((t) => t.name),
+      selectTools({ enabled: [name] }, extra, groups).map((t) => t.name),
     ),
   ]);
   const waiting = (tools: AnyTool[]) => tools.filter((t) => !skip.has(t.name));
@@ -139,10 +149,57 @@ export function buildRegistry(
   selection: ToolSelection = {},
   extra: AnyTool[] = [],
   external?: Pick<ExternalTools, 'offered' | 'deferred'>,
+  groups: Record<string, AnyTool[]> = {},
 ): ToolRegistry {
-  const offered = selectTools(selection, extra);
+  const offered = selectTools(selection, extra, groups);
   return new ToolRegistry(
     [...offered, ...(external?.offered ?? [])],
-    [...deferredTools(selection, offered, extra), ...(external?.deferred ?? [])],
+    [...deferredTools(selection, offered, extra, groups), ...(external?.deferred ?? [])],
   );
+}
+
+/**
+ * Tool names other agents' definitions use (Claude Code's `.claude/agents/*.md`), as Hearth's tools
+ * or groups; `Task` and `Agent` are its way of starting sub-agents.
+ */
+const FOREIGN_NAMES: Record<string, string> = {
+  read: 'read_file',
+  write: 'write_file',
+  edit: 'edit_file',
+  multiedit: 'multi_edit',
+  ls: 'list_dir',
+  glob: 'glob',
+  grep: 'grep',
+  bash: 'shell',
+  todowrite: 'todo_write',
+  task: 'subagents',
+  agent: 'subagents',
+};
+
+/**
+ * The tools of `from` that `names` pick: tool names, group names (built-in or `groups`) or other
+ * agents' tool names. Never adds a tool `from` lacks; names that pick nothing come back in `unknown`.
+ */
+export function pickTools(
+  names: readonly string[],
+  from: readonly AnyTool[],
+  groups: Record<string, AnyTool[]> = {},
+): { tools: AnyTool[]; unknown: string[] } {
+  const allGroups: Record<string, readonly AnyTool[]> = {
+    ...toolGroups,
+    ...groups,
+    default: defaultTools.flatMap((name) => from.filter((t) => t.name === name)),
+  };
+  const picked = new Set<string>();
+  const unknown: string[] = [];
+  for (const written of names) {
+    const name = from.some((t) => t.name === written)
+      ? written
+      : (FOREIGN_NAMES[written.toLowerCase()] ?? written);
+    const members = allGroups[name]?.map((t) => t.name) ?? [name];
+    const found = members.filter((member) => from.some((t) => t.name === member));
+    if (found.length === 0) unknown.push(written);
+    for (const member of found) picked.add(member);
+  }
+  return { tools: from.filter((t) => picked.has(t.name)), unknown };
 }

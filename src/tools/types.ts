@@ -1,5 +1,9 @@
 import type { z } from 'zod';
+// Types shared against the folder order, through small type-only files (DESIGN.md): a tool may pass
+// a sub-agent's events on, and the spawn tools reach the session's sub-agents through a port.
+import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
+import type { SubagentPort } from '../subagents/types.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
 export interface ToolContext {
@@ -26,6 +30,15 @@ export interface ToolContext {
    * out and say so; a file named explicitly has already been through the permission check.
    */
   leavesOut?(path: string): boolean;
+  /** The id of the call being run (set by the loop for each call). */
+  callId?: string;
+  /**
+   * Passes a sub-agent's events into the run's event stream while the call goes on, in order (set
+   * by the loop for each call). People see them as they come; the model sees only the result.
+   */
+  relay?(event: SubagentEvent): void;
+  /** Starts sub-agents; set on the sessions of a run where sub-agents are on (src/subagents/). */
+  subagents?: SubagentPort;
 }
 
 /**

@@ -132,6 +132,7 @@ describe('hearth sessions (built CLI)', () => {
       workspace: cli.workspace,
       model: 'm',
       parentId: null,
+      depth: 0,
       status: 'completed',
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),

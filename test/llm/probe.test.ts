@@ -164,6 +164,7 @@ describe('probeModel: llama.cpp', () => {
       maxContextWindow: 32768,
       vision: false,
       tools: true,
+      slots: 1,
       source: 'llama.cpp /props default_generation_settings.n_ctx',
     });
   });
@@ -176,8 +177,15 @@ describe('probeModel: llama.cpp', () => {
       contextWindow: 4096,
       maxContextWindow: 4096,
       vision: true,
+      slots: 1,
       source: 'llama.cpp /props n_ctx',
     });
+  });
+
+  it('reads how many slots serve requests at once (total_slots)', async () => {
+    const s = await serve(llamaCppRoutes({ ...llamaCppProps, total_slots: 4 }));
+    const info = await probeModel(s.baseUrl, llamaCppModels.data[0]!.id, { kind: 'llamacpp' });
+    expect(info.slots).toBe(4);
   });
 
   it('wins over the Ollama-shaped /api/show that llama-server also answers', async () => {

@@ -89,6 +89,30 @@ describe('session store (real SQLite file)', () => {
     expect(db.prepare('SELECT COUNT(*) AS n FROM audit').get()).toEqual({ n: 0 });
   });
 
+  it("keeps sub-agents' sessions as a tree under their root, apart from forks", async () => {
+    const root = store.create({ workspace: '/ws', title: 'root' });
+    const fork = store.fork(root.id);
+    const child = store.create({ workspace: '/ws', title: 'child', parentId: root.id, depth: 1 });
+    const grandchild = store.create({ workspace: '/ws', title: 'grand', parentId: child.id, depth: 2 });
+    const second = store.create({ workspace: '/ws', title: 'second', parentId: root.id, depth: 1 });
+    // The grandchild wrote last, yet --continue picks up a session a person started.
+    await waitUntil(() => Date.now() > second.updatedAt, 'the clock to pass the creation time');
+    store.appendMessage(grandchild.id, { role: 'assistant', content: 'x' });
+
+    expect(store.subagents(root.id).map((s) => s.title)).toEqual(['child', 'second']);
+    expect(store.subagentTree(root.id).map((s) => [s.title, s.depth])).toEqual([
+      ['child', 1],
+      ['grand', 2],
+      ['second', 1],
+    ]);
+    expect(store.list({ topLevel: true }).map((s) => s.id)).toEqual([fork.id, root.id]);
+    expect(store.latest('/ws')?.id).toBe(fork.id);
+
+    // Removing a root takes its sub-agents with it; its fork stands on its own.
+    store.remove(root.id);
+    expect(store.list().map((s) => s.id)).toEqual([fork.id]);
+  });
+
   it('keeps state as JSON, per session, deleting on undefined', () => {
     const s = store.create({ workspace: '/ws' });
     const t = store.create({ workspace: '/ws' });

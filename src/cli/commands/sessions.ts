@@ -22,7 +22,7 @@ async function withStore(cmd: Command, work: (store: SessionStore) => void | Pro
 export function addSessionCommands(program: Command): void {
   const sessions = program
     .command('sessions')
-    .description('list and manage stored sessions')
+    .description("list and manage stored sessions (each with its sub-agents' sessions under it)")
     .option('--all', 'sessions of every workspace, not only this one')
     .option('-n, --limit <n>', 'how many to list', '20')
     .action(async (opts: { all?: boolean; limit: string }, cmd: Command) =>
@@ -30,14 +30,17 @@ export function addSessionCommands(program: Command): void {
         const workspace = opts.all
           ? undefined
           : cmd.optsWithGlobals<GlobalFlags & { workspace: string }>().workspace;
-        const rows = store.list({
+        const roots = store.list({
           workspace: workspace && resolveWorkspace(workspace),
           limit: Number(opts.limit) || 20,
+          topLevel: true,
         });
-        if (rows.length === 0) {
+        if (roots.length === 0) {
           process.stdout.write(`No sessions${opts.all ? '' : ' in this workspace (try --all)'}.\n`);
           return;
         }
+        // Each session with its sub-agents' sessions under it, as a tree in the title column.
+        const rows = roots.flatMap((root) => [root, ...store.subagentTree(root.id)]);
         const lines = rows.map((r) =>
           [
             r.id,
@@ -45,7 +48,7 @@ export function addSessionCommands(program: Command): void {
             String(r.turns).padStart(5),
             String(r.promptTokens + r.completionTokens).padStart(8),
             r.status.padEnd(9),
-            visible(r.title || '(untitled)').slice(0, 50),
+            `${r.depth > 0 ? `${'  '.repeat(r.depth - 1)}└ ` : ''}${visible(r.title || '(untitled)').slice(0, 50)}`,
             opts.all ? r.workspace : '',
           ].join('  '),
         );
@@ -61,7 +64,7 @@ export function addSessionCommands(program: Command): void {
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       withStore(cmd, (store) => {
         const row = store.resolve(id);
-        process.stdout.write(transcriptMarkdown(row, store.messages(row.id)));
+        process.stdout.write(transcriptMarkdown(row, store.messages(row.id), store.subagents(row.id)));
       }),
     );
 
@@ -93,10 +96,11 @@ export function addSessionCommands(program: Command): void {
         if (opts.format !== 'jsonl' && opts.format !== 'md')
           throw new UsageError(`Unknown format "${opts.format}": use jsonl or md.`);
         const row = store.resolve(id);
-        const text = (opts.format === 'md' ? transcriptMarkdown : transcriptJsonl)(
-          row,
-          store.messages(row.id),
-        );
+        const messages = store.messages(row.id);
+        const text =
+          opts.format === 'md'
+            ? transcriptMarkdown(row, messages, store.subagents(row.id))
+            : transcriptJsonl(row, messages);
         if (opts.output) await writeFile(opts.output, text);
         else process.stdout.write(text);
       }),

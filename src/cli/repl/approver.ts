@@ -17,6 +17,7 @@ export function replApprover(options: {
 }): Approver {
   const { editor, turns, err, style } = options;
   return async (request, signal) => {
+    turns.asking();
     const answer = await askApproval(request, signal, {
       style,
       write: (text) => err.write(text),

@@ -3,6 +3,7 @@ import { colorDiff, firstLine, isDiff, keyArgument, type Style } from '../render
 import { visibleDeep } from '../sanitize.js';
 import { columnsOf, RowCounter, stripAnsi } from '../text-width.js';
 import { MarkdownStream } from './markdown.js';
+import { SubagentBlocks } from './subagent-blocks.js';
 
 export interface ReplStyles {
   /** For the answer on stdout. */
@@ -37,6 +38,9 @@ export class ReplRenderer {
   lastReasoning = '';
   /** The last tool call, "shell npm test", for the spinner while it runs. */
   lastCall = '';
+  /** What the sub-agent that last reported is doing, for the spinner; unset once none runs. */
+  subagentStatus: string | undefined;
+  private readonly subagents: SubagentBlocks;
 
   constructor(
     out: NodeJS.WriteStream,
@@ -44,6 +48,7 @@ export class ReplRenderer {
     readonly styles: ReplStyles,
   ) {
     this.markdown = new MarkdownStream((text) => out.write(text), styles.out, styles.outColor);
+    this.subagents = new SubagentBlocks(err, styles.err);
   }
 
   render(raw: AgentEvent): void {
@@ -98,6 +103,14 @@ export class ReplRenderer {
       case 'steer':
         this.line(style.cyan(`› ${event.text}`));
         break;
+      case 'subagent_start':
+      case 'subagent_event':
+      case 'subagent_end':
+        this.settle();
+        this.subagents.render(event, (text) => this.writeErr(text));
+        this.subagentStatus =
+          event.type === 'subagent_end' ? undefined : (this.subagents.status(event) ?? this.subagentStatus);
+        break;
       case 'session':
       case 'usage':
       case 'tool_progress':
@@ -120,8 +133,14 @@ export class ReplRenderer {
 
   /** One line on stderr, on a line of its own. */
   line(text: string): void {
-    this.settle();
+    this.makeRoom();
     this.writeErr(`${text}\n`);
+  }
+
+  /** Someone else writes to stderr next: at the start of a line, and no open sub-agent block folds over it. */
+  makeRoom(): void {
+    this.subagents.interrupt();
+    this.settle();
   }
 
   private think(text: string): void {

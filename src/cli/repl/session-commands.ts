@@ -3,6 +3,7 @@ import { SessionNotFoundError } from '../../store/sessions.js';
 import { readPlan, readTodos, renderPlan, renderTodos } from '../../tools/tracking/index.js';
 import { formatTokens } from '../render.js';
 import { visible } from '../sanitize.js';
+import { transcriptMarkdown } from '../transcript.js';
 import type { CommandContext, SlashCommand } from './commands.js';
 
 const NO_SESSION = 'No session yet: it starts with your first message.';
@@ -28,7 +29,7 @@ const sessions: SlashCommand = {
   summary: "this workspace's sessions",
   run(ctx) {
     const { repl, style } = ctx;
-    const rows = repl.store.list({ workspace: repl.runtime.workspace, limit: 20 });
+    const rows = repl.store.list({ workspace: repl.runtime.workspace, limit: 20, topLevel: true });
     if (rows.length === 0) return ctx.print('No sessions in this workspace yet.');
     const current = repl.session?.id;
     const lines = rows.map((r) => {
@@ -153,6 +154,39 @@ const compact: SlashCommand = {
   },
 };
 
+const agents: SlashCommand = {
+  name: 'agents',
+  args: '[ID]',
+  summary: "this session's sub-agents as a tree; with an id, that one's whole session",
+  run(ctx, arg) {
+    const { repl, style } = ctx;
+    const store = repl.store;
+    if (arg) {
+      let row: ReturnType<typeof store.resolve>;
+      try {
+        row = store.resolve(arg);
+      } catch (err) {
+        if (err instanceof SessionNotFoundError)
+          return ctx.print(err.message.replace('hearth sessions', '/agents'));
+        throw err;
+      }
+      return ctx.print(transcriptMarkdown(row, store.messages(row.id), store.subagents(row.id)), false);
+    }
+    const session = repl.session;
+    if (!session) return ctx.print(NO_SESSION);
+    const tree = store.subagentTree(session.id);
+    if (tree.length === 0)
+      return ctx.print(
+        'No sub-agents in this session yet (they are offered with --deep, or subagents.enabled).',
+      );
+    const lines = tree.map(
+      (r) =>
+        `${'  '.repeat(r.depth - 1)}${style.cyan(r.id)}  ${r.status.padEnd(9)} ${r.title ? visible(r.title) : style.dim('(untitled)')}`,
+    );
+    ctx.print([...lines, style.dim('See one with /agents ID.')].join('\n'));
+  },
+};
+
 export const sessionCommands: SlashCommand[] = [
   newSession,
   sessions,
@@ -162,4 +196,5 @@ export const sessionCommands: SlashCommand[] = [
   plan,
   tokens,
   compact,
+  agents,
 ];

@@ -1,4 +1,4 @@
-import type { AgentEvent, DoneEvent } from '../../agent/events.js';
+import type { AgentEvent, DoneEvent, SubagentEvent } from '../../agent/events.js';
 import type { ApprovalAnswer } from '../../permissions/gate.js';
 import type { Key, Keyboard } from './keyboard.js';
 import type { ReplRenderer } from './render-turn.js';
@@ -6,6 +6,16 @@ import type { Spinner } from './spinner.js';
 
 /** Events after which the REPL waits on the model or a tool again, with what to say meanwhile. */
 const WAITING = 'waiting for the model';
+
+/** A sub-agent's events that show a line or change what it is doing. */
+const SHOWN_STEPS = new Set([
+  'turn_start',
+  'tool_call',
+  'tool_result',
+  'warning',
+  'retry',
+  'approval_request',
+]);
 
 /**
  * Runs one piece of work at a time (a task, a compaction) with a fresh AbortController: Ctrl+C
@@ -76,11 +86,25 @@ export class TurnRunner {
     return result as T;
   }
 
+  /**
+   * Before an approval question. A sub-agent's may come before its approval_request event is
+   * shown (it runs beside the parent's stream), so the spinner stops and the screen is handed over here.
+   */
+  asking(): void {
+    this.spinner.stop();
+    this.renderer.makeRoom();
+  }
+
   /** After an approval question: the approved call runs now, so say so. */
   answered(answer: ApprovalAnswer): void {
     if (answer.decision === 'deny' || !this.controller || this.controller.signal.aborted) return;
     this.renderer.settle();
-    this.spinner.start(`running ${this.renderer.lastCall}`);
+    this.spinner.start(this.runningLabel());
+  }
+
+  /** What the spinner says while a call runs: the sub-agent's step when one is under way. */
+  private runningLabel(): string {
+    return this.renderer.subagentStatus ?? `running ${this.renderer.lastCall}`;
   }
 
   private async guard(label: string, body: (signal: AbortSignal) => Promise<void>): Promise<void> {
@@ -158,9 +182,30 @@ export class TurnRunner {
       case 'tool_progress':
         this.spinner.setDetail(event.output);
         return;
+      case 'subagent_event':
+        if (event.event.type === 'tool_progress') {
+          this.spinner.setDetail(event.event.output);
+          return;
+        }
+        // A child's text and reasoning stay in its session; only its steps show, and move the spinner.
+        if (!SHOWN_STEPS.has(event.event.type)) return;
+        // The question itself stops the spinner (asking), whenever this event arrives.
+        if (event.event.type === 'approval_request') this.renderer.render(event);
+        else this.showSubagent(event);
+        return;
+      case 'subagent_start':
+      case 'subagent_end':
+        this.showSubagent(event);
+        return;
       default:
         this.spinner.stop();
     }
     this.renderer.render(event);
+  }
+
+  private showSubagent(event: SubagentEvent): void {
+    this.spinner.stop();
+    this.renderer.render(event);
+    this.spinner.start(this.runningLabel());
   }
 }

@@ -51,6 +51,14 @@ export function createToolSearch(index: ToolIndex, schemaOf: (name: string) => T
   });
 }
 
+/**
+ * True for `tool_search` and `use_tool`: they belong to the registry that made them (its index),
+ * so a registry built from another's tool list (a sub-agent's) leaves them out.
+ */
+export function isIndexTool(tool: { name: string }): boolean {
+  return tool.name === TOOL_SEARCH || tool.name === USE_TOOL;
+}
+
 export const useToolParameters = z.object({
   name: z.string().min(1),
   args: z.record(z.string(), z.unknown()).optional(),

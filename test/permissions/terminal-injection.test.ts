@@ -102,6 +102,25 @@ describe('everything a run shows is sanitised, and our colours still work', () =
     expect(screen).toContain('answer \\e]52;c;U1RDTElQ\\e\\ and \\x9b7A\\u202e end');
   });
 
+  it("one-shot: a sub-agent's objective, approval label, call rows and summary", async () => {
+    const term = await onPty(
+      [
+        reply().tool('delegate', { objective: `Write x ${CLIP_BEL}${UP}` }),
+        reply().tool('write_file', { path: 'x.txt', content: 'x\n' }),
+        reply().tool('report_result', { status: 'done', summary: `wrote ${C1_CSI}${RLO} it` }),
+        reply().text('Done.'),
+      ],
+      ['--deep', 'go'],
+    );
+    await term.waitFor(/Allow\?/);
+    expect(term.screen).toContain('[sub-agent: Write x \\e]52;c;QkVMQ0xJUA==\\a\\e[7A]');
+    term.send('y');
+    expect(await term.exited).toBe(0);
+    expectNothingRaw(term.screen);
+    expect(term.screen).toContain('⤷ sub-agent');
+    expect(term.screen).toContain('wrote \\x9b7A\\u202e it');
+  });
+
   it('REPL: the answer, the approval question, and /todo', async () => {
     await writeFile(join(cli.workspace, 'important.txt'), 'keep me\n');
     const term = await onPty(

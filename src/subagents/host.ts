@@ -1,0 +1,230 @@
+import type { ProjectContext } from '../agent/project-context.js';
+import { AgentSession, type SessionDeps } from '../agent/session.js';
+import type { Config } from '../config/schema.js';
+import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
+import type { Approver, PermissionGate } from '../permissions/gate.js';
+import { atLeastAsStrict } from '../permissions/modes.js';
+import { pickTools } from '../tools/catalog.js';
+import { isIndexTool } from '../tools/deferred/search-tools.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { AnyTool } from '../tools/types.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { buildBrief } from './brief.js';
+import { runChild } from './child.js';
+import type { AgentDefinition } from './definitions.js';
+import { failedResult } from './result.js';
+import { runInOrder, Semaphore } from './schedule.js';
+import type { SlotPool } from './slots.js';
+import { reportResultTool, SUBAGENTS_GROUP } from './tools.js';
+import type { SpawnCall, SubagentPort, SubagentResult, SubagentTask } from './types.js';
+
+export interface HostOptions {
+  /** The root session's deps: the store, sandbox, approver and limits every child starts from. */
+  root: SessionDeps;
+  connection: Connection;
+  config: Config;
+  /** AGENTS.md and the like, read once. */
+  context: ProjectContext;
+  definitions: readonly AgentDefinition[];
+  /** The spawn tools as offered, told apart from the others by identity. */
+  spawnTools: readonly AnyTool[];
+  slots: SlotPool;
+  /** Runs the children's time limits; the system clock unless a test injects one. */
+  clock?: Clock;
+}
+
+/** What a session that may start sub-agents brings to them. */
+interface Level {
+  depth: number;
+  /** Its tools: a child's are picked from these. */
+  tools: readonly AnyTool[];
+  gate: PermissionGate;
+  tokenBudget?: number;
+}
+
+/**
+ * One run tree's sub-agents: it makes each child from its parent (tools, permissions, model,
+ * limits, brief), runs it through `runChild`, and keeps what the whole tree shares: the server's
+ * slots, the models other than the session's, and one approval question at a time.
+ */
+export class SubagentHost {
+  private approvals: Promise<unknown> = Promise.resolve();
+  private readonly models = new Map<string, Promise<{ connection: Connection; settings: Config }>>();
+
+  constructor(private readonly options: HostOptions) {}
+
+  /** The port of the sessions at `level`, bound to each session's id as it runs. */
+  port(level: Level): (sessionId: string) => SubagentPort {
+    const { parallel } = this.options.config.subagents;
+    return (sessionId) => {
+      // Spawn calls of one turn may run side by side (they change nothing themselves): together
+      // they still start no more children at once than a decomposition would.
+      const siblings = new Semaphore(parallel);
+      return {
+        run: (tasks, call) =>
+          runInOrder(tasks, {
+            parallel,
+            signal: call.signal,
+            run: (task, deps) => siblings.use(() => this.child(task, deps, call, { ...level, sessionId })),
+          }),
+      };
+    };
+  }
+
+  private async child(
+    task: SubagentTask,
+    dependencies: SubagentResult[],
+    call: SpawnCall,
+    parent: Level & { sessionId: string },
+  ): Promise<SubagentResult> {
+    const { root, config } = this.options;
+    const settings = config.subagents;
+    const depth = parent.depth + 1;
+    const notes: string[] = [];
+    const definition = task.agent ? this.definition(task.agent) : undefined;
+    if (task.agent && !definition) {
+      const known = this.options.definitions.map((d) => d.name).join(', ') || 'none';
+      return failedResult(task, `No agent is named "${task.agent}". Known: ${known}.`);
+    }
+
+    // The parent's index tools search the parent's index, which the child's registry does not have.
+    let tools = parent.tools.filter((t) => t !== reportResultTool && !isIndexTool(t));
+    if (definition?.tools) {
+      const picked = pickTools(definition.tools, tools, { [SUBAGENTS_GROUP]: [...this.options.spawnTools] });
+      tools = picked.tools;
+      if (picked.unknown.length > 0)
+        notes.push(
+          `${definition.file}: ${picked.unknown.join(', ')} picked none of the parent's tools; left out.`,
+        );
+    }
+    const canSpawn = depth < settings.max_depth;
+    if (!canSpawn) tools = tools.filter((t) => !this.options.spawnTools.includes(t));
+    const registry = new ToolRegistry([...tools, reportResultTool]);
+
+    let gate = parent.gate;
+    const mode = definition?.permissionMode;
+    if (mode && mode !== gate.mode) {
+      if (atLeastAsStrict(mode, gate.mode)) gate = gate.withMode(mode);
+      else
+        notes.push(
+          `${definition!.file} asks for permission mode ${mode}, less strict than the parent's ${gate.mode}; the parent's applies.`,
+        );
+    }
+
+    const model = await this.model(definition?.model, notes);
+    const slot = this.options.slots.acquire();
+    try {
+      const brief = buildBrief({
+        task,
+        workspace: root.workspace,
+        context: this.options.context,
+        definition,
+        parentState: call.durable,
+        dependencies,
+        toolsInPrompt: model.settings.native_tools === false ? registry.schemas() : undefined,
+        reportTool: reportResultTool.name,
+      });
+      const maxIterations = Math.min(definition?.maxTurns ?? settings.max_turns, settings.max_turns);
+      const tokenBudget =
+        parent.tokenBudget === undefined
+          ? undefined
+          : Math.max(1, Math.floor(parent.tokenBudget * settings.budget_share));
+      const deps: SessionDeps = {
+        store: root.store,
+        llm: createClient(model.connection, model.settings, { slot }),
+        tools: registry,
+        gate,
+        sandbox: root.sandbox,
+        approve: this.approver(task, definition),
+        workspace: root.workspace,
+        maxIterations,
+        tokenBudget,
+        todoNudges: 0,
+        contextWindow: model.connection.contextWindow,
+        compactionThreshold: root.compactionThreshold,
+        ...(canSpawn ? { subagents: this.port({ depth, tools, gate, tokenBudget }) } : {}),
+      };
+      const session = AgentSession.create(deps, brief.systemPrompt, {
+        parentId: parent.sessionId,
+        depth,
+        title: task.objective.replace(/\s+/g, ' ').trim().slice(0, 80),
+      });
+      const state = root.store.state(session.id);
+      gate.carryAnswers(call.durable, state);
+      return await runChild({
+        session,
+        state,
+        task,
+        depth,
+        message: brief.message,
+        call,
+        parentId: parent.sessionId,
+        timeLimitMs: settings.time_limit * 1000,
+        clock: this.options.clock ?? systemClock,
+        notes,
+      });
+    } catch (err) {
+      // Making the child failed (the store, a bad setting): the parent still gets an answer.
+      return failedResult(task, `It could not start: ${(err as Error).message}`);
+    } finally {
+      this.options.slots.release(slot);
+    }
+  }
+
+  private definition(name: string): AgentDefinition | undefined {
+    const wanted = name.toLowerCase();
+    return this.options.definitions.find((d) => d.name.toLowerCase() === wanted);
+  }
+
+  /**
+   * The connection for a definition's model: a profile of the config, or a model of the same
+   * server. The definition is workspace content, so it may not send the conversation to another
+   * server: a profile elsewhere, like a name the server lacks, falls back to the session's model.
+   */
+  private async model(
+    name: string | undefined,
+    notes: string[],
+  ): Promise<{ connection: Connection; settings: Config }> {
+    const { connection, config } = this.options;
+    const session = { connection, settings: config };
+    if (!name || name === connection.model) return session;
+    const profile = config.models[name];
+    if (
+      profile?.base_url &&
+      profile.base_url.replace(/\/+$/, '') !== connection.baseUrl.replace(/\/+$/, '')
+    ) {
+      notes.push(
+        `Model profile "${name}" is on another server (${profile.base_url}); an agent definition cannot send the work there. Using ${connection.model}.`,
+      );
+      return session;
+    }
+    let found = this.models.get(name);
+    if (!found) {
+      const settings: Config = {
+        ...config,
+        ...profile,
+        model: profile?.model ?? name,
+        base_url: connection.baseUrl,
+      };
+      found = resolveConnection(settings).then((c) => ({ connection: c, settings }));
+      this.models.set(name, found);
+    }
+    return found.catch((err: unknown) => {
+      notes.push(`Model "${name}" is not available (${(err as Error).message}). Using ${connection.model}.`);
+      return session;
+    });
+  }
+
+  /** The root's approver, asking one question at a time, naming the child that asks. */
+  private approver(task: SubagentTask, definition: AgentDefinition | undefined): Approver | undefined {
+    const approve = this.options.root.approve;
+    if (!approve) return undefined;
+    const objective = task.objective.replace(/\s+/g, ' ').trim();
+    const agent = `${definition ? definition.name : 'sub-agent'}: ${objective.length > 40 ? `${objective.slice(0, 39)}…` : objective}`;
+    return (request, signal) => {
+      const turn = this.approvals.then(() => approve({ ...request, agent }, signal));
+      this.approvals = turn.catch(() => undefined);
+      return turn;
+    };
+  }
+}
