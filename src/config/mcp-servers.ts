@@ -89,7 +89,7 @@ export async function loadMcpServers(opts: {
   for (const file of files.slice(1)) {
     const text = await readText(file.path);
     if (text === undefined) continue;
-    const state = await trustState(opts.userDir, file.path, text);
+    const { state } = await trustState(opts.userDir, file.path, text);
     if (state !== 'trusted') {
       notes.push(
         `Ignored the MCP servers in ${file.path}: ${state === 'changed' ? 'it changed since you approved it' : 'workspace files start servers only once you approve them'}. Check it, then run \`hearth config trust\`.`,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hooksSchema } from './hooks-schema.js';
 import { mcpServersSchema } from './mcp-servers.js';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
@@ -141,6 +142,11 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ servers: {}, max_schema_share: 0.1, startup_timeout: 30, timeout: 120 }),
+      /**
+       * Programs run on the agent's events, in Claude Code's shape (hooks-schema.ts). A security
+       * setting: they run on the host, so a project file sets them only once approved.
+       */
+      hooks: hooksSchema.default({}),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
     })

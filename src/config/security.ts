@@ -12,9 +12,11 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
  * are the exception: they only take permissions away, so a project's always apply.
  *
- * `mcp.servers` starts programs on the host as tool servers (the workspace's own MCP files are
- * held to the same approval: mcp-servers.ts). Settings still to come join this list when they land:
- * `hooks` (programs run on events) and `gateway` (what address the server binds).
+ * `hooks` (programs run on the host on the agent's events) is one; the workspace files a hook
+ * command names are approved with the file by content (hook-files.ts). `mcp.servers` starts
+ * programs on the host as tool servers (the workspace's own MCP files are held to the same
+ * approval: mcp-servers.ts). Settings still to come join this list when they land: `gateway` (what
+ * address the server binds).
  */
 export const SECURITY_KEYS: readonly string[] = [
   'sandbox',
