@@ -21,6 +21,7 @@ import { promptFigures } from './figures/prompt.js';
 import { searchFigures } from './figures/search.js';
 import { startupFigures } from './figures/startup.js';
 import { stepFigures } from './figures/steps.js';
+import { toolIndexFigures } from './figures/tool-index.js';
 import { webFigures } from './figures/web.js';
 import { worstCaseFigures } from './figures/worst-case.js';
 import { type BenchResults, compare, keep, lastRun } from './history.js';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     ['startup', () => startupFigures()],
     ['steps', () => stepFigures(dir)],
     ['prompt', () => promptFigures()],
+    ['tool index', () => toolIndexFigures()],
     ['prefix', () => prefixFigures(dir)],
     ['search', () => searchFigures()],
     ['edit', () => editFigures()],

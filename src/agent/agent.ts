@@ -9,8 +9,8 @@ import { parseRules } from '../permissions/rules.js';
 import type { SandboxMode } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { selectTools } from '../tools/catalog.js';
-import { ToolRegistry } from '../tools/registry.js';
+import { buildRegistry } from '../tools/catalog.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { AgentEvent, StopReason } from './events.js';
 import { createRuntime } from './runtime.js';
@@ -162,7 +162,7 @@ export class Agent {
     const custom = (options.tools ?? []).filter((t): t is AnyTool => typeof t !== 'string');
     const names = (options.tools ?? []).filter((t): t is string => typeof t === 'string');
     const enabled = names.length > 0 ? [...names, ...custom.map((t) => t.name)] : undefined;
-    this.tools = new ToolRegistry(selectTools({ enabled }, custom));
+    this.tools = buildRegistry({ enabled }, custom);
     parseRules([...this.config.permissions.allow, ...this.config.permissions.deny]);
   }
 

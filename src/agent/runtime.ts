@@ -11,8 +11,9 @@ import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { selectTools } from '../tools/catalog.js';
-import { ToolRegistry } from '../tools/registry.js';
+import { buildRegistry } from '../tools/catalog.js';
+import type { ExternalTools } from '../tools/external.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import { readProjectContext } from './project-context.js';
@@ -24,6 +25,8 @@ export interface Runtime {
   config: Config;
   workspace: string;
   tools: ToolRegistry;
+  /** The MCP servers' tools, when there are any (their state for /mcp and doctor). */
+  external?: ExternalTools;
   gate: PermissionGate;
   /** The configured hooks (from settings the workspace cannot write unapproved). */
   hooks: Hooks;
@@ -70,6 +73,8 @@ export interface RuntimeOptions {
   tools?: ToolRegistry;
   /** Extra instructions appended to the system prompt, fixed for the session. */
   instructions?: string;
+  /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
+  external?: ExternalTools;
   /** An already open database; the runtime closes it. */
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
@@ -114,8 +119,11 @@ export async function createRuntime(
   const workspace = await checkWorkspace(workspaceDir);
   const tools =
     options.tools ??
-    new ToolRegistry(
-      selectTools({ ...config.tools, also: options.groupsOn }, options.extraTools ?? [], options.groups),
+    buildRegistry(
+      { ...config.tools, also: options.groupsOn },
+      options.extraTools ?? [],
+      options.external,
+      options.groups,
     );
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
@@ -154,6 +162,7 @@ export async function createRuntime(
     config,
     workspace,
     tools,
+    external: options.external,
     gate,
     hooks: await Hooks.create(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
@@ -197,6 +206,7 @@ export async function createRuntime(
       return choice;
     },
     async close() {
+      await options.external?.close();
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },

@@ -256,7 +256,8 @@ function finish(
   exitCode?: number,
 ): ToolResultEvent {
   deps.onAudit?.({
-    tool: step.call.name,
+    // The real tool, also when it was called through use_tool.
+    tool: step.prepared.ok ? step.prepared.tool.name : step.call.name,
     arguments: step.call.arguments,
     decision,
     rule,

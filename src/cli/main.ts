@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { version } from './version.js';
+import { version } from '../util/version.js';
 
 /**
  * The entry stays tiny: `hearth --version` answers before anything else loads, and the rest of the

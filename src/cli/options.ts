@@ -3,6 +3,7 @@ import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { openMcpHub } from '../mcp/setup.js';
 import { loadSkills } from '../skills/index.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
@@ -67,6 +68,7 @@ export async function loadConfigFromFlags(
 export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = loaded;
   const workspace = await checkWorkspace(resolve(flags.workspace));
+  const mcp = await openMcpHub(config, workspace, hearthHome());
   const { notes, groups, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
   let runtime: Runtime | undefined;
   const skills = await loadSkills({
@@ -76,7 +78,8 @@ export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags
     reserved: builtInToolNames(Object.values(groups).flat()),
   });
   runtime = await createRuntime(config, workspace, {
-    configNotes: [...describeIgnored(ignored), ...notes],
+    configNotes: [...describeIgnored(ignored), ...notes, ...mcp.notes],
+    external: mcp.hub,
     loadNotes: skills.notes,
     extraTools: skills.tools,
     groups: { ...groups, ...skills.groups },

@@ -1,10 +1,12 @@
 import { Command, Option } from 'commander';
+import { version } from '../util/version.js';
 import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
+import { addMcpCommands } from './commands/mcp.js';
 import { addMemoryCommands } from './commands/memory.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
@@ -13,7 +15,6 @@ import { addSkillsCommands } from './commands/skills.js';
 import { terminalJson, visible } from './sanitize.js';
 import type { MainFlags } from './task-command.js';
 import { UsageError } from './usage-error.js';
-import { version } from './version.js';
 
 /*
  * This module only describes the command line: what runs (config, the agent, the REPL) is loaded
@@ -45,8 +46,9 @@ and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded m
 Config, later wins: ~/.hearth/config.json (or .yaml), <workspace>/.hearth/config.json (or .yaml),
 HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BASE_URL, HEARTH_MODEL,
 HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
-Security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks) never come from the workspace .env,
-and from <workspace>/.hearth/config only once approved with: hearth config trust.
+Security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks, MCP servers) never
+come from the workspace .env, and from <workspace>/.hearth/config (or .mcp.json) only once approved with:
+hearth config trust.
 See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
 Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 waiting for approval
@@ -150,6 +152,7 @@ function buildProgram(): Command {
   addDebugCommands(program);
   addDoctorCommand(program);
   addConfigCommands(program);
+  addMcpCommands(program, version);
   addInitCommand(program);
   addMemoryCommands(program);
   addSkillsCommands(program);

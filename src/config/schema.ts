@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hooksSchema } from './hooks-schema.js';
+import { mcpServersSchema } from './mcp-servers.js';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
@@ -199,6 +200,19 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
+      /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */
+      mcp: z
+        .object({
+          servers: mcpServersSchema.default({}),
+          /** Above this share of the context window, MCP tools wait behind the tool_search index. */
+          max_schema_share: z.number().min(0).max(1).default(0.1),
+          /** Seconds a server may take to start and list its tools. */
+          startup_timeout: z.number().positive().default(30),
+          /** Seconds one MCP tool call may take. */
+          timeout: z.number().positive().default(120),
+        })
+        .strict()
+        .default({ servers: {}, max_schema_share: 0.1, startup_timeout: 30, timeout: 120 }),
       /**
        * Programs run on the agent's events, in Claude Code's shape (hooks-schema.ts). A security
        * setting: they run on the host, so a project file sets them only once approved.

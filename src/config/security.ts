@@ -17,8 +17,9 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * are the exception: they only take permissions away, so a project's always apply.
  *
  * `hooks` (programs run on the host on the agent's events) is one; the workspace files a hook
- * command names are approved with the file by content (hook-files.ts). Settings still to come join
- * this list when they land: `mcp_servers` (programs started as tool servers).
+ * command names are approved with the file by content (hook-files.ts). `mcp.servers` starts
+ * programs on the host as tool servers (the workspace's own MCP files are held to the same
+ * approval: mcp-servers.ts).
  */
 export const SECURITY_KEYS: readonly string[] = [
   'sandbox',
@@ -30,7 +31,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'models.*.base_url',
   'memory.auto_accept',
   'hooks',
-  'mcp_servers',
+  'mcp.servers',
   'gateway',
 ];
 

@@ -7,6 +7,7 @@ import {
   matchPath,
   matchText,
   matchTextPrefix,
+  namesTool,
   type Rule,
 } from './rules.js';
 import { isSecretPath } from './secrets.js';
@@ -67,7 +68,7 @@ export function decide(call: CallSubject, policy: Policy): Verdict {
   const hidden = subjects.view?.hidden ?? [];
   if (
     hidden.length > 0 &&
-    policy.deny.some((rule) => rule.tool === call.tool && rule.pattern !== undefined)
+    policy.deny.some((rule) => namesTool(rule.tool, call.tool) && rule.pattern !== undefined)
   ) {
     return {
       action: 'ask',
@@ -96,7 +97,7 @@ export function decide(call: CallSubject, policy: Policy): Verdict {
 }
 
 function targets(rule: Rule, tool: string, subjects: CallSubjects): boolean {
-  if (rule.tool === tool) return true;
+  if (namesTool(rule.tool, tool)) return true;
   // `*(PATTERN)` is about files; applied to a command line or a commit message it would mean nothing.
   return rule.tool === '*' && (rule.pattern === undefined || subjects.kind === 'path');
 }
@@ -202,7 +203,7 @@ export function leavesOutSecret(allow: readonly Rule[], tool: string, file: stri
   const named = (item: string) =>
     allow.some(
       (rule) =>
-        (rule.tool === tool || rule.tool === '*') &&
+        (namesTool(rule.tool, tool) || rule.tool === '*') &&
         rule.pattern !== undefined &&
         patternCovers(rule.pattern, item),
     );

@@ -17,7 +17,7 @@ export class RuleSyntaxError extends Error {
   override name = 'RuleSyntaxError';
 }
 
-const TOOL_NAME = /^(\*|[A-Za-z0-9_][A-Za-z0-9_.:-]*)$/;
+const TOOL_NAME = /^(\*|[A-Za-z0-9_][A-Za-z0-9_.:*-]*)$/;
 
 /** Parses `TOOL` or `TOOL(PATTERN)`; throws RuleSyntaxError saying what is wrong. */
 export function parseRule(text: string): Rule {
@@ -31,7 +31,9 @@ export function parseRule(text: string): Rule {
   const tool = (open < 0 ? written : written.slice(0, open)).trim();
   if (tool === '') fail('the tool name before "(" is missing');
   if (!TOOL_NAME.test(tool)) {
-    fail(`"${tool}" is not a tool name (letters, digits, "_", ".", ":", "-", or "*" for every tool)`);
+    fail(
+      `"${tool}" is not a tool name (letters, digits, "_", ".", ":", "-", "*" for any characters, as in mcp__github__*, or "*" alone for every tool)`,
+    );
   }
   if (open < 0) {
     return { tool, text: written };
@@ -56,6 +58,17 @@ export function parseRules(texts: readonly string[]): Rule[] {
   }
   if (errors.length > 0) throw new RuleSyntaxError(errors.join('\n'));
   return rules;
+}
+
+/**
+ * Whether a rule's tool part names this tool: the same name, or a name with `*` standing for any
+ * characters (`mcp__github__*`: every tool of one MCP server). `*` alone is handled by each caller,
+ * since for a patterned rule it means "any tool that touches paths".
+ */
+export function namesTool(ruleTool: string, tool: string): boolean {
+  if (ruleTool === tool) return true;
+  if (ruleTool === '*' || !ruleTool.includes('*')) return false;
+  return compiled(`t${ruleTool}`, () => picomatch(ruleTool, { dot: true }))(tool);
 }
 
 /** The text of a rule for a tool and an optional pattern. */

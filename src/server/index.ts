@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
@@ -8,6 +7,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { type Db, openDatabase } from '../store/database.js';
+import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
 import { SessionHub } from './hub.js';
@@ -71,10 +71,6 @@ export class GatewayConfigError extends Error {
 
 /** WebSocket pings that find clients gone (a phone off the network) and drop them. */
 const HEARTBEAT_MS = 30_000;
-
-const { version: packageVersion } = createRequire(import.meta.url)('../../package.json') as {
-  version: string;
-};
 
 /**
  * The gateway: one process serving many sessions over HTTP, WebSocket and SSE. Returns the Node

@@ -5,6 +5,7 @@ import { type Connection, createClient, resolveConnection } from '../llm/connect
 import type { Approver, PermissionGate } from '../permissions/gate.js';
 import { atLeastAsStrict } from '../permissions/modes.js';
 import { pickTools } from '../tools/catalog.js';
+import { isIndexTool } from '../tools/deferred/search-tools.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
@@ -86,7 +87,8 @@ export class SubagentHost {
       return failedResult(task, `No agent is named "${task.agent}". Known: ${known}.`);
     }
 
-    let tools = parent.tools.filter((t) => t !== reportResultTool);
+    // The parent's index tools search the parent's index, which the child's registry does not have.
+    let tools = parent.tools.filter((t) => t !== reportResultTool && !isIndexTool(t));
     if (definition?.tools) {
       const picked = pickTools(definition.tools, tools, { [SUBAGENTS_GROUP]: [...this.options.spawnTools] });
       tools = picked.tools;

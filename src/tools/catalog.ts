@@ -1,12 +1,15 @@
 import { dataViewTool } from './data/data-view.js';
+import type { DeferredGroup } from './deferred/tool-index.js';
 import { editFileTool } from './edit/edit-file.js';
 import { multiEditTool } from './edit/multi-edit.js';
+import type { ExternalTools } from './external.js';
 import { listDirTool } from './fs/list-dir.js';
 import { mkdirTool } from './fs/mkdir.js';
 import { readFileTool } from './fs/read-file.js';
 import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
 import { memoryTools } from './memory/index.js';
+import { ToolRegistry } from './registry.js';
 import { nodeTool, pythonTool } from './repl/repl-tools.js';
 import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
@@ -35,8 +38,10 @@ export const toolGroups: Record<string, AnyTool[]> = {
 };
 
 /**
- * The default set: what almost every task needs, small enough that the system prompt and the
- * schemas stay under ~1,500 tokens. The rest is a `--tools` flag or `tools.enabled` away.
+ * The default set, offered in every request: what almost every task needs, small enough that the
+ * system prompt and the schemas (with the index of the rest) stay under 1,000 tokens. Every other
+ * built-in tool waits behind the index (`tool_search`); `--tools` or `tools.enabled` offers it
+ * directly instead.
  */
 export const defaultTools = [
   'read_file',
@@ -46,8 +51,21 @@ export const defaultTools = [
   'glob',
   'grep',
   'shell',
+  'git_status',
+  'git_diff',
+  'git_log',
   'todo_write',
+  'get_time',
 ];
+
+/**
+ * Groups offered only when named, never behind the index: a live interpreter kept for the session
+ * is a choice the user makes (`--tools default,repl`), not one the model finds by searching.
+ */
+const OPT_IN_GROUPS = new Set(['repl']);
+
+/** What `hearth mcp serve` exposes unless told otherwise: the file, search and shell tools. */
+export const servedTools = ['read_file', 'list_dir', 'glob', 'grep', 'write_file', 'edit_file', 'shell'];
 
 export class ToolSelectionError extends Error {
   override name = 'ToolSelectionError';
@@ -112,6 +130,54 @@ function customByName(extra: readonly AnyTool[]): Map<string, AnyTool> {
     byName.set(tool.name, tool);
   }
   return byName;
+}
+
+/**
+ * The built-in (and custom) tools not offered directly, for the index: every tool the selection
+ * neither offers nor disables stays reachable in the session. `groups` (sub-agents) are offered
+ * only when a setting switches them on, so they are never behind the index.
+ */
+export function deferredTools(
+  selection: ToolSelection,
+  offered: readonly AnyTool[],
+  extra: AnyTool[] = [],
+  groups: Record<string, AnyTool[]> = {},
+): DeferredGroup[] {
+  const custom = customByName(extra);
+  const skip = new Set([
+    ...offered.map((t) => t.name),
+    ...(selection.disabled ?? []).flatMap((name) =>
+      selectTools({ enabled: [name] }, extra, groups).map((t) => t.name),
+    ),
+  ]);
+  const waiting = (tools: AnyTool[]) => tools.filter((t) => !skip.has(t.name));
+  const builtIn = Object.entries(toolGroups)
+    .filter(([group]) => !OPT_IN_GROUPS.has(group))
+    .flatMap(([, tools]) => tools);
+  const names = new Set(builtIn.map((t) => t.name));
+  // One line for all: the names say what each does, and the groups' names would only cost tokens.
+  const tools = waiting([
+    ...builtIn.map((t) => custom.get(t.name) ?? t),
+    ...extra.filter((t) => !names.has(t.name)),
+  ]);
+  return tools.length === 0 ? [] : [{ group: 'more', tools: () => tools }];
+}
+
+/**
+ * The registry for a selection: the chosen tools offered, the rest deferred behind the index; then
+ * the external (MCP) tools, offered or deferred as they say.
+ */
+export function buildRegistry(
+  selection: ToolSelection = {},
+  extra: AnyTool[] = [],
+  external?: Pick<ExternalTools, 'offered' | 'deferred'>,
+  groups: Record<string, AnyTool[]> = {},
+): ToolRegistry {
+  const offered = selectTools(selection, extra, groups);
+  return new ToolRegistry(
+    [...offered, ...(external?.offered ?? [])],
+    [...deferredTools(selection, offered, extra, groups), ...(external?.deferred ?? [])],
+  );
 }
 
 /**

@@ -2,6 +2,14 @@ import { z } from 'zod';
 import type { ToolCall, ToolSchema } from '../llm/types.js';
 import { closest } from '../util/levenshtein.js';
 import { resolveArgumentAliases } from './argument-aliases.js';
+import {
+  createToolSearch,
+  TOOL_SEARCH,
+  USE_TOOL,
+  useTool,
+  useToolParameters,
+} from './deferred/search-tools.js';
+import { type DeferredGroup, ToolIndex } from './deferred/tool-index.js';
 import { truncateMiddle } from './truncate.js';
 import { type AnyTool, type ToolContext, ToolError } from './types.js';
 
@@ -21,12 +29,22 @@ const MAX_OUTPUT_CHARS = 30_000;
 
 export type PreparedCall = { ok: true; tool: AnyTool; args: unknown } | { ok: false; error: string };
 
+/**
+ * The tools of a session: those offered in every request, and the deferred ones behind the index
+ * (deferred/), reached through `tool_search` and `use_tool`. What a request offers is fixed once
+ * built, so every request of the session starts with the same tools.
+ */
 export class ToolRegistry {
   private readonly byName = new Map<string, AnyTool>();
+  private readonly index: ToolIndex;
   private schemaCache: ToolSchema[] | undefined;
 
-  constructor(tools: AnyTool[]) {
-    for (const tool of tools) {
+  constructor(tools: AnyTool[], deferred: readonly DeferredGroup[] = []) {
+    this.index = new ToolIndex(deferred);
+    const search = this.index.empty
+      ? []
+      : [createToolSearch(this.index, (name) => this.schemaOf(name)), useTool];
+    for (const tool of [...tools, ...search]) {
       if (this.byName.has(tool.name)) throw new Error(`Two tools are named "${tool.name}".`);
       this.byName.set(tool.name, tool);
     }
@@ -43,10 +61,12 @@ export class ToolRegistry {
     this.schemaCache = undefined;
   }
 
+  /** An offered or deferred tool by name. */
   get(name: string): AnyTool | undefined {
-    return this.byName.get(name);
+    return this.byName.get(name) ?? this.index.find(name);
   }
 
+  /** The tools offered in every request. */
   list(): AnyTool[] {
     return [...this.byName.values()];
   }
@@ -55,24 +75,34 @@ export class ToolRegistry {
     return new Set(this.byName.keys());
   }
 
+  /** The names of the deferred tools known now. */
+  deferredNames(): string[] {
+    return this.index.names();
+  }
+
   /** OpenAI `tools` array, derived from the zod schemas and built once (it is part of every request). */
   schemas(): ToolSchema[] {
-    this.schemaCache ??= this.list().map((tool) => ({
-      type: 'function',
-      function: { name: tool.name, description: tool.description, parameters: toParameters(tool.parameters) },
-    }));
+    this.schemaCache ??= this.list().map(schemaOf);
     return this.schemaCache;
+  }
+
+  /** The schema of any tool, offered or deferred. */
+  schemaOf(name: string): ToolSchema | undefined {
+    const tool = this.get(name);
+    return tool && schemaOf(tool);
   }
 
   /** Finds the tool and validates the arguments, with errors worded for the model to act on. */
   prepare(call: ToolCall): PreparedCall {
-    const tool = this.byName.get(call.name);
+    if (call.name === USE_TOOL && !call.problem) return this.prepareUse(call);
+    const tool = this.get(call.name);
     if (!tool) {
-      const names = [...this.byName.keys()];
+      const names = [...this.byName.keys(), ...this.index.names()];
       const close = closest(call.name, names);
+      const search = this.index.empty ? '' : ` Find more with ${TOOL_SEARCH}.`;
       return {
         ok: false,
-        error: `Unknown tool "${call.name}".${close ? ` Did you mean "${close}"?` : ''} Available tools: ${names.join(', ')}.`,
+        error: `Unknown tool "${call.name}".${close ? ` Did you mean "${close}"?` : ''} Available tools: ${[...this.byName.keys()].join(', ')}.${search}`,
       };
     }
     // Cut off or unreadable where the model wrote it: the reason is the answer.
@@ -107,6 +137,28 @@ export class ToolRegistry {
     return { ok: true, tool, args: parsed.data };
   }
 
+  /** `use_tool {name, args}` is the call it names, so every later step sees the real tool. */
+  private prepareUse(call: ToolCall): PreparedCall {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(call.arguments || '{}');
+    } catch (err) {
+      raw = (err as Error).message;
+    }
+    const parsed = useToolParameters.safeParse(raw);
+    if (!parsed.success || parsed.data.name === USE_TOOL) {
+      return {
+        ok: false,
+        error: `${USE_TOOL} takes {"name": TOOL, "args": {...}} for a tool found with tool_search. You sent: ${clip(call.arguments)}`,
+      };
+    }
+    return this.prepare({
+      ...call,
+      name: parsed.data.name,
+      arguments: JSON.stringify(parsed.data.args ?? {}),
+    });
+  }
+
   /** Runs a prepared call. Never throws: failures become error results. */
   async run(prepared: Extract<PreparedCall, { ok: true }>, ctx: ToolContext): Promise<ToolResult> {
     const started = performance.now();
@@ -132,31 +184,54 @@ export class ToolRegistry {
   }
 }
 
+function schemaOf(tool: AnyTool): ToolSchema {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: parametersOf(tool) },
+  };
+}
+
+/** The JSON Schema the model sees: the tool's own (MCP tools), else derived from zod. */
+function parametersOf(tool: AnyTool): Record<string, unknown> {
+  return tool.jsonSchema ?? toParameters(tool.parameters);
+}
+
 function toParameters(schema: z.ZodType): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   // $schema and additionalProperties cost tokens on every request and tell the model nothing.
   const { $schema: _s, additionalProperties: _a, ...rest } = json;
-  return withoutSafeIntegerBounds(rest) as Record<string, unknown>;
+  return withoutBounds(rest) as Record<string, unknown>;
 }
 
-/** zod's int() adds ±2^53 bounds to the JSON Schema: noise the model pays for in every request. */
-function withoutSafeIntegerBounds(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(withoutSafeIntegerBounds);
+/**
+ * Bounds (lengths, counts, numeric ranges) cost tokens on every request, and zod's int() adds
+ * ±2^53 to every integer. The arguments are still checked against them in `prepare`, whose error
+ * names the bound, so the model learns it on the rare call that crosses one.
+ */
+const BOUNDS = new Set([
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+]);
+
+function withoutBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutBounds);
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
-    if (
-      (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) ||
-      (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)
-    )
-      continue;
-    out[key] = withoutSafeIntegerBounds(value);
+    if (BOUNDS.has(key) && typeof value === 'number') continue;
+    out[key] = withoutBounds(value);
   }
   return out;
 }
 
 function signature(tool: AnyTool): string {
-  const params = toParameters(tool.parameters) as {
+  const params = parametersOf(tool) as {
     properties?: Record<string, { type?: string }>;
     required?: string[];
   };
@@ -168,7 +243,7 @@ function signature(tool: AnyTool): string {
 }
 
 function example(tool: AnyTool): string {
-  const params = toParameters(tool.parameters) as { required?: string[] };
+  const params = parametersOf(tool) as { required?: string[] };
   return JSON.stringify(Object.fromEntries((params.required ?? []).map((k) => [k, '...'])));
 }
 

@@ -20,17 +20,11 @@ export const SHELL_CWD_KEY = 'shell.cwd';
 
 export const shellTool = defineTool({
   name: 'shell',
-  description:
-    'Run a bash command; returns its output and exit code. The directory persists between calls. No stdin.',
+  description: 'Run a bash command (cd persists, no stdin).',
   parameters: z.object({
     command: z.string().min(1),
-    timeout: z
-      .number()
-      .positive()
-      .max(SHELL_MAX_TIMEOUT_S)
-      .optional()
-      .describe(`Seconds (default ${SHELL_DEFAULT_TIMEOUT_S})`),
-    cwd: z.string().optional().describe('Directory; persists like cd'),
+    timeout: z.number().positive().max(SHELL_MAX_TIMEOUT_S).optional().describe('seconds'),
+    cwd: z.string().optional(),
   }),
   mutates: true,
   touches: (args) => ({ command: args.command }),

@@ -110,6 +110,11 @@ export interface Tool<A = unknown> {
   /** One or two short sentences: every character is sent with every request. */
   description: string;
   parameters: z.ZodType<A>;
+  /**
+   * The JSON Schema the model sees, when the tool brings its own (an MCP server's); `parameters`
+   * then only checks the arguments' shape. Unset: derived from `parameters`.
+   */
+  jsonSchema?: Record<string, unknown>;
   /** Read-only tools never ask for approval and may run concurrently. */
   mutates: boolean;
   /**

@@ -6,7 +6,7 @@ import { runAgent } from '../../src/agent/loop.js';
 import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
-import { selectTools } from '../../src/tools/catalog.js';
+import { buildRegistry, selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { MemoryState } from '../../src/tools/types.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
@@ -85,6 +85,55 @@ describe('prompt cache friendliness', () => {
       expect(after.startsWith(before.slice(0, -1)), `request ${i + 1} rewrites history`).toBe(true);
       expect(after.length).toBeGreaterThan(before.length);
       // The tools and everything else before the messages stay identical too.
+      expect(JSON.stringify(server.requests[i]!.body.tools)).toBe(
+        JSON.stringify(server.requests[0]!.body.tools),
+      );
+    }
+  });
+
+  it('reaches deferred tools through tool_search and use_tool without changing the tools or the history', async () => {
+    workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-prefix-')));
+    server = await startScriptedServer({
+      turns: [
+        reply().tool('tool_search', { query: 'plan' }),
+        reply().tool('use_tool', { name: 'plan_update', args: { steps: ['look', 'fix'], current: 1 } }),
+        // Called by its own name, as a model may where the server does not hold it to the offered names.
+        reply().tool('task_state_update', { values: { looked: true } }),
+        reply().tool('use_tool', { name: 'no_such_tool', args: {} }),
+        reply().text('Planned.'),
+      ],
+    });
+    const messages = [{ role: 'system' as const, content: buildSystemPrompt({ workspace }) }];
+    const durable = new MemoryState();
+    const results: Array<{ name: string; ok: boolean; output: string }> = [];
+    for await (const event of runAgent({
+      llm: createLlmClient({ baseUrl: server.baseUrl, model: 'm' }),
+      tools: buildRegistry(),
+      messages,
+      task: 'plan the fix',
+      workspace,
+      gate: new PermissionGate('normal', { allow: [], deny: [] }, workspace),
+      sandbox: unconfinedSandbox(workspace),
+      durable,
+      maxIterations: 10,
+    })) {
+      if (event.type === 'tool_result') results.push(event);
+    }
+    const offered = (server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
+      (t) => t.function.name,
+    );
+    expect(offered).not.toContain('plan_update');
+    expect(offered.slice(-2)).toEqual(['tool_search', 'use_tool']);
+    expect(results[0]!.output).toContain('{"name":"plan_update"');
+    expect(results.slice(1, 3).map((r) => r.ok)).toEqual([true, true]);
+    expect(durable.get('task_state')).toEqual({ looked: true });
+    expect(results[3]).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/Unknown tool "no_such_tool".*tool_search/s),
+    });
+    for (let i = 1; i < server.requests.length; i++) {
+      const before = messagesBytes(server.requests[i - 1]!.raw);
+      expect(messagesBytes(server.requests[i]!.raw).startsWith(before.slice(0, -1))).toBe(true);
       expect(JSON.stringify(server.requests[i]!.body.tools)).toBe(
         JSON.stringify(server.requests[0]!.body.tools),
       );

@@ -72,7 +72,25 @@ describe('the full tool set end to end (built CLI)', () => {
     const offered = (cli.server.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
       (t) => t.function.name,
     );
-    expect(offered).toEqual(['read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep']);
+    expect(offered).toEqual([
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_dir',
+      'glob',
+      'grep',
+      'git_status',
+      'git_diff',
+      'git_log',
+      'get_time',
+      'tool_search',
+      'use_tool',
+    ]);
+    // Disabled tools are not even behind the index.
+    const index = (cli.server.requests[0]!.body.tools as Array<{ function: { description: string } }>).at(
+      -2,
+    )!;
+    expect(index.function.description).not.toMatch(/\b(shell|todo_list)\b/);
 
     const size = await cli.run(['debug', 'prompt']);
     expect(size.code).toBe(0);
@@ -82,6 +100,7 @@ describe('the full tool set end to end (built CLI)', () => {
     const json = await cli.run(['debug', 'prompt', '--json', '--tools', 'default']);
     const parsed = JSON.parse(json.stdout) as { total: { tokens: number }; tools: Array<{ name: string }> };
     expect(parsed.tools.map((t) => t.name)).toContain('shell');
+    expect(parsed.tools.map((t) => t.name)).toContain('tool_search');
     expect(parsed.total.tokens).toBeLessThan(1500);
 
     const bad = await cli.run(['--tools', 'nope', 'hi']);

@@ -82,7 +82,12 @@ describe('examples', () => {
     const { stdout } = await example('custom-tool.ts', [workspace]);
 
     const tools = server!.requests[0]!.body.tools as Array<{ function: { name: string } }>;
-    expect(tools.map((t) => t.function.name)).toEqual(['read_file', 'lookup_order']);
+    expect(tools.map((t) => t.function.name)).toEqual([
+      'read_file',
+      'lookup_order',
+      'tool_search',
+      'use_tool',
+    ]);
     expect(stdout).toContain('-> lookup_order {"order":1042}');
     expect(stdout).toContain('<- ok: {"status":"shipped","carrier":"DHL","eta":"2025-03-07"}');
     expect(stdout).toContain('it should arrive on 7 March.\n[completed]');

@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { measurePrompt } from '../../src/agent/prompt-size.js';
 import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
-import { defaultTools, selectTools, ToolSelectionError, toolGroups } from '../../src/tools/catalog.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
+import {
+  buildRegistry,
+  defaultTools,
+  selectTools,
+  ToolSelectionError,
+  toolGroups,
+} from '../../src/tools/catalog.js';
 
 const names = (selection: Parameters<typeof selectTools>[0]) => selectTools(selection).map((t) => t.name);
 
@@ -28,8 +33,12 @@ describe('tool catalog', () => {
       'list_dir',
       'glob',
       'grep',
+      'git_status',
+      'git_diff',
+      'git_log',
       'task_state_update',
       'task_state_get',
+      'get_time',
     ]);
   });
 
@@ -83,13 +92,25 @@ describe('tool catalog', () => {
     );
   });
 
-  it('keeps the default tools and the system prompt under 1,500 tokens', () => {
-    const size = measurePrompt(
-      buildSystemPrompt({ workspace: '/home/user/project' }),
-      new ToolRegistry(selectTools()),
-    );
-    expect(size.total.tokens).toBeLessThan(1500);
-    for (const tool of size.tools) expect(tool.chars, tool.name).toBeLessThan(800);
+  it('offers at least 12 tools in 1,000 tokens (characters/4) and keeps every other one reachable but the interpreters', () => {
+    const registry = buildRegistry();
+    const size = measurePrompt(buildSystemPrompt({ workspace: '/home/user/project' }), registry);
+    const direct = size.tools.filter((t) => t.name !== 'tool_search' && t.name !== 'use_tool');
+    expect(direct.length).toBeGreaterThanOrEqual(12);
+    expect(size.total.chars / 4).toBeLessThanOrEqual(1000);
+    const reachable = new Set([...registry.names(), ...registry.deferredNames()]);
+    const { repl, ...rest } = toolGroups;
+    for (const tool of Object.values(rest).flat()) expect(reachable, tool.name).toContain(tool.name);
+    // A live interpreter is the user's choice (--tools default,repl), not one the model searches for.
+    for (const tool of repl!) expect(reachable, tool.name).not.toContain(tool.name);
+    expect(buildRegistry({ enabled: ['default', 'repl'] }).names()).toContain('python');
+  });
+
+  it('defers nothing a selection disabled, and nothing when every tool is offered', () => {
+    expect(buildRegistry({ disabled: ['git'] }).deferredNames()).not.toContain('git_commit');
+    const all = buildRegistry({ enabled: Object.keys(toolGroups) });
+    expect(all.deferredNames()).toEqual([]);
+    expect(all.names()).not.toContain('tool_search');
   });
 
   it('gives every tool a short description', () => {

@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { hashFiles, hookFiles } from '../../config/hook-files.js';
 import type { HooksSettings } from '../../config/hooks-schema.js';
 import { fileLayer } from '../../config/layers.js';
 import { ConfigError, configFiles, hearthHome, type LoadedConfig } from '../../config/load.js';
+import { mcpFiles, readMcpFile } from '../../config/mcp-servers.js';
 import { configSchema } from '../../config/schema.js';
 import { describeIgnored, withholdSecurity } from '../../config/security.js';
 import { readConfigFile } from '../../config/sources.js';
@@ -20,15 +22,27 @@ export async function showConfig(flags: GlobalFlags & { json?: boolean }): Promi
 export async function trustConfig(flags: GlobalFlags, revoke: boolean): Promise<void> {
   const userDir = hearthHome();
   const location = configFiles(resolve(flags.workspace), userDir).workspace;
+  const mcpFiles = workspaceMcpFiles(resolve(flags.workspace), userDir);
   if (revoke) {
-    const had = await revokeProject(userDir, location.path);
-    process.stdout.write(
-      had ? `Approval of ${location.path} withdrawn.\n` : `${location.path} was not approved.\n`,
-    );
+    for (const path of [location.path, ...mcpFiles]) {
+      const had = await revokeProject(userDir, path);
+      if (had || path === location.path)
+        process.stdout.write(had ? `Approval of ${path} withdrawn.\n` : `${path} was not approved.\n`);
+    }
     return;
   }
-  if (!location.exists)
+  // MCP server files start programs: each is shown by name, approved as it is now.
+  for (const path of mcpFiles) {
+    const servers = Object.keys(await readMcpFile(path));
+    await trustProject(userDir, path);
+    process.stdout.write(
+      `Approved ${path} as it is now; its MCP servers now start on use: ${servers.join(', ') || '(none)'}.\n`,
+    );
+  }
+  if (!location.exists) {
+    if (mcpFiles.length > 0) return;
     throw new ConfigError(`No project config file here (${location.path}); nothing to approve.`);
+  }
   // What is approved is said first: the file may hold settings the user has not read.
   const { values } = await readConfigFile(location);
   const layer = fileLayer(location.path, values);
@@ -132,4 +146,11 @@ function masked(value: unknown, key = ''): unknown {
 
 function maskSecret(secret: string): string {
   return secret.length > 12 ? `${secret.slice(0, 3)}…${'*'.repeat(4)}` : '****';
+}
+
+/** The workspace's MCP server files that exist (the user's own needs no approval). */
+function workspaceMcpFiles(workspace: string, userDir: string): string[] {
+  return mcpFiles(workspace, userDir)
+    .filter((file) => !file.trusted && existsSync(file.path))
+    .map((file) => file.path);
 }

@@ -20,7 +20,7 @@ export function addConfigCommands(program: Command): void {
   config
     .command('trust')
     .description(
-      "approve this workspace's .hearth/config file to set security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks and the files they run); a later change needs approving again",
+      "approve this workspace's .hearth/config file to set security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks and the files they run), and its MCP server files (.mcp.json, .hearth/mcp.json); a later change needs approving again",
     )
     .option('--revoke', 'withdraw the approval')
     .action(async (opts: { revoke?: boolean }, cmd: Command) => {

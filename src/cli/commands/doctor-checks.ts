@@ -7,6 +7,7 @@ import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import type { SandboxChoice } from '../../sandbox/types.js';
 import { openDatabase } from '../../store/database.js';
+import { describeServers } from '../../tools/external.js';
 import { type Connection, createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { colorEnabled, makeStyle } from '../render.js';
@@ -48,6 +49,8 @@ export async function runDoctor(flags: GlobalFlags & { json?: boolean }, live: b
           ? 'none configured'
           : `${runtime.hooks.count} hook command(s), run on the host as your own programs`,
     });
+    const mcp = mcpCheck(runtime);
+    if (mcp) checks.push(mcp);
     await runtime.close();
   }
   print(checks, flags.json === true);
@@ -273,4 +276,22 @@ function print(checks: Check[], json: boolean): void {
     process.stdout.write(`${mark} ${c.name.padEnd(width)}  ${visible(c.detail)}\n`);
     if (c.fix) process.stdout.write(`  ${' '.repeat(width)}  ${style.dim(`fix: ${c.fix}`)}\n`);
   }
+}
+
+/** The MCP servers as configured and last listed; none is started here. */
+function mcpCheck(runtime: Runtime): Check | undefined {
+  const servers = runtime.external?.status() ?? [];
+  if (servers.length === 0) return undefined;
+  const unlisted = servers.filter((s) => s.tools === undefined).map((s) => s.name);
+  return {
+    name: 'mcp',
+    ok: true,
+    detail: describeServers(servers).join('; '),
+    ...(unlisted.length > 0
+      ? {
+          warning: true,
+          fix: `Not listed yet (their tools wait behind tool_search until the first search starts them): ${unlisted.join(', ')}. Check each with: hearth mcp test NAME`,
+        }
+      : {}),
+  };
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listModels, pickModel } from '../../llm/discover.js';
 import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
+import { describeServers, type ExternalServerStatus } from '../../tools/external.js';
 import { formatTokens } from '../render.js';
 import { visible } from '../sanitize.js';
 import type { CommandContext, SlashCommand } from './commands.js';
@@ -39,11 +40,30 @@ const status: SlashCommand = {
         `mode       ${runtime.gate.mode} (${MODE_HELP[runtime.gate.mode]})`,
         `session    ${session ?? 'none yet'}`,
         `workspace  ${runtime.workspace}`,
-        'MCP        no servers configured',
+        `MCP        ${mcpSummary(runtime.external?.status() ?? [])}`,
       ].join('\n'),
     );
     if (connection?.contextNote) ctx.print(style.yellow(`! ${connection.contextNote}`));
     if (choice.warning) ctx.print(style.yellow(`! ${choice.warning}`));
+  },
+};
+
+function mcpSummary(servers: readonly ExternalServerStatus[]): string {
+  if (servers.length === 0) return 'no servers configured';
+  const running = servers.filter((s) => s.running).length;
+  return `${servers.length} server(s), ${running} running (/mcp)`;
+}
+
+const mcp: SlashCommand = {
+  name: 'mcp',
+  summary: 'MCP servers: tools, how they are offered, whether they run',
+  run(ctx) {
+    const servers = ctx.repl.runtime.external?.status() ?? [];
+    if (servers.length === 0) {
+      ctx.print('No MCP servers configured. Add one with: hearth mcp add NAME -- COMMAND ARGS...');
+      return;
+    }
+    ctx.print(describeServers(servers).map(visible).join('\n'));
   },
 };
 
@@ -137,4 +157,4 @@ const exit: SlashCommand = {
   },
 };
 
-export const infoCommands: SlashCommand[] = [model, mode, status, soul, reasoning, clear, exit];
+export const infoCommands: SlashCommand[] = [model, mode, status, mcp, soul, reasoning, clear, exit];

@@ -17,8 +17,7 @@ import { previewChange } from './preview.js';
 export const editFileTool = defineTool({
   name: 'edit_file',
   description:
-    'Replace old_string with new_string in a file. old_string must match one place: copy it from read_file ' +
-    '(without line numbers) with enough lines to be unique, or set replace_all.',
+    'Replace old_string (exact, no line numbers; unique unless replace_all) with new_string.',
   parameters: z.object({
     path: z.string(),
     old_string: z.string(),

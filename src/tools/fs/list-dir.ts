@@ -13,10 +13,10 @@ const OPAQUE_DIRS = new Set(['.git', 'node_modules']);
 
 export const listDirTool = defineTool({
   name: 'list_dir',
-  description: 'List a directory (default "."): subdirectories first (ending in /), then files with sizes.',
+  description: 'List a directory (default ".").',
   parameters: z.object({
     path: z.string().optional(),
-    depth: z.number().int().min(1).max(3).optional().describe('Levels, default 1'),
+    depth: z.number().int().min(1).max(3).optional(),
   }),
   mutates: false,
   touches: (args) => ({ reads: [args.path ?? '.'] }),

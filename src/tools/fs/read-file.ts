@@ -17,17 +17,17 @@ export const READ_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 const SNIFF_BYTES = 8192;
 const CHUNK_BYTES = 64 * 1024;
 
-const lineCount = (what: string) => z.number().int().min(1).optional().describe(what);
+const lineCount = () => z.number().int().min(1).optional();
 
 export const readFileTool = defineTool({
   name: 'read_file',
-  description: 'Read text files (numbered lines) or images. Page through a large file with offset and limit.',
+  description: 'Read files (numbered lines) or images.',
   parameters: z
     .object({
       path: z.string().optional(),
-      paths: z.array(z.string()).min(1).max(READ_MAX_PATHS).optional().describe('Several files at once'),
-      offset: lineCount('First line, 1-based'),
-      limit: lineCount(`Max lines (default ${READ_DEFAULT_LIMIT})`),
+      paths: z.array(z.string()).min(1).max(READ_MAX_PATHS).optional(),
+      offset: lineCount(),
+      limit: lineCount(),
     })
     .refine((a) => (a.path === undefined) !== (a.paths === undefined), {
       message: 'Give exactly one of path (one file) or paths (a list of files).',

@@ -13,7 +13,7 @@ const DIFF_MAX_BYTES = 1_000_000;
 
 export const writeFileTool = defineTool({
   name: 'write_file',
-  description: 'Create or overwrite a file with the complete content given; parent directories are created.',
+  description: 'Create or overwrite a file.',
   parameters: z.object({ path: z.string(), content: z.string() }),
   mutates: true,
   touches: (args) => ({ writes: [args.path] }),

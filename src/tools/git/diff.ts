@@ -25,11 +25,10 @@ interface FileStat {
 export function createGitDiffTool(git: GitRunner) {
   return defineTool({
     name: 'git_diff',
-    description:
-      'Show uncommitted changes as a unified diff with a per-file summary; staged=true shows what is staged.',
+    description: 'Uncommitted changes as a diff.',
     parameters: z.object({
-      path: z.string().optional().describe('Limit the diff to this file or directory'),
-      staged: z.boolean().optional().describe('Diff the staged changes instead of the unstaged ones'),
+      path: z.string().optional(),
+      staged: z.boolean().optional(),
     }),
     mutates: false,
     touches: (args) => ({ reads: [args.path ?? '.'] }),

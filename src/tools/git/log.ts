@@ -12,16 +12,10 @@ const SEP = '\x1f';
 export function createGitLogTool(git: GitRunner) {
   return defineTool({
     name: 'git_log',
-    description: 'List recent commits, newest first: short hash, date, author and subject.',
+    description: 'Recent commits, newest first.',
     parameters: z.object({
-      count: z
-        .number()
-        .int()
-        .min(1)
-        .max(LOG_MAX_COUNT)
-        .optional()
-        .describe(`Commits to list (default ${LOG_DEFAULT_COUNT}, max ${LOG_MAX_COUNT})`),
-      path: z.string().optional().describe('Only commits that touch this file or directory'),
+      count: z.number().int().min(1).max(LOG_MAX_COUNT).optional(),
+      path: z.string().optional(),
     }),
     mutates: false,
     touches: (args) => ({ reads: [args.path ?? '.'] }),

@@ -9,7 +9,7 @@ const STATUS_MAX_PER_GROUP = 50;
 export function createGitStatusTool(git: GitRunner) {
   return defineTool({
     name: 'git_status',
-    description: 'Show the current branch and the staged, unstaged and untracked files.',
+    description: 'Branch and changed files.',
     parameters: z.object({}),
     mutates: false,
     async run(_args, ctx) {

@@ -40,11 +40,10 @@ export function createGlobTool(options: GlobToolOptions = {}) {
   const ripgrepPath = ripgrepFinder(options);
   return defineTool({
     name: 'glob',
-    description:
-      'Find files by glob, newest first ("**/*.ts"; "*.md" matches at any depth). Skips ignored files.',
+    description: 'Find files by glob ("**/*.ts"), newest first.',
     parameters: z.object({
       pattern: z.string().min(1),
-      path: z.string().optional().describe('Directory (default ".")'),
+      path: z.string().optional(),
     }),
     mutates: false,
     touches: (args) => ({ reads: [args.path ?? '.'] }),

@@ -48,13 +48,13 @@ export function createGrepTool(options: GrepToolOptions = {}) {
 
   return defineTool({
     name: 'grep',
-    description: 'Search file contents by regex; prints path:line:text. Skips ignored and binary files.',
+    description: 'Regex search in files; prints path:line:text.',
     parameters: z.object({
-      pattern: z.string().min(1).describe('Regex; escape ( ) [ ] { } . * + ? | to match them literally'),
-      path: z.string().optional().describe('File or directory'),
-      glob: z.string().optional().describe('File filter, e.g. "*.ts"'),
+      pattern: z.string().min(1),
+      path: z.string().optional(),
+      glob: z.string().optional().describe('e.g. "*.ts"'),
       ignore_case: z.boolean().optional(),
-      context: z.number().int().min(0).max(10).optional().describe('Lines around each match'),
+      context: z.number().int().min(0).max(10).optional(),
     }),
     mutates: false,
     touches: (args) => ({ reads: [args.path ?? '.'], filters: args.glob === undefined ? [] : [args.glob] }),

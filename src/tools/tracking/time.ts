@@ -44,7 +44,7 @@ function formatOffset(minutes: number): string {
 
 export const getTimeTool = defineTool({
   name: 'get_time',
-  description: 'Current local date, time, weekday and time zone, plus UTC.',
+  description: 'Local and UTC date and time.',
   parameters: z.object({}),
   mutates: false,
   async run() {

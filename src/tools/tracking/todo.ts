@@ -113,11 +113,10 @@ export function renderTodos(todos: readonly Todo[]): string {
 
 export const todoWriteTool = defineTool({
   name: 'todo_write',
-  description:
-    'Keep a todo list for multi-step work. One item in_progress at a time; mark items done as you go.',
+  description: 'Todos for multi-step work; update as you go.',
   parameters: z.object({
     todos: z.preprocess(normalizeList, z.array(itemSchema)),
-    merge: optional(z.boolean(), booleanish).describe('Update items by id, keep the rest'),
+    merge: optional(z.boolean(), booleanish),
   }),
   mutates: false,
   async run(args, ctx) {
