@@ -44,6 +44,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolSchema[];
   signal?: AbortSignal;
+  /** OpenAI `response_format` (e.g. a JSON schema), for servers that constrain output to it. */
+  responseFormat?: unknown;
 }
 
 export interface LlmClient {
@@ -74,6 +76,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
         ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
         ...(options.slot !== undefined ? { id_slot: options.slot } : {}),
+        ...(request.responseFormat !== undefined ? { response_format: request.responseFormat } : {}),
       });
       const offered = request.tools ?? [];
       return streamWithRetries(
