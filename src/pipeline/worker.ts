@@ -160,13 +160,13 @@ async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
 }
 
 function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): void {
-  if (next.state === 'failed') return fail(deps, task, next.error);
-  if (next.state === 'approved') {
+  if (next.state === 'failed') fail(deps, task, next.error);
+  else if (next.state === 'approved')
     move(deps, task, 'approved', { outcome: next.outcome, findings: next.findings });
-    return;
+  else {
+    const { feedback, rework, signatures } = next;
+    move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
   }
-  const { feedback, rework, signatures } = next;
-  move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
 }
 
 function move(

@@ -109,10 +109,10 @@ it('catches a path outside the workspace and a failing test command, in the sand
     commands: ['grep -q right f.txt || { echo "f.txt should say right"; exit 1; }'],
     limits: { maxRework: 3, stepBackAt: 2, impasseAt: 3 },
   });
-  const [escape, tested] = plans.tasks();
-  expect(escape!.state).toBe('failed');
-  expect(escape!.error).toContain('impasse');
-  expect(escape!.error).toContain('../outside.txt is outside the workspace');
+  const [escaping, tested] = plans.tasks();
+  expect(escaping!.state).toBe('failed');
+  expect(escaping!.error).toContain('impasse');
+  expect(escaping!.error).toContain('../outside.txt is outside the workspace');
   expect(tested!.state).toBe('done');
   const coderAsked = server.requests.filter(
     (r) => titleOf(r.body) === 'tested' && roleOf(r.body) === 'coder',
