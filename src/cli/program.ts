@@ -13,6 +13,7 @@ import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
+import { addPipelineCommands } from './commands/pipeline.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
@@ -154,6 +155,7 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addPipelineCommands(program);
   return program;
 }
 

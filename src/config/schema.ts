@@ -26,6 +26,17 @@ const profileSchema = z.object(profileShape).strict();
 export type Profile = z.infer<typeof profileSchema>;
 export const PROFILE_KEYS = Object.keys(profileShape) as Array<keyof Profile>;
 
+const pipelineRole = z
+  .object({
+    model: z.string().min(1).optional(),
+    base_url: serverUrl.optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().gt(0).max(1).optional(),
+    seed: z.number().int().optional(),
+  })
+  .strict();
+export type PipelineRole = z.infer<typeof pipelineRole>;
+
 function buildSchema<P extends z.ZodType>(profile: P) {
   return z
     .object({
@@ -125,6 +136,26 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ max_depth: 3, parallel: 1, max_turns: 30, time_limit: 1800, budget_share: 0.25 }),
+      /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
+      pipeline: z
+        .object({
+          /** Build, test and lint commands the verifier runs in the sandbox after each task. */
+          commands: z.array(z.string().min(1)).default([]),
+          /** Seconds each of those commands may run. */
+          command_timeout: z.number().positive().default(600),
+          /** Rework rounds the reviewer may ask for; after them minor findings become debt. */
+          max_rework: z.number().int().min(0).max(20).default(3),
+          /** One commit per finished task when the workspace is a git repository. */
+          git: z.boolean().default(true),
+          /** Per-role model, server and sampling; unset keys come from the main settings. */
+          roles: z
+            .object({ planner: pipelineRole, coder: pipelineRole, reviewer: pipelineRole })
+            .partial()
+            .strict()
+            .default({}),
+        })
+        .strict()
+        .default({ commands: [], command_timeout: 600, max_rework: 3, git: true, roles: {} }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */

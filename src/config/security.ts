@@ -25,6 +25,8 @@ export const SECURITY_KEYS: readonly string[] = [
   'hooks',
   'mcp_servers',
   'gateway',
+  'pipeline.commands',
+  'pipeline.roles.*.base_url',
 ];
 
 /** `*` in a key stands for any one name (a profile's). */

@@ -43,7 +43,8 @@ export class SessionNotFoundError extends Error {
  * transaction), so a crash loses at most the write in progress.
  */
 export class SessionStore {
-  constructor(private readonly db: Db) {}
+  /** The database, for the other stores that share it (the pipeline's queue). */
+  constructor(readonly db: Db) {}
 
   /** Creates a session, with its first messages in the same transaction: no session is ever seen without them. */
   create(
