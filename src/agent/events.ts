@@ -10,7 +10,9 @@ export type StopReason =
   /** The model kept repeating itself after being told. */
   | 'loop'
   /** The token budget ran out. */
-  | 'budget';
+  | 'budget'
+  /** A UserPromptSubmit hook refused the task; `text` says why. */
+  | 'blocked';
 
 /**
  * Everything a run reports, in order. The CLI, the JSON-lines output, the gateway and the

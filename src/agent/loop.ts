@@ -1,3 +1,4 @@
+import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
 import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
@@ -49,6 +50,10 @@ export interface RunAgentOptions {
   /** Called with every message appended to the history, as it is appended. */
   onMessage?: (message: ChatMessage) => void;
   onAudit?: (entry: AuditEntry) => void;
+  /** The session's configured hooks (UserPromptSubmit, Stop, PreCompact; tool events in tool-execution). */
+  hooks?: SessionHooks;
+  /** Context a SessionStart hook gave, added to this run's task message. */
+  startContext?: string[];
   /** Where the spawn tools start sub-agents; unset where sub-agents are off. */
   subagents?: SubagentPort;
 }
@@ -126,6 +131,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         answers,
         onAudit: options.onAudit,
         steered: () => options.steering?.waiting() ?? false,
+        hooks: options.hooks,
       }),
       (event) => {
         if (event.type !== 'tool_result') return;
@@ -159,12 +165,23 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   // Messages sent while no run was going come before this run's task, as they were sent before it.
   yield* takeSteering();
   if (options.task !== undefined) {
-    append({ role: 'user', content: options.task });
+    const submitted = await options.hooks?.userPromptSubmit(options.task, signal);
+    if (submitted) yield* notes(submitted);
+    if (submitted?.block || submitted?.stop) {
+      // Claude Code's contract: a blocked prompt is dropped, and the reason is for the user only.
+      const why = submitted.block ?? submitted.stop!;
+      return yield done('blocked', `A UserPromptSubmit hook blocked the prompt: ${why}`, 0);
+    }
+    const context = [...(options.startContext ?? []), ...(submitted?.context ?? [])];
+    const content = context.length > 0 ? `${options.task}\n\n${context.join('\n\n')}` : options.task;
+    append({ role: 'user', content });
     rememberRequest(ctx.durable, options.task);
   }
 
   /** Compacts the history; false when nothing could be made smaller. */
   async function* compact(): AsyncGenerator<AgentEvent, boolean> {
+    const announced = await options.hooks?.preCompact('auto', signal);
+    if (announced) yield* notes(announced);
     const before = contextNow();
     const result = await compactHistory(messages, { llm, state: ctx.durable, contextWindow: window, signal });
     if (result.method === 'none') {
@@ -188,6 +205,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   }
 
   let overflowRetried = false;
+  let stopHookActive = false;
   for (let turn = 1; turn <= options.maxIterations; turn++) {
     if (signal.aborted) return yield done('aborted', '', turn - 1);
     yield* takeSteering();
@@ -282,6 +300,14 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         });
         continue;
       }
+      const stopping = await options.hooks?.stop(stopHookActive, signal);
+      if (stopping) yield* notes(stopping);
+      if (stopping?.block && !stopping.stop) {
+        // A Stop hook wants more done: its reason is the model's next instruction.
+        stopHookActive = true;
+        append({ role: 'user', content: stopping.block });
+        continue;
+      }
       return yield done('completed', text, turn);
     }
     nudged = false;
@@ -306,6 +332,12 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     `Stopped after ${options.maxIterations} turns without a final answer.`,
     options.maxIterations,
   );
+}
+
+/** What hooks said for the user, as warnings. */
+function* notes(outcome: HookOutcome): Generator<AgentEvent> {
+  for (const message of outcome.notes) yield { type: 'warning', message };
+  if (outcome.stop) yield { type: 'warning', message: `A hook stopped the run: ${outcome.stop}` };
 }
 
 /** Passes a generator's events through, letting `onEvent` see each, and returns its result. */

@@ -1,6 +1,9 @@
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { defaultDbPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { Hooks } from '../hooks/hooks.js';
 import type { Connection } from '../llm/connection.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
@@ -21,9 +24,17 @@ export interface Runtime {
   workspace: string;
   tools: ToolRegistry;
   gate: PermissionGate;
+  /** The configured hooks (from settings the workspace cannot write unapproved). */
+  hooks: Hooks;
+  /** Where transcripts for hook scripts go: beside the database, never in the workspace. */
+  transcriptDir: string;
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
+  /** What else the user should hear before the first turn: skills that did not load, and why. */
+  loadNotes: string[];
+  /** Prompts the user runs by name (skills). */
+  commands: NamedPrompt[];
   /** Completes each session's deps for sub-agents; unset where they are off. */
   subagents?: SessionWiring;
   openStore(): SessionStore;
@@ -47,11 +58,26 @@ export interface RuntimeOptions {
   db?: Db;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
-  /** Tool groups of the subsystems above agent/ (sub-agents), offered when named in `tools`. */
+  /** Tool groups of the subsystems above agent/ (sub-agents, promote_tool), offered when named in `tools`. */
   groups?: Record<string, AnyTool[]>;
   /** Groups a setting switched on: offered as if named in `tools.enabled`. */
   groupsOn?: string[];
+  /** Tools of the subsystems above agent/ offered unless switched off (the skill tool, agent-made tools). */
+  extraTools?: AnyTool[];
   subagents?: SessionWiring;
+  /** More sections for the system prompt, after the project's notes (the list of skills). */
+  promptSections?: string[];
+  /** Prompts the user runs by name (skills): `/NAME args` in the REPL, `--skill NAME`. */
+  commands?: NamedPrompt[];
+  /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
+  loadNotes?: string[];
+}
+
+/** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
+export interface NamedPrompt {
+  name: string;
+  summary: string;
+  task(args: string): string;
 }
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
@@ -63,27 +89,35 @@ export async function createRuntime(
   const workspace = await checkWorkspace(workspaceDir);
   const tools =
     options.tools ??
-    new ToolRegistry(selectTools({ ...config.tools, also: options.groupsOn }, [], options.groups));
+    new ToolRegistry(
+      selectTools({ ...config.tools, also: options.groupsOn }, options.extraTools ?? [], options.groups),
+    );
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   let db: Db | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
+  const dbPath = defaultDbPath(config);
   return {
     config,
     workspace,
     tools,
     gate,
+    hooks: await Hooks.create(config.hooks, { workspace }),
+    transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
     configNotes: options.configNotes ?? [],
+    commands: options.commands ?? [],
+    loadNotes: options.loadNotes ?? [],
     ...(options.subagents ? { subagents: options.subagents } : {}),
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),
       toolsInPrompt: config.native_tools === false ? tools.schemas() : undefined,
+      sections: options.promptSections,
       instructions: extra || undefined,
     }),
     openStore() {
-      db ??= options.db ?? openDatabase(defaultDbPath(config));
+      db ??= options.db ?? openDatabase(dbPath);
       return new SessionStore(db);
     },
     sandbox() {

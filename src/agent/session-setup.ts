@@ -35,6 +35,8 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,
     contextWindow: connection.contextWindow,
     compactionThreshold: config.compaction.threshold,
+    hooks: runtime.hooks,
+    transcriptDir: runtime.transcriptDir,
   };
   const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
@@ -46,7 +48,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
  */
 export async function setupNotes(runtime: Runtime, connection: Connection | undefined): Promise<string[]> {
   const choice = await runtime.sandbox();
-  return [...runtime.configNotes, choice.warning, connection?.contextNote].filter((note): note is string =>
-    Boolean(note),
+  return [...runtime.configNotes, ...runtime.loadNotes, choice.warning, connection?.contextNote].filter(
+    (note): note is string => Boolean(note),
   );
 }

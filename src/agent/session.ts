@@ -1,3 +1,5 @@
+import type { Hooks, SessionHooks } from '../hooks/hooks.js';
+import { writeTranscript } from '../hooks/transcript.js';
 import type { LlmClient } from '../llm/client.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
@@ -25,6 +27,10 @@ export interface SessionDeps {
   todoNudges?: number;
   contextWindow?: number;
   compactionThreshold?: number;
+  /** The configured hooks; unset or empty, none run. A sub-agent's session has its parent's. */
+  hooks?: Hooks;
+  /** Where the JSONL transcript hook scripts read is written (outside the workspace). */
+  transcriptDir?: string;
   /** Gives the session's runs their sub-agents, bound to the session's id; unset where they are off. */
   subagents?: (sessionId: string) => SubagentPort;
 }
@@ -57,6 +63,11 @@ export class AgentSession {
   private readonly scratch = new Map<string, unknown>();
   /** Messages sent with `steer` that the running run has not taken yet. */
   private readonly steering: string[] = [];
+  private readonly hooks: SessionHooks | undefined;
+  /** SessionStart fires once per opened session, before its first run: 'startup' when new, 'resume' when reopened. */
+  private startSource: 'startup' | 'resume' | undefined;
+  /** Context a SessionStart hook gave, held for the next run that has a task. */
+  private startContext: string[] = [];
 
   private constructor(
     private readonly deps: SessionDeps,
@@ -64,7 +75,20 @@ export class AgentSession {
     readonly messages: ChatMessage[],
     /** How many messages the store holds for this session: the seq the next one gets. */
     private stored: number,
-  ) {}
+    started: 'startup' | 'resume',
+  ) {
+    if (deps.hooks && deps.hooks.count > 0) {
+      // A sub-agent's session is part of its parent's: no SessionStart, and SubagentStop for Stop.
+      if (row.depth === 0) this.startSource = started;
+      const dir = deps.transcriptDir;
+      this.hooks = deps.hooks.forSession({
+        id: row.id,
+        permissionMode: () => deps.gate.mode,
+        subagent: row.depth > 0,
+        transcript: async () => (dir ? writeTranscript(dir, row.id, this.messages) : ''),
+      });
+    }
+  }
 
   get id(): string {
     return this.row.id;
@@ -78,7 +102,7 @@ export class AgentSession {
   ): AgentSession {
     const system: ChatMessage = { role: 'system', content: systemPrompt };
     const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model, ...origin }, [system]);
-    return new AgentSession(deps, row, [system], 1);
+    return new AgentSession(deps, row, [system], 1, 'startup');
   }
 
   /**
@@ -89,7 +113,7 @@ export class AgentSession {
     const stored = deps.store.messages(row.id);
     const compaction = deps.store.state(row.id).get(COMPACTION_KEY) as CompactionRecord | undefined;
     const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
-    const session = new AgentSession(deps, row, history, stored.length);
+    const session = new AgentSession(deps, row, history, stored.length, 'resume');
     if (row.status !== 'paused') {
       for (const call of unansweredCalls(session.messages)) {
         session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
@@ -148,6 +172,13 @@ export class AgentSession {
     }
     this.setStatus('active');
     yield { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
+    if (this.hooks && this.startSource) {
+      const started = await this.hooks.sessionStart(this.startSource, signal);
+      this.startSource = undefined;
+      this.startContext.push(...started.context);
+      for (const message of started.notes) yield { type: 'warning', message };
+    }
+    const startContext = task === undefined ? [] : this.startContext.splice(0);
     let turnStarted = performance.now();
     for await (const event of runAgent({
       ...this.deps,
@@ -164,6 +195,8 @@ export class AgentSession {
       onMessage: (message) => this.persist(message),
       onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => store.recordAudit(this.id, entry),
+      hooks: this.hooks,
+      startContext,
       subagents: this.deps.subagents?.(this.id),
     })) {
       if (event.type === 'turn_start') turnStarted = performance.now();
@@ -196,6 +229,7 @@ export class AgentSession {
 
   /** Compacts the history now (/compact, `hearth sessions compact`). */
   async compact(signal?: AbortSignal): Promise<CompactionResult> {
+    await this.hooks?.preCompact('manual', signal);
     const result = await compactHistory(this.messages, {
       llm: this.deps.llm,
       state: this.deps.store.state(this.id),

@@ -11,6 +11,8 @@ export function buildSystemPrompt(opts: {
   context?: ProjectContext;
   /** For models without native tool calling: the tools, described in the prompt itself. */
   toolsInPrompt?: ToolSchema[];
+  /** Sections other subsystems add, fixed for the session (the skills list). */
+  sections?: string[];
   /** The library caller's own instructions. */
   instructions?: string;
 }): string {
@@ -28,6 +30,7 @@ export function buildSystemPrompt(opts: {
   const { notes, soul } = opts.context ?? {};
   if (notes) parts.push(`## Project notes (${notes.file})\n${notes.text}`);
   if (soul) parts.push(`## Personality\n${soul}`);
+  for (const section of opts.sections ?? []) if (section.trim()) parts.push(section.trim());
   if (opts.instructions) parts.push(`## Instructions\n${opts.instructions}`);
   return parts.join('\n\n');
 }

@@ -1,6 +1,8 @@
+import type { SessionHooks } from '../hooks/hooks.js';
 import type { ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { AuditEntry } from '../store/sessions.js';
+import { fromClaudeToolInput } from '../tools/claude-names.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';
 import type { AgentEvent, SubagentEvent, ToolResultEvent } from './events.js';
@@ -17,11 +19,13 @@ export interface ExecutionDeps {
   onAudit?: (entry: AuditEntry) => void;
   /** True when the user sent a message during the turn: calls not yet started are then skipped. */
   steered?: () => boolean;
+  /** The session's hooks: PreToolUse before the permission check, PostToolUse after the run, Notification at a question. */
+  hooks?: SessionHooks;
 }
 
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
 export type ExecutionEvent =
-  | Extract<AgentEvent, { type: 'tool_call' | 'approval_request' | 'tool_progress' }>
+  | Extract<AgentEvent, { type: 'tool_call' | 'approval_request' | 'tool_progress' | 'warning' }>
   | ToolResultEvent
   | SubagentEvent;
 
@@ -41,6 +45,11 @@ export async function* executeCalls(
 ): AsyncGenerator<ExecutionEvent, ToolCall[]> {
   const steps: Step[] = calls.map((call) => ({ call, prepared: deps.tools.prepare(call) }));
   const progress = new ProgressChannel();
+  /** What hooks said for the user while calls ran; yielded before the results. */
+  const notes: string[] = [];
+  const warnings = function* (): Generator<ExecutionEvent> {
+    for (const message of notes.splice(0)) yield { type: 'warning', message };
+  };
   let i = 0;
   while (i < steps.length) {
     if (i > 0 && deps.steered?.()) {
@@ -56,8 +65,9 @@ export async function* executeCalls(
       for (const step of batch) yield announce(step, deps);
       const results = yield* withProgress(
         progress,
-        Promise.all(batch.map((step) => run(step, deps, progress, 'allowed', undefined))),
+        Promise.all(batch.map((step) => run(step, deps, progress, notes, 'allowed', undefined))),
       );
+      yield* warnings();
       for (const result of results) yield result;
       continue;
     }
@@ -69,20 +79,31 @@ export async function* executeCalls(
       i++;
       continue;
     }
-    const { tool, args } = step.prepared;
     if (deps.ctx.signal.aborted) {
       yield finish(step, deps, 'cancelled', { ok: false, output: 'Cancelled by the user before it ran.' });
       i++;
       continue;
     }
-    const verdict = await deps.gate.check(tool, args, deps.ctx.durable);
+    const hooked = await preToolUse(step, deps);
+    notes.push(...hooked.notes);
+    yield* warnings();
+    if ('refused' in hooked) {
+      yield finish(step, deps, hooked.decision, { ok: false, output: hooked.refused });
+      i++;
+      continue;
+    }
+    const { tool, args } = step.prepared;
+    let verdict = await deps.gate.check(tool, args, deps.ctx.durable, { preapproved: hooked.allow });
+    if (verdict.action === 'allow' && hooked.ask !== undefined)
+      verdict = { action: 'ask', reason: hooked.ask };
     if (verdict.action === 'deny') {
       yield finish(step, deps, 'denied', { ok: false, output: verdict.reason }, verdict.rule);
       i++;
       continue;
     }
     if (verdict.action === 'allow') {
-      yield yield* withProgress(progress, run(step, deps, progress, 'allowed', verdict.rule));
+      yield yield* withProgress(progress, run(step, deps, progress, notes, 'allowed', verdict.rule));
+      yield* warnings();
       i++;
       continue;
     }
@@ -100,6 +121,12 @@ export async function* executeCalls(
         ...(verdict.secret ? { secret: true } : {}),
         ...(verdict.personOnly ? { personOnly: true } : {}),
       };
+      const notified = await deps.hooks?.notification(
+        `Hearth needs your permission: ${request.summary}`,
+        deps.ctx.signal,
+      );
+      notes.push(...(notified?.notes ?? []));
+      yield* warnings();
       yield { type: 'approval_request', ...request };
       answer = await deps
         .approve(request, deps.ctx.signal)
@@ -116,7 +143,8 @@ export async function* executeCalls(
           ? (await deps.gate.remember(tool, args, deps.ctx.durable)).join(', ')
           : undefined;
       const decision = answer.decision === 'always' ? 'approved_always' : 'approved';
-      yield yield* withProgress(progress, run(step, deps, progress, decision, rule));
+      yield yield* withProgress(progress, run(step, deps, progress, notes, decision, rule));
+      yield* warnings();
     }
     i++;
   }
@@ -133,9 +161,48 @@ function announce(step: Step, deps: ExecutionDeps): Extract<ExecutionEvent, { ty
   };
 }
 
-/** A call that may run right away and alongside others: valid, read-only and allowed. */
+/** What the PreToolUse hooks made of a call: refused (with the result the model gets), or how to go on. */
+type Hooked =
+  | { refused: string; decision: 'blocked_by_hook' | 'invalid'; notes: string[] }
+  | { allow: boolean; ask?: string; notes: string[] };
+
+/**
+ * Runs the call's PreToolUse hooks. A block or a deny refuses it; `updatedInput` replaces its
+ * arguments (validated again, as if the model had sent them); allow and ask are weighed with the
+ * permission check. The step's arguments are updated in place.
+ */
+async function preToolUse(step: Step, deps: ExecutionDeps): Promise<Hooked> {
+  const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
+  if (!deps.hooks?.guards(prepared.tool.name)) return { allow: false, notes: [] };
+  const name = prepared.tool.name;
+  const outcome = await deps.hooks.preToolUse(name, prepared.args, step.call.id, deps.ctx.signal);
+  const { notes } = outcome;
+  const refusal =
+    outcome.block ?? (outcome.permission === 'deny' ? (outcome.permissionReason ?? 'denied') : undefined);
+  if (refusal !== undefined)
+    return { refused: `Blocked by a hook: ${refusal}`, decision: 'blocked_by_hook', notes };
+  if (outcome.updatedInput) {
+    const args = fromClaudeToolInput(name, outcome.updatedInput, deps.ctx.workspace);
+    const again = deps.tools.prepare({ ...step.call, arguments: JSON.stringify(args) });
+    if (!again.ok)
+      return {
+        refused: `A hook changed the arguments, and they are invalid: ${again.error}`,
+        decision: 'invalid',
+        notes,
+      };
+    step.prepared = again;
+  }
+  const ask =
+    outcome.permission === 'ask'
+      ? (outcome.permissionReason ?? 'a PreToolUse hook asks for your answer')
+      : undefined;
+  return { allow: outcome.permission === 'allow', ...(ask ? { ask } : {}), notes };
+}
+
+/** A call that may run right away and alongside others: valid, read-only, allowed and with no hook before it. */
 async function runsFreely(step: Step, deps: ExecutionDeps): Promise<boolean> {
   if (!step.prepared.ok || step.prepared.tool.mutates || deps.ctx.signal.aborted) return false;
+  if (deps.hooks?.guards(step.prepared.tool.name)) return false;
   return (await deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.durable)).action === 'allow';
 }
 
@@ -143,6 +210,7 @@ async function run(
   step: Step,
   deps: ExecutionDeps,
   channel: ProgressChannel,
+  notes: string[],
   decision: string,
   rule: string | undefined,
 ): Promise<ToolResultEvent> {
@@ -158,6 +226,19 @@ async function run(
     relay: (event) => channel.relay(event),
   });
   finished = true;
+  if (deps.hooks) {
+    // PostToolUse: the call has run; what a hook says is feedback the model reads with the result.
+    const post = await deps.hooks.postToolUse(
+      prepared.tool.name,
+      prepared.args,
+      result,
+      step.call.id,
+      deps.ctx.signal,
+    );
+    notes.push(...post.notes);
+    const said = [post.block, ...post.context].filter((text): text is string => Boolean(text));
+    if (said.length > 0) result.output = `${result.output}\n\n[PostToolUse hook]\n${said.join('\n')}`;
+  }
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
 }

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
-import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
+import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { loadSkills } from '../skills/index.js';
 import { setupSubagents } from '../subagents/setup.js';
+import { builtInToolNames } from '../tools/catalog.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -82,13 +84,26 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
-/** Loads the config with the flags as the last layer, and builds the runtime from it. */
+/** Loads the config with the flags as the last layer, and builds the runtime from it, skills included. */
 export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
   const { config, ignored } = await loadConfigFromFlags(flags);
   const workspace = await checkWorkspace(resolve(flags.workspace));
-  const { notes, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
-  return createRuntime(config, workspace, {
+  const { notes, groups, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
+  let runtime: Runtime | undefined;
+  const skills = await loadSkills({
+    workspace,
+    hearthHome: hearthHome(process.env),
+    registry: () => runtime!.tools,
+    reserved: builtInToolNames(Object.values(groups).flat()),
+  });
+  runtime = await createRuntime(config, workspace, {
     configNotes: [...describeIgnored(ignored), ...notes],
+    loadNotes: skills.notes,
+    extraTools: skills.tools,
+    groups: { ...groups, ...skills.groups },
+    promptSections: skills.section ? [skills.section] : [],
+    commands: skills.commands,
     ...subagents,
   });
+  return runtime;
 }

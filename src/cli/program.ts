@@ -15,6 +15,7 @@ import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
 import { addPipelineCommands } from './commands/pipeline.js';
 import { addSessionCommands } from './commands/sessions.js';
+import { addSkillsCommands } from './commands/skills.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import {
   collect,
@@ -40,6 +41,7 @@ Examples:
   hearth --base-url http://127.0.0.1:8080/v1 -m qwen2.5-coder "list the TODOs in src/"
   hearth --json "what is in this folder?"      (events as JSON lines)
   hearth -c "now add tests for it"             (continue the last session here)
+  hearth --skill fix-issue 123                 (run a skill; see: hearth skills)
 
 Permissions: by default Hearth asks before a tool changes files or runs a command (y = once,
 a = always for similar calls, n = no). With no terminal to ask, such calls are declined and the
@@ -54,7 +56,7 @@ and vLLM (:8000) on 127.0.0.1 and uses the first that answers, with its loaded m
 Config, later wins: ~/.hearth/config.json (or .yaml), <workspace>/.hearth/config.json (or .yaml),
 HEARTH_* lines in the workspace .env, HEARTH_* environment variables (HEARTH_BASE_URL, HEARTH_MODEL,
 HEARTH_API_KEY, HEARTH_TIMEOUT, HEARTH_PERMISSION_MODE, ...; HEARTH_HOME moves ~/.hearth), flags.
-Security settings (sandbox, permission mode, allow rules, db_path) never come from the workspace .env,
+Security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks) never come from the workspace .env,
 and from <workspace>/.hearth/config only once approved with: hearth config trust.
 See it with: hearth config show. -m also takes a profile name from "models" in the config.
 
@@ -71,6 +73,7 @@ interface MainFlags extends GlobalFlags {
   plan?: boolean;
   pauseForApproval?: boolean;
   approve?: string[];
+  skill?: string;
 }
 
 /** Errors that are the user's to fix: printed as one message, without a stack. */
@@ -122,6 +125,7 @@ function buildProgram(): Command {
       '--plan',
       'plan first: explore read-only and present a step-by-step plan; on your yes, carry it out with the plan as the todo list',
     )
+    .option('--skill <name>', 'run a skill (see: hearth skills); the task words are its arguments')
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option(
@@ -155,6 +159,7 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addSkillsCommands(program);
   addPipelineCommands(program);
   return program;
 }
@@ -194,6 +199,16 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
   if (piped) task = task ? `${task}\n\n${piped}` : piped;
   const runtime = await runtimeFromFlags(flags);
   try {
+    if (flags.skill !== undefined) {
+      const skill = runtime.commands.find((c) => c.name === flags.skill);
+      if (!skill) {
+        const names = runtime.commands.map((c) => c.name);
+        throw new UsageError(
+          `No skill named "${flags.skill}".${names.length ? ` Skills: ${names.join(', ')}.` : ' See: hearth skills list'}`,
+        );
+      }
+      task = skill.task(task);
+    }
     const store = runtime.openStore();
     const resume = flags.resume
       ? store.resolve(flags.resume)

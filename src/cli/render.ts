@@ -160,7 +160,7 @@ export class TerminalRenderer {
         }
         if (!this.stdoutAtLineStart) this.out.write('\n');
         this.stdoutAtLineStart = true;
-        if (['max_iterations', 'loop', 'budget', 'paused'].includes(event.reason))
+        if (['max_iterations', 'loop', 'budget', 'paused', 'blocked'].includes(event.reason))
           this.errLine(this.style.yellow(event.text));
         if (event.reason === 'aborted') this.errLine(this.style.yellow('Interrupted.'));
         if (event.reason === 'error') this.errLine(this.style.red(`Error: ${event.text}`));

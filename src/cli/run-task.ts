@@ -41,6 +41,7 @@ const exitCodes: Record<StopReason, number> = {
   budget: 2,
   loop: 2,
   paused: 3,
+  blocked: 1,
   aborted: 130,
 };
 

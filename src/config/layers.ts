@@ -1,4 +1,5 @@
 import { configError, describeIssues } from './errors.js';
+import { HOOK_EVENTS } from './hooks-schema.js';
 import { layerSchema } from './schema.js';
 
 /** Key path (`permissions.mode`, `models.coder.temperature`) to where its value came from. */
@@ -25,9 +26,14 @@ export interface Setting {
 
 /**
  * Rule lists add up across sources instead of the later replacing the earlier: a project file
- * or a flag must not silently drop the deny rules in the user's own config.
+ * or a flag must not silently drop the deny rules in the user's own config. Hooks add up the same
+ * way, as in Claude Code: an approved project's hooks run beside the user's, not instead of them.
  */
-const ACCUMULATED = new Set(['permissions.allow', 'permissions.deny']);
+const ACCUMULATED = new Set([
+  'permissions.allow',
+  'permissions.deny',
+  ...HOOK_EVENTS.map((event) => `hooks.${event}`),
+]);
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseDotenv } from './dotenv.js';
 import { ConfigError, configError, describeIssues } from './errors.js';
+import { hashFiles, hookFiles } from './hook-files.js';
+import type { HooksSettings } from './hooks-schema.js';
 import {
   fileLayer,
   type Layer,
@@ -97,7 +99,8 @@ export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> 
     const layer = fileLayer(location.path, values);
     validateLayer(layer);
     normalizeSandbox(layer.values);
-    if (location === files.workspace) ignored.push(...(await withholdUnapproved(layer, userDir, text)));
+    if (location === files.workspace)
+      ignored.push(...(await withholdUnapproved(layer, userDir, text, sources.workspace)));
     fileLayers.push(layer);
   }
   const dotenv = settingsLayer(files.dotenv.path, await dotenvSettings(files.dotenv.path), '.env ');
@@ -133,10 +136,29 @@ export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> 
   return { config, sources: keyed, profile: selected, files, ignored };
 }
 
-/** The project file's security settings, unless the user approved this very content. */
-async function withholdUnapproved(layer: Layer, userDir: string, text: string): Promise<IgnoredSetting[]> {
-  const state = await trustState(userDir, layer.origin, text);
-  if (state === 'trusted') return [];
+/**
+ * The project file's security settings, unless the user approved this very content; its hooks also
+ * unless the workspace files they run are as they were when approved (hook-files.ts).
+ */
+async function withholdUnapproved(
+  layer: Layer,
+  userDir: string,
+  text: string,
+  workspace: string,
+): Promise<IgnoredSetting[]> {
+  const { state, hookFiles: approved } = await trustState(userDir, layer.origin, text);
+  if (state === 'trusted') {
+    const named = hookFiles(layer.values.hooks as HooksSettings | undefined, workspace);
+    const now = await hashFiles(named);
+    const changed = named.filter((file) => approved[file] !== now[file]);
+    if (changed.length === 0) return [];
+    const hooksOnly: Layer = { ...layer, values: { hooks: layer.values.hooks } };
+    delete layer.values.hooks;
+    return withholdSecurity(
+      hooksOnly,
+      `the workspace files its hooks run changed since you approved it (${changed.map((f) => relative(workspace, f)).join(', ')}), and commands can write them. Check them, then run \`hearth config trust\` again`,
+    );
+  }
   const why =
     state === 'changed'
       ? 'it changed since you approved it, and only the approved content may set security settings'

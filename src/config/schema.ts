@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hooksSchema } from './hooks-schema.js';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
@@ -158,6 +159,11 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ commands: [], command_timeout: 600, max_rework: 3, git: true, roles: {} }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
+      /**
+       * Programs run on the agent's events, in Claude Code's shape (hooks-schema.ts). A security
+       * setting: they run on the host, so a project file sets them only once approved.
+       */
+      hooks: hooksSchema.default({}),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
     })

@@ -12,8 +12,10 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
  * are the exception: they only take permissions away, so a project's always apply.
  *
- * Settings still to come join this list when they land: `hooks` (programs run on events),
- * `mcp_servers` (programs started as tool servers) and `gateway` (what address the server binds).
+ * `hooks` (programs run on the host on the agent's events) is one; the workspace files a hook
+ * command names are approved with the file by content (hook-files.ts). Settings still to come join
+ * this list when they land: `mcp_servers` (programs started as tool servers) and `gateway` (what
+ * address the server binds).
  */
 export const SECURITY_KEYS: readonly string[] = [
   'sandbox',

@@ -14,8 +14,11 @@ const STORE_NAME = 'trusted-projects.json';
 
 interface TrustStore {
   version: 1;
-  /** Real path of the project config file → its approved content. */
-  projects: Record<string, { sha256: string; approved: string }>;
+  /**
+   * Real path of the project config file → its approved content, and the content of the workspace
+   * files its hooks run (hook-files.ts), which the approval covers too.
+   */
+  projects: Record<string, { sha256: string; approved: string; hookFiles?: Record<string, string> }>;
 }
 
 export type TrustState = 'trusted' | 'untrusted' | 'changed';
@@ -56,18 +59,27 @@ const sha256Of = (content: string | Buffer) => createHash('sha256').update(conte
  * Whether this file was approved with exactly this content: the text the settings were parsed
  * from, so that the file cannot change between the check and its use.
  */
-export async function trustState(userDir: string, file: string, content: string): Promise<TrustState> {
+export async function trustState(
+  userDir: string,
+  file: string,
+  content: string,
+): Promise<{ state: TrustState; hookFiles: Record<string, string> }> {
   const [store, key] = await Promise.all([readStore(userDir), realpath(file)]);
   const sha256 = sha256Of(content);
   const entry = store.projects[key];
-  if (entry === undefined) return 'untrusted';
-  return entry.sha256 === sha256 ? 'trusted' : 'changed';
+  if (entry === undefined) return { state: 'untrusted', hookFiles: {} };
+  return { state: entry.sha256 === sha256 ? 'trusted' : 'changed', hookFiles: entry.hookFiles ?? {} };
 }
 
-/** Approves the file as it is now. */
-export async function trustProject(userDir: string, file: string, now = new Date()): Promise<void> {
+/** Approves the file as it is now, with the hook files it names (path → hash) as they are now. */
+export async function trustProject(
+  userDir: string,
+  file: string,
+  hookFiles: Record<string, string> = {},
+  now = new Date(),
+): Promise<void> {
   const [store, key, bytes] = await Promise.all([readStore(userDir), realpath(file), readFile(file, 'utf8')]);
-  store.projects[key] = { sha256: sha256Of(bytes), approved: now.toISOString() };
+  store.projects[key] = { sha256: sha256Of(bytes), approved: now.toISOString(), hookFiles };
   await writeStore(userDir, store);
 }
 

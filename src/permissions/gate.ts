@@ -89,10 +89,20 @@ export class PermissionGate {
     if (Array.isArray(given) && given.length > 0) to.set(ALWAYS_KEY, given);
   }
 
-  async check(tool: AnyTool, args: unknown, state: SessionState): Promise<Verdict> {
+  /**
+   * `preapproved`: something the user configured (a PreToolUse hook) allowed this call, which then
+   * runs as an allow rule would let it: deny rules, plan mode, secrets, lines no rule can see
+   * through and commands without a sandbox still stop it.
+   */
+  async check(
+    tool: AnyTool,
+    args: unknown,
+    state: SessionState,
+    options: { preapproved?: boolean } = {},
+  ): Promise<Verdict> {
     const subject = await this.subject(tool, args);
     const verdict = decide(subject, {
-      mode: this.mode,
+      mode: options.preapproved && this.mode !== 'plan' ? 'auto' : this.mode,
       allow: [...this.rules.allow, ...this.sessionRules(state)],
       deny: this.rules.deny,
     });

@@ -31,6 +31,8 @@ export interface RunProcessOptions extends ProcessIo {
   cwd: string;
   /** The child's whole environment; defaults to this process's. */
   env?: NodeJS.ProcessEnv;
+  /** Written to the child's stdin, which is then closed (hooks read their event there); unset: no stdin. */
+  stdin?: string;
   /**
    * For wrappers whose own exit can lag behind the command's (bwrap's init, which a process inside
    * may stop with ptrace): resolves once the command proper has exited, with how it ended. The call
@@ -102,10 +104,15 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       cwd: opts.cwd,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
   } catch (err) {
     return Promise.reject(err);
+  }
+  if (opts.stdin !== undefined) {
+    // A child that exits without reading all of it closes the pipe early: that is its business.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(opts.stdin);
   }
 
   return new Promise<ProcessResult>((resolve, reject) => {

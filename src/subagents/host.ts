@@ -140,6 +140,9 @@ export class SubagentHost {
         todoNudges: 0,
         contextWindow: model.connection.contextWindow,
         compactionThreshold: root.compactionThreshold,
+        // The user's hooks guard a sub-agent's calls as they guard its parent's.
+        hooks: root.hooks,
+        transcriptDir: root.transcriptDir,
         ...(canSpawn ? { subagents: this.port({ depth, tools, gate, tokenBudget }) } : {}),
       };
       const session = AgentSession.create(deps, brief.systemPrompt, {

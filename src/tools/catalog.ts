@@ -52,11 +52,16 @@ export interface ToolSelection {
   also?: string[];
 }
 
+/** Every built-in tool's name, offered or not, and those of `more`: names other tools may not take. */
+export function builtInToolNames(more: readonly AnyTool[] = []): Set<string> {
+  return new Set([...Object.values(toolGroups).flat(), ...more].map((t) => t.name));
+}
+
 /**
  * Resolves group and tool names into the tool list, rejecting names that match nothing. A custom
  * tool (`extra`) named like a built-in one takes its place, wherever the built-in would have been
  * offered; one named like a group, or two custom tools with one name, are errors. `groups` are
- * tool groups of the subsystems above this folder (sub-agents), offered only when named.
+ * tool groups of the subsystems above this folder (sub-agents, promote_tool), offered only when named.
  */
 export function selectTools(
   selection: ToolSelection = {},

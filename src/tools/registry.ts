@@ -32,6 +32,17 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * Adds a tool for the next request on (an agent-made tool). The tool list is part of the
+   * request, so this breaks the prompt cache once, like compaction; it is appended at the end so
+   * the schemas before it stay as they were.
+   */
+  add(tool: AnyTool): void {
+    if (this.byName.has(tool.name)) throw new Error(`Two tools are named "${tool.name}".`);
+    this.byName.set(tool.name, tool);
+    this.schemaCache = undefined;
+  }
+
   get(name: string): AnyTool | undefined {
     return this.byName.get(name);
   }

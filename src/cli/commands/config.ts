@@ -1,11 +1,14 @@
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { hashFiles, hookFiles } from '../../config/hook-files.js';
+import type { HooksSettings } from '../../config/hooks-schema.js';
 import { fileLayer } from '../../config/layers.js';
 import { ConfigError, configFiles, hearthHome, type LoadedConfig } from '../../config/load.js';
 import { configSchema } from '../../config/schema.js';
 import { describeIgnored, withholdSecurity } from '../../config/security.js';
 import { readConfigFile } from '../../config/sources.js';
 import { revokeProject, trustProject } from '../../config/trust.js';
+import { checkWorkspace } from '../../config/workspace.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 
 export function addConfigCommands(program: Command): void {
@@ -28,7 +31,7 @@ export function addConfigCommands(program: Command): void {
   config
     .command('trust')
     .description(
-      "approve this workspace's .hearth/config file to set security settings (sandbox, permission mode, allow rules, db_path); a later change needs approving again",
+      "approve this workspace's .hearth/config file to set security settings (sandbox, permission mode, allow rules, db_path, base_url, hooks and the files they run); a later change needs approving again",
     )
     .option('--revoke', 'withdraw the approval')
     .action(async (opts: { revoke?: boolean }, cmd: Command) => {
@@ -47,10 +50,15 @@ export function addConfigCommands(program: Command): void {
       // What is approved is said first: the file may hold settings the user has not read.
       const { values } = await readConfigFile(location);
       const layer = fileLayer(location.path, values);
+      const workspace = await checkWorkspace(resolve(flags.workspace));
+      const pinned = hookFiles(values.hooks as HooksSettings | undefined, workspace);
       const security = withholdSecurity(layer, '').map((i) => i.key);
-      await trustProject(userDir, location.path);
+      await trustProject(userDir, location.path, await hashFiles(pinned));
       process.stdout.write(
         `Approved ${location.path} as it is now.\n` +
+          (pinned.length > 0
+            ? `Approved with it, as they are now, the workspace files its hooks run: ${pinned.map((f) => relative(workspace, f)).join(', ')}.\n`
+            : '') +
           (security.length > 0
             ? `Its security settings now apply: ${security.join(', ')}.\n`
             : 'It sets no security settings at the moment.\n') +

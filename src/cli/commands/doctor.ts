@@ -12,6 +12,7 @@ import { type Connection, createClient, resolveConnection } from '../connect.js'
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { colorEnabled, makeStyle } from '../render.js';
 import { terminalJson, visible } from '../sanitize.js';
+import { skillsCheck } from './skills.js';
 
 export interface Check {
   name: string;
@@ -54,6 +55,15 @@ export function addDoctorCommand(program: Command): void {
         checks.push(...(await sandboxChecks(runtime)));
         checks.push(...(await gitChecks(runtime.workspace)));
         checks.push(databaseCheck(runtime));
+        checks.push(await skillsCheck(runtime.workspace));
+        checks.push({
+          name: 'hooks',
+          ok: true,
+          detail:
+            runtime.hooks.count === 0
+              ? 'none configured'
+              : `${runtime.hooks.count} hook command(s), run on the host as your own programs`,
+        });
         await runtime.close();
       }
       print(checks, flags.json === true);

@@ -1,5 +1,6 @@
 import { closest } from '../../util/levenshtein.js';
 import type { Style } from '../render.js';
+import { visible } from '../sanitize.js';
 import { infoCommands } from './info-commands.js';
 import type { ReplRenderer } from './render-turn.js';
 import type { ReplState } from './repl-state.js';
@@ -39,10 +40,15 @@ const help: SlashCommand = {
       const name = `/${c.name}${c.args ? ` ${c.args}` : ''}`;
       return `  ${style.cyan(name.padEnd(18))} ${c.summary}`;
     });
+    const skills = ctx.repl.runtime.commands.map(
+      (c) =>
+        `  ${style.cyan(`/${c.name}`.padEnd(18))} ${visible(c.summary.replace(/\s+/g, ' ').slice(0, 70))}`,
+    );
     ctx.print(
       [
         'Commands:',
         ...rows,
+        ...(skills.length > 0 ? ['', 'Skills (/NAME ARGS runs one):', ...skills] : []),
         '',
         'Keys:',
         '  Enter sends · Alt+Enter, or \\ at the end of a line, starts a new line · a paste never sends',
@@ -65,10 +71,13 @@ export function parseCommand(line: string): { name: string; arg: string } | unde
 export async function runCommand(ctx: CommandContext, name: string, arg: string): Promise<void> {
   const command = COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));
   if (command) return command.run(ctx, arg);
-  const suggestion = closest(
-    name,
-    COMMANDS.map((c) => c.name),
-  );
+  // A skill of that name runs as a task: its instructions, with the rest of the line as arguments.
+  const skill = ctx.repl.runtime.commands.find((c) => c.name === name);
+  if (skill) return ctx.runTask(skill.task(arg));
+  const suggestion = closest(name, [
+    ...COMMANDS.map((c) => c.name),
+    ...ctx.repl.runtime.commands.map((c) => c.name),
+  ]);
   ctx.print(
     `Unknown command /${name}.${suggestion ? ` Did you mean /${suggestion}?` : ''} /help lists them.`,
   );
