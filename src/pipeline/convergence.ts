@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Finding, TaskRow, TaskState, Verdict } from './types.js';
+import type { Finding, TaskRow, Verdict } from './types.js';
 
 export interface Limits {
   /** Rework rounds the reviewer may ask for before the task ends (with debt, or failed). */
@@ -75,5 +75,3 @@ export function nextAfter(
 function normalize(line: string): string {
   return line.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
 }
-
-export const TERMINAL: readonly TaskState[] = ['done', 'done_with_debt', 'failed'];

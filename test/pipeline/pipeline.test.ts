@@ -2,19 +2,10 @@
  * The pipeline end to end over real parts (see support.ts): a plan with dependencies becomes one
  * commit per task, in dependency order.
  */
-import { afterEach, expect, it } from 'vitest';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
-import { openDatabase } from '../../src/store/database.js';
-import type { ScriptedServer } from '../support/scripted-server.js';
-import { type Bench, makeBench, roleOf, runOnce, startRoleServer } from './support.js';
+import { expect, it } from 'vitest';
+import { roleOf, runOnce, usePipeline } from './support.js';
 
-let bench: Bench | undefined;
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await bench?.cleanup();
-  server = bench = undefined;
-}, 120_000);
+const pipeline = usePipeline();
 
 /** Twelve tasks: a chain, a fan-out and a join. */
 const TWELVE = Array.from({ length: 12 }, (_, i) => ({
@@ -25,14 +16,14 @@ const TWELVE = Array.from({ length: 12 }, (_, i) => ({
 }));
 
 it('a 12-task plan with dependencies completes with one commit per task, prerequisites first', async () => {
-  bench = await makeBench();
-  server = await startRoleServer({
-    tasks: TWELVE,
-    coder: (title, round) =>
-      round === 1 ? { [`src/m${title.split(' ')[1]}.js`]: `export default ${title.split(' ')[1]};\n` } : {},
-  });
-  const plans = new PlanStore(openDatabase(bench.dbPath));
-  plans.addPlan(bench.ws, '# Twelve modules\n\nOne module per number, 1 to 12.');
+  const { bench, server, plans } = await pipeline.start(
+    {
+      tasks: TWELVE,
+      coder: (title, round) =>
+        round === 1 ? { [`src/m${title.split(' ')[1]}.js`]: `export default ${title.split(' ')[1]};\n` } : {},
+    },
+    '# Twelve modules\n\nOne module per number, 1 to 12.',
+  );
   const summary = await runOnce(bench, { baseUrl: server.baseUrl });
 
   expect(summary.planned).toBe(1);

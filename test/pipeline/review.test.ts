@@ -3,20 +3,11 @@
  * recorded (in the store and in the commit), and one repeating a major finding fails the task,
  * and its dependents with it, for a stated reason.
  */
-import { afterEach, expect, it } from 'vitest';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
+import { expect, it } from 'vitest';
 import type { Verdict } from '../../src/pipeline/types.js';
-import { openDatabase } from '../../src/store/database.js';
-import type { ScriptedServer } from '../support/scripted-server.js';
-import { type Bench, makeBench, roleOf, runOnce, startRoleServer, titleOf } from './support.js';
+import { roleOf, runOnce, titleOf, usePipeline } from './support.js';
 
-let bench: Bench | undefined;
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await bench?.cleanup();
-  server = bench = undefined;
-});
+const pipeline = usePipeline();
 
 const nitpick: Verdict = {
   verdict: 'rework',
@@ -30,14 +21,14 @@ const blocker: Verdict = {
 };
 
 it('ends a task whose reviewer keeps repeating a minor finding as done_with_debt after 3 rework rounds', async () => {
-  bench = await makeBench();
-  server = await startRoleServer({
-    tasks: [{ title: 'constant', files: ['k.js'] }],
-    coder: (_title, round) => ({ 'k.js': `export const k = ${round};\n` }),
-    review: () => nitpick,
-  });
-  const plans = new PlanStore(openDatabase(bench.dbPath));
-  plans.addPlan(bench.ws, '# Constant');
+  const { bench, server, plans } = await pipeline.start(
+    {
+      tasks: [{ title: 'constant', files: ['k.js'] }],
+      coder: (_title, round) => ({ 'k.js': `export const k = ${round};\n` }),
+      review: () => nitpick,
+    },
+    '# Constant',
+  );
   await runOnce(bench, { baseUrl: server.baseUrl });
 
   const [task] = plans.tasks();
@@ -61,18 +52,18 @@ it('ends a task whose reviewer keeps repeating a minor finding as done_with_debt
 }, 120_000);
 
 it('fails a task whose reviewer keeps a major finding, and its dependents with the reason', async () => {
-  bench = await makeBench();
-  server = await startRoleServer({
-    tasks: [
-      { title: 'value', files: ['v.js'] },
-      { title: 'uses value', files: ['u.js'], depends_on: [1] },
-    ],
-    coder: (title): Record<string, string> =>
-      title === 'value' ? { 'v.js': 'export const v = 1;\n' } : { 'u.js': '' },
-    review: () => blocker,
-  });
-  const plans = new PlanStore(openDatabase(bench.dbPath));
-  plans.addPlan(bench.ws, '# Value');
+  const { bench, server, plans } = await pipeline.start(
+    {
+      tasks: [
+        { title: 'value', files: ['v.js'] },
+        { title: 'uses value', files: ['u.js'], depends_on: [1] },
+      ],
+      coder: (title): Record<string, string> =>
+        title === 'value' ? { 'v.js': 'export const v = 1;\n' } : { 'u.js': '' },
+      review: () => blocker,
+    },
+    '# Value',
+  );
   await runOnce(bench, { baseUrl: server.baseUrl });
 
   const [value, uses] = plans.tasks();

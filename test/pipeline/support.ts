@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach } from 'vitest';
 import { AgentSession, type SessionDeps } from '../../src/agent/session.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
@@ -203,4 +204,27 @@ export async function runOnce(
     await sandbox.dispose();
     db.close();
   }
+}
+
+/**
+ * Per test: a bench, the role server following `script` and the plan `markdown` added; torn down
+ * after the test.
+ */
+export function usePipeline() {
+  let made: { bench: Bench; server: ScriptedServer } | undefined;
+  afterEach(async () => {
+    await made?.server.close();
+    await made?.bench.cleanup();
+    made = undefined;
+  });
+  return {
+    async start(script: Script, markdown: string) {
+      const bench = await makeBench();
+      const server = await startRoleServer(script);
+      made = { bench, server };
+      const plans = new PlanStore(openDatabase(bench.dbPath));
+      plans.addPlan(bench.ws, markdown);
+      return { bench, server, plans };
+    },
+  };
 }

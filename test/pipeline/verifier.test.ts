@@ -2,19 +2,10 @@
  * "Claims done but is not": each seeded case is caught by the mechanical checks, sent back to the
  * coder with the finding, and never reaches the reviewer until it is fixed.
  */
-import { afterEach, expect, it } from 'vitest';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
-import { openDatabase } from '../../src/store/database.js';
-import type { ScriptedServer } from '../support/scripted-server.js';
-import { type Bench, makeBench, roleOf, runOnce, startRoleServer, titleOf } from './support.js';
+import { expect, it } from 'vitest';
+import { roleOf, runOnce, titleOf, usePipeline } from './support.js';
 
-let bench: Bench | undefined;
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await bench?.cleanup();
-  server = bench = undefined;
-});
+const pipeline = usePipeline();
 
 const CASES: Array<{
   title: string;
@@ -61,16 +52,16 @@ const CASES: Array<{
 ];
 
 it('sends each failing check back to the coder without a review, then reviews the fixed work once', async () => {
-  bench = await makeBench();
-  server = await startRoleServer({
-    tasks: CASES.map((c) => ({ title: c.title, files: c.files })),
-    coder: (title, round) => {
-      const c = CASES.find((x) => x.title === title)!;
-      return round === 1 ? c.first : round === 2 ? c.fixed : {};
+  const { bench, server, plans } = await pipeline.start(
+    {
+      tasks: CASES.map((c) => ({ title: c.title, files: c.files })),
+      coder: (title, round) => {
+        const c = CASES.find((x) => x.title === title)!;
+        return round === 1 ? c.first : round === 2 ? c.fixed : {};
+      },
     },
-  });
-  const plans = new PlanStore(openDatabase(bench.dbPath));
-  plans.addPlan(bench.ws, '# Seeded failures');
+    '# Seeded failures',
+  );
   await runOnce(bench, { baseUrl: server.baseUrl });
 
   expect(plans.tasks().map((t) => [t.title, t.state, t.rework])).toEqual(
@@ -93,17 +84,17 @@ it('sends each failing check back to the coder without a review, then reviews th
 }, 120_000);
 
 it('catches a path outside the workspace and a failing test command, in the sandbox', async () => {
-  bench = await makeBench();
-  server = await startRoleServer({
-    tasks: [
-      { title: 'escape', files: ['../outside.txt'] },
-      { title: 'tested', files: ['f.txt'] },
-    ],
-    coder: (title, round): Record<string, string> =>
-      title === 'tested' ? { 'f.txt': round === 1 ? 'wrong\n' : 'right\n' } : {},
-  });
-  const plans = new PlanStore(openDatabase(bench.dbPath));
-  plans.addPlan(bench.ws, '# Escapes and tests');
+  const { bench, server, plans } = await pipeline.start(
+    {
+      tasks: [
+        { title: 'escape', files: ['../outside.txt'] },
+        { title: 'tested', files: ['f.txt'] },
+      ],
+      coder: (title, round): Record<string, string> =>
+        title === 'tested' ? { 'f.txt': round === 1 ? 'wrong\n' : 'right\n' } : {},
+    },
+    '# Escapes and tests',
+  );
   await runOnce(bench, {
     baseUrl: server.baseUrl,
     commands: ['grep -q right f.txt || { echo "f.txt should say right"; exit 1; }'],
