@@ -1,33 +1,40 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { ScriptedTurn } from '../test/support/scripted-server.js';
+
+/** When the server was busy with one chat request: from its first byte in to the response's end (epoch ms). */
+export interface ServedSpan {
+  start: number;
+  end: number;
+}
 
 /**
  * The scripted LLM server in a process of its own, so that what a benchmark measures in
  * Hearth's process is Hearth's own cost, not the server's JSON parsing of ever-longer bodies.
+ * `served` fills with the server's time for each chat request, to be taken out of a step's time.
  */
 export async function startMockServer(
   dir: string,
   turns: ScriptedTurn[],
-): Promise<{ baseUrl: string; stop(): void }> {
+): Promise<{ baseUrl: string; served: ServedSpan[]; stop(): void }> {
   const script = join(dir, `script-${Date.now()}.json`);
   await writeFile(script, JSON.stringify(turns));
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'test/support/mock-llm-cli.ts', '--script', script],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
+    ['--import', 'tsx', 'test/support/mock-llm-cli.ts', '--script', script, '--timings'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
   );
+  const served: ServedSpan[] = [];
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const span = /^served (\S+) (\S+)$/.exec(line);
+      if (span) served.push({ start: Number(span[1]), end: Number(span[2]) });
+      const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) resolve(match[1]!);
     });
     child.on('exit', (code) => reject(new Error(`mock-llm exited with ${code}`)));
   });
-  return { baseUrl, stop: () => child.kill('SIGKILL') };
+  return { baseUrl, served, stop: () => child.kill('SIGKILL') };
 }

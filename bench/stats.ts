@@ -25,6 +25,34 @@ export async function timeRuns(runs: number, fn: () => Promise<unknown>): Promis
   return out;
 }
 
+/**
+ * Runs each measurement `runs` times, taking turns (a b c a b c ...) after one warm-up round, so
+ * that a machine whose speed drifts during the run moves every figure alike. Each measurement
+ * returns the milliseconds it measured.
+ */
+export async function takingTurns(runs: number, measures: (() => Promise<number>)[]): Promise<Spread[]> {
+  const samples: number[][] = measures.map(() => []);
+  for (let round = -1; round < runs; round++) {
+    for (const [i, measure] of measures.entries()) {
+      const ms = await measure();
+      if (round >= 0) samples[i]!.push(ms);
+    }
+  }
+  return samples.map(spread);
+}
+
+/** `takingTurns` for functions timed whole. */
+export function interleaved(runs: number, fns: (() => Promise<unknown>)[]): Promise<Spread[]> {
+  return takingTurns(
+    runs,
+    fns.map((fn) => async () => {
+      const started = performance.now();
+      await fn();
+      return performance.now() - started;
+    }),
+  );
+}
+
 /** One line of the printed table: a figure, its value, and how it compares with its baseline. */
 export interface Row {
   figure: string;
@@ -35,3 +63,25 @@ export interface Row {
 
 export const ms = (s: Spread) => `${s.median.toFixed(1)} ms (${s.min.toFixed(1)}–${s.max.toFixed(1)})`;
 export const ratio = (a: Spread, b: Spread) => `${(a.median / b.median).toFixed(2)}×`;
+
+/** One of issue 13's goals, as the bench met it or not: `figure` is what was measured, with its unit. */
+export interface Goal {
+  goal: string;
+  figure: string;
+  met: boolean;
+  /** Why a goal is missed, where the bench knows. */
+  note?: string;
+}
+
+/** What each figures module hands back: table rows, goals, and the numbers kept in the history. */
+export interface Figures {
+  rows: Row[];
+  json: Record<string, unknown>;
+  goals?: Goal[];
+}
+
+/** A ratio goal: `value` ÷ `base` at most `limit`. */
+export function ratioGoal(goal: string, value: Spread, base: Spread, limit: number): Goal {
+  const r = value.median / base.median;
+  return { goal, figure: `${r.toFixed(2)}×`, met: r <= limit };
+}

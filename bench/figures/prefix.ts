@@ -10,7 +10,7 @@ import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { MemoryState } from '../../src/tools/types.js';
 import { reply, startScriptedServer, type TurnBuilder } from '../../test/support/scripted-server.js';
-import type { Row } from '../stats.js';
+import type { Figures } from '../stats.js';
 
 const STEPS = 30;
 
@@ -35,16 +35,21 @@ function script(): TurnBuilder[] {
   return turns;
 }
 
-/** `messages` as sent: the exact text between `"messages":` and its closing bracket. */
-function messagesText(raw: string): string {
-  const body = JSON.parse(raw) as { messages: ChatMessage[] };
-  // The client serializes with JSON.stringify; re-serializing the parsed array gives the same bytes.
-  const text = JSON.stringify(body.messages);
-  if (!raw.includes(text)) throw new Error('messages were not sent as JSON.stringify writes them');
-  return text;
+/**
+ * `messages` and `tools` as sent: the exact text of each. The client serializes with
+ * JSON.stringify, so re-serializing the parsed value gives the same bytes (checked).
+ */
+function sentText(raw: string): { messages: string; tools: string } {
+  const body = JSON.parse(raw) as { messages: ChatMessage[]; tools?: unknown[] };
+  const messages = JSON.stringify(body.messages);
+  const tools = JSON.stringify(body.tools ?? []);
+  if (!raw.includes(messages) || !raw.includes(tools)) {
+    throw new Error('messages or tools were not sent as JSON.stringify writes them');
+  }
+  return { messages, tools };
 }
 
-export async function prefixFigures(dir: string): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
+export async function prefixFigures(dir: string): Promise<Figures> {
   await writeFile(join(dir, 'f.txt'), Array.from({ length: 60 }, (_, i) => `line ${i}`).join('\n'));
   const server = await startScriptedServer({ turns: script() });
   try {
@@ -62,16 +67,27 @@ export async function prefixFigures(dir: string): Promise<{ rows: Row[]; json: R
     })) {
       // only the requests matter here
     }
-    const texts = server.requests.map((r) => messagesText(r.raw));
+    const texts = server.requests.map((r) => sentText(r.raw));
+    // A pair is stable when the tools are byte-identical and the messages extend the previous ones.
     let extensions = 0;
-    for (let i = 1; i < texts.length; i++) if (texts[i]!.startsWith(texts[i - 1]!.slice(0, -1))) extensions++;
+    for (let i = 1; i < texts.length; i++) {
+      const [before, now] = [texts[i - 1]!, texts[i]!];
+      if (now.tools === before.tools && now.messages.startsWith(before.messages.slice(0, -1))) extensions++;
+    }
     const pairs = texts.length - 1;
     return {
       rows: [
         {
           figure: `prefix stability (${texts.length} requests)`,
-          value: `${extensions}/${pairs} pairs extend the previous request byte for byte`,
+          value: `${extensions}/${pairs} pairs: same tools, messages extend the previous ones byte for byte`,
           ratio: `${((extensions / pairs) * 100).toFixed(0)}%`,
+        },
+      ],
+      goals: [
+        {
+          goal: 'every request extends the previous one (messages and tools)',
+          figure: `${extensions}/${pairs}`,
+          met: extensions === pairs,
         },
       ],
       json: { prefixPairs: pairs, prefixExtensions: extensions },

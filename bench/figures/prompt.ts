@@ -2,11 +2,11 @@ import { measurePrompt } from '../../src/agent/prompt-size.js';
 import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
-import type { Row } from '../stats.js';
+import type { Figures } from '../stats.js';
 
 const TARGET_TOKENS = 1500;
 
-export function promptFigures(): { rows: Row[]; json: Record<string, unknown> } {
+export function promptFigures(): Figures {
   const size = measurePrompt(
     buildSystemPrompt({ workspace: '/home/user/project' }),
     new ToolRegistry(selectTools()),
@@ -27,6 +27,14 @@ export function promptFigures(): { rows: Row[]; json: Record<string, unknown> } 
         value: `${size.total.chars} chars, ~${size.total.tokens} tokens`,
         baseline: `target ${TARGET_TOKENS} tokens`,
         ratio: `${(size.total.tokens / TARGET_TOKENS).toFixed(2)}×`,
+      },
+    ],
+    goals: [
+      {
+        // Issue 13's first-request goal, in characters/4 as well as in our estimator.
+        goal: '≥ 12 tools in a first request of ≤ 1,000 tokens',
+        figure: `${size.tools.length} tools, ${Math.ceil(size.total.chars / 4)} tokens (chars/4), ~${size.total.tokens} estimated`,
+        met: size.tools.length >= 12 && size.total.chars / 4 <= 1000 && size.total.tokens <= 1000,
       },
     ],
     json: { promptSize: size },

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { createGlobTool, createGrepTool, findRipgrep } from '../../src/tools/search/index.js';
 import type { ToolContext } from '../../src/tools/types.js';
 import { makeToolContext } from '../../test/support/tool-context.js';
-import { ms, type Row, ratio, type Spread, spread } from '../stats.js';
+import { type Figures, type Goal, interleaved, ms, type Row, ratio, ratioGoal } from '../stats.js';
 
 const FILES = 50_000;
 const DIRS = 500;
@@ -59,22 +59,6 @@ function run(cmd: string, args: string[]): Promise<void> {
   });
 }
 
-/**
- * Times each function `runs` times, taking turns (a b c a b c ...) after one warm-up round, so
- * that a machine whose speed drifts during the run moves every figure alike.
- */
-async function interleaved(runs: number, fns: (() => Promise<unknown>)[]): Promise<Spread[]> {
-  const samples: number[][] = fns.map(() => []);
-  for (let round = -1; round < runs; round++) {
-    for (const [i, fn] of fns.entries()) {
-      const started = performance.now();
-      await fn();
-      if (round >= 0) samples[i]!.push(performance.now() - started);
-    }
-  }
-  return samples.map(spread);
-}
-
 interface Case {
   name: string;
   ctx: ToolContext;
@@ -83,7 +67,12 @@ interface Case {
   glob: string;
 }
 
-async function grepRows(rg: string | undefined, c: Case, json: Record<string, unknown>): Promise<Row[]> {
+async function grepRows(
+  rg: string | undefined,
+  c: Case,
+  json: Record<string, unknown>,
+  goals: Goal[],
+): Promise<Row[]> {
   const args = { pattern: c.pattern };
   const grep = (engine: 'ripgrep' | 'scan') => () => createGrepTool({ engine }).run(args, c.ctx);
   if (!rg) {
@@ -94,6 +83,7 @@ async function grepRows(rg: string | undefined, c: Case, json: Record<string, un
   const direct = () => run(rg, ['-n', '--no-heading', c.pattern, c.root]);
   const [base, hearth, scan] = await interleaved(RUNS, [direct, grep('ripgrep'), grep('scan')]);
   json[`grep ${c.name}`] = { rgMs: base, ripgrepEngineMs: hearth, scanMs: scan };
+  goals.push(ratioGoal(`grep, ${c.name} ≤ 1.5× rg`, hearth!, base!, 1.5));
   return [
     {
       figure: `grep, ${c.name} (Hearth, ripgrep engine)`,
@@ -110,7 +100,12 @@ async function grepRows(rg: string | undefined, c: Case, json: Record<string, un
   ];
 }
 
-async function globRows(rg: string | undefined, c: Case, json: Record<string, unknown>): Promise<Row[]> {
+async function globRows(
+  rg: string | undefined,
+  c: Case,
+  json: Record<string, unknown>,
+  goals: Goal[],
+): Promise<Row[]> {
   const glob = () => createGlobTool().run({ pattern: c.glob }, c.ctx);
   const figure = `glob ${c.glob}, ${c.name} (Hearth)`;
   if (!rg) {
@@ -121,10 +116,11 @@ async function globRows(rg: string | undefined, c: Case, json: Record<string, un
   const direct = () => run(rg, ['--files', '-g', c.glob, c.root]);
   const [base, hearth] = await interleaved(RUNS, [direct, glob]);
   json[`glob ${c.name}`] = { rgFilesMs: base, hearthMs: hearth };
+  goals.push(ratioGoal(`glob, ${c.name} ≤ 1.5× rg --files`, hearth!, base!, 1.5));
   return [{ figure, value: ms(hearth!), baseline: `rg --files: ${ms(base!)}`, ratio: ratio(hearth!, base!) }];
 }
 
-export async function searchFigures(): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
+export async function searchFigures(): Promise<Figures> {
   const tree = await ensureTree();
   const modules = await ensureNodeModules();
   const cases: Case[] = [
@@ -146,7 +142,8 @@ export async function searchFigures(): Promise<{ rows: Row[]; json: Record<strin
   const rg = findRipgrep(process.env.PATH ?? '');
   const rows: Row[] = [];
   const json: Record<string, unknown> = { searchFiles: FILES };
-  for (const c of cases) rows.push(...(await grepRows(rg, c, json)));
-  for (const c of cases) rows.push(...(await globRows(rg, c, json)));
-  return { rows, json };
+  const goals: Goal[] = [];
+  for (const c of cases) rows.push(...(await grepRows(rg, c, json, goals)));
+  for (const c of cases) rows.push(...(await globRows(rg, c, json, goals)));
+  return { rows, json, goals };
 }

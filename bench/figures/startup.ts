@@ -1,31 +1,47 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { atPrompt, startOnPty } from '../../test/support/pty.js';
 import { reply, startScriptedServer } from '../../test/support/scripted-server.js';
-import { ms, type Row, ratio, type Spread, spread, timeRuns } from '../stats.js';
+import { type Figures, ms, ratio, ratioGoal, type Spread, takingTurns } from '../stats.js';
 
-const CLI = 'dist/cli/main.js';
+// Absolute: the one-shot and REPL runs start in their fresh home.
+const CLI = resolve('dist/cli/main.js');
+const RUNS = 10;
 
-/** Wall time of `node -e 0`: what any Node program pays before its first line runs. */
-async function nodeBaseline(runs: number): Promise<Spread> {
-  return spread(
-    await timeRuns(
-      runs,
-      () => new Promise((resolve) => spawn(process.execPath, ['-e', '0']).on('exit', resolve)),
-    ),
-  );
+/** Wall time from spawning `node ARGS` to its exit. */
+function exitTime(args: string[]): () => Promise<number> {
+  return () =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      spawn(process.execPath, args, { stdio: 'ignore' }).on('exit', () =>
+        resolve(performance.now() - started),
+      );
+    });
+}
+
+/**
+ * A home made for one run and removed after it: every run is a first run, which creates the
+ * database and finds nothing cached.
+ */
+async function withFreshHome<T>(work: (home: string) => Promise<T>): Promise<T> {
+  const home = await mkdtemp(join(tmpdir(), 'hearth-bench-home-'));
+  try {
+    return await work(home);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
 }
 
 /** From spawning the one-shot CLI to its first chat request reaching the server. */
-async function toFirstRequest(runs: number): Promise<Spread> {
-  const home = await mkdtemp(join(tmpdir(), 'hearth-bench-home-'));
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
+function toFirstRequest(): Promise<number> {
+  return withFreshHome(async (home) => {
     let arrived: (() => void) | undefined;
-    const first = new Promise<void>((resolve) => {
+    let failed: ((err: Error) => void) | undefined;
+    const first = new Promise<void>((resolve, reject) => {
       arrived = resolve;
+      failed = reject;
     });
     const server = await startScriptedServer({
       turns: [reply().text('ok')],
@@ -33,62 +49,85 @@ async function toFirstRequest(runs: number): Promise<Spread> {
         if (r.path.endsWith('/chat/completions')) arrived?.();
       },
     });
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, '--base-url', server.baseUrl, '-m', 'm', 'hi'], {
-      env: { PATH: process.env.PATH, HOME: home, HEARTH_HOME: join(home, '.hearth') },
-      stdio: 'ignore',
-    });
-    await first;
-    samples.push(performance.now() - started);
-    await new Promise((resolve) => child.on('exit', resolve));
-    await server.close();
-  }
-  return spread(samples);
+    try {
+      const started = performance.now();
+      const child = spawn(process.execPath, [CLI, '--base-url', server.baseUrl, '-m', 'm', 'hi'], {
+        cwd: home,
+        env: { PATH: process.env.PATH, HOME: home, HEARTH_HOME: join(home, '.hearth') },
+        stdio: 'ignore',
+      });
+      // A run that ends before asking anything would otherwise leave the bench waiting for ever.
+      child.on('exit', (code) => failed?.(new Error(`hearth exited (${code}) before its first request`)));
+      await first;
+      const took = performance.now() - started;
+      await new Promise((resolve) => (child.exitCode === null ? child.on('exit', resolve) : resolve(null)));
+      return took;
+    } finally {
+      await server.close();
+    }
+  });
 }
 
-/** From spawning `hearth` on a pseudo-terminal to its prompt being drawn. */
-async function toReplPrompt(runs: number): Promise<Spread> {
-  const home = await mkdtemp(join(tmpdir(), 'hearth-bench-home-'));
+/** From spawning `hearth` on a pseudo-terminal (util-linux `script`) to its prompt being drawn. */
+function toReplPrompt(baseUrl: string): Promise<number> {
+  return withFreshHome(async (home) => {
+    const term = startOnPty(['--base-url', baseUrl, '-m', 'm'], {
+      cwd: home,
+      env: { HOME: home, HEARTH_HOME: join(home, '.hearth') },
+    });
+    const started = performance.now();
+    await term.waitFor(atPrompt, 20_000);
+    const took = performance.now() - started;
+    term.kill();
+    await term.exited;
+    return took;
+  });
+}
+
+/**
+ * Start-up, each way of starting taking turns with `node -e 0`, the baseline any Node program
+ * pays before its first line runs: a machine slowing down mid-run moves both alike.
+ */
+export async function startupFigures(): Promise<Figures> {
   const server = await startScriptedServer({ turns: [] });
-  const samples: number[] = [];
+  let spreads: Spread[];
   try {
-    for (let i = 0; i < runs; i++) {
-      const term = startOnPty(['--base-url', server.baseUrl, '-m', 'm'], {
-        cwd: home,
-        env: { HOME: home, HEARTH_HOME: join(home, '.hearth') },
-      });
-      const started = performance.now();
-      await term.waitFor(atPrompt, 20_000);
-      samples.push(performance.now() - started);
-      term.kill();
-      await term.exited;
-    }
+    spreads = await takingTurns(RUNS, [
+      exitTime(['-e', '0']),
+      exitTime([CLI, '--version']),
+      exitTime([CLI, '--help']),
+      toFirstRequest,
+      () => toReplPrompt(server.baseUrl),
+    ]);
   } finally {
     await server.close();
   }
-  return spread(samples);
-}
-
-export async function startupFigures(): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
-  const runs = 10;
-  const baseline = await nodeBaseline(runs);
-  const oneShot = await toFirstRequest(runs);
-  const repl = await toReplPrompt(runs);
+  const [node, version, help, oneShot, repl] = spreads as [Spread, Spread, Spread, Spread, Spread];
+  const base = `node -e 0: ${ms(node)}`;
+  const row = (figure: string, s: Spread) => ({
+    figure,
+    value: ms(s),
+    baseline: base,
+    ratio: ratio(s, node),
+  });
   return {
     rows: [
-      {
-        figure: 'cold start: one-shot to first request',
-        value: ms(oneShot),
-        baseline: `node -e 0: ${ms(baseline)}`,
-        ratio: ratio(oneShot, baseline),
-      },
-      {
-        figure: 'cold start: REPL to its prompt',
-        value: ms(repl),
-        baseline: `node -e 0: ${ms(baseline)}`,
-        ratio: ratio(repl, baseline),
-      },
+      row('hearth --version', version),
+      row('hearth --help', help),
+      row('cold start: one-shot to first request', oneShot),
+      row('cold start: REPL to its prompt', repl),
     ],
-    json: { nodeBaselineMs: baseline, oneShotToFirstRequestMs: oneShot, replToPromptMs: repl },
+    goals: [
+      ratioGoal('start-up to the first request ≤ 2.5× node -e 0', oneShot, node, 2.5),
+      ratioGoal('hearth --version ≤ 1.5× node -e 0', version, node, 1.5),
+      ratioGoal('hearth --help ≤ 1.5× node -e 0', help, node, 1.5),
+    ],
+    json: {
+      nodeBaselineMs: node,
+      versionMs: version,
+      helpMs: help,
+      oneShotToFirstRequestMs: oneShot,
+      replToPromptMs: repl,
+    },
   };
 }

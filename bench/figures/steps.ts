@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ScriptedTurn } from '../../test/support/scripted-server.js';
 import { startMockServer } from '../mock-server.js';
-import { type Row, type Spread, spread } from '../stats.js';
+import { type Figures, type Spread, spread } from '../stats.js';
 
 const STEPS = 200;
+/** Issue 13: Hearth's own cost per step, without the server's and the tool's time. */
+const STEP_BUDGET_MS = 2;
 
 /** 200 read-only steps (different arguments each time, so the loop guard stays out of it), then an answer. */
 function script(): ScriptedTurn[] {
@@ -32,14 +34,22 @@ async function peakRss(pid: number): Promise<number | undefined> {
 }
 
 interface RunResult {
+  /** From one turn_start to the next, as the bench saw them. */
   stepMs: number[];
+  /** The same with the server's time for the step's request and the tool's own time taken out. */
+  ownMs: number[];
   peakRssBytes?: number;
 }
 
-/** One 200-step session through the built CLI, with a real store and sandbox, timed from its event stream. */
+/**
+ * One 200-step session through the built CLI, with a real store and sandbox, timed from its event
+ * stream: a step runs from one turn_start to the next. Its own cost is that minus the server's time
+ * for the step's request (the mock server reports it) and the tool's time (tool_result's `ms`).
+ */
 async function oneRun(dir: string, index: number): Promise<RunResult> {
   const server = await startMockServer(dir, script());
   const starts: number[] = [];
+  const toolMs: number[] = [];
   let peak: number | undefined;
   try {
     const child = spawn(
@@ -73,7 +83,13 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
       peak = (await peakRss(child.pid!)) ?? peak;
     }, 20);
     for await (const line of createInterface({ input: child.stdout })) {
-      if (line.includes('"type":"turn_start"')) starts.push(performance.now());
+      if (line.includes('"type":"turn_start"')) {
+        starts.push(performance.now());
+        toolMs.push(0);
+      }
+      if (line.includes('"type":"tool_result"')) {
+        toolMs[toolMs.length - 1]! += (JSON.parse(line) as { ms: number }).ms;
+      }
       if (line.includes('"type":"done"')) peak = (await peakRss(child.pid!)) ?? peak;
     }
     clearInterval(poll);
@@ -83,34 +99,74 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
   }
   const stepMs = starts.slice(1).map((t, i) => t - starts[i]!);
   if (stepMs.length < STEPS) throw new Error(`the run made only ${stepMs.length} steps`);
-  return { stepMs, peakRssBytes: peak };
+  // One chat request per turn; any before the first turn (none today) are not the loop's.
+  const spans = server.served.slice(-starts.length);
+  if (spans.length !== starts.length) throw new Error(`${spans.length} requests for ${starts.length} turns`);
+  const ownMs = stepMs.map((step, i) => step - (spans[i]!.end - spans[i]!.start) - toolMs[i]!);
+  return { stepMs, ownMs, peakRssBytes: peak };
 }
 
-export async function stepFigures(dir: string): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
+export async function stepFigures(dir: string): Promise<Figures> {
   await writeFile(
     join(dir, 'data.txt'),
     Array.from({ length: 300 }, (_, i) => `line ${i + 1}: ${'lorem ipsum '.repeat(4)}`).join('\n'),
   );
   const runs: RunResult[] = [];
   for (let i = 0; i < 3; i++) runs.push(await oneRun(dir, i));
-  const early: Spread = spread(runs.flatMap((r) => r.stepMs.slice(0, 20)));
-  const late: Spread = spread(runs.flatMap((r) => r.stepMs.slice(179, 200)));
+  const part = (pick: (r: RunResult) => number[], from: number, to: number): Spread =>
+    spread(runs.flatMap((r) => pick(r).slice(from, to)));
+  const early = part((r) => r.stepMs, 0, 20);
+  const late = part((r) => r.stepMs, 179, 200);
+  const ownEarly = part((r) => r.ownMs, 0, 20);
+  const ownLate = part((r) => r.ownMs, 179, 200);
   const rss = spread(runs.flatMap((r) => (r.peakRssBytes ? [r.peakRssBytes / 1024 / 1024] : [])));
   const fmt = (s: Spread) => `${s.median.toFixed(2)} ms (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
+  const growth = (a: Spread, b: Spread) => `${(b.median / a.median).toFixed(2)}×`;
+  const budget = (s: Spread) => `${s.median.toFixed(2)} ms`;
   return {
     rows: [
-      { figure: 'per-step overhead, steps 1–20', value: fmt(early) },
+      { figure: 'per-step time, steps 1–20', value: fmt(early) },
       {
-        figure: 'per-step overhead, steps 180–200',
+        figure: 'per-step time, steps 180–200',
         value: fmt(late),
         baseline: 'steps 1–20',
-        ratio: `${(late.median / early.median).toFixed(2)}×`,
+        ratio: growth(early, late),
+      },
+      {
+        figure: "Hearth's own cost per step, steps 1–20",
+        value: fmt(ownEarly),
+        baseline: `budget ${STEP_BUDGET_MS} ms`,
+      },
+      {
+        figure: "Hearth's own cost per step, steps 180–200",
+        value: fmt(ownLate),
+        baseline: 'steps 1–20',
+        ratio: growth(ownEarly, ownLate),
       },
       {
         figure: 'peak RSS, 200-step session',
         value: `${rss.median.toFixed(0)} MiB (${rss.min.toFixed(0)}–${rss.max.toFixed(0)})`,
       },
     ],
-    json: { stepsEarlyMs: early, stepsLateMs: late, growth: late.median / early.median, peakRssMiB: rss },
+    goals: [
+      {
+        goal: `own cost per step ≤ ${STEP_BUDGET_MS} ms, steps 1–20`,
+        figure: budget(ownEarly),
+        met: ownEarly.median <= STEP_BUDGET_MS,
+      },
+      {
+        goal: `own cost per step ≤ ${STEP_BUDGET_MS} ms, steps 180–200`,
+        figure: budget(ownLate),
+        met: ownLate.median <= STEP_BUDGET_MS,
+      },
+    ],
+    json: {
+      stepsEarlyMs: early,
+      stepsLateMs: late,
+      growth: late.median / early.median,
+      ownStepEarlyMs: ownEarly,
+      ownStepLateMs: ownLate,
+      peakRssMiB: rss,
+    },
   };
 }

@@ -139,7 +139,7 @@ export class AgentError extends Error {
 
 interface Ready {
   session: AgentSession;
-  /** Said once, at the start of the first run: a missing sandbox, a guessed context window. */
+  /** Said once, at the start of the first run: ignored settings, a guessed context window. */
   notices: string[];
 }
 
@@ -340,7 +340,7 @@ export class Agent {
       deepWork: false,
     };
     const session = await openSession(setup, row);
-    return { session, notices: await setupNotes(runtime, connection) };
+    return { session, notices: setupNotes(runtime, connection) };
   }
 }
 

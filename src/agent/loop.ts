@@ -1,14 +1,16 @@
 import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
-import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
+import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { Sandbox, SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
+import type { MemoryPort } from '../tools/memory/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
-import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
+import { MemoryState, type SessionState, type ToolContext, type WakeupPort } from '../tools/types.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
@@ -22,13 +24,30 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
+  /** Images sent with the task (`--image`). */
+  taskImages?: ImagePart[];
+  /**
+   * Whether the model accepts images (server probe or config). False: images tools return are not
+   * sent, and the tool result says why; unknown: they are sent.
+   */
+  vision?: boolean;
+  /**
+   * Put before the task in that same user message: context picked for it (the memory block). One
+   * message keeps user and assistant alternating, which strict chat templates require.
+   */
+  preface?: string;
+  /** Long-term memory for the memory tools, bound to this session. */
+  memory?: MemoryPort;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
   approve?: Approver;
   /** Answers for the calls a paused run left waiting, by call id. */
   answers?: ReadonlyMap<string, ApprovalAnswer>;
-  sandbox: Sandbox;
+  /** Where commands run; one still being set up is awaited before the first tool call. */
+  sandbox: SandboxSource;
+  /** How web tools reach the network; unset, the safe defaults. */
+  web?: WebAccess;
   maxIterations: number;
   /** Stop once this many tokens (prompt + completion, summed over requests) are spent. */
   tokenBudget?: number;
@@ -45,6 +64,8 @@ export interface RunAgentOptions {
   scratch?: Map<string, unknown>;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   durable?: SessionState;
+  /** Wake-ups of the stored session (the schedule_wakeup tool). */
+  wakeups?: WakeupPort;
   /** Messages the user sent while the run goes on; taken at the next safe point (see SteeringQueue). */
   steering?: SteeringQueue;
   /** Called with every message appended to the history, as it is appended. */
@@ -84,14 +105,22 @@ const TOOL_RESULT_SHARE = 0.3;
 export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent> {
   const { llm, tools, messages } = options;
   const signal = options.signal ?? new AbortController().signal;
+  const source = options.sandbox;
+  let sandbox: Sandbox | undefined = typeof source === 'function' ? undefined : source;
   const ctx: ToolContext = {
     workspace: options.workspace,
     signal,
     scratch: options.scratch ?? new Map(),
     durable: options.durable ?? new MemoryState(),
-    sandbox: options.sandbox,
+    get sandbox(): Sandbox {
+      if (!sandbox) throw new Error('The sandbox was used before it was set up.');
+      return sandbox;
+    },
+    web: options.web,
     progress: () => {},
+    wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
+    ...(options.memory ? { memory: options.memory } : {}),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);
@@ -119,9 +148,36 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   let nudged = false;
   let todoNudges = 0;
 
-  /** Runs calls and records their results; returns the calls left waiting, if the run pauses. */
+  /**
+   * Waits for a sandbox still being set up, and says its warning (no sandbox found) before the
+   * first call. Resolves to why it could not be set up, when it could not.
+   */
+  async function* settleSandbox(): AsyncGenerator<AgentEvent, string | undefined> {
+    if (sandbox || typeof source !== 'function') return undefined;
+    try {
+      const choice = await source();
+      sandbox = choice.sandbox;
+      if (choice.warning) yield { type: 'warning', message: choice.warning };
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /**
+   * Runs calls and records their results; returns the calls left waiting, if the run pauses, and
+   * why none could run, if the sandbox could not be set up (each call is then answered with that).
+   */
   async function* runCalls(calls: ToolCall[], answers?: ReadonlyMap<string, ApprovalAnswer>) {
     const errors = new Map<string, string>();
+    const failed = yield* settleSandbox();
+    if (failed !== undefined) {
+      for (const call of calls) {
+        append({ role: 'tool', tool_call_id: call.id, content: `Error: not run: ${failed}` });
+      }
+      return { pending: [], errors, failed };
+    }
+    const images = new Map<string, ImagePart[]>();
     const pending = yield* forward(
       executeCalls(calls, {
         tools,
@@ -132,17 +188,31 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         onAudit: options.onAudit,
         steered: () => options.steering?.waiting() ?? false,
         hooks: options.hooks,
+        onImages: (callId, found) => images.set(callId, found),
       }),
       (event) => {
         if (event.type !== 'tool_result') return;
         if (!event.ok) errors.set(event.callId, event.output);
-        const output = truncateMiddle(event.output, resultCap, {
+        let output = truncateMiddle(event.output, resultCap, {
           hint: 'the output was cut to fit the context window; ask for less (offset/limit, grep, head)',
         }).text;
+        if (images.has(event.callId) && options.vision === false) {
+          output += `\n[${blindNote(llm.model)}: the image was not sent]`;
+          images.delete(event.callId);
+        }
         append({ role: 'tool', tool_call_id: event.callId, content: event.ok ? output : `Error: ${output}` });
       },
     );
-    return { pending, errors };
+    // Tool messages carry text only on most servers, so the images follow in one user message.
+    const shown = [...images.values()].flat();
+    if (shown.length > 0) {
+      append({
+        role: 'user',
+        content: `[${shown.length === 1 ? 'the image' : `${shown.length} images`} from the tool results above]`,
+        images: shown,
+      });
+    }
+    return { pending, errors, failed: undefined };
   }
 
   /** Adds the messages the user sent meanwhile; true when there were any. */
@@ -159,7 +229,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
-    const { pending } = yield* runCalls(waiting, options.answers);
+    const { pending, failed } = yield* runCalls(waiting, options.answers);
+    if (failed !== undefined) return yield done('error', failed, 0);
     if (pending.length > 0) return yield done('paused', pausedText(pending), 0, pending);
   }
   // Messages sent while no run was going come before this run's task, as they were sent before it.
@@ -173,8 +244,14 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       return yield done('blocked', `A UserPromptSubmit hook blocked the prompt: ${why}`, 0);
     }
     const context = [...(options.startContext ?? []), ...(submitted?.context ?? [])];
-    const content = context.length > 0 ? `${options.task}\n\n${context.join('\n\n')}` : options.task;
-    append({ role: 'user', content });
+    // The memory block comes before the task, what hooks add after it.
+    const asked = options.preface ? `${options.preface}\n\n${options.task}` : options.task;
+    const content = context.length > 0 ? `${asked}\n\n${context.join('\n\n')}` : asked;
+    append({
+      role: 'user',
+      content,
+      ...(options.taskImages?.length ? { images: options.taskImages } : {}),
+    });
     rememberRequest(ctx.durable, options.task);
   }
 
@@ -313,7 +390,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     nudged = false;
     todoNudges = 0;
 
-    const { pending, errors } = yield* runCalls(reply.toolCalls);
+    const { pending, errors, failed } = yield* runCalls(reply.toolCalls);
+    if (failed !== undefined) return yield done('error', failed, turn);
     if (pending.length > 0) return yield done('paused', pausedText(pending), turn, pending);
     if (signal.aborted) return yield done('aborted', '', turn);
 
@@ -376,4 +454,9 @@ function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWi
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
   return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow };
+}
+
+/** What the model and the user are told when images meet a model that cannot see. */
+export function blindNote(model: string): string {
+  return `model ${model} does not accept images; load a vision model (such as qwen2.5-vl, gemma3 or llava) to use them`;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /** What a workspace tells the agent about itself, read once when a session starts. */
 export interface ProjectContext {
-  /** AGENTS.md, or .hearth/HEARTH.md: conventions, commands, what to avoid. */
+  /** .hearth/HEARTH.md, else AGENTS.md, else CLAUDE.md: conventions, commands, what to avoid. */
   notes?: { file: string; text: string };
   /** .hearth/SOUL.md: the personality the user wants. */
   soul?: string;
@@ -15,7 +15,8 @@ const MAX_SOUL_CHARS = 1500;
 
 export async function readProjectContext(workspace: string): Promise<ProjectContext> {
   const context: ProjectContext = {};
-  for (const file of ['.hearth/HEARTH.md', 'AGENTS.md']) {
+  // CLAUDE.md last: a project kept for Claude Code already says there what an agent should know.
+  for (const file of ['.hearth/HEARTH.md', 'AGENTS.md', 'CLAUDE.md']) {
     const text = await readText(join(workspace, file));
     if (text) {
       context.notes = { file, text: clip(text, MAX_NOTES_CHARS, file) };

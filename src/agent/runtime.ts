@@ -14,8 +14,9 @@ import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { readProjectContext } from './project-context.js';
-import type { SessionDeps } from './session.js';
+import type { SessionDeps, SessionMemory } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
@@ -28,6 +29,8 @@ export interface Runtime {
   hooks: Hooks;
   /** Where transcripts for hook scripts go: beside the database, never in the workspace. */
   transcriptDir: string;
+  /** How web tools reach the network. */
+  web: WebAccess;
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
@@ -38,8 +41,21 @@ export interface Runtime {
   /** Completes each session's deps for sub-agents; unset where they are off. */
   subagents?: SessionWiring;
   openStore(): SessionStore;
+  /** The session database, opened on first use (memory keeps its tables there too). */
+  database(): Db;
+  /**
+   * Long-term memory for sessions on this server, opened on first use; undefined when memory is
+   * off or no memory was wired in (the CLI wires it; the library leaves it out).
+   */
+  memory(connection: Connection | undefined): Promise<SessionMemory | undefined>;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
+  /**
+   * The sandbox as sessions take it: its warning (no sandbox found) comes with it the first time
+   * only, so that it is said once however many sessions and runs follow (the REPL says it at
+   * start-up, a one-shot run before its first tool call).
+   */
+  sandboxForSession(): Promise<SandboxChoice>;
   close(): Promise<void>;
 }
 
@@ -71,6 +87,8 @@ export interface RuntimeOptions {
   commands?: NamedPrompt[];
   /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
   loadNotes?: string[];
+  /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
+  memory?: MemoryFactory;
 }
 
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
@@ -79,6 +97,13 @@ export interface NamedPrompt {
   summary: string;
   task(args: string): string;
 }
+
+export type MemoryFactory = (ports: {
+  db: Db;
+  config: Config;
+  workspace: string;
+  connection: Connection | undefined;
+}) => Promise<SessionMemory>;
 
 /** What every command (and the library's Agent) needs, built once from the config at the edge. */
 export async function createRuntime(
@@ -97,7 +122,34 @@ export async function createRuntime(
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   let db: Db | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
+  let warned = false;
+  const getSandbox = (): Promise<SandboxChoice> => {
+    const settings = config.sandbox;
+    sandbox ??= createSandbox(settings.mode, {
+      workspace,
+      network: settings.network === true,
+      ...(Array.isArray(settings.network)
+        ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
+        : {}),
+      envAllow: settings.env,
+      memoryMb: settings.memory_mb,
+      cpus: settings.cpus,
+      maxProcesses: settings.max_processes,
+      tmpMb: settings.tmp_mb,
+    }).then((choice) => {
+      // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
+      gate.commandsNeedApproval(choice.commandsNeedApproval);
+      return choice;
+    });
+    return sandbox;
+  };
   const dbPath = defaultDbPath(config);
+  // Kept per server: a REPL that started without one opens memory again once it connects.
+  let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
+  const openDb = () => {
+    db ??= options.db ?? openDatabase(dbPath);
+    return db;
+  };
   return {
     config,
     workspace,
@@ -105,6 +157,12 @@ export async function createRuntime(
     gate,
     hooks: await Hooks.create(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
+    web: {
+      policy: { allow: config.web.allow_private },
+      timeoutMs: config.web.timeout * 1000,
+      maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
+      browser: config.web.browser,
+    },
     configNotes: options.configNotes ?? [],
     commands: options.commands ?? [],
     loadNotes: options.loadNotes ?? [],
@@ -117,25 +175,26 @@ export async function createRuntime(
       instructions: extra || undefined,
     }),
     openStore() {
-      db ??= options.db ?? openDatabase(dbPath);
-      return new SessionStore(db);
+      return new SessionStore(openDb());
     },
-    sandbox() {
-      const settings = config.sandbox;
-      sandbox ??= createSandbox(settings.mode, {
-        workspace,
-        network: settings.network,
-        envAllow: settings.env,
-        memoryMb: settings.memory_mb,
-        cpus: settings.cpus,
-        maxProcesses: settings.max_processes,
-        tmpMb: settings.tmp_mb,
-      }).then((choice) => {
-        // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
-        gate.commandsNeedApproval(choice.commandsNeedApproval);
-        return choice;
-      });
-      return sandbox;
+    database: openDb,
+    memory(connection) {
+      const factory = options.memory;
+      if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
+      if (!memory || memory.server !== connection?.baseUrl) {
+        memory = {
+          server: connection?.baseUrl,
+          opened: factory({ db: openDb(), config, workspace, connection }),
+        };
+      }
+      return memory.opened;
+    },
+    sandbox: getSandbox,
+    async sandboxForSession() {
+      const choice = await getSandbox();
+      if (warned) return { ...choice, warning: undefined };
+      warned = true;
+      return choice;
     },
     async close() {
       db?.close();

@@ -21,13 +21,17 @@ const DEEP_WORK = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
 export async function openSession(setup: SessionSetup, resume?: SessionRow): Promise<AgentSession> {
   const { runtime, connection, deepWork } = setup;
   const { config } = runtime;
-  const choice = await runtime.sandbox();
+  // Set up while the first request goes out (it costs a trial run); the loop waits for it before
+  // the first tool call. A failure is said there, to the call that needed it.
+  runtime.sandbox().catch(() => {});
   const base: SessionDeps = {
     store: runtime.openStore(),
     llm: createClient(connection, config),
     tools: runtime.tools,
     gate: runtime.gate,
-    sandbox: choice.sandbox,
+    sandbox: () => runtime.sandboxForSession(),
+    web: runtime.web,
+    vision: config.vision ?? connection.info.vision,
     approve: setup.approve,
     workspace: runtime.workspace,
     maxIterations: config.max_iterations ?? (deepWork ? DEEP_WORK.maxIterations : DEFAULT_MAX_ITERATIONS),
@@ -37,18 +41,19 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     compactionThreshold: config.compaction.threshold,
     hooks: runtime.hooks,
     transcriptDir: runtime.transcriptDir,
+    memory: await runtime.memory(connection),
   };
   const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
   return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
 }
 
 /**
- * What the user should hear before the first turn: a weak sandbox, a guessed context window.
- * Also settles the sandbox choice, which costs a trial run the first time.
+ * What the user should hear before the first turn: ignored settings, skills that did not load, a
+ * guessed context window. A
+ * weak sandbox is said by the loop, once the sandbox it sets up meanwhile is settled.
  */
-export async function setupNotes(runtime: Runtime, connection: Connection | undefined): Promise<string[]> {
-  const choice = await runtime.sandbox();
-  return [...runtime.configNotes, ...runtime.loadNotes, choice.warning, connection?.contextNote].filter(
+export function setupNotes(runtime: Runtime, connection: Connection | undefined): string[] {
+  return [...runtime.configNotes, ...runtime.loadNotes, connection?.contextNote].filter(
     (note): note is string => Boolean(note),
   );
 }

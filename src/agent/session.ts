@@ -2,13 +2,15 @@ import type { Hooks, SessionHooks } from '../hooks/hooks.js';
 import { writeTranscript } from '../hooks/transcript.js';
 import type { LlmClient } from '../llm/client.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
-import type { ChatMessage, ToolCall } from '../llm/types.js';
+import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { SandboxSource } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
+import type { MemoryPort } from '../tools/memory/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
@@ -18,7 +20,10 @@ export interface SessionDeps {
   llm: LlmClient;
   tools: ToolRegistry;
   gate: PermissionGate;
-  sandbox: Sandbox;
+  sandbox: SandboxSource;
+  web?: WebAccess;
+  /** Whether the model accepts images; unknown when unset. */
+  vision?: boolean;
   /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
   approve?: Approver;
   workspace: string;
@@ -33,6 +38,20 @@ export interface SessionDeps {
   transcriptDir?: string;
   /** Gives the session's runs their sub-agents, bound to the session's id; unset where they are off. */
   subagents?: (sessionId: string) => SubagentPort;
+  /** Long-term memory; unset: no memory block, and the memory tools say memory is off. */
+  memory?: SessionMemory;
+}
+
+/** Long-term memory as a session uses it (src/memory implements it; the CLI wires it in). */
+export interface SessionMemory {
+  /** The memory tools' port, bound to a session: what they keep links to its message. */
+  forSession(origin: { sessionId: string; messageSeq(): number }): MemoryPort;
+  /**
+   * What a new session's first message starts with, before its task: the memories that task
+   * needs. Undefined when there is nothing to say. The system prompt stays as it is, so the
+   * cached prefix is untouched.
+   */
+  preface(task: string, signal?: AbortSignal): Promise<string | undefined>;
 }
 
 /** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */
@@ -140,9 +159,9 @@ export class AgentSession {
     return this.steering;
   }
 
-  /** Runs the agent on `task` (or, with none, carries on from where the history stops). */
-  run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
-    return this.drive(task, signal, undefined);
+  /** Runs the agent on `task` (or, with none, carries on from where the history stops), with any images given. */
+  run(task: string | undefined, signal?: AbortSignal, images?: ImagePart[]): AsyncGenerator<AgentEvent> {
+    return this.drive(task, signal, undefined, images);
   }
 
   /** Continues a paused run: the listed calls run, the other pending ones are declined. */
@@ -164,6 +183,7 @@ export class AgentSession {
     task: string | undefined,
     signal: AbortSignal | undefined,
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
+    images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
     const { store } = this.deps;
     if (task && !this.row.title) {
@@ -179,15 +199,23 @@ export class AgentSession {
       for (const message of started.notes) yield { type: 'warning', message };
     }
     const startContext = task === undefined ? [] : this.startContext.splice(0);
+    const preface = yield* this.memoryPreface(task, signal);
     let turnStarted = performance.now();
     for await (const event of runAgent({
       ...this.deps,
       messages: this.messages,
       task,
+      taskImages: images,
+      preface,
+      memory: this.deps.memory?.forSession({ sessionId: this.id, messageSeq: () => this.stored - 1 }),
       answers,
       signal,
       scratch: this.scratch,
       durable: store.state(this.id),
+      wakeups: {
+        now: () => Date.now(),
+        schedule: (at, message) => store.wakeups().add(this.id, at, message, Date.now()),
+      },
       steering: {
         waiting: () => this.steering.length > 0,
         take: () => this.steering.splice(0),
@@ -219,6 +247,22 @@ export class AgentSession {
         );
       }
       yield event;
+    }
+  }
+
+  /** The memory block, for the first task of a new session only: later requests extend the first. */
+  private async *memoryPreface(
+    task: string | undefined,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<AgentEvent, string | undefined> {
+    const { memory } = this.deps;
+    if (!memory || task === undefined || this.messages.length !== 1 || this.steering.length > 0)
+      return undefined;
+    try {
+      return await memory.preface(task, signal);
+    } catch (err) {
+      yield { type: 'warning', message: `Memories could not be read: ${(err as Error).message}` };
+      return undefined;
     }
   }
 

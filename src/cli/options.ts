@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { InvalidArgumentError } from 'commander';
 import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
@@ -7,6 +6,7 @@ import { checkWorkspace } from '../config/workspace.js';
 import { loadSkills } from '../skills/index.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
+import { openSessionMemory } from './memory-access.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -25,30 +25,6 @@ export interface GlobalFlags {
   deny?: string[];
   /** Deep-work mode (the main command's --deep): sub-agents are on unless the config says otherwise. */
   deep?: boolean;
-}
-
-export function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
-  return n;
-}
-
-export function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
-  return n;
-}
-
-/** Collects a repeatable option's values. */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-export function nameList(value: string): string[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }
 
 /** The config keys the flags set, in order. Flags that contradict each other are an error, never resolved silently. */
@@ -84,9 +60,9 @@ export async function loadConfigFromFlags(flags: GlobalFlags): Promise<LoadedCon
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
-/** Loads the config with the flags as the last layer, and builds the runtime from it, skills included. */
-export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
-  const { config, ignored } = await loadConfigFromFlags(flags);
+/** Builds the runtime from a loaded config, skills and sub-agents included. */
+export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
+  const { config, ignored } = loaded;
   const workspace = await checkWorkspace(resolve(flags.workspace));
   const { notes, groups, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
   let runtime: Runtime | undefined;
@@ -104,6 +80,12 @@ export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
     promptSections: skills.section ? [skills.section] : [],
     commands: skills.commands,
     ...subagents,
+    memory: openSessionMemory,
   });
   return runtime;
+}
+
+/** Loads the config with the flags as the last layer, and builds the runtime from it. */
+export async function runtimeFromFlags(flags: GlobalFlags): Promise<Runtime> {
+  return runtimeFromConfig(await loadConfigFromFlags(flags), flags);
 }

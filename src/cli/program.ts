@@ -1,36 +1,25 @@
-import { fstatSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
-import { ConfigError } from '../config/load.js';
-import { DiscoveryError } from '../llm/discover.js';
-import { RuleSyntaxError } from '../permissions/rules.js';
-import { SandboxError } from '../sandbox/types.js';
-import { StoreError } from '../store/database.js';
-import { SessionNotFoundError } from '../store/sessions.js';
-import { ToolSelectionError } from '../tools/catalog.js';
-import { closest } from '../util/levenshtein.js';
+import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
+import { addJobsCommands } from './commands/jobs.js';
+import { addMemoryCommands } from './commands/memory.js';
 import { addPipelineCommands } from './commands/pipeline.js';
+import { addSchedulerCommands } from './commands/scheduler.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
-import { ConnectionError, resolveConnection } from './connect.js';
-import {
-  collect,
-  type GlobalFlags,
-  nameList,
-  positiveInt,
-  positiveNumber,
-  runtimeFromFlags,
-} from './options.js';
-import { runRepl } from './repl/repl.js';
-import { runOneShot } from './run-task.js';
 import { terminalJson, visible } from './sanitize.js';
+import type { MainFlags } from './task-command.js';
 import { UsageError } from './usage-error.js';
+import { version } from './version.js';
 
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+/*
+ * This module only describes the command line: what runs (config, the agent, the REPL) is loaded
+ * by dynamic import once a command is chosen, so `--help` and parse errors cost little more than
+ * starting Node.
+ */
 
 const HELP_AFTER = `
 Examples:
@@ -64,30 +53,30 @@ Exit codes: 0 done, 1 error, 2 stopped by a limit (turns, budget, a loop), 3 wai
 (--pause-for-approval; answer with --resume ID --approve all), 4 done but calls were declined because
 no terminal could ask, 130 interrupted.`;
 
-interface MainFlags extends GlobalFlags {
-  interactive?: boolean;
-  json?: boolean;
-  continue?: boolean;
-  resume?: string;
-  print?: boolean;
-  plan?: boolean;
-  pauseForApproval?: boolean;
-  approve?: string[];
-  skill?: string;
-}
+type ErrorClass = abstract new (...args: never[]) => Error;
 
-/** Errors that are the user's to fix: printed as one message, without a stack. */
-const USER_ERRORS = [
-  ConfigError,
-  ConnectionError,
-  DiscoveryError,
-  SessionNotFoundError,
-  StoreError,
-  ToolSelectionError,
-  UsageError,
-  RuleSyntaxError,
-  SandboxError,
-];
+/**
+ * Errors that are the user's to fix: printed as one message, without a stack. Their modules are
+ * loaded only once something failed (an error from a module never loaded cannot be one of them).
+ */
+async function isUserError(err: unknown): Promise<boolean> {
+  if (!(err instanceof Error)) return false;
+  const type = <M>(load: Promise<M>, pick: (m: M) => ErrorClass) => load.then(pick, () => undefined);
+  const types = await Promise.all([
+    type(import('../config/errors.js'), (m) => m.ConfigError),
+    type(import('../llm/connection.js'), (m) => m.ConnectionError),
+    type(import('../llm/discover.js'), (m) => m.DiscoveryError),
+    type(import('../store/sessions.js'), (m) => m.SessionNotFoundError),
+    type(import('../store/database.js'), (m) => m.StoreError),
+    type(import('../tools/catalog.js'), (m) => m.ToolSelectionError),
+    type(import('../permissions/rules.js'), (m) => m.RuleSyntaxError),
+    type(import('../sandbox/types.js'), (m) => m.SandboxError),
+    type(import('../scheduler/errors.js'), (m) => m.SchedulerError),
+    type(import('../scheduler/errors.js'), (m) => m.JobDefinitionError),
+    type(import('../store/wakeups.js'), (m) => m.WakeupLimitError),
+  ]);
+  return [UsageError, ...types].some((t) => t !== undefined && err instanceof t);
+}
 
 function buildProgram(): Command {
   const program = new Command('hearth')
@@ -138,6 +127,7 @@ function buildProgram(): Command {
       nameList,
     )
     .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
+    .option('--image <file>', 'send an image with the task (a vision model is needed); repeatable', collect)
     .option('--max-iterations <n>', 'stop after this many model turns (default 50)', positiveInt)
     .addOption(
       new Option('--timeout <seconds>', 'limit for one model request (default 600)').argParser(
@@ -148,10 +138,12 @@ function buildProgram(): Command {
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run hearth --help for usage)')
     .action(async (words: string[], flags: MainFlags, cmd: Command) => {
-      process.exitCode = await main(
+      const { runTaskCommand } = await import('./task-command.js');
+      process.exitCode = await runTaskCommand(
         words,
         flags,
         cmd.commands.map((c) => c.name()),
+        version,
       );
     });
   addSessionCommands(program);
@@ -159,7 +151,10 @@ function buildProgram(): Command {
   addDoctorCommand(program);
   addConfigCommands(program);
   addInitCommand(program);
+  addMemoryCommands(program);
   addSkillsCommands(program);
+  addJobsCommands(program);
+  addSchedulerCommands(program);
   addPipelineCommands(program);
   return program;
 }
@@ -169,7 +164,7 @@ export async function runProgram(argv: string[]): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (err) {
-    if (USER_ERRORS.some((type) => err instanceof type)) {
+    if (await isUserError(err)) {
       const message = (err as Error).message;
       // A wrapper reading --json gets the failure as a line it can parse, not only as stderr text.
       if (argv.includes('--json')) process.stdout.write(`${terminalJson({ type: 'error', message })}\n`);
@@ -179,115 +174,4 @@ export async function runProgram(argv: string[]): Promise<void> {
     }
     throw err;
   }
-}
-
-async function main(words: string[], flags: MainFlags, commands: string[]): Promise<number> {
-  let task = words.join(' ').trim();
-  // `hearth sesions` is a mistyped command far more often than a one-word task.
-  const meant = words.length === 1 && !flags.print ? closest(words[0]!, commands) : undefined;
-  if (meant !== undefined && meant !== words[0]) {
-    throw new UsageError(
-      `"${words[0]}" is not a command. Did you mean: hearth ${meant}? (To give it as a task: hearth -p "${words[0]}")`,
-    );
-  }
-  const atTerminal = process.stdin.isTTY === true;
-  if (flags.interactive && !atTerminal)
-    throw new UsageError(
-      'Interactive mode needs a terminal. Give the task as an argument instead: hearth "..."',
-    );
-  const piped = flags.interactive ? '' : await readPipedStdin();
-  if (piped) task = task ? `${task}\n\n${piped}` : piped;
-  const runtime = await runtimeFromFlags(flags);
-  try {
-    if (flags.skill !== undefined) {
-      const skill = runtime.commands.find((c) => c.name === flags.skill);
-      if (!skill) {
-        const names = runtime.commands.map((c) => c.name);
-        throw new UsageError(
-          `No skill named "${flags.skill}".${names.length ? ` Skills: ${names.join(', ')}.` : ' See: hearth skills list'}`,
-        );
-      }
-      task = skill.task(task);
-    }
-    const store = runtime.openStore();
-    const resume = flags.resume
-      ? store.resolve(flags.resume)
-      : flags.continue
-        ? store.latest(runtime.workspace)
-        : undefined;
-    if (flags.continue && !resume)
-      throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
-    const last = resume && !task ? store.messages(resume.id).at(-1) : undefined;
-    const finished = last?.role === 'assistant' && !last.tool_calls?.length;
-    // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
-    const interactive =
-      flags.interactive === true || (atTerminal && !task && !flags.json && (!resume || finished));
-    if (flags.print && flags.interactive)
-      throw new UsageError('--print and --interactive contradict each other.');
-    if (flags.approve && !resume)
-      throw new UsageError('--approve answers a paused session: use it with --resume ID.');
-    if (interactive && !flags.print && !flags.approve) {
-      // The prompt should come up at once: probe the server while the sandbox makes its trial run.
-      // With no server yet the REPL still opens: sessions can be listed and resumed meanwhile.
-      const [connected] = await Promise.all([
-        resolveConnection(runtime.config).then(
-          (connection) => ({ connection, error: undefined }),
-          (err: unknown) => {
-            if (!(err instanceof ConnectionError || err instanceof DiscoveryError)) throw err;
-            return { connection: undefined, error: (err as Error).message };
-          },
-        ),
-        runtime.sandbox(),
-      ]);
-      return await runRepl({
-        runtime,
-        connection: connected.connection,
-        connectionError: connected.error,
-        firstTask: task || undefined,
-        resume,
-        deepWork: flags.deep === true,
-        planFirst: flags.plan === true,
-        version,
-      });
-    }
-    if (!task && !resume) {
-      throw new UsageError('No task given. Usage: hearth "what to do" (see hearth --help)');
-    }
-    if (finished) {
-      throw new UsageError(
-        `Session ${resume!.id} finished its last task. Say what to do next: hearth --resume ${resume!.id} "..."`,
-      );
-    }
-    const connection = await resolveConnection(runtime.config);
-    return await runOneShot({
-      runtime,
-      connection,
-      task: task || undefined,
-      resume,
-      json: flags.json === true,
-      deepWork: flags.deep === true,
-      pauseForApproval: flags.pauseForApproval === true,
-      plan: flags.plan === true,
-      approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
-    });
-  } finally {
-    await runtime.close();
-  }
-}
-
-/** Reads stdin when something is piped or redirected in; never waits on a terminal. */
-async function readPipedStdin(): Promise<string> {
-  let stat: ReturnType<typeof fstatSync>;
-  try {
-    stat = fstatSync(0);
-  } catch {
-    return '';
-  }
-  // Shell pipes are FIFOs; programs that spawn hearth usually hand it a socket pair.
-  if (!stat.isFIFO() && !stat.isFile() && !stat.isSocket()) return '';
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  // Verbatim but for the trailing newline(s): a diff's first line may start with a space that matters.
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text.trim() === '' ? '' : text.replace(/\s+$/, '');
 }

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './errors.js';
 import type { Setting } from './layers.js';
 
@@ -54,7 +53,7 @@ export async function readConfigFile(location: ConfigFileLocation): Promise<Conf
     throw new ConfigError(`Cannot read ${path}: ${(err as Error).message}`);
   }
   if (text.trim() === '') return { values: {}, text };
-  const value = path.endsWith('.json') ? parseJson(text, path) : parseYamlText(text, path);
+  const value = path.endsWith('.json') ? parseJson(text, path) : await parseYamlText(text, path);
   if (value === null || value === undefined) return { values: {}, text };
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new ConfigError(
@@ -75,7 +74,8 @@ function parseJson(text: string, path: string): unknown {
   }
 }
 
-function parseYamlText(text: string, path: string): unknown {
+async function parseYamlText(text: string, path: string): Promise<unknown> {
+  const { parseYaml } = await import('./yaml.js');
   try {
     return parseYaml(text);
   } catch (err) {
@@ -109,6 +109,8 @@ const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_PERMISSION_MODE: { key: 'permissions.mode', kind: 'string' },
   HEARTH_SANDBOX: { key: 'sandbox.mode', kind: 'string' },
   HEARTH_DB: { key: 'db_path', kind: 'string' },
+  HEARTH_CHROMIUM: { key: 'web.browser', kind: 'string' },
+  HEARTH_EMBEDDING_MODEL: { key: 'memory.embedding_model', kind: 'string' },
 };
 
 /**

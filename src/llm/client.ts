@@ -8,6 +8,7 @@ import {
   midStreamError,
   streamWithRetries,
 } from './http-stream.js';
+import { RequestBodies } from './request-body.js';
 import type { RetryPolicy } from './retry.js';
 import { readSseData } from './sse.js';
 import type { ChatMessage, LlmEvent, ToolSchema } from './types.js';
@@ -60,24 +61,28 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
+  const bodies = new RequestBodies();
 
   return {
     model: options.model,
     baseUrl: options.baseUrl,
     stream(request) {
-      const body = JSON.stringify({
-        model: options.model,
-        messages: request.messages,
-        ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-        ...(options.topP !== undefined ? { top_p: options.topP } : {}),
-        ...(options.seed !== undefined ? { seed: options.seed } : {}),
-        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
-        ...(options.slot !== undefined ? { id_slot: options.slot } : {}),
-        ...(request.responseFormat !== undefined ? { response_format: request.responseFormat } : {}),
-      });
+      const body = bodies.chat(
+        options.model,
+        request.messages,
+        {
+          tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
+          stream: true,
+          stream_options: { include_usage: true },
+          temperature: options.temperature,
+          top_p: options.topP,
+          seed: options.seed,
+          max_tokens: options.maxTokens,
+          id_slot: options.slot,
+          response_format: request.responseFormat,
+        },
+        toOpenAiMessage,
+      );
       const offered = request.tools ?? [];
       return streamWithRetries(
         {
@@ -151,4 +156,19 @@ function parseChunk(data: string): unknown {
     }
   }
   return undefined;
+}
+
+/** A user message with images becomes OpenAI content parts, the images as data URLs. */
+function toOpenAiMessage(message: ChatMessage): unknown {
+  if (message.role !== 'user' || !message.images?.length) return message;
+  return {
+    role: 'user',
+    content: [
+      { type: 'text', text: message.content },
+      ...message.images.map((image) => ({
+        type: 'image_url',
+        image_url: { url: `data:${image.mimeType};base64,${image.base64}` },
+      })),
+    ],
+  };
 }

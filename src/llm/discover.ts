@@ -88,6 +88,11 @@ export function pickChatModel(models: string[]): string | undefined {
   return models.find((id) => !/embed|rerank|whisper|tts/i.test(id));
 }
 
+/** Picks an embeddings model (for memory search) from a server's list. */
+export function pickEmbeddingModel(models: string[]): string | undefined {
+  return models.find((id) => /embed/i.test(id));
+}
+
 /**
  * The model already in memory, when the server can tell: answering with it avoids a
  * minutes-long load on the user's machine. Falls back to the first chat model listed.

@@ -12,6 +12,13 @@ export interface SandboxOptions {
   /** Outbound network. Off means no network at all, loopback of the host included. */
   network: boolean;
   /**
+   * With `network` off: the domains (`registry.npmjs.org`, `*.pythonhosted.org`) commands may still
+   * reach, through Hearth's proxy (domain-proxy.ts; bwrap only).
+   */
+  allowDomains?: string[];
+  /** Non-public hosts or ranges the proxy may still connect to (`web.allow_private`). */
+  privateAllow?: string[];
+  /**
    * Environment variables passed through besides the base set (PATH, LANG, LC_*, TERM, TZ).
    * Exact names, or a prefix followed by `*`.
    */
@@ -88,6 +95,13 @@ export interface SandboxChoice {
   /** How to get a working sandbox on this system, when `auto` found none. */
   advice?: string;
 }
+
+/**
+ * A sandbox, or its set-up still under way. Setting one up costs a trial run that the first request
+ * need not wait for: the agent loop awaits it before the first tool call, and says the choice's
+ * warning then.
+ */
+export type SandboxSource = Sandbox | (() => Promise<SandboxChoice>);
 
 /** A sandbox that cannot be set up or cannot run a command; the message is meant for the user. */
 export class SandboxError extends Error {

@@ -110,7 +110,8 @@ async function readSkill(
     return problem(`SKILL.md is larger than ${MAX_SKILL_FILE_BYTES / 1024} KB`);
   const text = await readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) return problem('SKILL.md cannot be read');
-  const parsed = parseSkillFile(text, entry);
+  const { parseYaml } = await import('../config/yaml.js');
+  const parsed = parseSkillFile(text, entry, parseYaml);
   if (!parsed.ok) return problem(parsed.reason);
   return { ...parsed.skill, dir, root };
 }

@@ -1,4 +1,3 @@
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
 /**
@@ -50,8 +49,15 @@ export interface SkillFile {
 
 export type ParsedSkill = { ok: true; skill: SkillFile } | { ok: false; reason: string };
 
-/** Reads a SKILL.md's text; `folder` is the name of the folder it is in, which `name` must equal. */
-export function parseSkillFile(text: string, folder: string): ParsedSkill {
+/**
+ * Reads a SKILL.md's text; `folder` is the name of the folder it is in, which `name` must equal.
+ * The YAML parser is passed in (src/config/yaml.ts), so that only runs with skills load it.
+ */
+export function parseSkillFile(
+  text: string,
+  folder: string,
+  parseYaml: (text: string) => unknown,
+): ParsedSkill {
   const match = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
   if (!match) return { ok: false, reason: 'SKILL.md does not start with YAML frontmatter between --- lines' };
   let data: unknown;

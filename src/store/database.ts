@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { migrations } from './migrations.js';
 
 export type Db = Database.Database;
+export type Statement = Database.Statement;
 
 /**
  * Opens (creating if needed) the SQLite database in WAL mode and brings its schema up to

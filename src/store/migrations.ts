@@ -73,6 +73,149 @@ export const migrations: string[] = [
   CREATE INDEX sessions_parent ON sessions(parent_id);
   `,
   `
+  -- The scheduler (src/scheduler). Job definitions live in cron.json files, or here (definition)
+  -- for jobs added with \`hearth jobs add\`; this table keeps each job's progress: \`cursor_at\` is the
+  -- latest slot already recorded, moved in the same transaction that records the slots up to it.
+  CREATE TABLE scheduler_jobs (
+    id TEXT PRIMARY KEY,
+    definition TEXT,
+    enabled_override INTEGER,
+    anchor_at INTEGER NOT NULL,
+    cursor_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+
+  -- Every run the scheduler made or decided not to make: scheduled slots (at most one row each,
+  -- by the unique index), manual runs, inbox tasks and wake-ups. A queued or running row belongs
+  -- to \`owner\` until \`lease_until\`; the owner renews it while its process lives.
+  CREATE TABLE scheduler_runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    job_id TEXT,
+    slot_at INTEGER,
+    ref TEXT,
+    status TEXT NOT NULL,
+    reason TEXT,
+    caught_up INTEGER NOT NULL DEFAULT 0,
+    prompt TEXT NOT NULL DEFAULT '',
+    workspace TEXT,
+    session_id TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until INTEGER,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    ended_at INTEGER
+  );
+  CREATE UNIQUE INDEX scheduler_runs_slot ON scheduler_runs(job_id, slot_at) WHERE slot_at IS NOT NULL;
+  CREATE INDEX scheduler_runs_job ON scheduler_runs(job_id, id);
+  CREATE UNIQUE INDEX scheduler_runs_inbox ON scheduler_runs(ref) WHERE kind = 'inbox';
+  CREATE INDEX scheduler_runs_open ON scheduler_runs(status) WHERE status IN ('queued', 'running');
+
+  -- Which process runs the scheduler: one holder at a time, until \`until\` unless it renews.
+  CREATE TABLE scheduler_lease (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    until INTEGER NOT NULL
+  );
+
+  -- A session set to resume at a time with a message (\`hearth wake\`, the schedule_wakeup tool).
+  CREATE TABLE wakeups (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    at INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX wakeups_due ON wakeups(status, at);
+  `,
+  `
+  -- Long-term memory (src/memory/). A memory is user-wide when workspace is NULL, else it belongs to
+  -- that project. The embedding is a little-endian Float32 vector, unit length, with the model and
+  -- dimension that produced it: vectors of different models are never compared.
+  CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('fact', 'preference', 'learning', 'skill')),
+    workspace TEXT,
+    text TEXT NOT NULL,
+    detail TEXT,
+    origin TEXT NOT NULL,
+    source_file TEXT,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    message_seq INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    use_count INTEGER NOT NULL DEFAULT 0,
+    embedding BLOB,
+    embedding_model TEXT,
+    embedding_dim INTEGER
+  );
+  CREATE INDEX memories_workspace ON memories(workspace, updated_at);
+  CREATE INDEX memories_embedding_model ON memories(embedding_model);
+  CREATE INDEX memories_source_file ON memories(source_file) WHERE source_file IS NOT NULL;
+
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, content = 'memories', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
+  END;
+
+  -- What the vector indexes must catch up on. The sqlite-vec table (created at run time, only where
+  -- the extension loads) drains memory_vec_pending; in-process indexes reload when the revision moves.
+  CREATE TABLE memory_vec_pending (memory_id INTEGER PRIMARY KEY);
+  CREATE TABLE memory_revision (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+  INSERT INTO memory_revision VALUES (1, 0);
+  CREATE TABLE memory_vec_meta (id INTEGER PRIMARY KEY CHECK (id = 1), model TEXT NOT NULL, dim INTEGER NOT NULL);
+  CREATE TRIGGER memories_vec_insert AFTER INSERT ON memories BEGIN
+    INSERT OR IGNORE INTO memory_vec_pending VALUES (new.id);
+    UPDATE memory_revision SET value = value + 1;
+  END;
+  CREATE TRIGGER memories_vec_delete AFTER DELETE ON memories BEGIN
+    INSERT OR IGNORE INTO memory_vec_pending VALUES (old.id);
+    UPDATE memory_revision SET value = value + 1;
+  END;
+  CREATE TRIGGER memories_vec_update AFTER UPDATE OF embedding, embedding_model, workspace ON memories BEGIN
+    INSERT OR IGNORE INTO memory_vec_pending VALUES (new.id);
+    UPDATE memory_revision SET value = value + 1;
+  END;
+
+  -- What reflection proposed, waiting for review; detail is JSON (a learning's evidence, a skill).
+  CREATE TABLE memory_proposals (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    workspace TEXT,
+    text TEXT NOT NULL,
+    detail TEXT,
+    session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+    message_seq INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending',
+    memory_id INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    created_at INTEGER NOT NULL,
+    decided_at INTEGER
+  );
+  CREATE INDEX memory_proposals_status ON memory_proposals(status, id);
+
+  -- A session is reflected once: this row is written in the same transaction as its proposals.
+  CREATE TABLE reflections (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    proposals INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+  `
   -- The pipeline (src/pipeline/): plans stored once by content hash, their tasks as a queue with
   -- dependencies, and a log of every transition and review.
   CREATE TABLE plans (

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
-import type { Db } from './database.js';
+import type { Db, Statement } from './database.js';
+import { WakeupStore } from './wakeups.js';
 
 export type SessionStatus = 'active' | 'paused' | 'completed' | 'error';
 
@@ -43,8 +44,20 @@ export class SessionNotFoundError extends Error {
  * transaction), so a crash loses at most the write in progress.
  */
 export class SessionStore {
+  /** Prepared once per store: a step writes several rows, and preparing costs more than running. */
+  private readonly statements = new Map<string, Statement>();
+
   /** The database, for the other stores that share it (the pipeline's queue). */
   constructor(readonly db: Db) {}
+
+  private sql(text: string): Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
 
   /** Creates a session, with its first messages in the same transaction: no session is ever seen without them. */
   create(
@@ -64,30 +77,26 @@ export class SessionStore {
       updatedAt: now,
     };
     this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO sessions (id, title, workspace, model, parent_id, depth, status, created_at, updated_at)
+      this.sql(
+        `INSERT INTO sessions (id, title, workspace, model, parent_id, depth, status, created_at, updated_at)
            VALUES (@id, @title, @workspace, @model, @parentId, @depth, @status, @createdAt, @updatedAt)`,
-        )
-        .run(row);
+      ).run(row);
       for (const message of messages) this.appendMessage(row.id, message);
     })();
     return row;
   }
 
   get(id: string): SessionRow {
-    const row = this.db.prepare(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`).get(id) as
-      | SessionRow
-      | undefined;
+    const row = this.sql(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`).get(id) as SessionRow | undefined;
     if (!row) throw new SessionNotFoundError(`No session ${id}.`);
     return row;
   }
 
   /** Finds a session by id or unique id prefix, as people type them. */
   resolve(idOrPrefix: string): SessionRow {
-    const rows = this.db
-      .prepare(`SELECT ${COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2`)
-      .all(`${idOrPrefix.replace(/[\\%_]/g, '\\$&')}%`) as SessionRow[];
+    const rows = this.sql(`SELECT ${COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(
+      `${idOrPrefix.replace(/[\\%_]/g, '\\$&')}%`,
+    ) as SessionRow[];
     if (rows.length === 0)
       throw new SessionNotFoundError(`No session matches "${idOrPrefix}". List them with: hearth sessions`);
     if (rows.length > 1)
@@ -97,12 +106,10 @@ export class SessionStore {
 
   /** The session `--continue` picks up: the last one a person started (a sub-agent's is part of its root's). */
   latest(workspace: string): SessionRow | undefined {
-    return this.db
-      .prepare(
-        `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? AND depth = 0
+    return this.sql(
+      `SELECT ${COLUMNS} FROM sessions WHERE workspace = ? AND depth = 0
          ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
-      )
-      .get(workspace) as SessionRow | undefined;
+    ).get(workspace) as SessionRow | undefined;
   }
 
   /** The most recent sessions; `topLevel` leaves sub-agents' sessions out (see `subagents`). */
@@ -110,19 +117,17 @@ export class SessionStore {
     const where = [opts.workspace ? 's.workspace = @workspace' : '', opts.topLevel ? 's.depth = 0' : '']
       .filter(Boolean)
       .join(' AND ');
-    return this.db
-      .prepare(
-        `${SUMMARY} ${where ? `WHERE ${where}` : ''}
+    return this.sql(
+      `${SUMMARY} ${where ? `WHERE ${where}` : ''}
          ORDER BY s.updated_at DESC, s.rowid DESC LIMIT @limit`,
-      )
-      .all({ workspace: opts.workspace, limit: opts.limit ?? 50 }) as SessionSummary[];
+    ).all({ workspace: opts.workspace, limit: opts.limit ?? 50 }) as SessionSummary[];
   }
 
   /** The sessions the agent of `id` started as sub-agents (not its forks), oldest first. */
   subagents(id: string): SessionSummary[] {
-    return this.db
-      .prepare(`${SUMMARY} WHERE s.parent_id = ? AND s.depth > 0 ORDER BY s.created_at, s.rowid`)
-      .all(id) as SessionSummary[];
+    return this.sql(`${SUMMARY} WHERE s.parent_id = ? AND s.depth > 0 ORDER BY s.created_at, s.rowid`).all(
+      id,
+    ) as SessionSummary[];
   }
 
   /** The sub-agents' sessions under `id` at every depth: depth first, each level oldest first. */
@@ -132,39 +137,35 @@ export class SessionStore {
 
   update(id: string, fields: Partial<Pick<SessionRow, 'title' | 'model' | 'status'>>): void {
     const sets = Object.keys(fields).map((k) => `${k} = @${k}`);
-    this.db
-      .prepare(`UPDATE sessions SET ${[...sets, 'updated_at = @now'].join(', ')} WHERE id = @id`)
-      .run({ ...fields, id, now: Date.now() });
+    this.sql(`UPDATE sessions SET ${[...sets, 'updated_at = @now'].join(', ')} WHERE id = @id`).run({
+      ...fields,
+      id,
+      now: Date.now(),
+    });
   }
 
   /** Deletes a session with its sub-agents' sessions (not its forks, which stand on their own). */
   remove(id: string): void {
-    this.db
-      .prepare(
-        `WITH RECURSIVE tree(id) AS (
+    this.sql(
+      `WITH RECURSIVE tree(id) AS (
            SELECT ? UNION ALL SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id WHERE s.depth > 0)
          DELETE FROM sessions WHERE id IN tree`,
-      )
-      .run(id);
+    ).run(id);
   }
 
   appendMessage(id: string, message: ChatMessage): void {
     const now = Date.now();
     this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO messages (session_id, seq, role, body, created_at)
+      this.sql(
+        `INSERT INTO messages (session_id, seq, role, body, created_at)
            VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?), ?, ?, ?)`,
-        )
-        .run(id, id, message.role, JSON.stringify(message), now);
-      this.db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, id);
+      ).run(id, id, message.role, JSON.stringify(message), now);
+      this.sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, id);
     })();
   }
 
   messages(id: string): ChatMessage[] {
-    const rows = this.db
-      .prepare('SELECT body FROM messages WHERE session_id = ? ORDER BY seq')
-      .all(id) as Array<{
+    const rows = this.sql('SELECT body FROM messages WHERE session_id = ? ORDER BY seq').all(id) as Array<{
       body: string;
     }>;
     return rows.map((r) => JSON.parse(r.body) as ChatMessage);
@@ -180,17 +181,13 @@ export class SessionStore {
         title: source.title ? `${source.title} (fork)` : '',
         parentId: source.id,
       });
-      this.db
-        .prepare(
-          `INSERT INTO messages (session_id, seq, role, body, created_at)
+      this.sql(
+        `INSERT INTO messages (session_id, seq, role, body, created_at)
            SELECT ?, seq, role, body, created_at FROM messages WHERE session_id = ?`,
-        )
-        .run(copy.id, source.id);
-      this.db
-        .prepare(
-          'INSERT INTO session_state (session_id, key, value) SELECT ?, key, value FROM session_state WHERE session_id = ?',
-        )
-        .run(copy.id, source.id);
+      ).run(copy.id, source.id);
+      this.sql(
+        'INSERT INTO session_state (session_id, key, value) SELECT ?, key, value FROM session_state WHERE session_id = ?',
+      ).run(copy.id, source.id);
       return copy;
     })();
   }
@@ -199,66 +196,64 @@ export class SessionStore {
     id: string,
     usage: { model: string; prompt: number; completion: number; durationMs: number },
   ): void {
-    this.db
-      .prepare(
-        `INSERT INTO usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at)
+    this.sql(
+      `INSERT INTO usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at)
          VALUES (?, ?, ?, ?, ?, ?)`,
-      )
-      .run(id, usage.model, usage.prompt, usage.completion, Math.round(usage.durationMs), Date.now());
+    ).run(id, usage.model, usage.prompt, usage.completion, Math.round(usage.durationMs), Date.now());
   }
 
   recordAudit(id: string, entry: AuditEntry): void {
-    this.db
-      .prepare(
-        `INSERT INTO audit (session_id, tool, arguments, decision, rule, duration_ms, exit_code, created_at)
+    this.sql(
+      `INSERT INTO audit (session_id, tool, arguments, decision, rule, duration_ms, exit_code, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        id,
-        entry.tool,
-        entry.arguments,
-        entry.decision,
-        entry.rule ?? null,
-        entry.durationMs ?? null,
-        entry.exitCode ?? null,
-        Date.now(),
-      );
+    ).run(
+      id,
+      entry.tool,
+      entry.arguments,
+      entry.decision,
+      entry.rule ?? null,
+      entry.durationMs ?? null,
+      entry.exitCode ?? null,
+      Date.now(),
+    );
   }
 
   audit(id: string): Array<AuditEntry & { createdAt: number }> {
-    return this.db
-      .prepare(
-        `SELECT tool, arguments, decision, rule, duration_ms AS durationMs, exit_code AS exitCode, created_at AS createdAt
+    return this.sql(
+      `SELECT tool, arguments, decision, rule, duration_ms AS durationMs, exit_code AS exitCode, created_at AS createdAt
          FROM audit WHERE session_id = ? ORDER BY id`,
-      )
-      .all(id) as Array<AuditEntry & { createdAt: number }>;
+    ).all(id) as Array<AuditEntry & { createdAt: number }>;
   }
 
   /** Keeps what a person sees of a call in full (`hearth sessions output` prints it back). */
   saveToolOutput(id: string, callId: string, body: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO tool_outputs (session_id, call_id, body) VALUES (?, ?, ?)
+    this.sql(
+      `INSERT INTO tool_outputs (session_id, call_id, body) VALUES (?, ?, ?)
          ON CONFLICT (session_id, call_id) DO UPDATE SET body = excluded.body`,
-      )
-      .run(id, callId, body);
+    ).run(id, callId, body);
   }
 
   toolOutput(id: string, callId: string): string | undefined {
-    const row = this.db
-      .prepare('SELECT body FROM tool_outputs WHERE session_id = ? AND call_id = ?')
-      .get(id, callId) as { body: string } | undefined;
+    const row = this.sql('SELECT body FROM tool_outputs WHERE session_id = ? AND call_id = ?').get(
+      id,
+      callId,
+    ) as { body: string } | undefined;
     return row?.body;
+  }
+
+  /** Sessions set to resume later (the same database). */
+  wakeups(): WakeupStore {
+    return new WakeupStore(this.db);
   }
 
   /** The session's durable key-value state, written through at once. */
   state(id: string): SessionState {
-    const select = this.db.prepare('SELECT value FROM session_state WHERE session_id = ? AND key = ?');
-    const upsert = this.db.prepare(
+    const select = this.sql('SELECT value FROM session_state WHERE session_id = ? AND key = ?');
+    const upsert = this.sql(
       `INSERT INTO session_state (session_id, key, value) VALUES (?, ?, ?)
        ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`,
     );
-    const remove = this.db.prepare('DELETE FROM session_state WHERE session_id = ? AND key = ?');
+    const remove = this.sql('DELETE FROM session_state WHERE session_id = ? AND key = ?');
     return {
       get(key) {
         const row = select.get(id, key) as { value: string } | undefined;

@@ -1,6 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { type PermissionMode, permissionModeNamed } from '../permissions/modes.js';
 
 /**
@@ -51,6 +50,8 @@ const FOREIGN_MODES: Record<string, PermissionMode | 'inherit'> = {
 export async function loadAgentDefinitions(workspace: string): Promise<LoadedDefinitions> {
   const byName = new Map<string, AgentDefinition>();
   const notes: string[] = [];
+  // Loaded only where there are definitions: the parser is large, and most runs have none.
+  let parseYaml: YamlParser | undefined;
   for (const folder of FOLDERS) {
     let names: string[];
     try {
@@ -66,7 +67,8 @@ export async function loadAgentDefinitions(workspace: string): Promise<LoadedDef
       } catch {
         continue;
       }
-      const parsed = parseDefinition(text, file);
+      parseYaml ??= (await import('../config/yaml.js')).parseYaml;
+      const parsed = parseDefinition(text, file, parseYaml);
       notes.push(...parsed.notes);
       if (parsed.definition && !byName.has(parsed.definition.name.toLowerCase()))
         byName.set(parsed.definition.name.toLowerCase(), parsed.definition);
@@ -75,10 +77,16 @@ export async function loadAgentDefinitions(workspace: string): Promise<LoadedDef
   return { definitions: [...byName.values()], notes };
 }
 
-/** One definition file: YAML frontmatter between `---` lines, then the instructions. */
+type YamlParser = (text: string) => unknown;
+
+/**
+ * One definition file: YAML frontmatter between `---` lines, then the instructions. The YAML
+ * parser is passed in (src/config/yaml.ts) so that loading this module does not load it.
+ */
 export function parseDefinition(
   text: string,
   file: string,
+  parseYaml: YamlParser,
 ): { definition?: AgentDefinition; notes: string[] } {
   const notes: string[] = [];
   const match = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/.exec(text);

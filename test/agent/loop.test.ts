@@ -9,6 +9,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { type ApprovalAnswer, type Approver, PermissionGate } from '../../src/permissions/gate.js';
 import type { PermissionMode } from '../../src/permissions/modes.js';
+import type { SandboxChoice, SandboxSource } from '../../src/sandbox/types.js';
 import type { AuditEntry } from '../../src/store/sessions.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { defineTool, MemoryState } from '../../src/tools/types.js';
@@ -74,6 +75,7 @@ interface RunOpts {
   messages?: ChatMessage[];
   task?: string;
   state?: MemoryState;
+  sandbox?: SandboxSource;
   /** Sees each event as it is yielded, before the loop goes on. */
   onEvent?: (event: AgentEvent) => void;
 }
@@ -94,7 +96,7 @@ async function run(turns: TurnInput[], opts: RunOpts = {}) {
     gate: new PermissionGate(opts.mode ?? 'auto', { allow: [], deny: [] }, workspace),
     approve: opts.approve,
     answers: opts.answers,
-    sandbox: unconfinedSandbox(workspace),
+    sandbox: opts.sandbox ?? unconfinedSandbox(workspace),
     maxIterations: opts.maxIterations ?? 10,
     tokenBudget: opts.tokenBudget,
     todoNudges: opts.todoNudges,
@@ -363,5 +365,49 @@ describe('agent loop', () => {
     const raw = server!.requests[1]!.raw;
     expect(raw).not.toContain('secret plan');
     expect(raw).not.toContain('more thoughts');
+  });
+
+  it('sends the first request while the sandbox is set up, and waits for it before the first call', async () => {
+    let settle: ((choice: SandboxChoice) => void) | undefined;
+    const settling = new Promise<SandboxChoice>((resolve) => {
+      settle = resolve;
+    });
+    let asked = 0;
+    const source = () => {
+      asked++;
+      return settling;
+    };
+    server ??= await startScriptedServer();
+    const first = server.waitForRequests(1);
+    const running = run([reply().tool('look', { id: 'a', ms: 0 }), reply().text('done')], {
+      sandbox: source,
+    });
+    await first;
+    // The model has been asked; no tool has run, as the sandbox is not there yet.
+    expect(log).toEqual([]);
+    settle!({ sandbox: unconfinedSandbox(workspace), reason: 'test', warning: 'weak sandbox' });
+    const r = await running;
+    expect(r.done).toMatchObject({ reason: 'completed', text: 'done' });
+    expect(asked).toBe(1);
+    const kinds = r.events.map((e) => e.type);
+    expect(kinds.indexOf('warning')).toBeLessThan(kinds.indexOf('tool_call'));
+    expect(r.events.filter((e) => e.type === 'warning')).toEqual([
+      { type: 'warning', message: 'weak sandbox' },
+    ]);
+    expect(log).toEqual(['start a', 'end a']);
+  });
+
+  it('answers every call with why the sandbox could not be set up, and stops with that error', async () => {
+    const r = await run([reply().tool('look', { id: 'a', ms: 0 }).tool('change', { id: 'b', ms: 0 })], {
+      sandbox: () => Promise.reject(new Error('docker: the daemon is not running')),
+    });
+    expect(r.done).toMatchObject({ reason: 'error', text: 'docker: the daemon is not running' });
+    expect(log).toEqual([]);
+    expect(r.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool']);
+    expect(r.messages.slice(-2).map((m) => m.content)).toEqual([
+      'Error: not run: docker: the daemon is not running',
+      'Error: not run: docker: the daemon is not running',
+    ]);
+    expect(r.persisted).toEqual(r.messages.slice(1));
   });
 });

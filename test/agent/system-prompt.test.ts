@@ -38,6 +38,13 @@ describe('system prompt', () => {
     expect(context.notes!.text.length).toBeLessThan(6200);
   });
 
+  it('reads CLAUDE.md when there is no AGENTS.md, and AGENTS.md when there are both', async () => {
+    await writeFile(join(ws, 'CLAUDE.md'), 'Use pnpm, not npm.');
+    expect((await readProjectContext(ws)).notes).toEqual({ file: 'CLAUDE.md', text: 'Use pnpm, not npm.' });
+    await writeFile(join(ws, 'AGENTS.md'), 'Run make check.');
+    expect((await readProjectContext(ws)).notes?.file).toBe('AGENTS.md');
+  });
+
   it('is short without project files', async () => {
     const prompt = buildSystemPrompt({ workspace: ws, context: await readProjectContext(ws) });
     expect(prompt).not.toContain('##');

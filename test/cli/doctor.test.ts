@@ -33,6 +33,15 @@ describe('hearth doctor', () => {
     });
     expect(r.check('database')).toMatchObject({ ok: true });
     expect(r.check('embeddings')).toMatchObject({ ok: true, detail: 'nomic-embed-text' });
+    const configured = await doctor({ HEARTH_BASE_URL: server.baseUrl, HEARTH_EMBEDDING_MODEL: 'bge-m3' }, [
+      '--no-live',
+    ]);
+    expect(configured.check('embeddings')).toMatchObject({
+      ok: true,
+      warning: true,
+      detail: expect.stringContaining('bge-m3 (memory.embedding_model) is not among'),
+      fix: expect.stringContaining('(nomic-embed-text)'),
+    });
     // The identity depends on the machine; the check itself must be there either way.
     expect(r.check('git identity')).toBeDefined();
     if (r.report.checks.every((c) => c.ok)) expect(r.code).toBe(0);

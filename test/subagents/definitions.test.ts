@@ -3,6 +3,7 @@
  * is writable by the agent, so a definition never widens what its parent may do.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseYaml } from '../../src/config/yaml.js';
 import { parseDefinition } from '../../src/subagents/definitions.js';
 import { reply } from '../support/scripted-server.js';
 import { type Harness, harness, offeredTools, subagentEvents } from './support.js';
@@ -29,6 +30,7 @@ describe('parseDefinition', () => {
         'You review code. Be specific.',
       ].join('\n'),
       '.claude/agents/code-reviewer.md',
+      parseYaml,
     );
     expect(notes).toEqual([]);
     expect(definition).toEqual({
@@ -47,6 +49,7 @@ describe('parseDefinition', () => {
     const { definition } = parseDefinition(
       '---\nname: tester\ntools: [read_file, shell]\nmodel: inherit\npermission_mode: default\nmax_turns: 5\n---\nRun the tests.\n',
       '.hearth/agents/tester.md',
+      parseYaml,
     );
     expect(definition).toMatchObject({ name: 'tester', tools: ['read_file', 'shell'], maxTurns: 5 });
     expect(definition?.model).toBeUndefined();
@@ -54,24 +57,27 @@ describe('parseDefinition', () => {
   });
 
   it('names a file without frontmatter after itself, and notes what it cannot use', () => {
-    expect(parseDefinition('Just instructions.', '.hearth/agents/helper.md').definition).toMatchObject({
+    expect(
+      parseDefinition('Just instructions.', '.hearth/agents/helper.md', parseYaml).definition,
+    ).toMatchObject({
       name: 'helper',
       instructions: 'Just instructions.',
     });
     const odd = parseDefinition(
       '---\nmax_turns: many\npermission_mode: sideways\n---\nx',
       '.hearth/agents/odd.md',
+      parseYaml,
     );
     expect(odd.notes).toEqual([
       '.hearth/agents/odd.md: max_turns must be a positive whole number; ignored.',
       '.hearth/agents/odd.md: permission mode "sideways" is not known; the parent\'s applies.',
     ]);
-    expect(parseDefinition('---\nname: [\n---\n', '.hearth/agents/bad.md').notes[0]).toMatch(
+    expect(parseDefinition('---\nname: [\n---\n', '.hearth/agents/bad.md', parseYaml).notes[0]).toMatch(
       /^Skipped \.hearth\/agents\/bad\.md: its frontmatter is not valid YAML/,
     );
-    expect(parseDefinition('---\nname: ../../etc\n---\n', '.hearth/agents/x.md').notes[0]).toContain(
-      'is not a usable agent name',
-    );
+    expect(
+      parseDefinition('---\nname: ../../etc\n---\n', '.hearth/agents/x.md', parseYaml).notes[0],
+    ).toContain('is not a usable agent name');
   });
 });
 

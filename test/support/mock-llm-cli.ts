@@ -1,7 +1,7 @@
 /**
  * A standalone scripted LLM server for poking at Hearth by hand:
  *
- *   npm run mock-llm -- --script test/support/example-script.json [--port 8080]
+ *   npm run mock-llm -- --script test/support/example-script.json [--port 8080] [--timings]
  *
  * The script file is a JSON array of turns, the same plain data `reply()...build()` produces
  * (see `ScriptedTurn` in scripted/turn.ts). Each chat completion request plays the next turn:
@@ -18,6 +18,7 @@
  * Faults: httpError, dropAfter, delayFirstByte, delayBetweenChunks, hang, reset, malformedChunk, raw
  * (holdAfter waits for a test's `release()`, so it would hold here forever).
  * When the script runs out every further request gets HTTP 500. Runs until killed.
+ * --timings prints `served START END` on stdout for each chat response (epoch ms), for the bench.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -40,10 +41,15 @@ function summarize(r: RecordedRequest, turn: number): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { script: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      script: { type: 'string' },
+      port: { type: 'string' },
+      timings: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help || !values.script) {
-    process.stdout.write('usage: mock-llm --script FILE [--port N]\n');
+    process.stdout.write('usage: mock-llm --script FILE [--port N] [--timings]\n');
     process.exit(values.help ? 0 : 2);
   }
   const port = values.port === undefined ? 0 : Number(values.port);
@@ -70,6 +76,9 @@ async function main(): Promise<void> {
       const isChat = r.method === 'POST' && r.path.startsWith('/v1/chat/completions');
       process.stderr.write(`${summarize(r, isChat ? ++seen : 0)}\n`);
     },
+    onServed: values.timings
+      ? (_r, { start, end }) => process.stdout.write(`served ${start.toFixed(3)} ${end.toFixed(3)}\n`)
+      : undefined,
   });
   process.stdout.write(`mock-llm listening on ${server.baseUrl}\n`);
 

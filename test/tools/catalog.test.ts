@@ -65,12 +65,19 @@ describe('tool catalog', () => {
     expect(mutating.sort()).toEqual(
       [
         'edit_file',
+        'forget',
         'git_add',
         'git_branch',
         'git_commit',
         'mkdir',
         'multi_edit',
+        'node',
+        'python',
+        'schedule_wakeup',
+        'remember',
         'shell',
+        // A request carries whatever the URL holds off the machine, so it asks like a change.
+        'web_fetch',
         'write_file',
       ].sort(),
     );

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { formatPromptSize, measurePrompt } from '../../agent/prompt-size.js';
-import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 
 export function addDebugCommands(program: Command): void {
@@ -16,6 +15,10 @@ export function addDebugCommands(program: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       // --json is also a main-command flag, so it lands among the global options.
       const opts = cmd.optsWithGlobals<GlobalFlags & { json?: boolean; show?: boolean }>();
+      const [{ runtimeFromFlags }, { formatPromptSize, measurePrompt }] = await Promise.all([
+        import('../options.js'),
+        import('../../agent/prompt-size.js'),
+      ]);
       const runtime = await runtimeFromFlags(opts);
       const size = measurePrompt(runtime.systemPrompt, runtime.tools);
       if (opts.json) process.stdout.write(`${JSON.stringify(size, null, 2)}\n`);

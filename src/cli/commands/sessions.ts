@@ -1,16 +1,14 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { COMPACTION_METHODS } from '../../agent/compaction.js';
-import { AgentSession } from '../../agent/session.js';
 import type { SessionStore } from '../../store/sessions.js';
-import { createClient, resolveConnection } from '../connect.js';
-import { type GlobalFlags, runtimeFromFlags } from '../options.js';
+import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
 import { UsageError } from '../usage-error.js';
 
 async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
+  const { runtimeFromFlags } = await import('../options.js');
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
   try {
     await work(runtime.openStore());
@@ -121,6 +119,17 @@ export function addSessionCommands(program: Command): void {
     .command('compact <id>')
     .description('summarize the older part of a session now, to free context')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const [
+        { runtimeFromFlags },
+        { COMPACTION_METHODS },
+        { AgentSession },
+        { createClient, resolveConnection },
+      ] = await Promise.all([
+        import('../options.js'),
+        import('../../agent/compaction.js'),
+        import('../../agent/session.js'),
+        import('../connect.js'),
+      ]);
       const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
       try {
         const store = runtime.openStore();

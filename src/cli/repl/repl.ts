@@ -5,7 +5,9 @@ import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
+import { reflectAfterSessions } from '../memory-access.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
+import { visible } from '../sanitize.js';
 import { replApprover } from './approver.js';
 import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
 import { History } from './history.js';
@@ -67,7 +69,9 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const approve = replApprover({ editor, turns, err: stderr, style: errStyle });
   const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
-  const notes = await setupNotes(runtime, connection);
+  // The sandbox is settled by now (set up while the server was probed): its warning is said here.
+  const { warning } = await runtime.sandboxForSession();
+  const notes = [...setupNotes(runtime, connection), ...(warning ? [warning] : [])];
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
   for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);
@@ -89,8 +93,11 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     },
     runTask: (task, planFirst) => runTask(task, planFirst),
   };
+  /** The sessions this REPL ran tasks in: reflected on when it exits (memory.reflect). */
+  const ran = new Set<string>();
   const runTask = async (task: string, planFirst = false) => {
     const session = await repl.ensureSession();
+    ran.add(session.id);
     const steer = (text: string) => session.steer(text);
     const { gate } = repl.runtime;
     const mode = gate.mode;
@@ -176,9 +183,25 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     spinner.stop();
     keyboard.close();
   }
+  await reflectOnExit(repl, ran, (line) => stderr.write(`${errStyle.dim(visible(line))}\n`));
   const id = repl.sessionId;
   if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);
   return 0;
+}
+
+/** Reflects on the sessions of this REPL, once there is a server to do it with. */
+async function reflectOnExit(
+  repl: ReplState,
+  ran: ReadonlySet<string>,
+  say: (line: string) => void,
+): Promise<void> {
+  const { connection } = repl;
+  if (!connection || ran.size === 0) return;
+  try {
+    await reflectAfterSessions(repl.runtime, connection, [...ran], 'interactive', say);
+  } catch (err) {
+    say(`Reflection failed: ${(err as Error).message}`);
+  }
 }
 
 /** The prompt names the permission mode when it is not the usual one: plan and auto change what happens. */

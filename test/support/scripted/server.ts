@@ -31,6 +31,11 @@ export interface ScriptedServerOptions {
   embeddingDims?: number;
   /** Called for every request after it is recorded, before the response. */
   onRequest?: (req: RecordedRequest) => void;
+  /**
+   * Called once a chat response is sent, with when the request began to arrive and when the
+   * response ended (epoch milliseconds, sub-millisecond): the bench takes the server's time out.
+   */
+  onServed?: (req: RecordedRequest, span: { start: number; end: number }) => void;
   /** Times `delayFirstByte` and `delayBetweenChunks`; real time unless a test injects a ManualClock. */
   clock?: Clock;
 }
@@ -133,6 +138,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const start = performance.timeOrigin + performance.now();
     const raw = await readBody(req);
     const method = req.method ?? 'GET';
     const key = `${method} ${new URL(req.url ?? '/', 'http://127.0.0.1').pathname}`;
@@ -149,6 +155,10 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     const isChat = dialect !== undefined;
     if (isChat) requests.push(rec);
     opts.onRequest?.(rec);
+    const { onServed } = opts;
+    if (isChat && onServed) {
+      res.on('finish', () => onServed(rec, { start, end: performance.timeOrigin + performance.now() }));
+    }
     if (isChat) arrived.bump();
 
     const extra = opts.extraRoutes?.[key];

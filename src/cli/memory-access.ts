@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import type { MemoryFactory, Runtime } from '../agent/runtime.js';
+import { hearthHome } from '../config/load.js';
+import type { Connection } from '../llm/connection.js';
+import { createClient } from '../llm/connection.js';
+import { discoverServer } from '../llm/discover.js';
+import type { LongTermMemory } from '../memory/memory.js';
+import type { ReflectOutcome } from '../memory/reflection/reflect.js';
+
+/**
+ * Long-term memory as the CLI opens it: the code is imported when a session or a `hearth memory`
+ * command first needs it, so starting Hearth does not pay for it.
+ */
+export const openSessionMemory: MemoryFactory = async ({ db, config, workspace, connection }) => {
+  const { openMemory } = await import('../memory/open-memory.js');
+  return openMemory({ db, config, workspace, home: hearthHome(), server: connection });
+};
+
+/**
+ * Memory for a `hearth memory` command or /memory. Embeddings come from the configured server, or
+ * the one discovery finds; with none, search is keyword-only (and says so).
+ */
+export async function openCliMemory(
+  runtime: Runtime,
+  server?: { baseUrl: string } | 'find',
+): Promise<LongTermMemory> {
+  const { openMemory } = await import('../memory/open-memory.js');
+  const found =
+    server === 'find'
+      ? runtime.config.base_url
+        ? { baseUrl: runtime.config.base_url }
+        : await discoverServer().catch(() => undefined)
+      : server;
+  return openMemory({
+    db: runtime.database(),
+    config: runtime.config,
+    workspace: runtime.workspace,
+    home: hearthHome(),
+    server: found,
+  });
+}
+
+export function skillsDir(): string {
+  return join(hearthHome(), 'skills');
+}
+
+/** Sessions shorter than this (messages after the system prompt) have too little to learn from to spend a model call. */
+const MIN_MESSAGES_TO_REFLECT = 4;
+
+/**
+ * Reflects on sessions that just ended, when the config asks for it: `memory.reflect` is
+ * `interactive` (the default: after a REPL session, where the user is leaving anyway) or `always`
+ * (also after one-shot runs, which scripts wait on, so not by default: on slow hardware the extra
+ * model call can take minutes). Says one line per session through `say`.
+ */
+export async function reflectAfterSessions(
+  runtime: Runtime,
+  connection: Connection,
+  sessionIds: readonly string[],
+  surface: 'interactive' | 'one-shot',
+  say: (line: string) => void,
+): Promise<void> {
+  const { memory } = runtime.config;
+  if (!memory.enabled || memory.reflect === 'off') return;
+  if (memory.reflect === 'interactive' && surface !== 'interactive') return;
+  const store = runtime.openStore();
+  const worth = sessionIds.filter((id) => store.messages(id).length - 1 >= MIN_MESSAGES_TO_REFLECT);
+  if (worth.length === 0) return;
+  const longTerm = await openCliMemory(runtime, connection);
+  for (const id of worth) {
+    say(`Reflecting on session ${id} to learn from it (memory.reflect; Ctrl+C skips)...`);
+    say(describeReflection(id, await reflect(runtime, connection, longTerm, id)));
+  }
+}
+
+export async function reflect(
+  runtime: Runtime,
+  connection: Connection,
+  memory: LongTermMemory,
+  sessionId: string,
+  onProgress?: (text: string) => void,
+): Promise<ReflectOutcome> {
+  const { reflectOnSession } = await import('../memory/reflection/reflect.js');
+  const { ProposalStore } = await import('../memory/proposals.js');
+  return reflectOnSession({
+    memory,
+    proposals: new ProposalStore(runtime.database()),
+    sessions: runtime.openStore(),
+    llm: createClient(connection, runtime.config),
+    sessionId,
+    contextWindow: connection.contextWindow,
+    autoAccept: runtime.config.memory.auto_accept,
+    skillsDir: skillsDir(),
+    onProgress,
+  });
+}
+
+export function describeReflection(sessionId: string, outcome: ReflectOutcome): string {
+  switch (outcome.status) {
+    case 'already':
+      return `Session ${sessionId} was reflected on already (${new Date(outcome.at).toISOString().slice(0, 16).replace('T', ' ')}).`;
+    case 'failed':
+      return `Reflection on session ${sessionId} failed, nothing was kept: ${outcome.error}`;
+    case 'reflected': {
+      const n = outcome.proposals.length;
+      if (n === 0) return `Session ${sessionId}: nothing new worth remembering.`;
+      const waiting = n - outcome.accepted;
+      const parts = [
+        outcome.accepted > 0 ? `${outcome.accepted} remembered (memory.auto_accept)` : '',
+        waiting > 0 ? `${waiting} proposed: review with hearth memory review` : '',
+        ...outcome.notes,
+      ].filter(Boolean);
+      return `Session ${sessionId}: ${parts.join('; ')}.`;
+    }
+  }
+}

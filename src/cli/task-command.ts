@@ -1,0 +1,148 @@
+import { fstatSync } from 'node:fs';
+import { DiscoveryError } from '../llm/discover.js';
+import { closest } from '../util/levenshtein.js';
+import { ConnectionError, resolveConnection } from './connect.js';
+import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
+import { runOneShot } from './run-task.js';
+import { UsageError } from './usage-error.js';
+
+export interface MainFlags extends GlobalFlags {
+  interactive?: boolean;
+  json?: boolean;
+  continue?: boolean;
+  resume?: string;
+  print?: boolean;
+  plan?: boolean;
+  pauseForApproval?: boolean;
+  approve?: string[];
+  skill?: string;
+  image?: string[];
+}
+
+/** The main command: a task run once, the REPL, or a stored session resumed. Resolves to the exit code. */
+export async function runTaskCommand(
+  words: string[],
+  flags: MainFlags,
+  commands: string[],
+  version: string,
+): Promise<number> {
+  let task = words.join(' ').trim();
+  // `hearth sesions` is a mistyped command far more often than a one-word task.
+  const meant = words.length === 1 && !flags.print ? closest(words[0]!, commands) : undefined;
+  if (meant !== undefined && meant !== words[0]) {
+    throw new UsageError(
+      `"${words[0]}" is not a command. Did you mean: hearth ${meant}? (To give it as a task: hearth -p "${words[0]}")`,
+    );
+  }
+  const atTerminal = process.stdin.isTTY === true;
+  if (flags.interactive && !atTerminal)
+    throw new UsageError(
+      'Interactive mode needs a terminal. Give the task as an argument instead: hearth "..."',
+    );
+  const piped = flags.interactive ? '' : await readPipedStdin();
+  if (piped) task = task ? `${task}\n\n${piped}` : piped;
+  const loaded = await loadConfigFromFlags(flags);
+  // Asking the server (its context window, its models) takes round trips: they go on while the
+  // runtime is built. A failure is reported where the connection is awaited.
+  const connecting = resolveConnection(loaded.config);
+  connecting.catch(() => {});
+  const runtime = await runtimeFromConfig(loaded, flags);
+  try {
+    if (flags.skill !== undefined) {
+      const skill = runtime.commands.find((c) => c.name === flags.skill);
+      if (!skill) {
+        const names = runtime.commands.map((c) => c.name);
+        throw new UsageError(
+          `No skill named "${flags.skill}".${names.length ? ` Skills: ${names.join(', ')}.` : ' See: hearth skills list'}`,
+        );
+      }
+      task = skill.task(task);
+    }
+    const store = runtime.openStore();
+    const resume = flags.resume
+      ? store.resolve(flags.resume)
+      : flags.continue
+        ? store.latest(runtime.workspace)
+        : undefined;
+    if (flags.continue && !resume)
+      throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
+    const last = resume && !task ? store.messages(resume.id).at(-1) : undefined;
+    const finished = last?.role === 'assistant' && !last.tool_calls?.length;
+    // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
+    const interactive =
+      flags.interactive === true || (atTerminal && !task && !flags.json && (!resume || finished));
+    if (flags.print && flags.interactive)
+      throw new UsageError('--print and --interactive contradict each other.');
+    if (flags.approve && !resume)
+      throw new UsageError('--approve answers a paused session: use it with --resume ID.');
+    if (flags.image && (interactive || !task))
+      throw new UsageError(
+        '--image goes with a task in one-shot mode: hearth --image FILE "what to do with it"',
+      );
+    if (interactive && !flags.print && !flags.approve) {
+      // The prompt should come up at once: probe the server while the sandbox makes its trial run.
+      // With no server yet the REPL still opens: sessions can be listed and resumed meanwhile.
+      const [connected, { runRepl }] = await Promise.all([
+        connecting.then(
+          (connection) => ({ connection, error: undefined }),
+          (err: unknown) => {
+            if (!(err instanceof ConnectionError || err instanceof DiscoveryError)) throw err;
+            return { connection: undefined, error: (err as Error).message };
+          },
+        ),
+        import('./repl/repl.js'),
+        runtime.sandbox(),
+      ]);
+      return await runRepl({
+        runtime,
+        connection: connected.connection,
+        connectionError: connected.error,
+        firstTask: task || undefined,
+        resume,
+        deepWork: flags.deep === true,
+        planFirst: flags.plan === true,
+        version,
+      });
+    }
+    if (!task && !resume) {
+      throw new UsageError('No task given. Usage: hearth "what to do" (see hearth --help)');
+    }
+    if (finished) {
+      throw new UsageError(
+        `Session ${resume!.id} finished its last task. Say what to do next: hearth --resume ${resume!.id} "..."`,
+      );
+    }
+    const connection = await connecting;
+    return await runOneShot({
+      runtime,
+      connection,
+      task: task || undefined,
+      resume,
+      json: flags.json === true,
+      deepWork: flags.deep === true,
+      pauseForApproval: flags.pauseForApproval === true,
+      plan: flags.plan === true,
+      approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
+      images: flags.image,
+    });
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Reads stdin when something is piped or redirected in; never waits on a terminal. */
+async function readPipedStdin(): Promise<string> {
+  let stat: ReturnType<typeof fstatSync>;
+  try {
+    stat = fstatSync(0);
+  } catch {
+    return '';
+  }
+  // Shell pipes are FIFOs; programs that spawn hearth usually hand it a socket pair.
+  if (!stat.isFIFO() && !stat.isFile() && !stat.isSocket()) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  // Verbatim but for the trailing newline(s): a diff's first line may start with a space that matters.
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text.trim() === '' ? '' : text.replace(/\s+$/, '');
+}

@@ -1,0 +1,89 @@
+import type { Db } from '../store/database.js';
+import type { Ranked } from './keyword-search.js';
+import { blobVector, memoryRevision } from './memory-store.js';
+import type { MemoryView, VectorSpace } from './types.js';
+
+/**
+ * Nearest memories to a query vector, among those embedded in the query's space (model and
+ * dimension); memories of other spaces are never compared. Scores are cosine similarities (the
+ * stored vectors and the query are unit length).
+ */
+export interface VectorIndex {
+  readonly kind: 'sqlite-vec' | 'in-process';
+  search(query: Float32Array, space: VectorSpace, view: MemoryView, limit: number): Ranked[];
+}
+
+interface Loaded {
+  space: VectorSpace;
+  revision: number;
+  ids: number[];
+  workspaces: Array<string | null>;
+  /** Row i is ids[i]'s vector: one flat array, so the scan stays in one tight loop. */
+  matrix: Float32Array;
+}
+
+/**
+ * Cosine over the stored Float32 vectors in this process: what search uses when the sqlite-vec
+ * extension does not load. The vectors are read once and kept until the memory revision moves
+ * (any process adding, removing or re-embedding a memory moves it).
+ */
+export class InProcessVectorIndex implements VectorIndex {
+  readonly kind = 'in-process';
+  private loaded: Loaded | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  search(query: Float32Array, space: VectorSpace, view: MemoryView, limit: number): Ranked[] {
+    const data = this.load(space);
+    const { dim } = space;
+    if (query.length !== dim) return [];
+    const best: Ranked[] = [];
+    for (let row = 0; row < data.ids.length; row++) {
+      if (view !== 'all') {
+        const ws = data.workspaces[row];
+        if (ws !== null && ws !== view.workspace) continue;
+      }
+      let dot = 0;
+      const base = row * dim;
+      for (let i = 0; i < dim; i++) dot += data.matrix[base + i]! * query[i]!;
+      if (best.length < limit || dot > best[best.length - 1]!.score)
+        insertSorted(best, { id: data.ids[row]!, score: dot }, limit);
+    }
+    return best;
+  }
+
+  private load(space: VectorSpace): Loaded {
+    const revision = memoryRevision(this.db);
+    const current = this.loaded;
+    if (current && current.revision === revision && sameSpace(current.space, space)) return current;
+    const rows = this.db
+      .prepare(
+        'SELECT id, workspace, embedding FROM memories WHERE embedding_model = ? AND embedding_dim = ?',
+      )
+      .all(space.model, space.dim) as Array<{ id: number; workspace: string | null; embedding: Buffer }>;
+    const matrix = new Float32Array(rows.length * space.dim);
+    rows.forEach((row, i) => {
+      matrix.set(blobVector(row.embedding), i * space.dim);
+    });
+    this.loaded = {
+      space,
+      revision,
+      ids: rows.map((row) => row.id),
+      workspaces: rows.map((row) => row.workspace),
+      matrix,
+    };
+    return this.loaded;
+  }
+}
+
+export function sameSpace(a: VectorSpace, b: VectorSpace): boolean {
+  return a.model === b.model && a.dim === b.dim;
+}
+
+/** Keeps `list` sorted best first and at most `limit` long. */
+function insertSorted(list: Ranked[], item: Ranked, limit: number): void {
+  let at = list.length;
+  while (at > 0 && list[at - 1]!.score < item.score) at--;
+  list.splice(at, 0, item);
+  if (list.length > limit) list.pop();
+}
