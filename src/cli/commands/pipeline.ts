@@ -1,17 +1,24 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { PlanStore } from '../../pipeline/plan-store.js';
-import { pipelineDeps } from '../../pipeline/setup.js';
+import type { PlanStore } from '../../pipeline/plan-store.js';
 import type { PipelineEvent, TaskState } from '../../pipeline/types.js';
-import { runPipeline } from '../../pipeline/worker.js';
-import { resolveConnection } from '../connect.js';
-import { type GlobalFlags, runtimeFromFlags } from '../options.js';
-import { terminalJson, visible } from '../sanitize.js';
-import { UsageError } from '../usage-error.js';
+import type { GlobalFlags } from '../options.js';
+
+/** Loaded when a pipeline command runs: `--help` stays light (test/cli/bundle.test.ts). */
+const load = async () => ({
+  ...(await import('node:fs/promises')),
+  ...(await import('../../pipeline/plan-store.js')),
+  ...(await import('../../pipeline/setup.js')),
+  ...(await import('../../pipeline/worker.js')),
+  ...(await import('../connect.js')),
+  ...(await import('../options.js')),
+  ...(await import('../sanitize.js')),
+  ...(await import('../usage-error.js')),
+});
 
 type Flags = GlobalFlags & { json?: boolean };
 
 async function withPlans(cmd: Command, work: (plans: PlanStore, workspace: string) => void | Promise<void>) {
+  const { runtimeFromFlags, PlanStore } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
     await work(new PlanStore(runtime.openStore().db), runtime.workspace);
@@ -28,6 +35,7 @@ export function addPipelineCommands(program: Command): void {
     .command('add <file>')
     .description('store a Markdown plan for this workspace; the same content is stored once')
     .action(async (file: string, _opts: unknown, cmd: Command) => {
+      const { readFile, UsageError, visible } = await load();
       const markdown = await readFile(file, 'utf8').catch((err: Error) => {
         throw new UsageError(`Cannot read the plan ${file}: ${err.message}`);
       });
@@ -52,6 +60,8 @@ export function addPipelineCommands(program: Command): void {
     )
     .option('--json', 'one JSON event per line')
     .action(async (_opts: unknown, cmd: Command) => {
+      const { runtimeFromFlags, resolveConnection, pipelineDeps, runPipeline, terminalJson, visible } =
+        await load();
       const flags = cmd.optsWithGlobals<Flags>();
       const runtime = await runtimeFromFlags(flags);
       const stop = new AbortController();
@@ -77,8 +87,9 @@ export function addPipelineCommands(program: Command): void {
     .command('status')
     .description('plans and their tasks by state')
     .option('--json', 'as JSON')
-    .action(async (_opts: unknown, cmd: Command) =>
-      withPlans(cmd, (plans, workspace) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { terminalJson, visible } = await load();
+      await withPlans(cmd, (plans, workspace) => {
         const rows = plans.plans(workspace).map((p) => ({ plan: p, tasks: plans.tasks(p.id) }));
         if (cmd.optsWithGlobals<Flags>().json) {
           process.stdout.write(`${terminalJson(rows)}\n`);
@@ -98,8 +109,8 @@ export function addPipelineCommands(program: Command): void {
             );
           }
         }
-      }),
-    );
+      });
+    });
   pipeline
     .command('retry-failed')
     .description('put failed tasks (and the dependents that failed with them) back in the queue')
