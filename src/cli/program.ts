@@ -8,6 +8,7 @@ import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
 import { addMcpCommands } from './commands/mcp.js';
 import { addMemoryCommands } from './commands/memory.js';
+import { addPipelineCommands } from './commands/pipeline.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
@@ -159,6 +160,7 @@ function buildProgram(): Command {
   addJobsCommands(program);
   addSchedulerCommands(program);
   addServeCommand(program);
+  addPipelineCommands(program);
   return program;
 }
 

@@ -64,6 +64,17 @@ const profileSchema = z.object(profileShape).strict();
 export type Profile = z.infer<typeof profileSchema>;
 export const PROFILE_KEYS = Object.keys(profileShape) as Array<keyof Profile>;
 
+const pipelineRole = z
+  .object({
+    model: z.string().min(1).optional(),
+    base_url: serverUrl.optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().gt(0).max(1).optional(),
+    seed: z.number().int().optional(),
+  })
+  .strict();
+export type PipelineRole = z.infer<typeof pipelineRole>;
+
 function buildSchema<P extends z.ZodType>(profile: P) {
   return z
     .object({
@@ -198,6 +209,26 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
+      /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
+      pipeline: z
+        .object({
+          /** Build, test and lint commands the verifier runs in the sandbox after each task. */
+          commands: z.array(z.string().min(1)).default([]),
+          /** Seconds each of those commands may run. */
+          command_timeout: z.number().positive().default(600),
+          /** Rework rounds the reviewer may ask for; after them minor findings become debt. */
+          max_rework: z.number().int().min(0).max(20).default(3),
+          /** One commit per finished task when the workspace is a git repository. */
+          git: z.boolean().default(true),
+          /** Per-role model, server and sampling; unset keys come from the main settings. */
+          roles: z
+            .object({ planner: pipelineRole, coder: pipelineRole, reviewer: pipelineRole })
+            .partial()
+            .strict()
+            .default({}),
+        })
+        .strict()
+        .default({ commands: [], command_timeout: 600, max_rework: 3, git: true, roles: {} }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */

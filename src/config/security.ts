@@ -33,6 +33,8 @@ export const SECURITY_KEYS: readonly string[] = [
   'hooks',
   'mcp.servers',
   'gateway',
+  'pipeline.commands',
+  'pipeline.roles.*.base_url',
 ];
 
 /** `*` in a key stands for any one name (a profile's). */

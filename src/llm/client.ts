@@ -45,6 +45,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolSchema[];
   signal?: AbortSignal;
+  /** OpenAI `response_format` (e.g. a JSON schema), for servers that constrain output to it. */
+  responseFormat?: unknown;
 }
 
 export interface LlmClient {
@@ -77,6 +79,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           seed: options.seed,
           max_tokens: options.maxTokens,
           id_slot: options.slot,
+          response_format: request.responseFormat,
         },
         toOpenAiMessage,
       );

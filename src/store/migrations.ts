@@ -230,4 +230,56 @@ export const migrations: string[] = [
   -- Usage over a time range (today, 7 days, ...) without reading every row.
   CREATE INDEX usage_created ON usage(created_at);
   `,
+  `
+  -- The pipeline (src/pipeline/): plans stored once by content hash, their tasks as a queue with
+  -- dependencies, and a log of every transition and review.
+  CREATE TABLE plans (
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    title TEXT NOT NULL,
+    markdown TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'new',
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    UNIQUE (workspace, hash)
+  );
+  CREATE TABLE pipeline_tasks (
+    id INTEGER PRIMARY KEY,
+    plan_id INTEGER NOT NULL REFERENCES plans(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL,
+    files TEXT NOT NULL,
+    acceptance TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    outcome TEXT,
+    owner TEXT,
+    session_id TEXT,
+    rework INTEGER NOT NULL DEFAULT 0,
+    feedback TEXT,
+    findings TEXT,
+    signatures TEXT NOT NULL DEFAULT '{}',
+    summary TEXT,
+    error TEXT,
+    commit_hash TEXT,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (plan_id, seq)
+  );
+  CREATE INDEX pipeline_tasks_state ON pipeline_tasks(state);
+  CREATE TABLE pipeline_task_deps (
+    task_id INTEGER NOT NULL REFERENCES pipeline_tasks(id) ON DELETE CASCADE,
+    depends_on INTEGER NOT NULL REFERENCES pipeline_tasks(id) ON DELETE CASCADE,
+    PRIMARY KEY (task_id, depends_on)
+  ) WITHOUT ROWID;
+  CREATE TABLE pipeline_log (
+    id INTEGER PRIMARY KEY,
+    plan_id INTEGER NOT NULL REFERENCES plans(id) ON DELETE CASCADE,
+    task_id INTEGER,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX pipeline_log_plan ON pipeline_log(plan_id, id);
+  `,
 ];

@@ -47,7 +47,8 @@ export class SessionStore {
   /** Prepared once per store: a step writes several rows, and preparing costs more than running. */
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: Db) {}
+  /** The database, for the other stores that share it (the pipeline's queue). */
+  constructor(readonly db: Db) {}
 
   private sql(text: string): Statement {
     let statement = this.statements.get(text);

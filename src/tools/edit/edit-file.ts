@@ -16,8 +16,7 @@ import { previewChange } from './preview.js';
 
 export const editFileTool = defineTool({
   name: 'edit_file',
-  description:
-    'Replace old_string (exact, no line numbers; unique unless replace_all) with new_string.',
+  description: 'Replace old_string (exact, no line numbers; unique unless replace_all) with new_string.',
   parameters: z.object({
     path: z.string(),
     old_string: z.string(),

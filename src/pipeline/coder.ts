@@ -1,0 +1,76 @@
+import type { AgentSession } from '../agent/session.js';
+import type { TaskRow } from './types.js';
+
+/** Makes the coder's sessions: a normal Hearth agent session per task, resumed for its rework. */
+export interface CoderSessions {
+  create(title: string): AgentSession;
+  open(id: string): AgentSession;
+  /** The session's durable state value (its todo list). */
+  state(id: string, key: string): unknown;
+}
+
+export type CoderResult =
+  | {
+      ok: true;
+      sessionId: string;
+      summary: string;
+      todos: Array<{ text: string; status: string }>;
+      tokens: number;
+    }
+  | { ok: false; sessionId: string; error: string; tokens: number };
+
+/**
+ * Runs the coder on a task: its first round gets the brief (task, acceptance, what its
+ * prerequisites did); a later round continues the same session with the findings, so the history
+ * stays append-only and the server's prompt cache holds.
+ */
+export async function runCoder(
+  sessions: CoderSessions,
+  task: TaskRow,
+  prerequisites: TaskRow[],
+  signal?: AbortSignal,
+): Promise<CoderResult> {
+  const session = task.sessionId
+    ? sessions.open(task.sessionId)
+    : sessions.create(`task #${task.seq}: ${task.title}`);
+  const message = task.sessionId
+    ? (task.feedback ?? 'Your previous run was interrupted. Check what is done and finish the task.')
+    : brief(task, prerequisites);
+  let tokens = 0;
+  let end: { reason: string; text: string } | undefined;
+  for await (const event of session.run(message, signal)) {
+    if (event.type === 'usage') tokens += event.prompt + event.completion;
+    if (event.type === 'done') end = event;
+  }
+  if (end?.reason !== 'completed') {
+    return {
+      ok: false,
+      sessionId: session.id,
+      error: `the coder stopped: ${end?.reason ?? 'no end'}`,
+      tokens,
+    };
+  }
+  const todos = sessions.state(session.id, 'todos');
+  return {
+    ok: true,
+    sessionId: session.id,
+    summary: end.text.slice(0, 2000),
+    todos: Array.isArray(todos) ? (todos as Array<{ text: string; status: string }>) : [],
+    tokens,
+  };
+}
+
+function brief(task: TaskRow, prerequisites: TaskRow[]): string {
+  return [
+    `Task #${task.seq}: ${task.title}`,
+    task.description,
+    task.files.length ? `Files: ${task.files.join(', ')}` : '',
+    task.acceptance.length ? `Acceptance criteria:\n${task.acceptance.map((a) => `- ${a}`).join('\n')}` : '',
+    prerequisites.length
+      ? `Done before this task:\n${prerequisites.map((p) => `- #${p.seq} ${p.title}${p.summary ? `: ${p.summary.slice(0, 300)}` : ''}`).join('\n')}`
+      : '',
+    'Do only this task. Create or change the files it names; when it is done, say in one or two sentences what you did.',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}

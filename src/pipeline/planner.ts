@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { askJson, type RoleClient } from './llm-call.js';
+import { type PlannedTask, type PlanRow, plannedTaskSchema, planReplySchema } from './types.js';
+
+const PLANNER_PROMPT = `You split a plan into small coding tasks, each one a single commit a junior developer could do in one sitting.
+Reply with JSON only: {"tasks": [{"title": str, "description": str, "files": [paths relative to the project root], "depends_on": [numbers of earlier tasks, 1-based], "acceptance": [checkable criteria]}]}.
+Keep the plan's order; a task may depend only on tasks before it.`;
+
+/** The planner's reply: `{tasks: [...]}`, or a bare array of tasks as many models write it. */
+const plannerReply = z.union([
+  planReplySchema,
+  z
+    .array(plannedTaskSchema)
+    .min(1)
+    .transform((tasks) => ({ tasks })),
+]);
+
+export type PlanResult =
+  | { ok: true; tasks: PlannedTask[]; tokens: number }
+  | { ok: false; error: string; tokens: number };
+
+/** Decomposes a plan into tasks; the dependencies are checked as well as the shape. */
+export async function planTasks(role: RoleClient, plan: PlanRow, signal?: AbortSignal): Promise<PlanResult> {
+  const answer = await askJson(role, {
+    name: 'plan',
+    schema: plannerReply.superRefine((reply, ctx) => {
+      reply.tasks.forEach((task, i) => {
+        for (const dep of task.depends_on) {
+          if (dep > i) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['tasks', i, 'depends_on'],
+              message: `task ${i + 1} depends on task ${dep}, which is not before it`,
+            });
+          }
+        }
+      });
+    }),
+    asked: planReplySchema,
+    messages: [
+      { role: 'system', content: PLANNER_PROMPT },
+      { role: 'user', content: plan.markdown },
+    ],
+    signal,
+  });
+  if (!answer.ok) return answer;
+  return { ok: true, tasks: answer.value.tasks, tokens: answer.tokens };
+}

@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Runtime } from '../agent/runtime.js';
+import { AgentSession, type SessionDeps } from '../agent/session.js';
+import type { PipelineRole } from '../config/schema.js';
+import { type Connection, createClient } from '../llm/connection.js';
+import type { Approver } from '../permissions/gate.js';
+import { DEFAULT_LIMITS } from './convergence.js';
+import { createGitTrace } from './git-trace.js';
+import type { RoleClient } from './llm-call.js';
+import { PlanStore } from './plan-store.js';
+import type { PipelineEvent } from './types.js';
+import { type PipelineDeps, processOwner } from './worker.js';
+
+/** Unattended: nobody is there to answer, so calls the permission mode would ask about are declined. */
+const declineUnattended: Approver = async () => ({
+  decision: 'deny',
+  reason:
+    'The pipeline runs unattended and this call needs approval. Do the task with the tools you may use without asking.',
+});
+
+/** The pipeline of a runtime: its store, sandbox and tools, with each role's model from `pipeline.roles`. */
+export async function pipelineDeps(
+  runtime: Runtime,
+  connection: Connection,
+  emit: (event: PipelineEvent) => void,
+  signal?: AbortSignal,
+): Promise<PipelineDeps> {
+  const { config, workspace } = runtime;
+  const settings = config.pipeline;
+  const { sandbox } = await runtime.sandbox();
+  const store = runtime.openStore();
+  const client = (role: PipelineRole | undefined) =>
+    createClient(
+      {
+        ...connection,
+        baseUrl: role?.base_url ?? connection.baseUrl,
+        model: role?.model ?? connection.model,
+      },
+      {
+        ...config,
+        temperature: role?.temperature ?? config.temperature,
+        top_p: role?.top_p ?? config.top_p,
+        seed: role?.seed ?? config.seed,
+      },
+    );
+  const role = (r: PipelineRole | undefined): RoleClient => ({ llm: client(r), jsonSchema: true });
+  const coderDeps: SessionDeps = {
+    store,
+    llm: client(settings.roles.coder),
+    tools: runtime.tools,
+    gate: runtime.gate,
+    sandbox,
+    approve: declineUnattended,
+    workspace,
+    maxIterations: config.max_iterations ?? 50,
+    tokenBudget: config.token_budget,
+    contextWindow: connection.contextWindow,
+    compactionThreshold: config.compaction.threshold,
+  };
+  const git =
+    settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
+  return {
+    plans: new PlanStore(store.db),
+    workspace,
+    sandbox,
+    planner: role(settings.roles.planner),
+    reviewer: role(settings.roles.reviewer),
+    coder: {
+      create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
+      open: (id) => AgentSession.open(coderDeps, store.get(id)),
+      state: (id, key) => store.state(id).get(key),
+    },
+    ...(git ? { git } : {}),
+    commands: settings.commands,
+    commandTimeoutMs: settings.command_timeout * 1000,
+    limits: { ...DEFAULT_LIMITS, maxRework: settings.max_rework },
+    ...processOwner(),
+    emit,
+    ...(signal ? { signal } : {}),
+  };
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/** One micro-task as the planner must write it; `depends_on` names earlier tasks by their 1-based number. */
+export const plannedTaskSchema = z.object({
+  title: z.string().trim().min(1),
+  description: z.string().default(''),
+  files: z.array(z.string().trim().min(1)).default([]),
+  depends_on: z.array(z.number().int().positive()).default([]),
+  acceptance: z.array(z.string()).default([]),
+});
+export const planReplySchema = z.object({ tasks: z.array(plannedTaskSchema).min(1) });
+export type PlannedTask = z.infer<typeof plannedTaskSchema>;
+
+export const findingSchema = z.object({
+  severity: z.enum(['critical', 'major', 'minor']).catch('major'),
+  message: z.string().min(1),
+  file: z.string().optional(),
+});
+export const verdictSchema = z.object({
+  verdict: z.enum(['approve', 'rework', 'fail']),
+  findings: z.array(findingSchema).default([]),
+  summary: z.string().default(''),
+});
+export type Finding = z.infer<typeof findingSchema>;
+export type Verdict = z.infer<typeof verdictSchema>;
+
+/**
+ * Where a task is. `coding`, `verifying`, `reviewing` and `committing` are held by a running worker;
+ * after a crash they go back to the state they were entered from (see RECOVER_TO).
+ */
+export type TaskState =
+  | 'pending'
+  | 'coding'
+  | 'coded'
+  | 'verifying'
+  | 'reviewing'
+  | 'approved'
+  | 'committing'
+  | 'done'
+  | 'done_with_debt'
+  | 'failed';
+
+export const RECOVER_TO: Partial<Record<TaskState, TaskState>> = {
+  coding: 'pending',
+  verifying: 'coded',
+  reviewing: 'coded',
+  committing: 'approved',
+};
+
+export const FINISHED: readonly TaskState[] = ['done', 'done_with_debt'];
+
+export interface TaskRow {
+  id: number;
+  planId: number;
+  seq: number;
+  title: string;
+  description: string;
+  files: string[];
+  acceptance: string[];
+  dependsOn: number[];
+  state: TaskState;
+  outcome: 'done' | 'done_with_debt' | null;
+  sessionId: string | null;
+  rework: number;
+  /** Findings for the coder's next round (the verifier's or the reviewer's), in words. */
+  feedback: string | null;
+  findings: Finding[];
+  /** How often each error signature came back. */
+  signatures: Record<string, number>;
+  summary: string | null;
+  error: string | null;
+  commitHash: string | null;
+}
+
+export interface PlanRow {
+  id: number;
+  hash: string;
+  workspace: string;
+  title: string;
+  markdown: string;
+  state: 'new' | 'planned' | 'failed';
+  error: string | null;
+}
+
+/** What the pipeline reports as it goes; plain JSON like the agent's events. */
+export type PipelineEvent =
+  | { type: 'plan_planned'; planId: number; tasks: number }
+  | { type: 'plan_failed'; planId: number; error: string }
+  | { type: 'task_state'; planId: number; taskId: number; seq: number; state: TaskState; note?: string }
+  | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
+  | { type: 'commit'; taskId: number; hash: string };

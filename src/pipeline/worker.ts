@@ -1,0 +1,196 @@
+import { hostname } from 'node:os';
+import type { Sandbox } from '../sandbox/types.js';
+import { type CoderSessions, runCoder } from './coder.js';
+import { type Limits, nextAfter } from './convergence.js';
+import type { GitTrace } from './git-trace.js';
+import type { RoleClient } from './llm-call.js';
+import type { PlanStore } from './plan-store.js';
+import { planTasks } from './planner.js';
+import { reviewTask } from './reviewer.js';
+import type { PipelineEvent, TaskRow, TaskState } from './types.js';
+import { verifyTask } from './verifier.js';
+
+export interface PipelineDeps {
+  plans: PlanStore;
+  workspace: string;
+  sandbox: Sandbox;
+  planner: RoleClient;
+  reviewer: RoleClient;
+  coder: CoderSessions;
+  /** Unset: no commits (the workspace is not a repository, or git is off). */
+  git?: GitTrace;
+  /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
+  commands: string[];
+  commandTimeoutMs: number;
+  limits: Limits;
+  /** Who holds a claimed task; `alive` tells whether a holder still runs. */
+  owner: string;
+  alive(owner: string): boolean;
+  emit(event: PipelineEvent): void;
+  signal?: AbortSignal;
+}
+
+export interface RunSummary {
+  recovered: number;
+  planned: number;
+  steps: number;
+  tokens: number;
+}
+
+/** This process as a task holder, and whether a holder of this host still runs. */
+export function processOwner(): { owner: string; alive(owner: string): boolean } {
+  const host = hostname();
+  return {
+    owner: `${host}:${process.pid}`,
+    alive(owner) {
+      const [h, pid] = owner.split(':');
+      if (h !== host) return true; // another machine's worker: not ours to judge
+      try {
+        process.kill(Number(pid), 0);
+        return true;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    },
+  };
+}
+
+/**
+ * Works through the workspace's plans until nothing is left to do: recovers what a dead worker
+ * held, plans new plans, then takes one task phase at a time from the queue. Every transition is
+ * committed before the next step, so a kill at any point resumes without losing or redoing work.
+ */
+export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
+  const { plans, workspace } = deps;
+  const summary: RunSummary = { recovered: 0, planned: 0, steps: 0, tokens: 0 };
+  for (const task of plans.recover(workspace, deps.alive)) {
+    summary.recovered++;
+    announce(deps, task, 'recovered after an interruption');
+  }
+  for (const plan of plans.unplanned(workspace)) {
+    if (deps.signal?.aborted) return summary;
+    const result = await planTasks(deps.planner, plan, deps.signal);
+    summary.tokens += result.tokens;
+    if (deps.signal?.aborted) return summary;
+    if (result.ok) {
+      plans.setTasks(plan.id, result.tasks);
+      summary.planned++;
+      deps.emit({ type: 'plan_planned', planId: plan.id, tasks: result.tasks.length });
+    } else {
+      plans.failPlan(plan.id, result.error);
+      deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });
+    }
+  }
+  while (!deps.signal?.aborted) {
+    const task = plans.claim(deps.owner, workspace);
+    if (!task) break;
+    announce(deps, task);
+    summary.tokens += await step(deps, task);
+    summary.steps++;
+  }
+  return summary;
+}
+
+/** One phase of one claimed task; returns the tokens it spent. */
+async function step(deps: PipelineDeps, task: TaskRow): Promise<number> {
+  if (task.state === 'coding') return code(deps, task);
+  if (task.state === 'verifying') return verifyAndReview(deps, task);
+  await commit(deps, task);
+  return 0;
+}
+
+async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
+  deps.emit({ type: 'task_role', taskId: task.id, role: 'coder' });
+  const prerequisites = task.dependsOn.map((id) => deps.plans.task(id));
+  const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
+  if (deps.signal?.aborted) return result.tokens;
+  if (result.ok) {
+    move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
+  } else {
+    settle(
+      deps,
+      { ...task, sessionId: result.sessionId },
+      nextAfter(task, { verifier: [result.error] }, deps.limits),
+    );
+  }
+  return result.tokens;
+}
+
+async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<number> {
+  deps.emit({ type: 'task_role', taskId: task.id, role: 'verifier' });
+  const todos = task.sessionId ? deps.coder.state(task.sessionId, 'todos') : undefined;
+  const findings = await verifyTask({
+    workspace: deps.workspace,
+    sandbox: deps.sandbox,
+    files: task.files,
+    todos: Array.isArray(todos) ? todos : [],
+    commands: deps.commands,
+    timeoutMs: deps.commandTimeoutMs,
+    signal: deps.signal,
+  });
+  if (deps.signal?.aborted) return 0;
+  deps.plans.log(task, 'verify', { findings });
+  if (findings.length > 0) {
+    settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
+    return 0;
+  }
+  const reviewing = move(deps, task, 'reviewing');
+  deps.emit({ type: 'task_role', taskId: task.id, role: 'reviewer', model: deps.reviewer.llm.model });
+  const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
+  if (deps.signal?.aborted) return answer.tokens;
+  if (!answer.ok) {
+    fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
+    return answer.tokens;
+  }
+  deps.plans.log(task, 'review', answer.value);
+  settle(deps, reviewing, nextAfter(reviewing, { verdict: answer.value }, deps.limits));
+  return answer.tokens;
+}
+
+async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
+  const final: TaskState = task.outcome ?? 'done';
+  try {
+    const hash = await deps.git?.commitTask(task, deps.signal);
+    if (deps.signal?.aborted) return;
+    if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
+    move(deps, task, final, { commitHash: hash ?? null });
+  } catch (err) {
+    fail(deps, task, (err as Error).message);
+  }
+}
+
+function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): void {
+  if (next.state === 'failed') fail(deps, task, next.error);
+  else if (next.state === 'approved')
+    move(deps, task, 'approved', { outcome: next.outcome, findings: next.findings });
+  else {
+    const { feedback, rework, signatures } = next;
+    move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
+  }
+}
+
+function move(
+  deps: PipelineDeps,
+  task: TaskRow,
+  state: TaskState,
+  update: Parameters<PlanStore['transition']>[2] = {},
+) {
+  const moved = deps.plans.transition(task.id, state, update);
+  announce(deps, moved);
+  return moved;
+}
+
+function fail(deps: PipelineDeps, task: TaskRow, error: string): void {
+  for (const failed of deps.plans.fail(task.id, error)) announce(deps, failed, failed.error ?? undefined);
+}
+
+function announce(deps: PipelineDeps, task: TaskRow, note?: string): void {
+  deps.emit({
+    type: 'task_state',
+    planId: task.planId,
+    taskId: task.id,
+    seq: task.seq,
+    state: task.state,
+    ...(note ? { note } : {}),
+  });
+}

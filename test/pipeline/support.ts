@@ -1,0 +1,230 @@
+/**
+ * A pipeline over real parts: a temp git repository, a real SQLite file, the real bwrap sandbox,
+ * real agent sessions for the coder, and an OpenAI-compatible server (the scripted one, answering
+ * by role) that plays planner, coder and reviewer from the conversation it is sent. Answers are
+ * worked out from each request, not from a fixed queue, so a pipeline killed and restarted
+ * anywhere gets the same answers for the same questions.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import { AgentSession, type SessionDeps } from '../../src/agent/session.js';
+import { createLlmClient } from '../../src/llm/client.js';
+import { PermissionGate } from '../../src/permissions/gate.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
+import { createGitTrace } from '../../src/pipeline/git-trace.js';
+import { PlanStore } from '../../src/pipeline/plan-store.js';
+import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
+import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
+import { createSandbox } from '../../src/sandbox/select.js';
+import { openDatabase } from '../../src/store/database.js';
+import { SessionStore } from '../../src/store/sessions.js';
+import { selectTools } from '../../src/tools/catalog.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+
+type Message = { role: string; content: string | null; tool_calls?: unknown[] };
+
+export interface Script {
+  tasks: Array<Partial<PlannedTask> & { title: string }>;
+  /** Files the coder writes on a round (1 = the brief, 2 = the first feedback, ...) of a task. */
+  coder(title: string, round: number): Record<string, string>;
+  /** The reviewer's verdict on its `n`th review (1-based) of a task. */
+  review?(title: string, n: number): Verdict;
+}
+
+export const approve: Verdict = { verdict: 'approve', findings: [], summary: 'fine' };
+
+/** The role a request is for, from its system prompt; the task title, from the first user message. */
+export function roleOf(body: { messages: Message[] }): 'planner' | 'reviewer' | 'coder' {
+  const system = body.messages[0]?.content ?? '';
+  if (system.startsWith('You split a plan')) return 'planner';
+  if (system.startsWith('You review one small coding task')) return 'reviewer';
+  return 'coder';
+}
+
+export function titleOf(body: { messages: Message[] }): string {
+  const first = body.messages.find((m) => m.role === 'user')?.content ?? '';
+  return /^Task #\d+: (.*)$/m.exec(first)?.[1] ?? '';
+}
+
+function completion(content: string, calls: Array<{ name: string; args: object }> = []) {
+  return {
+    id: 'c',
+    object: 'chat.completion',
+    model: 'scripted',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content,
+          ...(calls.length
+            ? {
+                tool_calls: calls.map((c, i) => ({
+                  id: `call_${i}_${Math.random().toString(36).slice(2, 8)}`,
+                  type: 'function',
+                  function: { name: c.name, arguments: JSON.stringify(c.args) },
+                })),
+              }
+            : {}),
+        },
+        finish_reason: calls.length ? 'tool_calls' : 'stop',
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
+
+/** Answers each chat request by role, following `script`. */
+export function answer(script: Script, reviews: Map<string, number>, body: { messages: Message[] }) {
+  const role = roleOf(body);
+  if (role === 'planner') return completion(JSON.stringify({ tasks: script.tasks }));
+  const title = titleOf(body);
+  if (role === 'reviewer') {
+    const n = (reviews.get(title) ?? 0) + 1;
+    reviews.set(title, n);
+    return completion(`\`\`\`json\n${JSON.stringify(script.review?.(title, n) ?? approve)}\n\`\`\``);
+  }
+  const last = body.messages.at(-1);
+  if (last?.role !== 'user') return completion('Done.');
+  const round = body.messages.filter((m) => m.role === 'user').length;
+  const files = Object.entries(script.coder(title, round));
+  if (files.length === 0) return completion('Done, all in place.');
+  return completion(
+    '',
+    files.map(([p, content]) => ({ name: 'write_file', args: { path: p, content } })),
+  );
+}
+
+export async function startRoleServer(script: Script): Promise<ScriptedServer> {
+  const reviews = new Map<string, number>();
+  return startScriptedServer({
+    extraRoutes: {
+      'POST /v1/chat/completions': (_req, body) => ({
+        json: answer(script, reviews, body as { messages: Message[] }),
+      }),
+    },
+  });
+}
+
+export interface Bench {
+  root: string;
+  ws: string;
+  dbPath: string;
+  env: NodeJS.ProcessEnv;
+  /** Host git, for the test's own inspection. */
+  git(...args: string[]): string;
+  subjects(): string[];
+  cleanup(): Promise<void>;
+}
+
+export async function makeBench(): Promise<Bench> {
+  const root = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hearth-pipeline-')));
+  const ws = path.join(root, 'ws');
+  const home = path.join(root, 'home');
+  await mkdir(ws);
+  await mkdir(home);
+  const env = { PATH: process.env.PATH, HOME: home, GIT_CONFIG_NOSYSTEM: '1' };
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: ws, env, encoding: 'utf8', stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.name', 'Test Person');
+  git('config', 'user.email', 'test@example.com');
+  await writeFile(path.join(ws, 'README.md'), '# project\n');
+  git('add', '-A');
+  git('commit', '-qm', 'start');
+  return {
+    root,
+    ws,
+    dbPath: path.join(root, 'hearth.db'),
+    env,
+    git,
+    subjects: () => git('log', '--format=%s', 'main').trim().split('\n').reverse().slice(1),
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}
+
+export interface RunOptions {
+  baseUrl: string;
+  commands?: string[];
+  limits?: Limits;
+  signal?: AbortSignal;
+  onEvent?: (e: PipelineEvent) => void;
+}
+
+/** Runs the pipeline once over the bench's workspace, as `hearth pipeline run` does. */
+export async function runOnce(
+  bench: Pick<Bench, 'ws' | 'dbPath' | 'env'>,
+  opts: RunOptions,
+): Promise<RunSummary> {
+  const db = openDatabase(bench.dbPath);
+  const { sandbox } = await createSandbox('bwrap', {
+    workspace: bench.ws,
+    network: false,
+    envAllow: [],
+    hostEnv: bench.env,
+  });
+  try {
+    const store = new SessionStore(db);
+    const llm = (model: string) =>
+      createLlmClient({ baseUrl: opts.baseUrl, model, retry: { maxRetries: 0 } });
+    const deps: SessionDeps = {
+      store,
+      llm: llm('coder'),
+      tools: new ToolRegistry(selectTools()),
+      gate: new PermissionGate('auto', { allow: [], deny: [] }, bench.ws),
+      sandbox,
+      workspace: bench.ws,
+      maxIterations: 10,
+    };
+    return await runPipeline({
+      plans: new PlanStore(db),
+      workspace: bench.ws,
+      sandbox,
+      planner: { llm: llm('planner'), jsonSchema: true },
+      reviewer: { llm: llm('reviewer'), jsonSchema: true },
+      coder: {
+        create: () => AgentSession.create(deps, 'You are the coder.'),
+        open: (id) => AgentSession.open(deps, store.get(id)),
+        state: (id, key) => store.state(id).get(key),
+      },
+      git: createGitTrace(bench.ws, sandbox),
+      commands: opts.commands ?? [],
+      commandTimeoutMs: 60_000,
+      limits: opts.limits ?? DEFAULT_LIMITS,
+      owner: `test:${process.pid}`,
+      alive: () => false,
+      emit: opts.onEvent ?? (() => {}),
+      signal: opts.signal,
+    });
+  } finally {
+    await sandbox.dispose();
+    db.close();
+  }
+}
+
+/**
+ * Per test: a bench, the role server following `script` and the plan `markdown` added; torn down
+ * after the test.
+ */
+export function usePipeline() {
+  let made: { bench: Bench; server: ScriptedServer } | undefined;
+  afterEach(async () => {
+    await made?.server.close();
+    await made?.bench.cleanup();
+    made = undefined;
+  });
+  return {
+    async start(script: Script, markdown: string) {
+      const bench = await makeBench();
+      const server = await startRoleServer(script);
+      made = { bench, server };
+      const plans = new PlanStore(openDatabase(bench.dbPath));
+      plans.addPlan(bench.ws, markdown);
+      return { bench, server, plans };
+    },
+  };
+}
