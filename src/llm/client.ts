@@ -43,6 +43,8 @@ export interface LlmClientOptions {
 export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolSchema[];
+  /** 'required': the reply must be a tool call (OpenAI `tool_choice`); 'auto' or unset lets the model choose. */
+  toolChoice?: 'auto' | 'required';
   signal?: AbortSignal;
 }
 
@@ -67,6 +69,9 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         model: options.model,
         messages: request.messages,
         ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
+        ...(request.toolChoice && request.tools?.length && options.nativeTools !== false
+          ? { tool_choice: request.toolChoice }
+          : {}),
         stream: true,
         stream_options: { include_usage: true },
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
