@@ -1,0 +1,32 @@
+/**
+ * `hearth --model ./file.gguf "task"`: the whole CLI against a model it runs in process (the tiny
+ * generated one), no server anywhere. Skips when node-llama-cpp is not installed.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importNodeLlamaCpp } from '../../src/llm/embedded/embedded-client.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { writeTinyLlamaGguf } from '../support/tiny-gguf.js';
+
+const installed = (await importNodeLlamaCpp()) !== undefined;
+const cli = useCliHarness('embedded');
+const noServer = { HEARTH_BASE_URL: undefined };
+
+describe.skipIf(!installed)('hearth --model FILE.gguf', () => {
+  it('runs a task with no server', async () => {
+    writeTinyLlamaGguf(join(cli.workspace, 'tiny.gguf'));
+    // Random weights rarely end a reply: a few tokens are enough to see one come back.
+    await mkdir(cli.hearthHome, { recursive: true });
+    await writeFile(join(cli.hearthHome, 'config.yml'), 'max_tokens: 8\ntemperature: 0\n');
+    const r = await cli.run(['--model', './tiny.gguf', 'say hi'], { env: noServer });
+    expect(r.stderr).not.toMatch(/error|cannot|no server/i);
+    expect(r.code).toBe(0);
+  });
+
+  it('says which file is missing', async () => {
+    const r = await cli.run(['--model', './missing.gguf', 'say hi'], { env: noServer });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`No model file at ${join(cli.workspace, 'missing.gguf')}`);
+  });
+});
