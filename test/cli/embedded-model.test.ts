@@ -18,7 +18,7 @@ describe.skipIf(!installed)('hearth --model FILE.gguf', () => {
     writeTinyLlamaGguf(join(cli.workspace, 'tiny.gguf'));
     // Random weights rarely end a reply: a few tokens are enough to see one come back.
     await mkdir(cli.hearthHome, { recursive: true });
-    await writeFile(join(cli.hearthHome, 'config.yml'), 'max_tokens: 8\ntemperature: 0\n');
+    await writeFile(join(cli.hearthHome, 'config.yml'), 'max_tokens: 8\ntemperature: 0\ntools:\n  enabled: [task_state]\n');
     const r = await cli.run(['--model', './tiny.gguf', 'say hi'], { env: noServer });
     expect(r.stderr).not.toMatch(/error|cannot|no server/i);
     expect(r.code).toBe(0);
