@@ -9,8 +9,8 @@ import {
   pickModel,
   type ServerKind,
 } from './discover.js';
-import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
 import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
+import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
 import { createOllamaClient } from './ollama.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 
@@ -58,7 +58,10 @@ export class UnknownModelError extends ConnectionError {
 }
 
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
-export async function resolveConnection(settings: ConnectionSettings, cwd = process.cwd()): Promise<Connection> {
+export async function resolveConnection(
+  settings: ConnectionSettings,
+  cwd = process.cwd(),
+): Promise<Connection> {
   if (isModelFile(settings.model)) return embeddedConnection(settings, modelFilePath(settings.model, cwd));
   const found = await findServer(settings);
   const { baseUrl, origin, kind } = found;
@@ -101,7 +104,12 @@ async function embeddedConnection(settings: ConnectionSettings, path: string): P
     model: path,
     origin: 'configured',
     kind: 'embedded',
-    info: { kind: 'embedded', contextWindow: inspected.contextWindow, tools: true, source: inspected.contextSource },
+    info: {
+      kind: 'embedded',
+      contextWindow: inspected.contextWindow,
+      tools: true,
+      source: inspected.contextSource,
+    },
     contextWindow: inspected.contextWindow,
     contextSource: inspected.contextSource,
     ...(inspected.contextNote ? { contextNote: inspected.contextNote } : {}),

@@ -34,12 +34,17 @@ export async function inspectModelFile(
 ): Promise<EmbeddedModelInfo | { error: string }> {
   if (!existsSync(path)) return { error: `No model file at ${path}.` };
   const lib = await importNodeLlamaCpp();
-  if (!lib) return { error: `Running ${path} in process needs node-llama-cpp, which is not installed: ${INSTALL_HINT}.` };
+  if (!lib)
+    return {
+      error: `Running ${path} in process needs node-llama-cpp, which is not installed: ${INSTALL_HINT}.`,
+    };
   let trained: number | undefined;
   try {
     const info = await lib.readGgufFileInfo(path, { readTensorInfo: false, logWarnings: false });
     const arch = info.metadata.general.architecture;
-    const archMeta = (info.metadata as unknown as Record<string, { context_length?: number } | undefined>)[arch];
+    const archMeta = (info.metadata as unknown as Record<string, { context_length?: number } | undefined>)[
+      arch
+    ];
     trained = archMeta?.context_length;
   } catch (err) {
     return { error: `${path} is not a readable GGUF model: ${(err as Error).message}` };
@@ -61,6 +66,8 @@ export async function inspectModelFile(
     path,
     contextWindow: window,
     contextSource:
-      trained !== undefined && trained > window ? `${source}, capped at ${window}; set context_window for more` : source,
+      trained !== undefined && trained > window
+        ? `${source}, capped at ${window}; set context_window for more`
+        : source,
   };
 }
