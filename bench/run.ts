@@ -6,6 +6,7 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dataViewFigures } from './figures/data-view.js';
 import { editFigures } from './figures/edit.js';
 import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     ['edit', () => editFigures()],
     ['worst case', () => worstCaseFigures()],
     ['permissions', () => permissionFigures()],
+    ['data_view', () => dataViewFigures()],
   ];
   const rows: Row[] = [];
   const json: Record<string, unknown> = {};

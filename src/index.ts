@@ -33,7 +33,11 @@ export {
 export type { PermissionMode } from './permissions/modes.js';
 export { parseRule, type Rule, RuleSyntaxError } from './permissions/rules.js';
 export { SandboxError, type SandboxMode } from './sandbox/types.js';
+export { JobDefinitionError, SchedulerError } from './scheduler/errors.js';
+export type { Runner, RunRequest, SchedulerEvent } from './scheduler/scheduler.js';
+export { type JobView, SchedulerService, type SchedulerServiceOptions } from './scheduler/service.js';
 export { StoreError } from './store/database.js';
+export type { RunOutcome, RunRow } from './store/scheduler.js';
 export { SessionNotFoundError } from './store/sessions.js';
 export { defaultTools, selectTools, ToolSelectionError, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';

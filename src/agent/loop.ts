@@ -1,6 +1,6 @@
 import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
-import type { AssistantMessage, ChatMessage, ToolCall, Usage } from '../llm/types.js';
+import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
@@ -8,7 +8,8 @@ import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
-import { MemoryState, type SessionState, type ToolContext } from '../tools/types.js';
+import { MemoryState, type SessionState, type ToolContext, type WakeupPort } from '../tools/types.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
@@ -22,6 +23,13 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
+  /** Images sent with the task (`--image`). */
+  taskImages?: ImagePart[];
+  /**
+   * Whether the model accepts images (server probe or config). False: images tools return are not
+   * sent, and the tool result says why; unknown: they are sent.
+   */
+  vision?: boolean;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
@@ -29,6 +37,8 @@ export interface RunAgentOptions {
   /** Answers for the calls a paused run left waiting, by call id. */
   answers?: ReadonlyMap<string, ApprovalAnswer>;
   sandbox: Sandbox;
+  /** How web tools reach the network; unset, the safe defaults. */
+  web?: WebAccess;
   maxIterations: number;
   /** Stop once this many tokens (prompt + completion, summed over requests) are spent. */
   tokenBudget?: number;
@@ -45,6 +55,8 @@ export interface RunAgentOptions {
   scratch?: Map<string, unknown>;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   durable?: SessionState;
+  /** Wake-ups of the stored session (the schedule_wakeup tool). */
+  wakeups?: WakeupPort;
   /** Messages the user sent while the run goes on; taken at the next safe point (see SteeringQueue). */
   steering?: SteeringQueue;
   /** Called with every message appended to the history, as it is appended. */
@@ -90,7 +102,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     scratch: options.scratch ?? new Map(),
     durable: options.durable ?? new MemoryState(),
     sandbox: options.sandbox,
+    web: options.web,
     progress: () => {},
+    wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
   };
   const append = (message: ChatMessage) => {
@@ -122,6 +136,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   /** Runs calls and records their results; returns the calls left waiting, if the run pauses. */
   async function* runCalls(calls: ToolCall[], answers?: ReadonlyMap<string, ApprovalAnswer>) {
     const errors = new Map<string, string>();
+    const images = new Map<string, ImagePart[]>();
     const pending = yield* forward(
       executeCalls(calls, {
         tools,
@@ -132,16 +147,30 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         onAudit: options.onAudit,
         steered: () => options.steering?.waiting() ?? false,
         hooks: options.hooks,
+        onImages: (callId, found) => images.set(callId, found),
       }),
       (event) => {
         if (event.type !== 'tool_result') return;
         if (!event.ok) errors.set(event.callId, event.output);
-        const output = truncateMiddle(event.output, resultCap, {
+        let output = truncateMiddle(event.output, resultCap, {
           hint: 'the output was cut to fit the context window; ask for less (offset/limit, grep, head)',
         }).text;
+        if (images.has(event.callId) && options.vision === false) {
+          output += `\n[${blindNote(llm.model)}: the image was not sent]`;
+          images.delete(event.callId);
+        }
         append({ role: 'tool', tool_call_id: event.callId, content: event.ok ? output : `Error: ${output}` });
       },
     );
+    // Tool messages carry text only on most servers, so the images follow in one user message.
+    const shown = [...images.values()].flat();
+    if (shown.length > 0) {
+      append({
+        role: 'user',
+        content: `[${shown.length === 1 ? 'the image' : `${shown.length} images`} from the tool results above]`,
+        images: shown,
+      });
+    }
     return { pending, errors };
   }
 
@@ -174,7 +203,11 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     }
     const context = [...(options.startContext ?? []), ...(submitted?.context ?? [])];
     const content = context.length > 0 ? `${options.task}\n\n${context.join('\n\n')}` : options.task;
-    append({ role: 'user', content });
+    append({
+      role: 'user',
+      content,
+      ...(options.taskImages?.length ? { images: options.taskImages } : {}),
+    });
     rememberRequest(ctx.durable, options.task);
   }
 
@@ -376,4 +409,9 @@ function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWi
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
   return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow };
+}
+
+/** What the model and the user are told when images meet a model that cannot see. */
+export function blindNote(model: string): string {
+  return `model ${model} does not accept images; load a vision model (such as qwen2.5-vl, gemma3 or llava) to use them`;
 }

@@ -14,6 +14,7 @@ import { SessionStore } from '../store/sessions.js';
 import { selectTools } from '../tools/catalog.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { readProjectContext } from './project-context.js';
 import type { SessionDeps } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -28,6 +29,8 @@ export interface Runtime {
   hooks: Hooks;
   /** Where transcripts for hook scripts go: beside the database, never in the workspace. */
   transcriptDir: string;
+  /** How web tools reach the network. */
+  web: WebAccess;
   systemPrompt: string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
@@ -105,6 +108,12 @@ export async function createRuntime(
     gate,
     hooks: await Hooks.create(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
+    web: {
+      policy: { allow: config.web.allow_private },
+      timeoutMs: config.web.timeout * 1000,
+      maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
+      browser: config.web.browser,
+    },
     configNotes: options.configNotes ?? [],
     commands: options.commands ?? [],
     loadNotes: options.loadNotes ?? [],
@@ -124,7 +133,10 @@ export async function createRuntime(
       const settings = config.sandbox;
       sandbox ??= createSandbox(settings.mode, {
         workspace,
-        network: settings.network,
+        network: settings.network === true,
+        ...(Array.isArray(settings.network)
+          ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
+          : {}),
         envAllow: settings.env,
         memoryMb: settings.memory_mb,
         cpus: settings.cpus,

@@ -28,6 +28,8 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     tools: runtime.tools,
     gate: runtime.gate,
     sandbox: choice.sandbox,
+    web: runtime.web,
+    vision: config.vision ?? connection.info.vision,
     approve: setup.approve,
     workspace: runtime.workspace,
     maxIterations: config.max_iterations ?? (deepWork ? DEEP_WORK.maxIterations : DEFAULT_MAX_ITERATIONS),

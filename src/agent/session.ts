@@ -2,13 +2,14 @@ import type { Hooks, SessionHooks } from '../hooks/hooks.js';
 import { writeTranscript } from '../hooks/transcript.js';
 import type { LlmClient } from '../llm/client.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
-import type { ChatMessage, ToolCall } from '../llm/types.js';
+import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
+import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
@@ -19,6 +20,9 @@ export interface SessionDeps {
   tools: ToolRegistry;
   gate: PermissionGate;
   sandbox: Sandbox;
+  web?: WebAccess;
+  /** Whether the model accepts images; unknown when unset. */
+  vision?: boolean;
   /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
   approve?: Approver;
   workspace: string;
@@ -140,9 +144,9 @@ export class AgentSession {
     return this.steering;
   }
 
-  /** Runs the agent on `task` (or, with none, carries on from where the history stops). */
-  run(task: string | undefined, signal?: AbortSignal): AsyncGenerator<AgentEvent> {
-    return this.drive(task, signal, undefined);
+  /** Runs the agent on `task` (or, with none, carries on from where the history stops), with any images given. */
+  run(task: string | undefined, signal?: AbortSignal, images?: ImagePart[]): AsyncGenerator<AgentEvent> {
+    return this.drive(task, signal, undefined, images);
   }
 
   /** Continues a paused run: the listed calls run, the other pending ones are declined. */
@@ -164,6 +168,7 @@ export class AgentSession {
     task: string | undefined,
     signal: AbortSignal | undefined,
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
+    images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
     const { store } = this.deps;
     if (task && !this.row.title) {
@@ -184,10 +189,15 @@ export class AgentSession {
       ...this.deps,
       messages: this.messages,
       task,
+      taskImages: images,
       answers,
       signal,
       scratch: this.scratch,
       durable: store.state(this.id),
+      wakeups: {
+        now: () => Date.now(),
+        schedule: (at, message) => store.wakeups().add(this.id, at, message, Date.now()),
+      },
       steering: {
         waiting: () => this.steering.length > 0,
         take: () => this.steering.splice(0),

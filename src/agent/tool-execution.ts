@@ -1,5 +1,5 @@
 import type { SessionHooks } from '../hooks/hooks.js';
-import type { ToolCall } from '../llm/types.js';
+import type { ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { AuditEntry } from '../store/sessions.js';
 import { fromClaudeToolInput } from '../tools/claude-names.js';
@@ -21,6 +21,8 @@ export interface ExecutionDeps {
   steered?: () => boolean;
   /** The session's hooks: PreToolUse before the permission check, PostToolUse after the run, Notification at a question. */
   hooks?: SessionHooks;
+  /** Receives the images a call returned (read_file on an image), before its result event. */
+  onImages?: (callId: string, images: ImagePart[]) => void;
 }
 
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
@@ -239,6 +241,8 @@ async function run(
     const said = [post.block, ...post.context].filter((text): text is string => Boolean(text));
     if (said.length > 0) result.output = `${result.output}\n\n[PostToolUse hook]\n${said.join('\n')}`;
   }
+  const images = result.meta?.attachments;
+  if (Array.isArray(images) && images.length > 0) deps.onImages?.(step.call.id, images as ImagePart[]);
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
 }

@@ -5,14 +5,18 @@ import { ConfigError } from '../config/load.js';
 import { DiscoveryError } from '../llm/discover.js';
 import { RuleSyntaxError } from '../permissions/rules.js';
 import { SandboxError } from '../sandbox/types.js';
+import { JobDefinitionError, SchedulerError } from '../scheduler/errors.js';
 import { StoreError } from '../store/database.js';
 import { SessionNotFoundError } from '../store/sessions.js';
+import { WakeupLimitError } from '../store/wakeups.js';
 import { ToolSelectionError } from '../tools/catalog.js';
 import { closest } from '../util/levenshtein.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
 import { addInitCommand } from './commands/init.js';
+import { addJobsCommands } from './commands/jobs.js';
+import { addSchedulerCommands } from './commands/scheduler.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
 import { ConnectionError, resolveConnection } from './connect.js';
@@ -73,6 +77,7 @@ interface MainFlags extends GlobalFlags {
   pauseForApproval?: boolean;
   approve?: string[];
   skill?: string;
+  image?: string[];
 }
 
 /** Errors that are the user's to fix: printed as one message, without a stack. */
@@ -86,6 +91,9 @@ const USER_ERRORS = [
   UsageError,
   RuleSyntaxError,
   SandboxError,
+  SchedulerError,
+  JobDefinitionError,
+  WakeupLimitError,
 ];
 
 function buildProgram(): Command {
@@ -137,6 +145,7 @@ function buildProgram(): Command {
       nameList,
     )
     .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
+    .option('--image <file>', 'send an image with the task (a vision model is needed); repeatable', collect)
     .option('--max-iterations <n>', 'stop after this many model turns (default 50)', positiveInt)
     .addOption(
       new Option('--timeout <seconds>', 'limit for one model request (default 600)').argParser(
@@ -159,6 +168,8 @@ function buildProgram(): Command {
   addConfigCommands(program);
   addInitCommand(program);
   addSkillsCommands(program);
+  addJobsCommands(program);
+  addSchedulerCommands(program);
   return program;
 }
 
@@ -224,6 +235,10 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
       throw new UsageError('--print and --interactive contradict each other.');
     if (flags.approve && !resume)
       throw new UsageError('--approve answers a paused session: use it with --resume ID.');
+    if (flags.image && (interactive || !task))
+      throw new UsageError(
+        '--image goes with a task in one-shot mode: hearth --image FILE "what to do with it"',
+      );
     if (interactive && !flags.print && !flags.approve) {
       // The prompt should come up at once: probe the server while the sandbox makes its trial run.
       // With no server yet the REPL still opens: sessions can be listed and resumed meanwhile.
@@ -267,6 +282,7 @@ async function main(words: string[], flags: MainFlags, commands: string[]): Prom
       pauseForApproval: flags.pauseForApproval === true,
       plan: flags.plan === true,
       approved: flags.approve && (flags.approve.includes('all') ? 'all' : flags.approve),
+      images: flags.image,
     });
   } finally {
     await runtime.close();

@@ -1,10 +1,14 @@
+import { resolve } from 'node:path';
 import type { AgentEvent, DoneEvent, StopReason } from '../agent/events.js';
+import { blindNote } from '../agent/loop.js';
 import { adoptPlan, PLAN_APPROVED, planRequest } from '../agent/plan-first.js';
 import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
-import type { ToolCall } from '../llm/types.js';
+import type { ImagePart, ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/sessions.js';
+import { readImageFile } from '../tools/fs/image.js';
+import { READ_MAX_IMAGE_BYTES } from '../tools/fs/read-file.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
@@ -27,6 +31,8 @@ export interface OneShotOptions {
   plan?: boolean;
   /** Answers for the calls a paused session waits on: these run, the others are declined. */
   approved?: string[] | 'all';
+  /** Image files sent with the task (`--image`). */
+  images?: string[];
 }
 
 /**
@@ -53,6 +59,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const emit = options.json
     ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
+  const images = await taskImages(options.images, runtime, connection);
   for (const note of await setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 
   let declined = 0;
@@ -116,11 +123,11 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
       done = await drain(session.resume({ approved }, controller.signal));
     } else if (options.plan && options.task) {
       gate.mode = 'plan';
-      done = await drain(session.run(planRequest(options.task), controller.signal));
+      done = await drain(session.run(planRequest(options.task), controller.signal, images));
       gate.mode = mode;
       if (done?.reason === 'completed') done = (await carryOutPlan(done.text)) ?? done;
     } else {
-      done = await drain(session.run(options.task, controller.signal));
+      done = await drain(session.run(options.task, controller.signal, images));
     }
   } finally {
     process.off('SIGINT', onSigint);
@@ -170,4 +177,28 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
 
 function describeCalls(calls: ToolCall[]): string {
   return calls.map((call) => `${call.name} (${call.id})`).join(', ');
+}
+
+/**
+ * Reads the `--image` files, refusing them up front when the model is known not to see: a text-only
+ * model would otherwise answer as if there were no image.
+ */
+async function taskImages(
+  files: string[] | undefined,
+  runtime: Runtime,
+  connection: Connection,
+): Promise<ImagePart[] | undefined> {
+  if (!files?.length) return undefined;
+  if ((runtime.config.vision ?? connection.info.vision) === false)
+    throw new UsageError(blindNote(connection.model));
+  return Promise.all(
+    files.map((file) =>
+      readImageFile(resolve(file), READ_MAX_IMAGE_BYTES).then(
+        ({ mimeType, base64 }) => ({ mimeType, base64 }),
+        (err: Error) => {
+          throw new UsageError(err.message);
+        },
+      ),
+    ),
+  );
 }

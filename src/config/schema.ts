@@ -20,6 +20,7 @@ const profileShape = {
   seed: z.number().int().optional(),
   max_tokens: z.number().int().positive().optional(),
   native_tools: z.boolean().optional(),
+  vision: z.boolean().optional(),
 };
 
 /** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
@@ -52,6 +53,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
        * in the prompt and calls parsed from text. Unset: use native calls, parse text as a fallback.
        */
       native_tools: z.boolean().optional(),
+      /** Whether the model accepts images; unset: what the server says, and if it says nothing, try. */
+      vision: z.boolean().optional(),
       /** Named model profiles; the one named by `model` (e.g. `-m coder`) is applied over the top level. */
       models: z.record(z.string().min(1), profile).default({}),
       /** Tool groups or names: `enabled` replaces the default set, `disabled` removes from it. */
@@ -64,7 +67,7 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .union([
           sandboxMode.transform((mode) => ({
             mode,
-            network: false,
+            network: false as boolean | string[],
             env: [] as string[],
             memory_mb: undefined as number | undefined,
             cpus: undefined as number | undefined,
@@ -74,8 +77,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           z
             .object({
               mode: sandboxMode.default('auto'),
-              /** Outbound network for commands; off by default. */
-              network: z.boolean().default(false),
+              /** Outbound network for commands: off by default; true for all; a list of domains for only those (bwrap). */
+              network: z.union([z.boolean(), z.array(z.string().min(1))]).default(false),
               /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
               env: z.array(z.string()).default([]),
               /** Memory for all of a command's processes (MB); default 2048 where a cgroup can hold it. */
@@ -126,6 +129,20 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ max_depth: 3, parallel: 1, max_turns: 30, time_limit: 1800, budget_share: 0.25 }),
+      /** What web_fetch may reach and how much it reads. */
+      web: z
+        .object({
+          /** Hosts (`intranet.local`, `*.corp.example`), addresses or ranges (`10.0.0.0/8`) that are not public but may be fetched. */
+          allow_private: z.array(z.string().min(1)).default([]),
+          /** Seconds for one fetch, rendering included. */
+          timeout: z.number().positive().default(30),
+          /** Most megabytes read from one reply. */
+          max_mb: z.number().positive().default(5),
+          /** The Chromium or Chrome that renders pages built by JavaScript; false: never render. Unset: look for one. */
+          browser: z.union([z.string().min(1), z.literal(false)]).optional(),
+        })
+        .strict()
+        .default({ allow_private: [], timeout: 30, max_mb: 5 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /**

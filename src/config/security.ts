@@ -6,7 +6,8 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * mode, allow rules), where sessions and their "always" answers are kept (db_path: a database in
  * the workspace would let a command write answers the user never gave), and where the conversation
  * is sent (base_url, also inside model profiles: pointing it elsewhere would hand every file the agent
- * reads to another server).
+ * reads to another server), and what web_fetch reaches (`web`: private hosts it may fetch, the browser
+ * program it starts).
  *
  * The workspace can be written by the agent's own commands, so its `.env` never sets these, and its
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
@@ -22,6 +23,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'permissions.mode',
   'permissions.allow',
   'db_path',
+  'web',
   'base_url',
   'models.*.base_url',
   'hooks',

@@ -67,7 +67,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     stream(request) {
       const body = JSON.stringify({
         model: options.model,
-        messages: request.messages,
+        messages: request.messages.map(toOpenAiMessage),
         ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
         ...(request.toolChoice && request.tools?.length && options.nativeTools !== false
           ? { tool_choice: request.toolChoice }
@@ -153,4 +153,19 @@ function parseChunk(data: string): unknown {
     }
   }
   return undefined;
+}
+
+/** A user message with images becomes OpenAI content parts, the images as data URLs. */
+function toOpenAiMessage(message: ChatMessage): unknown {
+  if (message.role !== 'user' || !message.images?.length) return message;
+  return {
+    role: 'user',
+    content: [
+      { type: 'text', text: message.content },
+      ...message.images.map((image) => ({
+        type: 'image_url',
+        image_url: { url: `data:${image.mimeType};base64,${image.base64}` },
+      })),
+    ],
+  };
 }

@@ -21,7 +21,7 @@ export interface OllamaClientOptions extends LlmClientOptions {
 
 /** A message as Ollama's `/api/chat` takes it: tool arguments are objects, results name their tool. */
 export type OllamaMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system' | 'user'; content: string; images?: string[] }
   | {
       role: 'assistant';
       content: string;
@@ -111,6 +111,9 @@ export function toOllamaMessages(messages: readonly ChatMessage[]): OllamaMessag
         ...(name ? { tool_name: name } : {}),
         tool_call_id: m.tool_call_id,
       };
+    }
+    if (m.role === 'user' && m.images?.length) {
+      return { role: 'user', content: m.content, images: m.images.map((image) => image.base64) };
     }
     return { role: m.role, content: m.content };
   });

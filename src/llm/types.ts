@@ -17,9 +17,16 @@ export interface WireToolCall {
   function: { name: string; arguments: string };
 }
 
+/** An image sent with a user message, for a model that accepts images. */
+export interface ImagePart {
+  mimeType: string;
+  base64: string;
+}
+
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  /** `images`: sent as OpenAI `image_url` parts, or Ollama's native `images`; `content` stays the text alone. */
+  | { role: 'user'; content: string; images?: ImagePart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 

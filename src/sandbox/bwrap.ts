@@ -16,10 +16,11 @@
  *   we do not offer yet (network is on or off). Worth another look if we want domain allowlists.
  */
 
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CommandCgroups, detectCgroups } from './cgroup.js';
+import { BRIDGE_PORT, BRIDGE_SCRIPT, type DomainProxy, startDomainProxy } from './domain-proxy.js';
 import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } from './env.js';
 import { findExecutable, firstLine, runHostCommand, shellJoin, shellQuote } from './host-command.js';
 import { etcMasks, type Mask, resolvConfTarget, type SystemEntry, systemEntries } from './host-layout.js';
@@ -61,6 +62,8 @@ export interface BwrapPlan {
   gitconfig?: string;
   /** What runs inside: the shell and the command, under their rlimits (limits.ts). */
   inner: string[];
+  /** The directory holding the domain proxy's socket, shown inside at the same path. */
+  proxyDir?: string;
 }
 
 /**
@@ -112,6 +115,7 @@ export function buildBwrapArgs(plan: BwrapPlan): string[] {
     args.push('--ro-bind', plan.gitconfig, path.join(plan.home, '.gitconfig'));
   for (const p of plan.extraReadOnly) args.push('--ro-bind-try', p, p);
 
+  if (plan.proxyDir !== undefined) args.push('--bind', plan.proxyDir, plan.proxyDir);
   args.push('--bind', plan.workspace, plan.workspace);
   for (const p of plan.protect.pinned) args.push('--bind', p, p);
   for (const p of plan.protect.readOnly) args.push('--ro-bind', p, p);
@@ -189,6 +193,17 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
   const gitconfigText = identityGitconfig(identity);
   const gitconfig = gitconfigText === undefined ? undefined : path.join(scratch, 'gitconfig');
   if (gitconfig !== undefined) await writeFile(gitconfig, gitconfigText!, { mode: 0o600 });
+  let proxy: DomainProxy | undefined;
+  if (!opts.network && opts.allowDomains?.length) {
+    await mkdir(path.join(scratch, 'net'), { mode: 0o700 });
+    proxy = await startDomainProxy({
+      socketPath: path.join(scratch, 'net', 'proxy.sock'),
+      domains: opts.allowDomains,
+      policy: { allow: opts.privateAllow ?? [] },
+    });
+    // The bridge inside runs on the Node.js running Hearth, wherever that is installed.
+    extraReadOnly.push(process.execPath);
+  }
 
   let disableUserns = tool.supportsDisableUserns;
   const launch = async (
@@ -211,7 +226,12 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       disableUserns,
       tmpBytes: limits.tmpBytes,
       gitconfig,
-      inner: limitedArgv([shell, '-c', io.command], limits.rlimits(io.timeoutMs), prlimit),
+      inner: limitedArgv(
+        [shell, '-c', proxyPrefix(proxy) + io.command],
+        limits.rlimits(io.timeoutMs),
+        prlimit,
+      ),
+      ...(proxy ? { proxyDir: path.dirname(proxy.socketPath) } : {}),
     });
     const tree = new SandboxTree();
     // `exec` makes bwrap the process-group leader runProcess kills on timeout; the cgroups are
@@ -248,8 +268,13 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
     description:
       `bwrap (${tool.version}): ${workspace} read-write, system read-only, ` +
       `${hideHome === null ? 'home inside the workspace' : 'home hidden'}, ` +
-      `network ${opts.network ? 'on' : 'off'}`,
-    safeguards: bwrapSafeguards(limits, { network: opts.network, disableUserns, hideHome }),
+      `network ${opts.network ? 'on' : proxy ? `only ${opts.allowDomains!.join(', ')}` : 'off'}`,
+    safeguards: bwrapSafeguards(limits, {
+      network: opts.network,
+      domains: proxy ? opts.allowDomains : undefined,
+      disableUserns,
+      hideHome,
+    }),
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
       return withProtection(workspace, async (protect) => {
@@ -263,6 +288,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
     },
     async dispose() {
       // Every command ran in its own namespaces, which died with it; only the identity file is left.
+      await proxy?.close();
       await rm(scratch, { recursive: true, force: true });
     },
   };
@@ -282,7 +308,7 @@ function joinCgroups(cgroup: CommandCgroups | null): string {
 
 function bwrapSafeguards(
   limits: LimitPlan,
-  o: { network: boolean; disableUserns: boolean; hideHome: string | null },
+  o: { network: boolean; domains?: string[]; disableUserns: boolean; hideHome: string | null },
 ): Safeguard[] {
   return [
     {
@@ -290,7 +316,15 @@ function bwrapSafeguards(
       active: true,
       detail: `only the workspace is writable; the system is read-only; ${o.hideHome === null ? 'the home is inside the workspace' : 'the home is hidden'}`,
     },
-    { name: 'network', active: true, detail: o.network ? 'on (sandbox.network)' : 'none, not even loopback' },
+    {
+      name: 'network',
+      active: true,
+      detail: o.network
+        ? 'on (sandbox.network)'
+        : o.domains
+          ? `only ${o.domains.join(', ')}, through Hearth's proxy (public addresses only)`
+          : 'none, not even loopback',
+    },
     {
       name: 'protected files',
       active: true,
@@ -311,4 +345,29 @@ function bwrapSafeguards(
     },
     ...limits.safeguards,
   ];
+}
+
+/** Where the bridge says it is listening; /tmp is private to each command. */
+const BRIDGE_READY = '/tmp/.hearth-proxy-ready';
+
+/**
+ * Starts the bridge to the domain proxy in the background, waits (up to 5 s) for it to listen, and
+ * points the usual proxy variables at it. One line, so that the command keeps its line numbers.
+ */
+function proxyPrefix(proxy: DomainProxy | undefined): string {
+  if (!proxy) return '';
+  const url = `http://127.0.0.1:${BRIDGE_PORT}`;
+  const bridge = shellJoin([
+    process.execPath,
+    '-e',
+    BRIDGE_SCRIPT,
+    proxy.socketPath,
+    String(BRIDGE_PORT),
+    BRIDGE_READY,
+  ]);
+  return (
+    `${bridge} </dev/null >/dev/null 2>&1 & ` +
+    `__h=0; while [ ! -e ${BRIDGE_READY} ] && [ $__h -lt 250 ]; do sleep 0.02; __h=$((__h+1)); done; unset __h; ` +
+    `export HTTP_PROXY=${url} HTTPS_PROXY=${url} http_proxy=${url} https_proxy=${url}; unset NO_PROXY no_proxy; `
+  );
 }

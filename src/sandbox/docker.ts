@@ -94,8 +94,10 @@ export function buildContainerExecArgs(input: {
   env: Record<string, string>;
   execId: string;
   command: string;
+  /** Keep stdin open, for a process fed as it runs. */
+  interactive?: boolean;
 }): string[] {
-  const args = ['exec', '--workdir', input.cwd];
+  const args = ['exec', ...(input.interactive ? ['--interactive'] : []), '--workdir', input.cwd];
   for (const [key, value] of Object.entries(input.env)) {
     if (key !== 'PATH') args.push('--env', `${key}=${value}`);
   }
@@ -210,7 +212,14 @@ export async function createContainerSandbox(
 
   async function runInContainer(req: ExecRequest, cwd: string): Promise<ProcessResult> {
     const execId = randomUUID();
-    const args = buildContainerExecArgs({ name: plan.name, cwd, env, execId, command: req.command });
+    const args = buildContainerExecArgs({
+      name: plan.name,
+      cwd,
+      env,
+      execId,
+      command: req.command,
+      interactive: req.stdin !== undefined,
+    });
     try {
       const result = await runProcess({
         command: `exec ${shellJoin([engine, ...args])}`,

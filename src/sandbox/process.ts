@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
@@ -23,6 +24,11 @@ export interface ProcessIo {
   capture?: 'merged' | 'split';
   /** Drives the timeout and the grace periods; the system clock unless a test injects one. */
   clock?: Clock;
+  /**
+   * What the command reads on stdin: text, written and then closed (hooks read their event there),
+   * or a stream piped in as it comes (a long-lived interpreter fed call by call). Unset: no stdin.
+   */
+  stdin?: string | Readable;
 }
 
 export interface RunProcessOptions extends ProcessIo {
@@ -31,8 +37,6 @@ export interface RunProcessOptions extends ProcessIo {
   cwd: string;
   /** The child's whole environment; defaults to this process's. */
   env?: NodeJS.ProcessEnv;
-  /** Written to the child's stdin, which is then closed (hooks read their event there); unset: no stdin. */
-  stdin?: string;
   /**
    * For wrappers whose own exit can lag behind the command's (bwrap's init, which a process inside
    * may stop with ptrace): resolves once the command proper has exited, with how it ended. The call
@@ -109,10 +113,11 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
   } catch (err) {
     return Promise.reject(err);
   }
-  if (opts.stdin !== undefined) {
+  if (opts.stdin !== undefined && child.stdin) {
     // A child that exits without reading all of it closes the pipe early: that is its business.
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(opts.stdin);
+    child.stdin.on('error', () => undefined);
+    if (typeof opts.stdin === 'string') child.stdin.end(opts.stdin);
+    else opts.stdin.pipe(child.stdin);
   }
 
   return new Promise<ProcessResult>((resolve, reject) => {
@@ -389,6 +394,6 @@ class OutputBuffer {
 
 /** The output-handling fields of a request, to hand on to runProcess. */
 export function processIo(req: ProcessIo): ProcessIo {
-  const { timeoutMs, signal, maxOutputBytes, onOutput, capture } = req;
-  return { timeoutMs, signal, maxOutputBytes, onOutput, capture };
+  const { timeoutMs, signal, maxOutputBytes, onOutput, capture, stdin } = req;
+  return { timeoutMs, signal, maxOutputBytes, onOutput, capture, stdin };
 }

@@ -12,6 +12,13 @@ export interface SandboxOptions {
   /** Outbound network. Off means no network at all, loopback of the host included. */
   network: boolean;
   /**
+   * With `network` off: the domains (`registry.npmjs.org`, `*.pythonhosted.org`) commands may still
+   * reach, through Hearth's proxy (domain-proxy.ts; bwrap only).
+   */
+  allowDomains?: string[];
+  /** Non-public hosts or ranges the proxy may still connect to (`web.allow_private`). */
+  privateAllow?: string[];
+  /**
    * Environment variables passed through besides the base set (PATH, LANG, LC_*, TERM, TZ).
    * Exact names, or a prefix followed by `*`.
    */

@@ -72,4 +72,65 @@ export const migrations: string[] = [
   ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX sessions_parent ON sessions(parent_id);
   `,
+  `
+  -- The scheduler (src/scheduler). Job definitions live in cron.json files, or here (definition)
+  -- for jobs added with \`hearth jobs add\`; this table keeps each job's progress: \`cursor_at\` is the
+  -- latest slot already recorded, moved in the same transaction that records the slots up to it.
+  CREATE TABLE scheduler_jobs (
+    id TEXT PRIMARY KEY,
+    definition TEXT,
+    enabled_override INTEGER,
+    anchor_at INTEGER NOT NULL,
+    cursor_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+
+  -- Every run the scheduler made or decided not to make: scheduled slots (at most one row each,
+  -- by the unique index), manual runs, inbox tasks and wake-ups. A queued or running row belongs
+  -- to \`owner\` until \`lease_until\`; the owner renews it while its process lives.
+  CREATE TABLE scheduler_runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    job_id TEXT,
+    slot_at INTEGER,
+    ref TEXT,
+    status TEXT NOT NULL,
+    reason TEXT,
+    caught_up INTEGER NOT NULL DEFAULT 0,
+    prompt TEXT NOT NULL DEFAULT '',
+    workspace TEXT,
+    session_id TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until INTEGER,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    ended_at INTEGER
+  );
+  CREATE UNIQUE INDEX scheduler_runs_slot ON scheduler_runs(job_id, slot_at) WHERE slot_at IS NOT NULL;
+  CREATE INDEX scheduler_runs_job ON scheduler_runs(job_id, id);
+  CREATE UNIQUE INDEX scheduler_runs_inbox ON scheduler_runs(ref) WHERE kind = 'inbox';
+  CREATE INDEX scheduler_runs_open ON scheduler_runs(status) WHERE status IN ('queued', 'running');
+
+  -- Which process runs the scheduler: one holder at a time, until \`until\` unless it renews.
+  CREATE TABLE scheduler_lease (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    until INTEGER NOT NULL
+  );
+
+  -- A session set to resume at a time with a message (\`hearth wake\`, the schedule_wakeup tool).
+  CREATE TABLE wakeups (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    at INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX wakeups_due ON wakeups(status, at);
+  `,
 ];

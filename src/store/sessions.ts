@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { Db } from './database.js';
+import { WakeupStore } from './wakeups.js';
 
 export type SessionStatus = 'active' | 'paused' | 'completed' | 'error';
 
@@ -248,6 +249,11 @@ export class SessionStore {
       .prepare('SELECT body FROM tool_outputs WHERE session_id = ? AND call_id = ?')
       .get(id, callId) as { body: string } | undefined;
     return row?.body;
+  }
+
+  /** Sessions set to resume later (the same database). */
+  wakeups(): WakeupStore {
+    return new WakeupStore(this.db);
   }
 
   /** The session's durable key-value state, written through at once. */

@@ -1,3 +1,4 @@
+import { dataViewTool } from './data/data-view.js';
 import { editFileTool } from './edit/edit-file.js';
 import { multiEditTool } from './edit/multi-edit.js';
 import { listDirTool } from './fs/list-dir.js';
@@ -5,10 +6,12 @@ import { mkdirTool } from './fs/mkdir.js';
 import { readFileTool } from './fs/read-file.js';
 import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
+import { nodeTool, pythonTool } from './repl/repl-tools.js';
 import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
-import { planTools, taskStateTools, timeTools, todoTools } from './tracking/index.js';
+import { planTools, taskStateTools, timeTools, todoTools, wakeupTools } from './tracking/index.js';
 import type { AnyTool } from './types.js';
+import { webFetchTool } from './web/web-fetch.js';
 
 /**
  * Every built-in tool, by group, in the order the model sees them. Groups and tool names can
@@ -23,6 +26,10 @@ export const toolGroups: Record<string, AnyTool[]> = {
   plan: planTools,
   task_state: taskStateTools,
   time: timeTools,
+  wakeup: wakeupTools,
+  web: [webFetchTool],
+  data: [dataViewTool],
+  repl: [pythonTool, nodeTool],
 };
 
 /**

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SubagentPort } from '../subagents/types.js';
+import type { WebAccess } from './web/access.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
 export interface ToolContext {
@@ -39,6 +40,16 @@ export interface ToolContext {
   relay?(event: SubagentEvent): void;
   /** Starts sub-agents; set on the sessions of a run where sub-agents are on (src/subagents/). */
   subagents?: SubagentPort;
+  /** Sets this session to resume later with a message; absent when the run has no stored session. */
+  wakeups?: WakeupPort;
+  /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
+  web?: WebAccess;
+}
+
+/** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
+export interface WakeupPort {
+  now(): number;
+  schedule(at: number, message: string): { id: string };
 }
 
 /**

@@ -70,7 +70,12 @@ describe('tool catalog', () => {
         'git_commit',
         'mkdir',
         'multi_edit',
+        'node',
+        'python',
+        'schedule_wakeup',
         'shell',
+        // A request carries whatever the URL holds off the machine, so it asks like a change.
+        'web_fetch',
         'write_file',
       ].sort(),
     );

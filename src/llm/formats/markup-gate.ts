@@ -73,7 +73,7 @@ export class MarkupGate {
     const head = text.slice(0, 48);
     const python = atStart && text[0] === '[' && !/^\[\s*[[{"']/.test(head);
     if (python) {
-      if (/^\[\s*[A-Za-z_][\w.]*\s*\(/.test(head)) return this.#judgeValue(text, 'python');
+      if (/^\[\s*[A-Za-z_][\w.]*\s*\(/.test(head)) return this.#judgeValue(text, 'pythonic');
       return /^\[\s*(?:[A-Za-z_][\w.]*\s*)?$/.test(head) ? 'wait' : 1;
     }
     // `{"`, `{'`, `[{`, `[ {"`: the shapes a JSON call starts with.
@@ -81,7 +81,7 @@ export class MarkupGate {
     return /^(?:\[\s*)?(?:\{\s*)?$/.test(head) ? 'wait' : 1;
   }
 
-  #judgeValue(text: string, kind: 'json' | 'python'): 'call' | 'wait' | number {
+  #judgeValue(text: string, kind: 'json' | 'pythonic'): 'call' | 'wait' | number {
     const extent = scanJson(text, 0);
     if (extent.kind === 'open') return 'wait';
     if (extent.kind === 'invalid') return 1;

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** An image for a vision model, carried in `meta.attachments` of a read_file result. */
@@ -87,4 +88,19 @@ function jpegSize(b: Buffer, dims: Dims) {
     } else i += 2 + b.readUInt16BE(i + 2);
   }
   return undefined;
+}
+
+/** Reads an image file the user named (`--image`); throws an Error saying what is wrong with it. */
+export async function readImageFile(file: string, maxBytes: number): Promise<Attachment> {
+  const bytes = await readFile(file).catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`Cannot read the image ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  const kind = imageKind(bytes);
+  if (!kind) throw new Error(`${file} is not a PNG, JPEG, GIF, WebP or BMP image.`);
+  if (bytes.length > maxBytes) {
+    throw new Error(
+      `${file} is ${Math.round(bytes.length / 1024)} KB; images over ${maxBytes / 1024 / 1024} MB are not sent. Scale it down first.`,
+    );
+  }
+  return { path: file, mimeType: `image/${kind}`, base64: bytes.toString('base64') };
 }

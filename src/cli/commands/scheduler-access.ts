@@ -1,0 +1,53 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { defaultDbPath, hearthHome } from '../../config/load.js';
+import { checkWorkspace } from '../../config/workspace.js';
+import type { SchedulerService, SchedulerServiceOptions } from '../../scheduler/service.js';
+import { openDatabase } from '../../store/database.js';
+import type { RunRow } from '../../store/scheduler.js';
+import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
+import { visible } from '../sanitize.js';
+
+/** Opens the scheduler service for the flags' workspace and database, runs `work`, closes it. */
+export async function withScheduler<T>(
+  cmd: Command,
+  work: (service: SchedulerService) => Promise<T>,
+  extra: Partial<SchedulerServiceOptions> = {},
+): Promise<T> {
+  const flags = cmd.optsWithGlobals<GlobalFlags>();
+  const { config } = await loadConfigFromFlags(flags);
+  const dbPath = defaultDbPath(config);
+  const db = openDatabase(dbPath);
+  try {
+    const workspace = await checkWorkspace(resolve(flags.workspace));
+    // Loaded on use: the scheduler (croner, the agent runner) costs nothing at start-up otherwise.
+    const { SchedulerService } = await import('../../scheduler/service.js');
+    return await work(new SchedulerService({ db, dbPath, home: hearthHome(), workspace, ...extra }));
+  } finally {
+    db.close();
+  }
+}
+
+/** `2025-06-03 09:00`, local time, as people read a schedule. */
+export function localTime(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** One run as a line: when, what, how it ended, where (the session), what it cost, why. */
+export function describeRun(run: RunRow): string {
+  const when = localTime(run.slotAt ?? run.createdAt);
+  const what = run.kind === 'scheduled' ? (run.caughtUp ? 'caught up' : 'on time') : run.kind;
+  const tokens = run.promptTokens + run.completionTokens;
+  return [
+    when,
+    what.padEnd(9),
+    run.status.padEnd(7),
+    run.sessionId ? `session ${run.sessionId}` : '',
+    tokens ? `${tokens} tokens` : '',
+    run.reason ? visible(run.reason) : '',
+  ]
+    .filter(Boolean)
+    .join('  ');
+}

@@ -1,0 +1,94 @@
+import type { AgentEvent } from '../agent/events.js';
+import { createRuntime } from '../agent/runtime.js';
+import { openSession } from '../agent/session-setup.js';
+import { type FlagSetting, loadConfig } from '../config/load.js';
+import { describeIgnored } from '../config/security.js';
+import { resolveConnection } from '../llm/connection.js';
+import { declineWithoutTerminal } from '../permissions/decline.js';
+import type { RunOutcome } from '../store/scheduler.js';
+import { SessionNotFoundError, type SessionRow, type SessionStore } from '../store/sessions.js';
+import type { Runner, RunRequest } from './scheduler.js';
+
+export interface AgentRunnerOptions {
+  /** The scheduler's database: each run's session is kept there, whatever a workspace's config says. */
+  dbPath: string;
+  env?: NodeJS.ProcessEnv;
+  /** The user's Hearth home (default $HEARTH_HOME or ~/.hearth). */
+  userDir?: string;
+}
+
+/**
+ * Runs scheduled work as agent sessions, each with the config of the workspace it runs in (as
+ * `hearth -C DIR` would) and nobody to ask: calls that need approval are declined with the rule
+ * that would allow them, as in a one-shot run without a terminal.
+ */
+export function agentRunner(options: AgentRunnerOptions): Runner {
+  return async (request, signal) => {
+    const { run, job } = request;
+    const flags: FlagSetting[] = [{ key: 'db_path', value: options.dbPath, name: 'the scheduler' }];
+    if (job?.model) flags.push({ key: 'model', value: job.model, name: `job ${job.id}` });
+    const workspace = run.workspace;
+    if (!workspace) throw new Error('the run names no workspace');
+    const { config, ignored } = await loadConfig({
+      workspace,
+      flags,
+      env: options.env,
+      userDir: options.userDir,
+    });
+    const runtime = await createRuntime(config, workspace, { configNotes: describeIgnored(ignored) });
+    try {
+      const resume = continued(runtime.openStore(), request);
+      const connection = await resolveConnection(config);
+      const session = await openSession(
+        { runtime, connection, approve: declineWithoutTerminal, deepWork: false },
+        resume,
+      );
+      request.onSession(session.id);
+      if (session.pending.length > 0) {
+        return {
+          status: 'failed',
+          sessionId: session.id,
+          reason: `session ${session.id} waits for approval of earlier calls; answer them first: hearth --resume ${session.id} --approve all`,
+        };
+      }
+      return await drive(session.run(run.prompt, signal), session.id);
+    } finally {
+      await runtime.close();
+    }
+  };
+}
+
+async function drive(events: AsyncGenerator<AgentEvent>, sessionId: string): Promise<RunOutcome> {
+  const outcome: RunOutcome = { status: 'failed', sessionId, promptTokens: 0, completionTokens: 0 };
+  for await (const event of events) {
+    if (event.type === 'usage') {
+      outcome.promptTokens! += event.prompt;
+      outcome.completionTokens! += event.completion;
+    }
+    if (event.type === 'done') {
+      outcome.status = event.reason === 'completed' ? 'ok' : 'failed';
+      if (event.reason !== 'completed')
+        outcome.reason = `stopped: ${event.reason}${event.text ? ` (${event.text.slice(0, 200)})` : ''}`;
+    }
+  }
+  return outcome;
+}
+
+/** A wake-up continues its session; a job with `session_id` continues that session, or its own from the last run. */
+function continued(store: SessionStore, request: RunRequest): SessionRow | undefined {
+  const { run, job, previousSession } = request;
+  if (run.kind === 'wakeup') return store.get(run.sessionId!);
+  if (!job?.sessionId) return undefined;
+  const named = find(store, job.sessionId);
+  if (named) return named;
+  return previousSession ? find(store, previousSession) : undefined;
+}
+
+function find(store: SessionStore, id: string): SessionRow | undefined {
+  try {
+    return store.resolve(id);
+  } catch (err) {
+    if (err instanceof SessionNotFoundError) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,400 @@
+import { randomBytes } from 'node:crypto';
+import type { RunOutcome, RunRow, SchedulerStore } from '../store/scheduler.js';
+import type { WakeupStore } from '../store/wakeups.js';
+import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
+import type { Inbox } from './inbox.js';
+import type { JobDefinition, LoadedJobs } from './job-definitions.js';
+import { planSlots } from './plan-slots.js';
+import { nextSlot, slotsBetween } from './schedule.js';
+
+/**
+ * The scheduler loop, with its exactly-once rules (ours: no job-queue library keeps a per-slot
+ * record in the same SQLite file as the sessions, and that record is the product).
+ *
+ * - One process at a time schedules: the one holding the lease in the store, renewed every tick.
+ *   Others stand by and take over once it stops renewing.
+ * - A job's slots are decided in one transaction that checks the lease, records a row per slot
+ *   (a unique index allows one per job and slot) and moves the job's cursor past them; so a slot
+ *   is recorded once, whoever decides, whenever a process dies.
+ * - A run is at most once: one that was going when its process died is recorded as failed
+ *   (interrupted), not run again; one that never started is adopted by the next scheduler.
+ * - A manual run (`runNow`) is a row of its own and never touches the cursor.
+ */
+export interface RunRequest {
+  run: RunRow;
+  job?: JobDefinition;
+  /** The session of the job's latest earlier run: a job whose session_id is a name continues it. */
+  previousSession?: string;
+  /** Called once the run's session exists, so the record points at it even if the process dies. */
+  onSession(id: string): void;
+}
+
+/** Runs one agent task; resolves with how it ended (a throw counts as failed). */
+export type Runner = (request: RunRequest, signal: AbortSignal) => Promise<RunOutcome>;
+
+export type SchedulerEvent =
+  | { type: 'lease'; state: 'acquired' | 'standby'; holderPid?: number }
+  | { type: 'recorded'; run: RunRow }
+  | { type: 'started'; run: RunRow }
+  | { type: 'finished'; run: RunRow }
+  | { type: 'problem'; message: string };
+
+export interface SchedulerOptions {
+  store: SchedulerStore;
+  wakeups: WakeupStore;
+  /** The job definitions, read again at every tick (files and stored ones). */
+  loadJobs: () => Promise<LoadedJobs>;
+  runner: Runner;
+  inbox?: Inbox;
+  /** Where inbox tasks that name no workspace run. */
+  workspace: string;
+  clock?: Clock;
+  pid?: number;
+  /** How long the lease and a run's lease last without renewal (default 60 s). */
+  leaseTtl?: number;
+  /** The longest sleep between ticks (default 15 s): inbox scans and lease renewals. */
+  poll?: number;
+  /**
+   * A slot first seen later than this after its time counts as missed (default 2 min: longer than a
+   * takeover takes, so a scheduler restarted at once still runs it as on time).
+   */
+  lateAfter?: number;
+  /** Runs going at once (default 1: a local model serves one request well at a time). */
+  parallel?: number;
+  onEvent?: (event: SchedulerEvent) => void;
+}
+
+interface Active {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** The most slots one tick records for a job; a longer backlog is worked off over the next ticks. */
+const SLOTS_PER_TICK = 50_000;
+
+export class Scheduler {
+  readonly owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  private readonly clock: Clock;
+  private readonly ttl: number;
+  private readonly poll: number;
+  private readonly lateAfter: number;
+  private readonly parallel: number;
+  private readonly active = new Map<number, Active>();
+  private jobs: JobDefinition[] = [];
+  private problems = '';
+  /** Undefined until the first tick. */
+  private leader: boolean | undefined;
+  private ticking: Promise<void> | undefined;
+  private loopDone: Promise<void> | undefined;
+  private stopping = false;
+  private wake = new AbortController();
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.ttl = options.leaseTtl ?? 60_000;
+    this.poll = options.poll ?? 15_000;
+    this.lateAfter = options.lateAfter ?? 120_000;
+    this.parallel = options.parallel ?? 1;
+  }
+
+  /** Whether this process holds the lease (as of its last tick). */
+  get isLeader(): boolean {
+    return this.leader === true;
+  }
+
+  /** One pass: take or renew the lease, record due slots, wake-ups and inbox tasks, start queued runs. */
+  tick(): Promise<void> {
+    this.ticking ??= this.pass().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async pass(): Promise<void> {
+    const { store } = this.options;
+    const lease = store.acquireLease(this.owner, this.options.pid ?? process.pid, this.clock.now(), this.ttl);
+    if (lease === 'held') {
+      if (this.leader !== false)
+        this.emit({ type: 'lease', state: 'standby', holderPid: store.leaseHolder()?.pid });
+      this.leader = false;
+      return;
+    }
+    if (lease === 'acquired') this.emit({ type: 'lease', state: 'acquired' });
+    this.leader = true;
+    await this.reload();
+    const recorded = this.claimDue(lease === 'acquired');
+    if (recorded === undefined) return;
+    for (const run of recorded) this.emit({ type: 'recorded', run });
+    if (this.options.inbox) await this.takeInbox(this.options.inbox);
+    store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
+    this.dispatch();
+  }
+
+  /** Reads the job definitions again (`POST /api/cron/reload` and every tick). */
+  async reload(): Promise<LoadedJobs> {
+    const loaded = await this.options.loadJobs();
+    this.jobs = loaded.jobs;
+    const problems = loaded.problems.join('\n');
+    if (problems !== this.problems)
+      for (const message of loaded.problems) this.emit({ type: 'problem', message });
+    this.problems = problems;
+    return loaded;
+  }
+
+  /** Records every due slot and wake-up in one transaction; undefined when the lease was lost meanwhile. */
+  private claimDue(fresh: boolean): RunRow[] | undefined {
+    const { store, wakeups } = this.options;
+    return store.exclusive(() => {
+      const now = this.clock.now();
+      if (!store.holdsLease(this.owner, now)) return undefined;
+      const lease = now + this.ttl;
+      const ids: number[] = [];
+      for (const run of store.recoverExpired(now, this.owner, lease)) this.emit({ type: 'finished', run });
+      for (const job of this.jobs) {
+        const state = store.ensureJob(job.id, now);
+        if (!(state.enabledOverride ?? job.enabled)) {
+          // Slots while a job is off are not owed: when it comes back on, it starts from then.
+          store.moveCursor(job.id, now);
+          continue;
+        }
+        if (job.schedule.kind === 'startup') {
+          if (fresh) ids.push(store.insertRun(this.jobRun(job, now, 'queued'), now, this.owner, lease));
+          continue;
+        }
+        const slots = slotsBetween(job.schedule, state.cursorAt, now, state.anchorAt, SLOTS_PER_TICK);
+        if (slots.length === 0) continue;
+        const open = store.openRuns(job.id);
+        for (const decision of planSlots({
+          slots,
+          now,
+          lateAfter: this.lateAfter,
+          catchUp: job.catchUp,
+          overlap: job.overlap,
+          open: open.length,
+          waiting: open.filter((r) => r.status === 'queued').length,
+        })) {
+          const run = { ...this.jobRun(job, decision.slotAt, decision.status), ...decision };
+          ids.push(store.insertRun(run, now, this.owner, decision.status === 'queued' ? lease : undefined));
+        }
+        store.moveCursor(job.id, slots.at(-1)!);
+      }
+      for (const wakeup of wakeups.due(now)) {
+        if (!wakeups.markFired(wakeup.id)) continue;
+        const late = now - wakeup.at > this.lateAfter;
+        const note = late
+          ? `set for ${iso(wakeup.at)}, delivered at ${iso(now)}: no scheduler was running`
+          : `set for ${iso(wakeup.at)}`;
+        const prompt = `[Wake-up, ${note}] ${wakeup.message}`;
+        const run = {
+          kind: 'wakeup' as const,
+          status: 'queued' as const,
+          ref: wakeup.id,
+          prompt,
+          sessionId: wakeup.sessionId,
+          workspace: wakeup.workspace,
+          caughtUp: late,
+        };
+        ids.push(store.insertRun(run, now, this.owner, lease));
+      }
+      return ids.map((id) => store.get(id)!);
+    });
+  }
+
+  private jobRun(job: JobDefinition, slotAt: number, status: 'queued' | 'skipped') {
+    return {
+      kind: 'scheduled' as const,
+      status,
+      jobId: job.id,
+      slotAt,
+      prompt: job.prompt,
+      workspace: job.workspace,
+    };
+  }
+
+  /** Takes waiting inbox files, and settles or adopts files a stopped scheduler left in `running/`. */
+  private async takeInbox(inbox: Inbox): Promise<void> {
+    const { store } = this.options;
+    for (const name of await inbox.running()) {
+      const run = store.byRef('inbox', name);
+      if (!run) await this.queueInbox(inbox, name);
+      else if (run.status === 'ok' || run.status === 'failed') await this.settleInbox(inbox, run);
+    }
+    for (const name of await inbox.waiting()) {
+      if (await inbox.claim(name)) await this.queueInbox(inbox, name);
+    }
+  }
+
+  private async queueInbox(inbox: Inbox, name: string): Promise<void> {
+    const { store } = this.options;
+    const task = await inbox.read(name, this.options.workspace);
+    const now = this.clock.now();
+    if ('error' in task) {
+      const id = store.insertRun(
+        { kind: 'inbox', status: 'queued', ref: name },
+        now,
+        this.owner,
+        now + this.ttl,
+      );
+      store.startRun(id, this.owner, now, now + this.ttl);
+      store.finishRun(id, this.owner, { status: 'failed', reason: task.error }, now);
+      await this.settleInbox(inbox, store.get(id)!);
+      this.emit({ type: 'finished', run: store.get(id)! });
+      return;
+    }
+    const run = {
+      kind: 'inbox' as const,
+      status: 'queued' as const,
+      ref: name,
+      prompt: task.task,
+      workspace: task.workspace,
+    };
+    this.emit({ type: 'recorded', run: store.get(store.insertRun(run, now, this.owner, now + this.ttl))! });
+  }
+
+  private async settleInbox(inbox: Inbox, run: RunRow): Promise<void> {
+    await inbox.settle(run.ref!, {
+      status: run.status === 'ok' ? 'ok' : 'failed',
+      session: run.sessionId ?? undefined,
+      reason: run.reason ?? undefined,
+      run: run.id,
+      finished_at: iso(run.endedAt ?? this.clock.now()),
+    });
+  }
+
+  /** Starts queued runs, oldest slot first, one per job at a time and `parallel` in all. */
+  private dispatch(): void {
+    const { store } = this.options;
+    if (this.stopping || !store.holdsLease(this.owner, this.clock.now())) return;
+    for (const run of store.queued(this.owner)) {
+      if (this.active.size >= this.parallel) return;
+      if (run.jobId && store.openRuns(run.jobId).some((r) => r.status === 'running')) continue;
+      const now = this.clock.now();
+      if (store.startRun(run.id, this.owner, now, now + this.ttl)) this.execute(store.get(run.id)!);
+    }
+  }
+
+  /**
+   * Runs a job now, in this process, as a manual run: recorded on its own, leaving the job's
+   * slots and cursor as they are. Resolves with the finished record.
+   */
+  async runNow(jobId: string): Promise<RunRow> {
+    const { store } = this.options;
+    await this.reload();
+    const job = this.jobs.find((j) => j.id === jobId);
+    if (!job) throw new Error(`No job "${jobId}".`);
+    const now = this.clock.now();
+    store.ensureJob(job.id, now);
+    const id = store.insertRun(
+      { kind: 'manual', status: 'queued', jobId: job.id, prompt: job.prompt, workspace: job.workspace },
+      now,
+      this.owner,
+      now + this.ttl,
+    );
+    store.startRun(id, this.owner, now, now + this.ttl);
+    await this.execute(store.get(id)!);
+    return store.get(id)!;
+  }
+
+  private execute(run: RunRow): Promise<void> {
+    const { store, runner } = this.options;
+    const controller = new AbortController();
+    const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
+    const previous = run.jobId
+      ? store.runs({ jobId: run.jobId, limit: 20 }).find((r) => r.sessionId && r.id !== run.id)
+      : undefined;
+    // The run's lease is renewed while it goes, so a long run is not taken for a dead one.
+    let heartbeat: TimerHandle | undefined;
+    const renew = () => {
+      store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
+      heartbeat = this.clock.setTimeout(renew, this.ttl / 3);
+    };
+    heartbeat = this.clock.setTimeout(renew, this.ttl / 3);
+    this.emit({ type: 'started', run });
+    const done = (async () => {
+      let outcome: RunOutcome;
+      try {
+        outcome = await runner(
+          {
+            run,
+            job,
+            previousSession: previous?.sessionId ?? undefined,
+            onSession: (id) => store.noteSession(run.id, id),
+          },
+          controller.signal,
+        );
+      } catch (err) {
+        outcome = { status: 'failed', reason: (err as Error).message };
+      }
+      if (controller.signal.aborted && outcome.status === 'ok') outcome = { ...outcome, status: 'failed' };
+      if (controller.signal.aborted) outcome.reason ??= 'stopped: the scheduler was shut down';
+      this.clock.clearTimeout(heartbeat);
+      store.finishRun(run.id, this.owner, outcome, this.clock.now());
+      const finished = store.get(run.id)!;
+      if (finished.kind === 'inbox' && this.options.inbox)
+        await this.settleInbox(this.options.inbox, finished);
+      this.emit({ type: 'finished', run: finished });
+    })().finally(() => {
+      this.active.delete(run.id);
+      this.dispatch();
+    });
+    this.active.set(run.id, { controller, done });
+    return done;
+  }
+
+  /** Resolves when no run of this process is going. */
+  async idle(): Promise<void> {
+    while (this.active.size > 0) await Promise.all([...this.active.values()].map((a) => a.done));
+  }
+
+  /** The next time something is due: a job's slot or a wake-up (for the loop's sleep and `jobs list`). */
+  nextDue(): number | undefined {
+    const { store, wakeups } = this.options;
+    const times = this.jobs.map((job) => {
+      const state = store.jobState(job.id);
+      return state ? nextSlot(job.schedule, state.cursorAt, state.anchorAt) : undefined;
+    });
+    times.push(wakeups.nextAt());
+    const due = times.filter((t): t is number => t !== undefined);
+    return due.length ? Math.min(...due) : undefined;
+  }
+
+  /** Ticks until `stop`: at each due time, and every `poll` at least. */
+  start(): void {
+    this.loopDone ??= this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        await this.tick();
+      } catch (err) {
+        this.emit({ type: 'problem', message: `tick failed: ${(err as Error).message}` });
+      }
+      if (this.stopping) break;
+      const now = this.clock.now();
+      const due = this.leader ? (this.nextDue() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+      this.wake = new AbortController();
+      await sleep(Math.max(0, Math.min(this.poll, due - now)), this.wake.signal, this.clock);
+    }
+  }
+
+  /** Stops ticking, stops the runs going (recorded as failed: stopped) and gives up the lease. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake.abort();
+    await this.loopDone;
+    await this.ticking;
+    for (const active of this.active.values()) active.controller.abort();
+    await this.idle();
+    this.options.store.releaseLease(this.owner);
+    this.leader = false;
+  }
+
+  private emit(event: SchedulerEvent): void {
+    this.options.onEvent?.(event);
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/:\d{2}\.\d{3}Z$/, 'Z');
+}

@@ -1,0 +1,278 @@
+import { join } from 'node:path';
+import { hearthHome } from '../config/load.js';
+import { trustProject } from '../config/trust.js';
+import { type Db, openDatabase } from '../store/database.js';
+import { type RunRow, SchedulerStore } from '../store/scheduler.js';
+import { SessionStore } from '../store/sessions.js';
+import { type WakeupRow, WakeupStore } from '../store/wakeups.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { parseWhen } from '../util/when.js';
+import { agentRunner } from './agent-runner.js';
+import { SchedulerError } from './errors.js';
+
+export { SchedulerError };
+
+import { JobDefinitionError } from './errors.js';
+import { Inbox } from './inbox.js';
+import {
+  defineJob,
+  type JobDefinition,
+  type JobFiles,
+  type JobInput,
+  type LoadedJobs,
+  loadJobFiles,
+} from './job-definitions.js';
+import { nextSlot, upcoming } from './schedule.js';
+import { type Runner, Scheduler, type SchedulerEvent } from './scheduler.js';
+
+export interface SchedulerServiceOptions {
+  db: Db;
+  /** Where that database is, for the runs' sessions. */
+  dbPath: string;
+  /** The user's Hearth home: cron.json, inbox/, approvals. */
+  home: string;
+  /** Its `.hearth/cron.json` is read, and jobs and inbox tasks that name no folder run there. */
+  workspace: string;
+  clock?: Clock;
+  /** Default: agent sessions (agentRunner). */
+  runner?: Runner;
+  env?: NodeJS.ProcessEnv;
+  onEvent?: (event: SchedulerEvent) => void;
+  parallel?: number;
+  poll?: number;
+}
+
+/** One job as `hearth jobs list` and `GET /api/cron` show it. */
+export interface JobView {
+  id: string;
+  name: string;
+  schedule: string;
+  timezone?: string;
+  enabled: boolean;
+  catchUp: JobDefinition['catchUp'];
+  overlap: JobDefinition['overlap'];
+  workspace: string;
+  /** A cron.json path, or `cli`. */
+  source: string;
+  nextAt?: number;
+  lastRun?: RunRow;
+  /** Slots missed (no scheduler running) and not made up, since the job last ran. */
+  missed: number;
+}
+
+/**
+ * The scheduler as the CLI, the library and the gateway use it: jobs, runs, the inbox and
+ * wake-ups over one database. `hearth scheduler` calls `start`; the gateway maps its routes here
+ * (`GET /api/cron` → listJobs, `POST /api/cron/{id}/run` → runNow, `.../toggle` → toggle,
+ * `POST /api/cron/reload` → reload).
+ */
+export class SchedulerService {
+  readonly store: SchedulerStore;
+  readonly wakeups: WakeupStore;
+  readonly inbox: Inbox;
+  readonly scheduler: Scheduler;
+  private readonly clock: Clock;
+
+  private ownsDb = false;
+
+  /**
+   * Opens the database itself (the library's way in); `close` closes it. Defaults: the home is
+   * $HEARTH_HOME or ~/.hearth, the database `hearth.db` in it (shared with the CLI).
+   */
+  static open(
+    options: Omit<SchedulerServiceOptions, 'db' | 'dbPath' | 'home'> & { dbPath?: string; home?: string },
+  ): SchedulerService {
+    const home = options.home ?? hearthHome(options.env);
+    const dbPath = options.dbPath ?? join(home, 'hearth.db');
+    const service = new SchedulerService({ ...options, home, dbPath, db: openDatabase(dbPath) });
+    service.ownsDb = true;
+    return service;
+  }
+
+  constructor(private readonly options: SchedulerServiceOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.store = new SchedulerStore(options.db);
+    this.wakeups = new WakeupStore(options.db);
+    this.inbox = new Inbox(join(options.home, 'inbox'));
+    this.scheduler = new Scheduler({
+      store: this.store,
+      wakeups: this.wakeups,
+      loadJobs: () => this.loadJobs(),
+      runner:
+        options.runner ?? agentRunner({ dbPath: options.dbPath, env: options.env, userDir: options.home }),
+      inbox: this.inbox,
+      workspace: options.workspace,
+      clock: this.clock,
+      onEvent: options.onEvent,
+      parallel: options.parallel,
+      poll: options.poll,
+    });
+  }
+
+  get files(): JobFiles {
+    const { home, workspace } = this.options;
+    return {
+      user: join(home, 'cron.json'),
+      workspace: join(workspace, '.hearth', 'cron.json'),
+      workspaceDir: workspace,
+      userDir: home,
+    };
+  }
+
+  /** Jobs from both cron.json files, then those added with `hearth jobs add`. */
+  async loadJobs(): Promise<LoadedJobs> {
+    const loaded = await loadJobFiles(this.files);
+    for (const { id, definition } of this.store.storedDefinitions()) {
+      try {
+        const job = defineJob(JSON.parse(definition), 'cli', this.options.workspace);
+        if (loaded.jobs.some((j) => j.id === job.id)) {
+          loaded.problems.push(
+            `job "${id}" (hearth jobs add) is shadowed by one with the same id in a cron.json`,
+          );
+        } else loaded.jobs.push(job);
+      } catch (err) {
+        loaded.problems.push(`job "${id}" (hearth jobs add): ${(err as Error).message}`);
+      }
+    }
+    return loaded;
+  }
+
+  async listJobs(): Promise<{ jobs: JobView[]; problems: string[] }> {
+    const { jobs, problems } = await this.loadJobs();
+    const now = this.clock.now();
+    return { jobs: jobs.map((job) => this.view(job, now)), problems };
+  }
+
+  private view(job: JobDefinition, now: number): JobView {
+    const state = this.store.jobState(job.id);
+    const enabled = state?.enabledOverride ?? job.enabled;
+    const recent = this.store.runs({ jobId: job.id, limit: 200 });
+    const lastRan = recent.findIndex((r) => r.status !== 'skipped');
+    const sinceRan = lastRan === -1 ? recent : recent.slice(0, lastRan);
+    return {
+      id: job.id,
+      name: job.name,
+      schedule: job.schedule.text,
+      timezone: job.timezone,
+      enabled,
+      catchUp: job.catchUp,
+      overlap: job.overlap,
+      workspace: job.workspace,
+      source: job.source,
+      nextAt: enabled
+        ? nextSlot(job.schedule, Math.max(state?.cursorAt ?? now, now), state?.anchorAt ?? now)
+        : undefined,
+      lastRun: recent[0],
+      missed: sinceRan.filter((r) => r.reason?.startsWith('missed')).length,
+    };
+  }
+
+  async job(id: string): Promise<JobDefinition> {
+    const { jobs } = await this.loadJobs();
+    const job = jobs.find((j) => j.id === id);
+    if (!job) {
+      const known = jobs.map((j) => j.id).join(', ');
+      throw new SchedulerError(
+        `No job "${id}".${known ? ` Jobs: ${known}.` : ' Add one with: hearth jobs add NAME --schedule ... --prompt ...'}`,
+      );
+    }
+    return job;
+  }
+
+  /** The next `count` times a job runs (`hearth jobs next`). */
+  async next(id: string, count: number): Promise<number[]> {
+    const job = await this.job(id);
+    const now = this.clock.now();
+    const state = this.store.jobState(job.id);
+    return upcoming(job.schedule, Math.max(state?.cursorAt ?? now, now), state?.anchorAt ?? now, count);
+  }
+
+  runs(filter: { jobId?: string; limit?: number } = {}): RunRow[] {
+    return this.store.runs(filter);
+  }
+
+  /** Adds a job kept in the store (`hearth jobs add`); its workspace defaults to the current one. */
+  async addJob(input: JobInput): Promise<JobDefinition> {
+    let job: JobDefinition;
+    try {
+      job = defineJob(input, 'cli', this.options.workspace);
+    } catch (err) {
+      if (err instanceof JobDefinitionError)
+        throw new SchedulerError(`The job cannot be added: ${err.message}`);
+      throw err;
+    }
+    const { jobs } = await this.loadJobs();
+    const clash = jobs.find((j) => j.id === job.id);
+    if (clash) throw new SchedulerError(`A job "${job.id}" exists (${clash.source}); choose another --id.`);
+    this.store.saveDefinition(
+      job.id,
+      JSON.stringify({ ...job.input, workspace: job.workspace }),
+      this.clock.now(),
+    );
+    return job;
+  }
+
+  async setEnabled(id: string, enabled: boolean): Promise<void> {
+    const job = await this.job(id);
+    this.store.setEnabledOverride(job.id, enabled, this.clock.now());
+  }
+
+  /** Flips a job on or off; resolves to whether it is on now (`POST /api/cron/{id}/toggle`). */
+  async toggle(id: string): Promise<boolean> {
+    const job = await this.job(id);
+    const enabled = !(this.store.jobState(job.id)?.enabledOverride ?? job.enabled);
+    this.store.setEnabledOverride(job.id, enabled, this.clock.now());
+    return enabled;
+  }
+
+  /** Removes a job added with `hearth jobs add`; one from a cron.json is removed there. */
+  async removeJob(id: string): Promise<void> {
+    const job = await this.job(id);
+    if (job.source !== 'cli')
+      throw new SchedulerError(
+        `Job "${id}" is defined in ${job.source}; remove it there (or: hearth jobs disable ${id}).`,
+      );
+    this.store.removeJob(job.id);
+  }
+
+  /** Runs a job now in this process; the record says how it went (`POST /api/cron/{id}/run`). */
+  async runNow(id: string): Promise<RunRow> {
+    const job = await this.job(id);
+    return this.scheduler.runNow(job.id);
+  }
+
+  reload(): Promise<LoadedJobs> {
+    return this.scheduler.reload();
+  }
+
+  /** Approves the workspace's cron.json as it is now (`hearth jobs trust`). */
+  async trustWorkspaceJobs(): Promise<void> {
+    await trustProject(this.options.home, this.files.workspace);
+  }
+
+  submit(task: string, workspace?: string): Promise<string> {
+    return this.inbox.submit(task, workspace, this.clock.now());
+  }
+
+  /** Sets a stored session to resume at `at` ("in 1h", "09:00", an ISO time) with a message. */
+  wake(sessionIdOrPrefix: string, at: string, message: string): WakeupRow {
+    const session = new SessionStore(this.options.db).resolve(sessionIdOrPrefix);
+    const when = parseWhen(at, this.clock.now());
+    if (typeof when !== 'number') throw new SchedulerError(when.error);
+    return this.wakeups.add(session.id, when, message, this.clock.now());
+  }
+
+  start(): void {
+    this.scheduler.start();
+  }
+
+  stop(): Promise<void> {
+    return this.scheduler.stop();
+  }
+
+  /** Stops the scheduler; closes the database when `open` opened it. */
+  async close(): Promise<void> {
+    await this.stop();
+    if (this.ownsDb) this.options.db.close();
+  }
+}
