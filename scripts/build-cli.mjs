@@ -43,9 +43,7 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   chunkNames: 'chunks/[name]-[hash]',
-  // Native code, or packages that find their own files (binaries, the sqlite-vec extension, the
-  // browser driver) next to their modules: loaded from node_modules as they are.
-  external: ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp', 'playwright-core'],
+  external: ['better-sqlite3'],
   plugins: [englishOnlyZod],
   sourcemap: true,
   // Bundled CommonJS dependencies (commander) call require() for Node's own modules.

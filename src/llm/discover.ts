@@ -5,8 +5,7 @@ export interface ServerCandidate {
   startHint: string;
 }
 
-/** 'embedded': no server, a GGUF file run in process (src/llm/embedded). */
-export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible' | 'embedded';
+export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible';
 
 export const localCandidates: ServerCandidate[] = [
   {
