@@ -1,16 +1,16 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
-import { createRuntime, type Runtime } from '../agent/runtime.js';
+import type { Runtime } from '../agent/runtime.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { Config } from '../config/schema.js';
 import { type Connection, resolveConnection } from '../llm/connection.js';
 import { discoverServer, listModels } from '../llm/discover.js';
+import { assembleRuntime } from '../setup/runtime.js';
 import type { Db } from '../store/database.js';
 import { EventLog } from '../store/events.js';
 import { type SessionRow, SessionStore } from '../store/sessions.js';
 import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
-import { setupSubagents } from '../subagents/setup.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
 import type { RunMode, WireEvent } from './wire.js';
@@ -23,6 +23,8 @@ export interface HubOptions {
   workspace: string;
   /** The settings for a session in another workspace (its project file may add to them). */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  /** The Hearth home sessions read user skills, `mcp.json` and USER.md from; default $HEARTH_HOME or ~/.hearth. */
+  home?: string;
   now: () => number;
   tracer: Tracer;
   approvalTimeoutMs: number;
@@ -277,14 +279,9 @@ export class SessionHub implements SessionHost {
       workspace === this.home || !this.options.configFor
         ? { config: this.options.config, notes: [] }
         : await this.options.configFor(workspace);
-    // Sub-agents as the config turns them on (a deep-work turn does not add them: the runtime,
-    // and so the tool list, is shared by every session of the workspace).
-    const { notes: agentNotes, ...subagents } = await setupSubagents(config, workspace, false);
-    return createRuntime(config, workspace, {
-      db: this.options.db,
-      configNotes: [...notes, ...agentNotes],
-      ...subagents,
-    });
+    // Built as the CLI builds it. A deep-work turn does not add sub-agents: the runtime, and so
+    // the tool list, is shared by every session of the workspace.
+    return assembleRuntime({ config }, workspace, { db: this.options.db, notes, home: this.options.home });
   }
 
   private connect(workspace: string, settings: Config): Promise<Connection> {
