@@ -72,8 +72,9 @@ interface Ready {
 }
 
 /**
- * Hearth as a library: one Agent is one conversation, kept in the session store. Nothing touches
- * the network, the disk or the sandbox until the first run.
+ * Hearth as a library: one Agent is one conversation, kept in the session store, with the runtime
+ * the CLI would assemble for the same settings (`assembleRuntime`). Nothing touches the network,
+ * the disk or the sandbox until the first run.
  */
 export class Agent {
   private readonly config: Config;
