@@ -6,9 +6,9 @@ import { configSchema } from '../../src/config/schema.js';
 import { createServer, type GatewayServer } from '../../src/server/index.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { startGateway, type TestGateway, TOKEN } from '../support/gateway.js';
+import { startRelay } from '../support/net.js';
 import { keys } from '../support/pty.js';
 import { reply, type TurnInput } from '../support/scripted-server.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { waitUntil } from '../support/wait.js';
 
 const cli = useCliHarness('attach');
@@ -102,7 +102,7 @@ describe('hearth attach', () => {
   it('catches up after the connection drops mid-turn, showing every event once', async () => {
     const g = await gateway([reply().text('Alpha beta gamma delta.').chunkSize(4).holdAfter(2)]);
     await g.json('/api/sessions', { id: 'drop' });
-    const proxy: TcpProxy = await startTcpProxy(g.port);
+    const proxy = await startRelay(g.port);
     extra.push(proxy);
     const watcher = await g.socket('/ws/drop');
 
@@ -111,7 +111,7 @@ describe('hearth attach', () => {
     });
     await g.llm.waitForHolds(1);
     await watcher.next((m) => m.type === 'text');
-    proxy.cut();
+    proxy.drop();
     g.llm.release();
     await watcher.next((m) => m.type === 'done');
     proxy.restore();

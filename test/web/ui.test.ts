@@ -2,15 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BrowserRig,
-  chromiumMissing,
-  loggedIn,
-  SCREENSHOTS,
-  startBrowser,
-  startRelay,
-} from '../support/browser.js';
+import { type BrowserRig, chromiumMissing, loggedIn, SCREENSHOTS, startBrowser } from '../support/browser.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { startRelay } from '../support/net.js';
 import { reply, type TurnInput } from '../support/scripted-server.js';
 
 /**
