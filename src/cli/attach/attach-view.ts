@@ -108,7 +108,9 @@ export class AttachView {
           this.sent.shift();
           this.ownRunning = true;
         }
-        if (!own || this.echoOwn) this.line(this.io.style.bold(`› ${visible(text)}`));
+        const images = Array.isArray(event.images) ? event.images.length : 0;
+        const attached = images > 0 ? this.io.style.dim(` [${images} image${images === 1 ? '' : 's'}]`) : '';
+        if (!own || this.echoOwn) this.line(`${this.io.style.bold(`› ${visible(text)}`)}${attached}`);
         return;
       }
       case 'approval_resolved':
