@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
+import { blindNote } from '../agent/loop.js';
 import type { Runtime } from '../agent/runtime.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { Config } from '../config/schema.js';
@@ -209,14 +210,8 @@ export class SessionHub implements SessionHost {
     row: SessionRow,
     options: { model?: string; mode: RunMode; live: LiveSession; current?: OpenedAgent },
   ): Promise<OpenedAgent> {
-    const runtime = await this.runtimeFor(row.workspace);
+    const { runtime, settings, connection } = await this.modelFor(row.workspace, row.model, options.model);
     const { config } = runtime;
-    const settings = {
-      ...config,
-      model: options.model ?? this.selection.model ?? config.model ?? (row.model || undefined),
-      base_url: this.selection.baseUrl ?? config.base_url,
-    };
-    const connection = await this.connect(row.workspace, settings);
     const key = `${connection.baseUrl} ${connection.model} ${options.mode}`;
     if (options.current?.key === key) return options.current;
     const deepWork = options.mode === 'deep_work';
@@ -235,8 +230,39 @@ export class SessionHub implements SessionHost {
       session,
       key,
       facts: { model: connection.model, maxIterations, tokenBudget },
+      vision: settings.vision ?? connection.info.vision,
       notes: await setupNotes(runtime, connection),
     };
+  }
+
+  /**
+   * The model the next turn of `row` runs on, and whether it accepts images (the config's `vision`,
+   * else what the server says; unknown when neither tells).
+   */
+  async vision(
+    row: Pick<SessionRow, 'workspace' | 'model'>,
+    model?: string,
+  ): Promise<{ model: string; vision?: boolean }> {
+    const { settings, connection } = await this.modelFor(row.workspace, row.model, model);
+    return { model: connection.model, vision: settings.vision ?? connection.info.vision };
+  }
+
+  /** Refuses images (422, saying which model and what to load) when the model is known to be blind. */
+  async refuseBlind(id: string, images: readonly unknown[] | undefined, model?: string): Promise<void> {
+    if (!images?.length) return;
+    const known = await this.vision(this.store.get(id), model);
+    if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
+  }
+
+  private async modelFor(workspace: string, stored: string, model: string | undefined) {
+    const runtime = await this.runtimeFor(workspace);
+    const { config } = runtime;
+    const settings = {
+      ...config,
+      model: model ?? this.selection.model ?? config.model ?? (stored || undefined),
+      base_url: this.selection.baseUrl ?? config.base_url,
+    };
+    return { runtime, settings, connection: await this.connect(workspace, settings) };
   }
 
   activity(event: WireEvent, sessionId: string): void {
