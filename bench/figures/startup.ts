@@ -9,6 +9,11 @@ import { type Figures, ms, ratio, ratioGoal, type Spread, takingTurns } from '..
 // Absolute: the one-shot and REPL runs start in their fresh home.
 const CLI = resolve('dist/cli/main.js');
 const RUNS = 10;
+/**
+ * The model the scripted server lists, named exactly as a user copying it would: a name that
+ * only nearly matches costs a second probe of the server (src/llm/connection.ts).
+ */
+const MODEL = 'scripted-model';
 
 /** Wall time from spawning `node ARGS` to its exit. */
 function exitTime(args: string[]): () => Promise<number> {
@@ -74,7 +79,7 @@ function toFirstRequest(): Promise<number> {
     });
     try {
       const started = performance.now();
-      const child = spawn(process.execPath, [CLI, '--base-url', server.baseUrl, '-m', 'm', 'hi'], {
+      const child = spawn(process.execPath, [CLI, '--base-url', server.baseUrl, '-m', MODEL, 'hi'], {
         cwd: home,
         env: { PATH: process.env.PATH, HOME: home, HEARTH_HOME: join(home, '.hearth') },
         stdio: 'ignore',
@@ -94,7 +99,7 @@ function toFirstRequest(): Promise<number> {
 /** From spawning `hearth` on a pseudo-terminal (util-linux `script`) to its prompt being drawn. */
 function toReplPrompt(baseUrl: string): Promise<number> {
   return withFreshHome(async (home) => {
-    const term = startOnPty(['--base-url', baseUrl, '-m', 'm'], {
+    const term = startOnPty(['--base-url', baseUrl, '-m', MODEL], {
       cwd: home,
       env: { HOME: home, HEARTH_HOME: join(home, '.hearth') },
     });
