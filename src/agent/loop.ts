@@ -154,19 +154,23 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
    * trial run, processes spawned) would otherwise hold that request back, and a reply that calls
    * no tool never needs it. It is ready long before a streamed tool call is complete.
    */
-  const prepareSandbox = () => {
-    if (sandbox || settling || typeof source !== 'function') return;
-    settling = source();
-    settling.catch(() => {});
+  const prepareSandbox = (): Promise<SandboxChoice> | undefined => {
+    if (sandbox || typeof source !== 'function') return undefined;
+    if (!settling) {
+      settling = source();
+      settling.catch(() => {});
+    }
+    return settling;
   };
   /**
    * Waits for a sandbox still being set up, and says its warning (no sandbox found) before the
    * first call. Resolves to why it could not be set up, when it could not.
    */
   async function* settleSandbox(): AsyncGenerator<AgentEvent, string | undefined> {
-    if (sandbox || typeof source !== 'function') return undefined;
+    const preparing = prepareSandbox();
+    if (!preparing) return undefined;
     try {
-      const choice = await (settling ??= source());
+      const choice = await preparing;
       sandbox = choice.sandbox;
       if (choice.warning) yield { type: 'warning', message: choice.warning };
       return undefined;
