@@ -2,7 +2,7 @@ import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox, SandboxSource } from '../sandbox/types.js';
+import type { Sandbox, SandboxChoice, SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
@@ -148,14 +148,29 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   let nudged = false;
   let todoNudges = 0;
 
+  let settling: Promise<SandboxChoice> | undefined;
+  /**
+   * Starts setting the sandbox up once the server has answered the first request: its probes (a
+   * trial run, processes spawned) would otherwise hold that request back, and a reply that calls
+   * no tool never needs it. It is ready long before a streamed tool call is complete.
+   */
+  const prepareSandbox = (): Promise<SandboxChoice> | undefined => {
+    if (sandbox || typeof source !== 'function') return undefined;
+    if (!settling) {
+      settling = source();
+      settling.catch(() => {});
+    }
+    return settling;
+  };
   /**
    * Waits for a sandbox still being set up, and says its warning (no sandbox found) before the
    * first call. Resolves to why it could not be set up, when it could not.
    */
   async function* settleSandbox(): AsyncGenerator<AgentEvent, string | undefined> {
-    if (sandbox || typeof source !== 'function') return undefined;
+    const preparing = prepareSandbox();
+    if (!preparing) return undefined;
     try {
-      const choice = await source();
+      const choice = await preparing;
       sandbox = choice.sandbox;
       if (choice.warning) yield { type: 'warning', message: choice.warning };
       return undefined;
@@ -293,6 +308,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     let overflow = false;
     let partial = '';
     for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
+      prepareSandbox();
       if (event.type === 'text_delta') partial += event.text;
       if (event.type === 'retry') partial = '';
       if (event.type === 'error') {

@@ -46,14 +46,13 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
 export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
   const { runtime, connection, deepWork } = setup;
   const { config } = runtime;
-  // Set up while the first request goes out (it costs a trial run); the loop waits for it before
-  // the first tool call. A failure is said there, to the call that needed it.
-  runtime.sandbox().catch(() => {});
   const base: SessionDeps = {
     store: runtime.openStore(),
     llm: setup.llm ?? createClient(connection, config),
     tools: runtime.tools,
     gate: runtime.gate,
+    // Set up by the loop once the first request is answered (it costs a trial run), awaited before
+    // the first tool call; a failure is said there, to the call that needed it.
     sandbox: () => runtime.sandboxForSession(),
     web: runtime.web,
     vision: config.vision ?? connection.info.vision,

@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../agent/events.js';
 import { visible, visibleDeep } from './sanitize.js';
 import { SubagentLines } from './subagent-lines.js';
-import { truncateToWidth } from './text-width.js';
+import { loadTextWidth, truncateToWidth } from './text-width.js';
 
 export interface Style {
   bold(text: string): string;
@@ -88,6 +88,8 @@ export class TerminalRenderer {
     private readonly answerOnly = false,
   ) {
     this.subagents = new SubagentLines(style);
+    // Lines cut to a terminal's width want exact widths; into a pipe, cutting a little early is fine.
+    if ((err as { isTTY?: boolean }).isTTY) loadTextWidth().catch(() => {});
   }
 
   render(raw: AgentEvent): void {

@@ -8,6 +8,7 @@ import type { SessionRow } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
 import { visible } from '../sanitize.js';
+import { loadTextWidth } from '../text-width.js';
 import { replApprover } from './approver.js';
 import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
 import { History } from './history.js';
@@ -70,7 +71,8 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
   // The sandbox is settled by now (set up while the server was probed): its warning is said here.
-  const { warning } = await runtime.sandboxForSession();
+  // Redraws need exact widths from the first prompt on.
+  const [{ warning }] = await Promise.all([runtime.sandboxForSession(), loadTextWidth()]);
   const notes = [...setupNotes(runtime, connection), ...(warning ? [warning] : [])];
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
