@@ -116,6 +116,7 @@ export async function* executeCalls(
       const preview = await tool.preview?.(args, { workspace: deps.ctx.workspace }).catch(() => undefined);
       const request = {
         call: step.call,
+        ...(step.prepared.unwrapped ? { unwrapped: step.prepared.unwrapped } : {}),
         summary: await deps.gate.summary(tool, args),
         reason: verdict.reason,
         ...(preview === undefined ? {} : { preview }),
@@ -155,12 +156,18 @@ export async function* executeCalls(
 
 /** The tool_call event, with the call in one line as the tool's declaration words it. */
 function announce(step: Step, deps: ExecutionDeps): Extract<ExecutionEvent, { type: 'tool_call' }> {
-  if (!step.prepared.ok) return { type: 'tool_call', call: step.call };
+  const { prepared } = step;
   return {
     type: 'tool_call',
     call: step.call,
-    label: deps.gate.label(step.prepared.tool, step.prepared.args),
+    ...(prepared.ok ? { label: deps.gate.label(prepared.tool, prepared.args) } : {}),
+    ...(prepared.unwrapped ? { unwrapped: prepared.unwrapped } : {}),
   };
+}
+
+/** The tool a call runs (the one a `use_tool` call names), as people and the audit see it. */
+function toolName(step: Step): string {
+  return step.prepared.ok ? step.prepared.tool.name : (step.prepared.unwrapped?.name ?? step.call.name);
 }
 
 /** What the PreToolUse hooks made of a call: refused (with the result the model gets), or how to go on. */
@@ -185,14 +192,15 @@ async function preToolUse(step: Step, deps: ExecutionDeps): Promise<Hooked> {
     return { refused: `Blocked by a hook: ${refusal}`, decision: 'blocked_by_hook', notes };
   if (outcome.updatedInput) {
     const args = fromClaudeToolInput(name, outcome.updatedInput, deps.ctx.workspace);
-    const again = deps.tools.prepare({ ...step.call, arguments: JSON.stringify(args) });
+    // By the real tool's name: a `use_tool` call's own arguments are the wrapper's.
+    const again = deps.tools.prepare({ ...step.call, name, arguments: JSON.stringify(args) });
     if (!again.ok)
       return {
         refused: `A hook changed the arguments, and they are invalid: ${again.error}`,
         decision: 'invalid',
         notes,
       };
-    step.prepared = again;
+    step.prepared = { ...again, ...(step.prepared.unwrapped ? { unwrapped: step.prepared.unwrapped } : {}) };
   }
   const ask =
     outcome.permission === 'ask'
@@ -218,7 +226,7 @@ async function run(
 ): Promise<ToolResultEvent> {
   const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
   let finished = false;
-  const progress = channel.reporter(step.call.id, step.call.name, () => finished);
+  const progress = channel.reporter(step.call.id, prepared.tool.name, () => finished);
   const leavesOut = deps.gate.secretFilter(prepared.tool.name, deps.ctx.durable);
   const result = await deps.tools.run(prepared, {
     ...deps.ctx,
@@ -257,7 +265,7 @@ function finish(
 ): ToolResultEvent {
   deps.onAudit?.({
     // The real tool, also when it was called through use_tool.
-    tool: step.prepared.ok ? step.prepared.tool.name : step.call.name,
+    tool: toolName(step),
     arguments: step.call.arguments,
     decision,
     rule,
@@ -267,7 +275,7 @@ function finish(
   return {
     type: 'tool_result',
     callId: step.call.id,
-    name: step.call.name,
+    name: toolName(step),
     ok: result.ok,
     output: result.output,
     display: result.display,
