@@ -11,7 +11,10 @@ export type StopReason =
   | 'loop'
   /** The token budget ran out. */
   | 'budget'
-  /** A UserPromptSubmit hook refused the task; `text` says why. */
+  /**
+   * A UserPromptSubmit hook refused the task, or a hook said `continue: false` (its `stopReason`);
+   * `text` says why, for the user only (the model is not told).
+   */
   | 'blocked';
 
 /**

@@ -152,6 +152,7 @@ export class SubagentHost {
         // The user's hooks guard a sub-agent's calls as they guard its parent's.
         hooks: root.hooks,
         transcriptDir: root.transcriptDir,
+        ...(definition ? { agentType: definition.name } : {}),
         ...(canSpawn ? { subagents: this.port({ depth, tools, deferred, gate, tokenBudget }) } : {}),
       };
       const session = AgentSession.create(deps, brief.systemPrompt, {

@@ -226,8 +226,8 @@ describe('session and prompt events', () => {
 
   it('stop-run-tests.sh blocks the first stop and lets the one after its reminder go', async () => {
     const hooks = hooksFor({ Stop: on(undefined, script('stop-run-tests.sh')) });
-    expect((await hooks.stop(false)).block).toBe('Run the tests (npm test) before you finish.');
-    expect((await hooks.stop(true)).block).toBeUndefined();
+    expect((await hooks.stop(false, 'Done.')).block).toBe('Run the tests (npm test) before you finish.');
+    expect((await hooks.stop(true, 'Done.')).block).toBeUndefined();
   });
 
   it('notify.sh gets the permission message; precompact-note.sh speaks to the user only', async () => {
