@@ -190,10 +190,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       for (const call of calls) {
         append({ role: 'tool', tool_call_id: call.id, content: `Error: not run: ${failed}` });
       }
-      return { pending: [], errors, failed };
+      return { pending: [], errors, failed, ended: false, stopped: undefined };
     }
     const images = new Map<string, ImagePart[]>();
-    const pending = yield* forward(
+    const { pending, ended, stopped } = yield* forward(
       executeCalls(calls, {
         tools,
         gate: options.gate,
@@ -227,7 +227,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         images: shown,
       });
     }
-    return { pending, errors, failed: undefined };
+    return { pending, errors, failed: undefined, ended: ended === true, stopped };
   }
 
   /** Adds the messages the user sent meanwhile; true when there were any. */
@@ -241,12 +241,34 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     return texts.length > 0;
   }
 
+  let stopHookActive = false;
+  /**
+   * The run would end with `text`: Stop hooks (SubagentStop in a sub-agent) may send the model on
+   * instead, with their reason as its next instruction. Returns the done event, or nothing to go on.
+   */
+  async function* ending(text: string, turns: number): AsyncGenerator<AgentEvent, DoneEvent | undefined> {
+    const stopping = await options.hooks?.stop(stopHookActive, text, signal);
+    if (stopping) yield* notes(stopping);
+    // `continue: false` wins over a block: the run ends.
+    if (stopping?.block && !stopping.stop) {
+      stopHookActive = true;
+      append({ role: 'user', content: stopping.block });
+      return undefined;
+    }
+    return done('completed', text, turns);
+  }
+
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
-    const { pending, failed } = yield* runCalls(waiting, options.answers);
+    const { pending, failed, ended, stopped } = yield* runCalls(waiting, options.answers);
     if (failed !== undefined) return yield done('error', failed, 0);
     if (pending.length > 0) return yield done('paused', pausedText(pending), 0, pending);
+    if (stopped !== undefined) return yield done('blocked', stopped, 0);
+    if (ended) {
+      const end = yield* ending('', 0);
+      if (end) return yield end;
+    }
   }
   // Messages sent while no run was going come before this run's task, as they were sent before it.
   yield* takeSteering();
@@ -270,9 +292,16 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     rememberRequest(ctx.durable, options.task);
   }
 
-  /** Compacts the history; false when nothing could be made smaller. */
-  async function* compact(): AsyncGenerator<AgentEvent, boolean> {
+  /**
+   * Compacts the history; false when nothing could be made smaller, and a PreCompact hook's
+   * `continue: false` reason when the run is to stop instead.
+   */
+  async function* compact(): AsyncGenerator<AgentEvent, boolean | { stop: string }> {
     const announced = await options.hooks?.preCompact('auto', signal);
+    if (announced?.stop) {
+      for (const message of announced.notes) yield { type: 'warning', message };
+      return { stop: `A PreCompact hook stopped the run: ${announced.stop}` };
+    }
     if (announced) yield* notes(announced);
     const before = contextNow();
     const result = await compactHistory(messages, { llm, state: ctx.durable, contextWindow: window, signal });
@@ -297,11 +326,13 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   }
 
   let overflowRetried = false;
-  let stopHookActive = false;
   for (let turn = 1; turn <= options.maxIterations; turn++) {
     if (signal.aborted) return yield done('aborted', '', turn - 1);
     yield* takeSteering();
-    if (window > 0 && contextNow() > window * (options.compactionThreshold ?? 0.75)) yield* compact();
+    if (window > 0 && contextNow() > window * (options.compactionThreshold ?? 0.75)) {
+      const compacted = yield* compact();
+      if (typeof compacted === 'object') return yield done('blocked', compacted.stop, turn - 1);
+    }
     yield { type: 'turn_start', turn };
 
     let reply: { message: AssistantMessage; toolCalls: ToolCall[]; usage?: Usage } | undefined;
@@ -339,7 +370,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         type: 'warning',
         message: "The prompt no longer fits the model's context; compacting and retrying.",
       };
-      if (!(yield* compact())) {
+      const compacted = yield* compact();
+      if (typeof compacted === 'object') return yield done('blocked', compacted.stop, turn - 1);
+      if (!compacted) {
         return yield done(
           'error',
           "The prompt does not fit the model's context window, and it cannot be made smaller. Start a new session, or raise the window (context_window).",
@@ -393,23 +426,24 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         });
         continue;
       }
-      const stopping = await options.hooks?.stop(stopHookActive, signal);
-      if (stopping) yield* notes(stopping);
-      if (stopping?.block && !stopping.stop) {
-        // A Stop hook wants more done: its reason is the model's next instruction.
-        stopHookActive = true;
-        append({ role: 'user', content: stopping.block });
-        continue;
-      }
-      return yield done('completed', text, turn);
+      const end = yield* ending(text, turn);
+      if (end) return yield end;
+      continue;
     }
     nudged = false;
     todoNudges = 0;
 
-    const { pending, errors, failed } = yield* runCalls(reply.toolCalls);
+    const { pending, errors, failed, ended, stopped } = yield* runCalls(reply.toolCalls);
     if (failed !== undefined) return yield done('error', failed, turn);
     if (pending.length > 0) return yield done('paused', pausedText(pending), turn, pending);
+    if (stopped !== undefined) return yield done('blocked', stopped, turn);
     if (signal.aborted) return yield done('aborted', '', turn);
+    if (ended) {
+      // The work is reported (report_result): the run ends as after a final answer.
+      const end = yield* ending(reply.message.content ?? '', turn);
+      if (end) return yield end;
+      continue;
+    }
 
     const verdict = guard.observe(
       reply.toolCalls,

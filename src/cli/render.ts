@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../agent/events.js';
+import { type AgentEvent, shownCall } from '../agent/events.js';
 import { visible, visibleDeep } from './sanitize.js';
 import { SubagentLines } from './subagent-lines.js';
 import { loadTextWidth, truncateToWidth } from './text-width.js';
@@ -33,6 +33,11 @@ export function colorEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv)
 }
 
 /** The one argument that says what a call is about, for a one-line summary. */
+/** A call in one line when its tool gave no label: the tool and its key argument. */
+export function callLine(call: { name: string; arguments: string }): string {
+  return `${call.name} ${keyArgument(call.arguments)}`.trim();
+}
+
 export function keyArgument(args: string): string {
   let parsed: unknown;
   try {
@@ -127,10 +132,7 @@ export class TerminalRenderer {
         this.endReasoning();
         if (this.turnText.trim() !== '') this.errLine(this.style.dim(this.turnText.trim()));
         this.turnText = '';
-        this.calls.set(
-          event.call.id,
-          event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`,
-        );
+        this.calls.set(event.call.id, event.label ?? callLine(shownCall(event)));
         break;
       case 'approval_request':
         if (event.preview !== undefined) this.previewed.add(event.call.id);

@@ -1,4 +1,4 @@
-import type { AgentEvent, DoneEvent } from '../agent/events.js';
+import { type AgentEvent, type DoneEvent, shownCall } from '../agent/events.js';
 
 /** `bounded` is a normal run; `deep_work` has the higher limits and the push to finish todos. */
 export type RunMode = 'bounded' | 'deep_work';
@@ -41,10 +41,11 @@ export function toWire(event: AgentEvent, facts: RunFacts): WireEvent {
     case 'reasoning_delta':
       return { type: 'reasoning', text: event.text };
     case 'tool_call':
+      // `tool` and `input` are what runs: a use_tool call's named tool (what the model wrote stays in the history).
       return {
         type: 'tool_call',
-        tool: event.call.name,
-        input: parseArguments(event.call.arguments),
+        tool: shownCall(event).name,
+        input: parseArguments(shownCall(event).arguments),
         tool_call_id: event.call.id,
         ...(event.label === undefined ? {} : { label: event.label }),
       };
@@ -64,8 +65,8 @@ export function toWire(event: AgentEvent, facts: RunFacts): WireEvent {
       return {
         ...event,
         tool_call_id: event.call.id,
-        tool: event.call.name,
-        input: parseArguments(event.call.arguments),
+        tool: shownCall(event).name,
+        input: parseArguments(shownCall(event).arguments),
       };
     case 'done':
       return {

@@ -118,6 +118,12 @@ export interface Tool<A = unknown> {
   /** Read-only tools never ask for approval and may run concurrently. */
   mutates: boolean;
   /**
+   * A call that succeeds finishes the agent's work (a sub-agent's `report_result`): it runs alone,
+   * later calls of its turn do not run, and the run ends there, as after a final answer (Stop
+   * hooks may still send the model on).
+   */
+  ends?: boolean;
+  /**
    * What a call touches. Unset: nothing outside the conversation, and rules match the compact
    * JSON of its arguments (`todo_write({"todos":*})`).
    */

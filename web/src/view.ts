@@ -253,7 +253,8 @@ export function apply(view: View, event: Wire): View {
                 kind: 'notice' as const,
                 tone: reason === 'error' ? ('error' as const) : ('info' as const),
                 key,
-                text: stopText(reason),
+                // A hook's stopReason (or a refused prompt's) is said to the user as it is.
+                text: reason === 'blocked' ? str(event.text) : stopText(reason),
               },
             ];
       return { ...view, running: false, items };
