@@ -3,25 +3,18 @@
  * commit per task, in dependency order.
  */
 import { expect, it } from 'vitest';
-import { roleOf, runOnce, usePipeline } from './support.js';
+import { inDependencyOrder, roleOf, runOnce, twelveTasks, usePipeline } from './support.js';
 
 const pipeline = usePipeline();
 
-/** Twelve tasks: a chain, a fan-out and a join. */
-const TWELVE = Array.from({ length: 12 }, (_, i) => ({
-  title: `module ${i + 1}`,
-  files: [`src/m${i + 1}.js`],
-  depends_on: i === 0 ? [] : i < 6 ? [i] : i < 11 ? [6] : [7, 8, 9, 10, 11],
-  acceptance: [`src/m${i + 1}.js exports its number`],
-}));
+const TWELVE = twelveTasks(
+  (n) => `src/m${n}.js`,
+  (n) => `export default ${n};\n`,
+);
 
 it('a 12-task plan with dependencies completes with one commit per task, prerequisites first', async () => {
   const { bench, server, plans } = await pipeline.start(
-    {
-      tasks: TWELVE,
-      coder: (title, round) =>
-        round === 1 ? { [`src/m${title.split(' ')[1]}.js`]: `export default ${title.split(' ')[1]};\n` } : {},
-    },
+    TWELVE,
     '# Twelve modules\n\nOne module per number, 1 to 12.',
   );
   const summary = await runOnce(bench, { baseUrl: server.baseUrl });
@@ -33,9 +26,7 @@ it('a 12-task plan with dependencies completes with one commit per task, prerequ
   expect(subjects).toHaveLength(12);
   expect(new Set(subjects).size).toBe(12);
   const order = subjects.map((s) => Number(/task #(\d+)/.exec(s)?.[1]));
-  for (const task of TWELVE.map((t, i) => ({ ...t, seq: i + 1 }))) {
-    for (const dep of task.depends_on) expect(order.indexOf(dep)).toBeLessThan(order.indexOf(task.seq));
-  }
+  expect(inDependencyOrder(TWELVE.tasks, order)).toBe(true);
   expect(subjects[0]).toBe('hearth(coder): task #1 module 1');
   expect(bench.git('show', '--format=', '--name-only', 'HEAD~11').trim()).toBe('src/m1.js');
   expect(tasks.every((t) => t.commitHash && /^[0-9a-f]{40}$/.test(t.commitHash))).toBe(true);

@@ -228,3 +228,28 @@ export function usePipeline() {
     },
   };
 }
+
+/**
+ * Twelve tasks with dependencies (a chain 1→6, a fan-out from 6 to 7–11, a join of 7–11 in 12),
+ * each writing `file(n)` with `content(n)` on its first round.
+ */
+export function twelveTasks(file: (n: number) => string, content: (n: number) => string): Script {
+  const tasks = Array.from({ length: 12 }, (_, i) => ({
+    title: `module ${i + 1}`,
+    files: [file(i + 1)],
+    depends_on: i === 0 ? [] : i < 6 ? [i] : i < 11 ? [6] : [7, 8, 9, 10, 11],
+    acceptance: [`${file(i + 1)} holds its number`],
+  }));
+  return {
+    tasks,
+    coder: (title, round) => {
+      const n = Number(title.split(' ')[1]);
+      return round === 1 ? { [file(n)]: content(n) } : {};
+    },
+  };
+}
+
+/** Every dependency of `tasks` comes before its dependent in `order` (task numbers, 1-based). */
+export function inDependencyOrder(tasks: Script['tasks'], order: number[]): boolean {
+  return tasks.every((t, i) => (t.depends_on ?? []).every((d) => order.indexOf(d) < order.indexOf(i + 1)));
+}
