@@ -41,6 +41,14 @@ const CLAIMS: Array<[from: TaskState, to: TaskState]> = [
   ['pending', 'coding'],
 ];
 
+export interface LogEntry {
+  taskId: number | null;
+  kind: string;
+  body: unknown;
+  /** Epoch milliseconds. */
+  at: number;
+}
+
 export type TaskUpdate = Partial<
   Pick<
     TaskRow,
@@ -259,23 +267,25 @@ export class PlanStore {
     return failed.length;
   }
 
-  log(task: Pick<TaskRow, 'id' | 'planId'>, kind: string, body: unknown): void {
+  /** Appends to the plan's log; `task.id` null for what concerns the plan as a whole. */
+  log(task: { id: number | null; planId: number }, kind: string, body: unknown): void {
     this.db
       .prepare('INSERT INTO pipeline_log (plan_id, task_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(task.planId, task.id, kind, JSON.stringify(body), this.now());
   }
 
-  logOf(planId: number, kind?: string): Array<{ taskId: number | null; kind: string; body: unknown }> {
+  logOf(planId: number, kind?: string): LogEntry[] {
     const rows = this.db
       .prepare(
-        `SELECT task_id, kind, body FROM pipeline_log WHERE plan_id = ? ${kind ? 'AND kind = ?' : ''} ORDER BY id`,
+        `SELECT task_id, kind, body, created_at FROM pipeline_log WHERE plan_id = ? ${kind ? 'AND kind = ?' : ''} ORDER BY id`,
       )
       .all(...(kind ? [planId, kind] : [planId])) as Array<{
       task_id: number | null;
       kind: string;
       body: string;
+      created_at: number;
     }>;
-    return rows.map((r) => ({ taskId: r.task_id, kind: r.kind, body: JSON.parse(r.body) }));
+    return rows.map((r) => ({ taskId: r.task_id, kind: r.kind, body: JSON.parse(r.body), at: r.created_at }));
   }
 }
 

@@ -66,6 +66,7 @@ export async function pipelineDeps(
     sandbox,
     planner: role(settings.roles.planner),
     reviewer: role(settings.roles.reviewer),
+    coderModel: coderDeps.llm.model,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
       open: (id) => AgentSession.open(coderDeps, store.get(id)),

@@ -88,4 +88,5 @@ export type PipelineEvent =
   | { type: 'plan_failed'; planId: number; error: string }
   | { type: 'task_state'; planId: number; taskId: number; seq: number; state: TaskState; note?: string }
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
+  | { type: 'plan_commit'; planId: number; hash: string }
   | { type: 'commit'; taskId: number; hash: string };

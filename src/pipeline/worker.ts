@@ -6,6 +6,7 @@ import type { GitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
 import type { PlanStore } from './plan-store.js';
 import { planTasks } from './planner.js';
+import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import type { PipelineEvent, TaskRow, TaskState } from './types.js';
 import { verifyTask } from './verifier.js';
@@ -17,6 +18,8 @@ export interface PipelineDeps {
   planner: RoleClient;
   reviewer: RoleClient;
   coder: CoderSessions;
+  /** The coder's model, for status displays. */
+  coderModel?: string;
   /** Unset: no commits (the workspace is not a repository, or git is off). */
   git?: GitTrace;
   /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
@@ -72,6 +75,7 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     const result = await planTasks(deps.planner, plan, deps.signal);
     summary.tokens += result.tokens;
     if (deps.signal?.aborted) return summary;
+    plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
     if (result.ok) {
       plans.setTasks(plan.id, result.tasks);
       summary.planned++;
@@ -81,6 +85,7 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
       deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });
     }
   }
+  await commitPlans(deps);
   while (!deps.signal?.aborted) {
     const task = plans.claim(deps.owner, workspace);
     if (!task) break;
@@ -89,6 +94,23 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     summary.steps++;
   }
   return summary;
+}
+
+/**
+ * Commits each planned plan's plan and task list once, before any of its tasks: a plan planned by a
+ * run that was killed before its commit gets it from the next run.
+ */
+async function commitPlans(deps: PipelineDeps): Promise<void> {
+  if (!deps.git) return;
+  for (const plan of deps.plans.plans(deps.workspace)) {
+    if (plan.state !== 'planned' || deps.plans.logOf(plan.id, 'plan_commit').length > 0) continue;
+    const hash = await deps.git.commitPlan(plan, deps.plans.tasks(plan.id), deps.signal);
+    if (deps.signal?.aborted) return;
+    if (hash) {
+      deps.plans.log({ id: null, planId: plan.id }, 'plan_commit', { hash });
+      deps.emit({ type: 'plan_commit', planId: plan.id, hash });
+    }
+  }
 }
 
 /** One phase of one claimed task; returns the tokens it spent. */
@@ -100,9 +122,10 @@ async function step(deps: PipelineDeps, task: TaskRow): Promise<number> {
 }
 
 async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  deps.emit({ type: 'task_role', taskId: task.id, role: 'coder' });
+  role(deps, task, 'coder', deps.coderModel);
   const prerequisites = task.dependsOn.map((id) => deps.plans.task(id));
   const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
+  deps.plans.log(task, 'tokens', { role: 'coder', tokens: result.tokens });
   if (deps.signal?.aborted) return result.tokens;
   if (result.ok) {
     move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
@@ -117,7 +140,7 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
 }
 
 async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  deps.emit({ type: 'task_role', taskId: task.id, role: 'verifier' });
+  role(deps, task, 'verifier');
   const todos = task.sessionId ? deps.coder.state(task.sessionId, 'todos') : undefined;
   const findings = await verifyTask({
     workspace: deps.workspace,
@@ -135,8 +158,9 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
     return 0;
   }
   const reviewing = move(deps, task, 'reviewing');
-  deps.emit({ type: 'task_role', taskId: task.id, role: 'reviewer', model: deps.reviewer.llm.model });
+  role(deps, task, 'reviewer', deps.reviewer.llm.model);
   const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
+  deps.plans.log(task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
   if (deps.signal?.aborted) return answer.tokens;
   if (!answer.ok) {
     fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
@@ -150,13 +174,20 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
 async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
   const final: TaskState = task.outcome ?? 'done';
   try {
-    const hash = await deps.git?.commitTask(task, deps.signal);
+    const log = deps.git ? reviewLog(deps.plans, deps.plans.plan(task.planId)) : '';
+    const hash = await deps.git?.commitTask(task, { reviewLog: log }, deps.signal);
     if (deps.signal?.aborted) return;
     if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
     move(deps, task, final, { commitHash: hash ?? null });
   } catch (err) {
     fail(deps, task, (err as Error).message);
   }
+}
+
+/** Which role works on a task now, with its model: an event, and logged for `pipeline status`. */
+function role(deps: PipelineDeps, task: TaskRow, name: 'coder' | 'verifier' | 'reviewer', model?: string) {
+  deps.plans.log(task, 'role', { role: name, ...(model ? { model } : {}) });
+  deps.emit({ type: 'task_role', taskId: task.id, role: name, ...(model ? { model } : {}) });
 }
 
 function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): void {

@@ -3,6 +3,7 @@
  * commit per task, in dependency order.
  */
 import { expect, it } from 'vitest';
+import { planReport } from '../../src/pipeline/report.js';
 import { inDependencyOrder, roleOf, runOnce, twelveTasks, usePipeline } from './support.js';
 
 const pipeline = usePipeline();
@@ -22,18 +23,46 @@ it('a 12-task plan with dependencies completes with one commit per task, prerequ
   expect(summary.planned).toBe(1);
   const tasks = plans.tasks();
   expect(tasks.map((t) => t.state)).toEqual(Array(12).fill('done'));
-  const subjects = bench.subjects();
+  // The existing repository is kept as it was; the plan and its task list come first.
+  expect(bench.git('log', '--format=%s', '--reverse').split('\n')[0]).toBe('start');
+  const [planned, ...subjects] = bench.subjects();
+  expect(planned).toBe('hearth(planner): plan #1 Twelve modules');
+  expect(bench.git('show', '--format=', '--name-only', 'HEAD~12').trim().split('\n')).toEqual([
+    '.hearth-pipeline/1/plan.md',
+    '.hearth-pipeline/1/tasks.json',
+  ]);
+  const listed = JSON.parse(bench.git('show', 'HEAD~12:.hearth-pipeline/1/tasks.json')) as Array<{
+    seq: number;
+    depends_on: number[];
+  }>;
+  expect(listed.map((t) => t.depends_on)).toEqual(TWELVE.tasks.map((t) => t.depends_on));
   expect(subjects).toHaveLength(12);
   expect(new Set(subjects).size).toBe(12);
   const order = subjects.map((s) => Number(/task #(\d+)/.exec(s)?.[1]));
   expect(inDependencyOrder(TWELVE.tasks, order)).toBe(true);
   expect(subjects[0]).toBe('hearth(coder): task #1 module 1');
-  expect(bench.git('show', '--format=', '--name-only', 'HEAD~11').trim()).toBe('src/m1.js');
+  expect(bench.git('show', '--format=', '--name-only', 'HEAD~11').trim().split('\n')).toEqual([
+    '.hearth-pipeline/1/review-log.md',
+    'src/m1.js',
+  ]);
+  // The review log grows with each task commit: twelve approvals in the last one.
+  const log = bench.git('show', 'HEAD:.hearth-pipeline/1/review-log.md');
+  expect(log.match(/^## Task #\d+ module \d+: review 1, approve$/gm)).toHaveLength(12);
   expect(tasks.every((t) => t.commitHash && /^[0-9a-f]{40}$/.test(t.commitHash))).toBe(true);
   // One planner request, and per task one brief, one closing turn and one review.
   const roles = server.requests.map((r) => roleOf(r.body));
   expect(roles.filter((r) => r === 'planner')).toHaveLength(1);
   expect(roles.filter((r) => r === 'reviewer')).toHaveLength(12);
+
+  // The quality report counts what happened, tokens by role from the server's usage (15 a request).
+  const report = planReport(plans, plans.plan(1));
+  expect(report).toMatchObject({ tasks: 12, byState: { done: 12 }, attempts: 12, reviews: 12, debt: [] });
+  expect(report.tokens).toEqual({
+    planner: 15,
+    coder: 15 * roles.filter((r) => r === 'coder').length,
+    reviewer: 15 * 12,
+    total: 15 * server.requests.length,
+  });
 
   // Adding the same plan again plans nothing new.
   expect(plans.addPlan(bench.ws, '# Twelve modules\n\nOne module per number, 1 to 12.').created).toBe(false);

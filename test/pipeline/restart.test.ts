@@ -99,9 +99,9 @@ it('finishes every task of a 12-task plan exactly once across 30 kills and resta
     said += result.stdout;
     if (ended) break;
   }
-  const committed = git('rev-list', '--count', 'HEAD').trim();
+  const committed = Number(git('rev-list', '--count', 'HEAD').trim()) - 1;
   console.log(
-    `seed ${seed}: ${killed} kills in ${runs} runs, ${server.requests.length} requests, ${Number(committed) - 1} commits before the last run`,
+    `seed ${seed}: ${killed} kills in ${runs} runs, ${server.requests.length} requests, ${committed} commits before the last run`,
   );
   const last = await cli.run(['pipeline', 'run', '--json', '--yolo']);
   expect(last.code, `seed ${seed}: ${last.stderr}`).toBe(0);
@@ -116,15 +116,24 @@ it('finishes every task of a 12-task plan exactly once across 30 kills and resta
     plan?.tasks.map((t) => t.state),
     `seed ${seed}`,
   ).toEqual(Array(12).fill('done'));
-  const subjects = git('log', '--format=%s').trim().split('\n').reverse().slice(1);
+  const [start, planned, ...subjects] = git('log', '--format=%s').trim().split('\n').reverse();
+  expect([start, planned]).toEqual(['start', 'hearth(planner): plan #1 Twelve modules']);
   expect(subjects, `seed ${seed}`).toHaveLength(12);
   expect(new Set(subjects).size, `seed ${seed}: a task committed twice`).toBe(12);
   const order = subjects.map((s) => Number(/task #(\d+)/.exec(s)?.[1]));
   expect(inDependencyOrder(script.tasks, order), `seed ${seed}: ${order}`).toBe(true);
   // Each commit holds exactly its own task's file.
   for (const [i, n] of order.entries()) {
-    expect(git('show', '--format=', '--name-only', `HEAD~${11 - i}`).trim()).toBe(`m${n}.json`);
+    const files = git('show', '--format=', '--name-only', `HEAD~${11 - i}`)
+      .trim()
+      .split('\n');
+    expect(files.filter((f) => !f.startsWith('.hearth-pipeline/'))).toEqual([`m${n}.json`]);
   }
+  // The quality report counts the coder rounds the kills cost as attempts.
+  const report = await cli.run(['pipeline', 'report', '1']);
+  expect(report.stdout).toContain('#1 Twelve modules [planned]: 12 tasks (12 done)');
+  expect(Number(/attempts (\d+)/.exec(report.stdout)?.[1])).toBeGreaterThanOrEqual(12);
+  expect((await cli.run(['pipeline', 'report', '7'])).stderr).toContain('No plan #7 in this workspace');
   // Adding the same plan again is recognised.
   expect((await cli.run(['plan', 'add', join(cli.home, 'plan.md')])).stdout).toContain(
     'already stored as #1',

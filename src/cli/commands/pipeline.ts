@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type { PlanStore } from '../../pipeline/plan-store.js';
-import type { PipelineEvent, TaskState } from '../../pipeline/types.js';
+import type { PipelineEvent } from '../../pipeline/types.js';
 import type { GlobalFlags } from '../options.js';
 
 /** Loaded when a pipeline command runs: `--help` stays light (test/cli/bundle.test.ts). */
 const load = async () => ({
   ...(await import('node:fs/promises')),
   ...(await import('../../pipeline/plan-store.js')),
+  ...(await import('../../pipeline/report.js')),
   ...(await import('../../pipeline/setup.js')),
   ...(await import('../../pipeline/worker.js')),
   ...(await import('../connect.js')),
@@ -85,23 +86,30 @@ export function addPipelineCommands(program: Command): void {
     });
   pipeline
     .command('status')
-    .description('plans and their tasks by state')
+    .description('plans and their tasks by state, the current role and model, tokens')
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { terminalJson, visible } = await load();
+      const { terminalJson, visible, planReport } = await load();
       await withPlans(cmd, (plans, workspace) => {
-        const rows = plans.plans(workspace).map((p) => ({ plan: p, tasks: plans.tasks(p.id) }));
+        const rows = plans
+          .plans(workspace)
+          .map((p) => ({ plan: p, tasks: plans.tasks(p.id), report: planReport(plans, p) }));
         if (cmd.optsWithGlobals<Flags>().json) {
           process.stdout.write(`${terminalJson(rows)}\n`);
           return;
         }
         if (rows.length === 0)
           process.stdout.write('No plans in this workspace (add one: hearth plan add FILE.md).\n');
-        for (const { plan: p, tasks } of rows) {
-          const counts = new Map<TaskState, number>();
-          for (const t of tasks) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
-          const byState = [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
-          process.stdout.write(`#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''}\n`);
+        for (const { plan: p, tasks, report } of rows) {
+          const byState = Object.entries(report.byState)
+            .map(([s, n]) => `${n} ${s}`)
+            .join(', ');
+          const now = report.current
+            ? `; now #${report.current.seq} ${report.current.role}${report.current.model ? ` (${report.current.model})` : ''}`
+            : '';
+          process.stdout.write(
+            `#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''} — ${report.tokens.total} tokens${visible(now)}\n`,
+          );
           for (const t of tasks) {
             const why = t.error ? ` — ${t.error}` : '';
             process.stdout.write(
@@ -109,6 +117,27 @@ export function addPipelineCommands(program: Command): void {
             );
           }
         }
+      });
+    });
+  pipeline
+    .command('report [plan]')
+    .description(
+      'the quality report of each plan (or one): tasks, attempts, findings, debt, tokens, wall time',
+    )
+    .option('--json', 'as JSON')
+    .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
+      const { terminalJson, visible, planReport, describeReport, UsageError } = await load();
+      await withPlans(cmd, (plans, workspace) => {
+        const chosen = plans.plans(workspace).filter((p) => id === undefined || String(p.id) === id);
+        if (id !== undefined && chosen.length === 0)
+          throw new UsageError(`No plan #${id} in this workspace (see: hearth pipeline status).`);
+        const reports = chosen.map((p) => planReport(plans, p));
+        if (cmd.optsWithGlobals<Flags>().json) {
+          process.stdout.write(`${terminalJson(reports)}\n`);
+          return;
+        }
+        if (reports.length === 0) process.stdout.write('No plans in this workspace.\n');
+        for (const r of reports) process.stdout.write(`${visible(describeReport(r))}\n`);
       });
     });
   pipeline
@@ -134,6 +163,8 @@ function describe(e: PipelineEvent): string {
       return `task #${e.seq}: ${e.state}${e.note ? ` (${e.note})` : ''}`;
     case 'task_role':
       return `task ${e.taskId}: ${e.role}${e.model ? ` (${e.model})` : ''}`;
+    case 'plan_commit':
+      return `plan #${e.planId}: plan and task list committed ${e.hash.slice(0, 10)}`;
     case 'commit':
       return `task ${e.taskId}: committed ${e.hash.slice(0, 10)}`;
   }
