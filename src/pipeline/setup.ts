@@ -5,6 +5,7 @@ import { AgentSession, type SessionDeps } from '../agent/session.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
+import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
@@ -65,6 +66,7 @@ export async function pipelineDeps(
     workspace,
     sandbox,
     planner: role(settings.roles.planner),
+    planChars: partCharsFor(connection.contextWindow),
     reviewer: role(settings.roles.reviewer),
     coderModel: coderDeps.llm.model,
     coder: {

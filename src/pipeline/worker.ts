@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import type { Sandbox } from '../sandbox/types.js';
+import { planInParts } from './chunked-plan.js';
 import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
 import type { PlanStore } from './plan-store.js';
-import { planTasks } from './planner.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import type { PipelineEvent, TaskRow, TaskState } from './types.js';
@@ -16,6 +16,8 @@ export interface PipelineDeps {
   workspace: string;
   sandbox: Sandbox;
   planner: RoleClient;
+  /** Plan characters one planner request may carry; a longer plan is planned in parts. */
+  planChars: number;
   reviewer: RoleClient;
   coder: CoderSessions;
   /** The coder's model, for status displays. */
@@ -72,14 +74,14 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
   }
   for (const plan of plans.unplanned(workspace)) {
     if (deps.signal?.aborted) return summary;
-    const result = await planTasks(deps.planner, plan, deps.signal);
+    const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal);
     summary.tokens += result.tokens;
     if (deps.signal?.aborted) return summary;
     plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
     if (result.ok) {
       plans.setTasks(plan.id, result.tasks);
       summary.planned++;
-      deps.emit({ type: 'plan_planned', planId: plan.id, tasks: result.tasks.length });
+      deps.emit({ type: 'plan_planned', planId: plan.id, tasks: result.tasks.length, parts: result.parts });
     } else {
       plans.failPlan(plan.id, result.error);
       deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });

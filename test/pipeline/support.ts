@@ -151,6 +151,8 @@ export interface RunOptions {
   baseUrl: string;
   commands?: string[];
   limits?: Limits;
+  /** Plan characters a planner request may carry (default: plenty). */
+  planChars?: number;
   signal?: AbortSignal;
   onEvent?: (e: PipelineEvent) => void;
 }
@@ -185,6 +187,7 @@ export async function runOnce(
       workspace: bench.ws,
       sandbox,
       planner: { llm: llm('planner'), jsonSchema: true },
+      planChars: opts.planChars ?? 100_000,
       reviewer: { llm: llm('reviewer'), jsonSchema: true },
       coder: {
         create: () => AgentSession.create(deps, 'You are the coder.'),

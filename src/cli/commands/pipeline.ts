@@ -156,7 +156,7 @@ export function addPipelineCommands(program: Command): void {
 function describe(e: PipelineEvent): string {
   switch (e.type) {
     case 'plan_planned':
-      return `plan #${e.planId}: ${e.tasks} tasks`;
+      return `plan #${e.planId}: ${e.tasks} tasks${e.parts > 1 ? ` (planned in ${e.parts} parts)` : ''}`;
     case 'plan_failed':
       return `plan #${e.planId} could not be planned: ${e.error}`;
     case 'task_state':
