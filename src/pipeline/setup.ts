@@ -9,6 +9,7 @@ import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
+import { createPlanInbox } from './plan-inbox.js';
 import { PlanStore } from './plan-store.js';
 import type { PipelineEvent } from './types.js';
 import { type PipelineDeps, processOwner } from './worker.js';
@@ -61,8 +62,10 @@ export async function pipelineDeps(
   };
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
+  const plans = new PlanStore(store.db);
   return {
-    plans: new PlanStore(store.db),
+    plans,
+    inbox: createPlanInbox(plans, workspace, emit),
     workspace,
     sandbox,
     planner: role(settings.roles.planner),

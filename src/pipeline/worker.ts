@@ -5,6 +5,7 @@ import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
+import type { PlanInbox } from './plan-inbox.js';
 import type { PlanStore } from './plan-store.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
@@ -22,6 +23,10 @@ export interface PipelineDeps {
   coder: CoderSessions;
   /** The coder's model, for status displays. */
   coderModel?: string;
+  /** The workspace's `plans/` folder, looked at before each step. */
+  inbox?: PlanInbox;
+  /** When the queue is empty, wait for new plans in the inbox instead of returning. */
+  watch?: boolean;
   /** Unset: no commits (the workspace is not a repository, or git is off). */
   git?: GitTrace;
   /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
@@ -62,7 +67,8 @@ export function processOwner(): { owner: string; alive(owner: string): boolean }
 
 /**
  * Works through the workspace's plans until nothing is left to do: recovers what a dead worker
- * held, plans new plans, then takes one task phase at a time from the queue. Every transition is
+ * held, then in turn adds the plans dropped into `plans/`, plans new plans, commits them and takes
+ * one task phase from the queue; with `watch`, an empty queue waits for new plans. Every transition is
  * committed before the next step, so a kill at any point resumes without losing or redoing work.
  */
 export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
@@ -72,11 +78,33 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     summary.recovered++;
     announce(deps, task, 'recovered after an interruption');
   }
-  for (const plan of plans.unplanned(workspace)) {
-    if (deps.signal?.aborted) return summary;
+  while (!deps.signal?.aborted) {
+    await deps.inbox?.take();
+    await planNew(deps, summary);
+    await commitPlans(deps);
+    if (deps.signal?.aborted) break;
+    const task = plans.claim(deps.owner, workspace);
+    if (!task) {
+      if (!deps.watch || !deps.inbox) break;
+      deps.emit({ type: 'idle' });
+      await deps.inbox.changed(deps.signal);
+      continue;
+    }
+    announce(deps, task);
+    summary.tokens += await step(deps, task);
+    summary.steps++;
+  }
+  return summary;
+}
+
+/** Plans the workspace's new plans (in parts where one is too big for the window). */
+async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
+  const { plans } = deps;
+  for (const plan of plans.unplanned(deps.workspace)) {
+    if (deps.signal?.aborted) return;
     const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal);
     summary.tokens += result.tokens;
-    if (deps.signal?.aborted) return summary;
+    if (deps.signal?.aborted) return;
     plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
     if (result.ok) {
       plans.setTasks(plan.id, result.tasks);
@@ -87,15 +115,6 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
       deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });
     }
   }
-  await commitPlans(deps);
-  while (!deps.signal?.aborted) {
-    const task = plans.claim(deps.owner, workspace);
-    if (!task) break;
-    announce(deps, task);
-    summary.tokens += await step(deps, task);
-    summary.steps++;
-  }
-  return summary;
 }
 
 /**

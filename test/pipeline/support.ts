@@ -15,6 +15,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
 import { createGitTrace } from '../../src/pipeline/git-trace.js';
+import { createPlanInbox } from '../../src/pipeline/plan-inbox.js';
 import { PlanStore } from '../../src/pipeline/plan-store.js';
 import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
 import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
@@ -151,6 +152,8 @@ export interface RunOptions {
   baseUrl: string;
   commands?: string[];
   limits?: Limits;
+  /** Look into the workspace's `plans/` folder; with `watch`, wait there when the queue is empty. */
+  inbox?: 'look' | 'watch';
   /** Plan characters a planner request may carry (default: plenty). */
   planChars?: number;
   signal?: AbortSignal;
@@ -182,8 +185,11 @@ export async function runOnce(
       workspace: bench.ws,
       maxIterations: 10,
     };
+    const plans = new PlanStore(db);
+    const emit = opts.onEvent ?? (() => {});
     return await runPipeline({
-      plans: new PlanStore(db),
+      plans,
+      ...(opts.inbox ? { inbox: createPlanInbox(plans, bench.ws, emit), watch: opts.inbox === 'watch' } : {}),
       workspace: bench.ws,
       sandbox,
       planner: { llm: llm('planner'), jsonSchema: true },
@@ -200,7 +206,7 @@ export async function runOnce(
       limits: opts.limits ?? DEFAULT_LIMITS,
       owner: `test:${process.pid}`,
       alive: () => false,
-      emit: opts.onEvent ?? (() => {}),
+      emit,
       signal: opts.signal,
     });
   } finally {

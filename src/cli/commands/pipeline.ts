@@ -16,7 +16,7 @@ const load = async () => ({
   ...(await import('../usage-error.js')),
 });
 
-type Flags = GlobalFlags & { json?: boolean };
+type Flags = GlobalFlags & { json?: boolean; watch?: boolean };
 
 async function withPlans(cmd: Command, work: (plans: PlanStore, workspace: string) => void | Promise<void>) {
   const { runtimeFromFlags, PlanStore } = await load();
@@ -57,9 +57,10 @@ export function addPipelineCommands(program: Command): void {
   pipeline
     .command('run')
     .description(
-      'plan the new plans and work through the queue until nothing is left (resumes after a crash)',
+      'add the plans in plans/, plan the new ones and work through the queue until nothing is left (resumes after a crash)',
     )
     .option('--json', 'one JSON event per line')
+    .option('--watch', 'when the queue is empty, wait for plans dropped into plans/ instead of stopping')
     .action(async (_opts: unknown, cmd: Command) => {
       const { runtimeFromFlags, resolveConnection, pipelineDeps, runPipeline, terminalJson, visible } =
         await load();
@@ -73,7 +74,7 @@ export function addPipelineCommands(program: Command): void {
         const emit = (e: PipelineEvent) =>
           process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describe(e))}\n`);
         const deps = await pipelineDeps(runtime, connection, emit, stop.signal);
-        const summary = await runPipeline(deps);
+        const summary = await runPipeline({ ...deps, watch: flags.watch === true });
         if (!flags.json) {
           process.stdout.write(
             `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.\n`,
@@ -155,6 +156,12 @@ export function addPipelineCommands(program: Command): void {
 
 function describe(e: PipelineEvent): string {
   switch (e.type) {
+    case 'plan_added':
+      return e.created ? `plan #${e.planId} added from ${e.file}` : `${e.file} is plan #${e.planId} already`;
+    case 'plan_skipped':
+      return `${e.file} skipped: ${e.reason}`;
+    case 'idle':
+      return 'queue empty; waiting for new plans in plans/ (Ctrl-C to stop)';
     case 'plan_planned':
       return `plan #${e.planId}: ${e.tasks} tasks${e.parts > 1 ? ` (planned in ${e.parts} parts)` : ''}`;
     case 'plan_failed':
