@@ -10,6 +10,8 @@ import { type ChildProcess, execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+// The seeded generator the memory bench makes its corpus with.
+import { random as seededRandom } from '../../bench/memory-corpus.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { answer, inDependencyOrder, twelveTasks } from './support.js';
 
@@ -38,22 +40,10 @@ function progressed(child: ChildProcess, n: number): Promise<void> {
   });
 }
 
-/** mulberry32: a small seeded generator, so a failing sequence of kill points can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 it('finishes every task of a 12-task plan exactly once across 30 kills and restarts', async () => {
   const seed = Number(process.env.PIPELINE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
   console.log(`pipeline kill test seed: ${seed} (replay with PIPELINE_KILL_SEED=${seed})`);
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const reviews = new Map<string, number>();
   const server = await cli.serve({
     extraRoutes: {
