@@ -26,6 +26,11 @@ export interface TraceFiles {
 }
 
 export interface GitTrace {
+  /**
+   * Removes the index lock a killed worker's git left behind; only called when no live worker can
+   * be committing (git would refuse every later commit while the lock stays).
+   */
+  releaseStaleLock(signal?: AbortSignal): Promise<void>;
   /** The plan's commit (plan.md, tasks.json): found if it was already made, made otherwise. */
   commitPlan(plan: PlanRow, tasks: TaskRow[], signal?: AbortSignal): Promise<string | undefined>;
   /** The task's commit: found if it was already made, made otherwise; undefined without a repository. */
@@ -81,6 +86,15 @@ export function createGitTrace(
   // Reading whether `.git` exists is all the host does with the repository.
   const isRepo = () => existsSync(path.join(workspace, '.git'));
   return {
+    async releaseStaleLock(signal) {
+      if (!isRepo()) return;
+      await sandbox.exec({
+        command: 'rm -f "$(git rev-parse --git-dir)/index.lock"',
+        cwd: workspace,
+        timeoutMs: COMMIT_TIMEOUT_MS,
+        ...(signal ? { signal } : {}),
+      });
+    },
     async commitPlan(plan, tasks, signal) {
       if (!isRepo()) return undefined;
       const trailer = `Hearth-Plan: ${plan.id}`;

@@ -246,6 +246,17 @@ export class PlanStore {
       .map((t) => this.transition(t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`));
   }
 
+  /** Tasks of the workspace a worker holds now. */
+  heldIn(workspace: string): number {
+    const row = this.db
+      .prepare(
+        `SELECT count(*) AS n FROM pipeline_tasks t JOIN plans p ON p.id = t.plan_id
+         WHERE p.workspace = ? AND t.state IN ('coding', 'verifying', 'reviewing', 'committing')`,
+      )
+      .get(workspace) as { n: number };
+    return row.n;
+  }
+
   /** Failed tasks (a failed task's dependents are failed too) back to pending, fresh. */
   retryFailed(workspace: string): number {
     const failed = this.db

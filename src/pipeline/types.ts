@@ -92,4 +92,5 @@ export type PipelineEvent =
   | { type: 'task_state'; planId: number; taskId: number; seq: number; state: TaskState; note?: string }
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
   | { type: 'plan_commit'; planId: number; hash: string }
+  | { type: 'plan_commit_failed'; planId: number; error: string }
   | { type: 'commit'; taskId: number; hash: string };

@@ -74,10 +74,12 @@ export function processOwner(): { owner: string; alive(owner: string): boolean }
 export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
   const { plans, workspace } = deps;
   const summary: RunSummary = { recovered: 0, planned: 0, steps: 0, tokens: 0 };
-  for (const task of plans.recover(workspace, deps.alive)) {
+  const recovered = plans.recover(workspace, deps.alive);
+  for (const task of recovered) {
     summary.recovered++;
     announce(deps, task, 'recovered after an interruption');
   }
+  await releaseStaleLock(deps, recovered);
   while (!deps.signal?.aborted) {
     await deps.inbox?.take();
     await planNew(deps, summary);
@@ -95,6 +97,22 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     summary.steps++;
   }
   return summary;
+}
+
+/**
+ * A worker killed while committing leaves git's index lock, and every later commit would fail on
+ * it. It is removed when a dead worker was committing (a task recovered from `committing`, or a
+ * plan planned but never committed) and no live worker holds a task of this workspace.
+ */
+async function releaseStaleLock(deps: PipelineDeps, recovered: TaskRow[]): Promise<void> {
+  if (!deps.git) return;
+  const { plans, workspace } = deps;
+  const planUncommitted = plans
+    .plans(workspace)
+    .some((p) => p.state === 'planned' && plans.logOf(p.id, 'plan_commit').length === 0);
+  if (!planUncommitted && !recovered.some((t) => t.state === 'approved')) return;
+  if (plans.heldIn(workspace) > 0) return;
+  await deps.git.releaseStaleLock(deps.signal);
 }
 
 /** Plans the workspace's new plans (in parts where one is too big for the window). */
@@ -125,11 +143,19 @@ async function commitPlans(deps: PipelineDeps): Promise<void> {
   if (!deps.git) return;
   for (const plan of deps.plans.plans(deps.workspace)) {
     if (plan.state !== 'planned' || deps.plans.logOf(plan.id, 'plan_commit').length > 0) continue;
-    const hash = await deps.git.commitPlan(plan, deps.plans.tasks(plan.id), deps.signal);
-    if (deps.signal?.aborted) return;
-    if (hash) {
-      deps.plans.log({ id: null, planId: plan.id }, 'plan_commit', { hash });
-      deps.emit({ type: 'plan_commit', planId: plan.id, hash });
+    const planLog = { id: null, planId: plan.id };
+    try {
+      const hash = await deps.git.commitPlan(plan, deps.plans.tasks(plan.id), deps.signal);
+      if (deps.signal?.aborted) return;
+      if (hash) {
+        deps.plans.log(planLog, 'plan_commit', { hash });
+        deps.emit({ type: 'plan_commit', planId: plan.id, hash });
+      }
+    } catch (err) {
+      // The tasks can still be done; the failure is said, logged and not tried again.
+      const error = (err as Error).message;
+      deps.plans.log(planLog, 'plan_commit', { error });
+      deps.emit({ type: 'plan_commit_failed', planId: plan.id, error });
     }
   }
 }

@@ -2,6 +2,8 @@
  * The pipeline end to end over real parts (see support.ts): a plan with dependencies becomes one
  * commit per task, in dependency order.
  */
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect, it } from 'vitest';
 import { planReport } from '../../src/pipeline/report.js';
 import { inDependencyOrder, roleOf, runOnce, twelveTasks, usePipeline } from './support.js';
@@ -68,3 +70,29 @@ it('a 12-task plan with dependencies completes with one commit per task, prerequ
   expect(plans.addPlan(bench.ws, '# Twelve modules\n\nOne module per number, 1 to 12.').created).toBe(false);
   expect((await runOnce(bench, { baseUrl: server.baseUrl })).steps).toBe(0);
 }, 120_000);
+
+it("removes the index lock a worker killed while committing left, and makes that task's commit once", async () => {
+  const { bench, server, plans } = await pipeline.start(
+    { tasks: [], coder: () => ({}) },
+    '# Interrupted\n\nOne note.',
+  );
+  plans.setTasks(1, [
+    { title: 'note', description: '', files: ['note.txt'], depends_on: [], acceptance: [] },
+  ]);
+  // A worker (dead now) had the task approved and was inside `git commit` when it was killed.
+  const task = plans.claim('gone:1', bench.ws)!;
+  plans.transition(task.id, 'committing', { outcome: 'done', summary: 'wrote the note' });
+  writeFileSync(path.join(bench.ws, 'note.txt'), 'noted\n');
+  writeFileSync(path.join(bench.ws, '.git', 'index.lock'), '');
+
+  const summary = await runOnce(bench, { baseUrl: server.baseUrl });
+  expect(summary.recovered).toBe(1);
+  expect(plans.task(task.id).state).toBe('done');
+  expect(bench.subjects()).toEqual(['hearth(planner): plan #1 Interrupted', 'hearth(coder): task #1 note']);
+  expect(bench.git('show', '--format=', '--name-only', 'HEAD').trim().split('\n')).toEqual([
+    '.hearth-pipeline/1/review-log.md',
+    'note.txt',
+  ]);
+  expect(existsSync(path.join(bench.ws, '.git', 'index.lock'))).toBe(false);
+  expect(server.requests).toHaveLength(0);
+}, 60_000);

@@ -172,6 +172,8 @@ function describe(e: PipelineEvent): string {
       return `task ${e.taskId}: ${e.role}${e.model ? ` (${e.model})` : ''}`;
     case 'plan_commit':
       return `plan #${e.planId}: plan and task list committed ${e.hash.slice(0, 10)}`;
+    case 'plan_commit_failed':
+      return `plan #${e.planId}: the plan could not be committed: ${e.error}`;
     case 'commit':
       return `task ${e.taskId}: committed ${e.hash.slice(0, 10)}`;
   }
