@@ -6,9 +6,11 @@ import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
+import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
+import { createPlanInbox } from './plan-inbox.js';
 import { PlanStore } from './plan-store.js';
 import type { PipelineEvent } from './types.js';
 import { type PipelineDeps, processOwner } from './worker.js';
@@ -56,12 +58,16 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
+  const plans = new PlanStore(store.db);
   return {
-    plans: new PlanStore(store.db),
+    plans,
+    inbox: createPlanInbox(plans, workspace, emit),
     workspace,
     sandbox,
     planner: role(settings.roles.planner),
+    planChars: partCharsFor(connection.contextWindow),
     reviewer: role(settings.roles.reviewer),
+    coderModel: coderDeps.llm.model,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
       open: (id) => AgentSession.open(coderDeps, store.get(id)),
