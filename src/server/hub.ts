@@ -229,7 +229,13 @@ export class SessionHub implements SessionHost {
     };
   }
 
-  activity(event: WireEvent, sessionId: string): void {
+  /** The database every session, memory and job run of this gateway is kept in. */
+  get database(): Db {
+    return this.options.db;
+  }
+
+  /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */
+  activity(event: WireEvent, sessionId: string | null): void {
     if (this.watchers.size === 0) return;
     const json = JSON.stringify({ ...event, session_id: sessionId, timestamp: this.now() / 1000 });
     for (const watcher of this.watchers) watcher(json);
@@ -301,7 +307,7 @@ export class SessionHub implements SessionHost {
 }
 
 /** The folder as sessions store it; left as given when it does not exist (the runtime then says so). */
-function canonical(dir: string): string {
+export function canonical(dir: string): string {
   try {
     return realpathSync(resolve(dir));
   } catch {

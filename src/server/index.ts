@@ -11,6 +11,8 @@ import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
 import { SessionHub } from './hub.js';
+import { GatewayMemory } from './memory-access.js';
+import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import { DEFAULT_WEB_ROOT } from './web.js';
 
@@ -23,6 +25,14 @@ export interface GatewayOptions {
   workspace: string;
   /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
   db?: Db;
+  /** The Hearth home: cron.json, the inbox, MEMORY.md, USER.md, skills; default $HEARTH_HOME or ~/.hearth. */
+  home?: string;
+  /**
+   * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
+   * object turns it on with these settings. Off by default: the cron and inbox routes then still
+   * list, run now, toggle and queue, and a `hearth scheduler` elsewhere does the firing.
+   */
+  scheduler?: boolean | GatewaySchedulerSettings;
   /** The token clients must send; default `config.gateway.token`, else a new random one. */
   token?: string;
   /** The PIN a browser may log in with; default a new one when `config.gateway.pin` is set. */
@@ -89,8 +99,11 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const stateFile =
     options.stateFile === false ? undefined : (options.stateFile ?? join(hearthHome(), 'gateway.json'));
   const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
+  const home = options.home ?? hearthHome();
+  const dbPath = options.db?.name ?? defaultDbPath(config);
+  const db = options.db ?? openDatabase(dbPath);
   const hub = new SessionHub({
-    db: options.db ?? openDatabase(defaultDbPath(config)),
+    db,
     config,
     workspace: options.workspace,
     configFor: options.configFor,
@@ -98,9 +111,28 @@ export function createServer(options: GatewayOptions): GatewayServer {
     tracer: options.tracer ?? trace.getTracer('hearth', version),
     approvalTimeoutMs: settings.approval_timeout * 1000,
   });
+  const memory = new GatewayMemory({
+    db,
+    config,
+    home,
+    baseUrl: () => hub.currentModel.baseUrl,
+    now,
+  });
+  const scheduler = new GatewayScheduler({
+    ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
+    db,
+    dbPath,
+    home,
+    workspace: hub.workspace,
+    start: options.scheduler !== undefined && options.scheduler !== false,
+    announce: (event, sessionId) => hub.activity(event, sessionId),
+    log,
+  });
   const app = buildApp({
     hub,
     guard,
+    memory,
+    scheduler,
     version,
     now,
     origins: settings.origins,
@@ -167,6 +199,8 @@ export function createServer(options: GatewayOptions): GatewayServer {
     stopping ??= (async () => {
       clearInterval(heartbeat);
       for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
+      // Before the hub closes the database the scheduler writes its runs' ends to.
+      await scheduler.stop();
       await hub.close();
       await written.catch(() => undefined);
       if (stateFile) await removeGatewayFile(stateFile, process.pid);
