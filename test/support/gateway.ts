@@ -18,7 +18,7 @@ export interface TestGateway {
   dir: string;
   workspace: string;
   dbPath: string;
-  /** The gateway's Hearth home (cron.json, inbox/, MEMORY.md), inside `dir`: never the user's. */
+  /** The gateway's Hearth home (cron.json, inbox/, MEMORY.md): inside `dir` unless given, never the user's. */
   home: string;
   /** fetch with the token (unless `headers.authorization` is given) and JSON content type. */
   http(path: string, init?: RequestInit): Promise<Response>;
@@ -50,7 +50,7 @@ export async function startGateway(
     ...options.config,
     gateway: { token: TOKEN, ...options.config?.gateway },
   });
-  const home = join(dir, 'home');
+  const home = options.gateway?.home ?? join(dir, 'home');
   const server = createServer({
     config,
     workspace,

@@ -16,13 +16,9 @@ const Workspace = z
   .min(1)
   .optional()
   .openapi({ description: "The workspace whose memories these are; unset: the gateway's folder." });
-const View = z
-  .enum(['workspace', 'all'])
-  .default('workspace')
-  .openapi({
-    description:
-      "`workspace`: its own and the user-wide ones (as `hearth memory`); `all`: every workspace's.",
-  });
+const View = z.enum(['workspace', 'all']).default('workspace').openapi({
+  description: "`workspace`: its own and the user-wide ones (as `hearth memory`); `all`: every workspace's.",
+});
 
 const MemoryJson = z
   .object({
