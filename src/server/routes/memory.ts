@@ -20,41 +20,33 @@ const View = z.enum(['workspace', 'all']).default('workspace').openapi({
   description: "`workspace`: its own and the user-wide ones (as `hearth memory`); `all`: every workspace's.",
 });
 
-const MemoryJson = z
-  .object({
-    id: z.number().int(),
-    kind: Kind,
-    scope: z.enum(['project', 'user']),
-    workspace: z.string().nullable(),
-    text: z.string(),
-    detail: z.string().nullable().openapi({ description: "A learning's evidence, or a skill's folder." }),
-    origin: z.enum(['tool', 'user', 'reflection', 'file']),
-    source_file: z.string().nullable(),
-    session_id: z.string().nullable(),
-    message_seq: z.number().int().nullable(),
-    created_at: z.number().openapi({ description: 'Epoch milliseconds.' }),
-    updated_at: z.number(),
-    use_count: z.number().int(),
-    embedding_model: z.string().nullable(),
-  })
-  .openapi('Memory');
+/** What a memory and a proposal share: what it says and whose it is. */
+const Entry = z.object({
+  id: z.number().int(),
+  kind: Kind,
+  scope: z.enum(['project', 'user']),
+  workspace: z.string().nullable(),
+  text: z.string(),
+  session_id: z.string().nullable().openapi({ description: 'The session it came from.' }),
+  message_seq: z.number().int().nullable(),
+  created_at: z.number().openapi({ description: 'Epoch milliseconds.' }),
+});
 
-const ProposalJson = z
-  .object({
-    id: z.number().int(),
-    kind: Kind,
-    scope: z.enum(['project', 'user']),
-    workspace: z.string().nullable(),
-    text: z.string(),
-    evidence: z.string().nullable(),
-    skill: z.object({ name: z.string(), description: z.string(), steps: z.array(z.string()) }).nullable(),
-    session_id: z.string().nullable(),
-    message_seq: z.number().int().nullable(),
-    status: z.enum(['pending', 'accepted', 'rejected']),
-    memory_id: z.number().int().nullable(),
-    created_at: z.number(),
-  })
-  .openapi('MemoryProposal');
+const MemoryJson = Entry.extend({
+  detail: z.string().nullable().openapi({ description: "A learning's evidence, or a skill's folder." }),
+  origin: z.enum(['tool', 'user', 'reflection', 'file']),
+  source_file: z.string().nullable(),
+  updated_at: z.number(),
+  use_count: z.number().int(),
+  embedding_model: z.string().nullable(),
+}).openapi('Memory');
+
+const ProposalJson = Entry.extend({
+  evidence: z.string().nullable(),
+  skill: z.object({ name: z.string(), description: z.string(), steps: z.array(z.string()) }).nullable(),
+  status: z.enum(['pending', 'accepted', 'rejected']),
+  memory_id: z.number().int().nullable(),
+}).openapi('MemoryProposal');
 
 const IdParams = z.object({
   id: z.coerce
@@ -64,19 +56,25 @@ const IdParams = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: 12 }),
 });
 
+function entryJson(e: Memory | Proposal) {
+  return {
+    id: e.id,
+    kind: e.kind,
+    scope: scopeOf(e),
+    workspace: e.workspace,
+    text: e.text,
+    session_id: e.sessionId,
+    message_seq: e.messageSeq,
+    created_at: e.createdAt,
+  };
+}
+
 function memoryJson(m: Memory) {
   return {
-    id: m.id,
-    kind: m.kind,
-    scope: scopeOf(m),
-    workspace: m.workspace,
-    text: m.text,
+    ...entryJson(m),
     detail: m.detail,
     origin: m.origin,
     source_file: m.sourceFile,
-    session_id: m.sessionId,
-    message_seq: m.messageSeq,
-    created_at: m.createdAt,
     updated_at: m.updatedAt,
     use_count: m.useCount,
     embedding_model: m.embeddingModel,
@@ -85,18 +83,11 @@ function memoryJson(m: Memory) {
 
 function proposalJson(p: Proposal) {
   return {
-    id: p.id,
-    kind: p.kind,
-    scope: scopeOf(p),
-    workspace: p.workspace,
-    text: p.text,
+    ...entryJson(p),
     evidence: p.detail.evidence ?? null,
     skill: p.detail.skill ?? null,
-    session_id: p.sessionId,
-    message_seq: p.messageSeq,
     status: p.status,
     memory_id: p.memoryId,
-    created_at: p.createdAt,
   };
 }
 
