@@ -124,7 +124,6 @@ export function createServer(options: GatewayOptions): GatewayServer {
     dbPath,
     home,
     workspace: hub.workspace,
-    start: options.scheduler !== undefined && options.scheduler !== false,
     announce: (event, sessionId) => hub.activity(event, sessionId),
     log,
   });
@@ -169,6 +168,8 @@ export function createServer(options: GatewayOptions): GatewayServer {
       return;
     }
     guard.bound(address);
+    // Only a gateway that really serves takes the scheduler's lease.
+    if (options.scheduler !== undefined && options.scheduler !== false) scheduler.start();
     const url = `http://${urlHost(address)}:${port}`;
     const info: ListeningInfo = {
       url,

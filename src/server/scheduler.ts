@@ -22,8 +22,6 @@ export interface GatewaySchedulerOptions extends GatewaySchedulerSettings {
   dbPath: string;
   home: string;
   workspace: string;
-  /** True: jobs, the inbox and wake-ups run in this process (when it holds the lease). */
-  start: boolean;
   /** Where job transitions go: the activity feed (`/ws/activity`, `GET /api/events`). */
   announce: (event: WireEvent, sessionId: string | null) => void;
   log: (line: string) => void;
@@ -37,7 +35,7 @@ export interface GatewaySchedulerOptions extends GatewaySchedulerSettings {
  */
 export class GatewayScheduler {
   readonly service: SchedulerService;
-  readonly started: boolean;
+  private running = false;
   private readonly clock: Clock;
   private readonly log: (line: string) => void;
   private readonly manual = new Set<Promise<unknown>>();
@@ -62,8 +60,17 @@ export class GatewayScheduler {
         announce(schedulerEvent(event), sessionOf(event));
       },
     });
-    this.started = options.start;
-    if (options.start) this.service.start();
+  }
+
+  /** Jobs, the inbox and wake-ups run in this process from now on, while it holds the lease. */
+  start(): void {
+    this.running = true;
+    this.service.start();
+  }
+
+  /** Whether this gateway runs the scheduler (it may be standing by for another process). */
+  get started(): boolean {
+    return this.running;
   }
 
   /** Whether this process schedules now (holds the lease), as of its last tick. */
