@@ -237,11 +237,6 @@ export class SessionHub implements SessionHost {
     };
   }
 
-  /** The database every session, memory and job run of this gateway is kept in. */
-  get database(): Db {
-    return this.options.db;
-  }
-
   /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */
   activity(event: WireEvent, sessionId: string | null): void {
     if (this.watchers.size === 0) return;

@@ -37,7 +37,7 @@ export interface GatewayOptions {
   token?: string;
   /** The PIN a browser may log in with; default a new one when `config.gateway.pin` is set. */
   pin?: string;
-  /** Where the URL and token are written for local clients; default <hearth home>/gateway.json; false: nowhere. */
+  /** Where the URL and token are written for local clients; default <home>/gateway.json; false: nowhere. */
   stateFile?: string | false;
   /** The settings of a session in another folder; default the same `config` for every folder. */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
@@ -96,10 +96,10 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const tokenGiven = options.token ?? settings.token;
   const token = tokenGiven ?? newToken();
   const pin = options.pin ?? (settings.pin ? newPin() : undefined);
-  const stateFile =
-    options.stateFile === false ? undefined : (options.stateFile ?? join(hearthHome(), 'gateway.json'));
-  const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
   const home = options.home ?? hearthHome();
+  const stateFile =
+    options.stateFile === false ? undefined : (options.stateFile ?? join(home, 'gateway.json'));
+  const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
   const dbPath = options.db?.name ?? defaultDbPath(config);
   const db = options.db ?? openDatabase(dbPath);
   const hub = new SessionHub({
