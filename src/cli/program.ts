@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { version } from '../util/version.js';
 import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
+import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
@@ -160,6 +161,7 @@ function buildProgram(): Command {
   addJobsCommands(program);
   addSchedulerCommands(program);
   addServeCommand(program);
+  addAttachCommand(program);
   addPipelineCommands(program);
   return program;
 }

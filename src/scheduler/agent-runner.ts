@@ -1,10 +1,9 @@
 import type { AgentEvent } from '../agent/events.js';
-import { createRuntime } from '../agent/runtime.js';
 import { openSession } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
-import { describeIgnored } from '../config/security.js';
 import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
+import { assembleRuntime } from '../setup/runtime.js';
 import type { RunOutcome } from '../store/scheduler.js';
 import { SessionNotFoundError, type SessionRow, type SessionStore } from '../store/sessions.js';
 import type { Runner, RunRequest } from './scheduler.js';
@@ -29,13 +28,9 @@ export function agentRunner(options: AgentRunnerOptions): Runner {
     if (job?.model) flags.push({ key: 'model', value: job.model, name: `job ${job.id}` });
     const workspace = run.workspace;
     if (!workspace) throw new Error('the run names no workspace');
-    const { config, ignored } = await loadConfig({
-      workspace,
-      flags,
-      env: options.env,
-      userDir: options.userDir,
-    });
-    const runtime = await createRuntime(config, workspace, { configNotes: describeIgnored(ignored) });
+    const loaded = await loadConfig({ workspace, flags, env: options.env, userDir: options.userDir });
+    const { config } = loaded;
+    const runtime = await assembleRuntime(loaded, workspace, { env: options.env, home: options.userDir });
     try {
       const resume = continued(runtime.openStore(), request);
       const connection = await resolveConnection(config);

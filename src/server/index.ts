@@ -25,8 +25,6 @@ export interface GatewayOptions {
   workspace: string;
   /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
   db?: Db;
-  /** The Hearth home: cron.json, the inbox, MEMORY.md, USER.md, skills; default $HEARTH_HOME or ~/.hearth. */
-  home?: string;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -41,6 +39,11 @@ export interface GatewayOptions {
   stateFile?: string | false;
   /** The settings of a session in another folder; default the same `config` for every folder. */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  /**
+   * The Hearth home: user skills, `mcp.json`, USER.md and MEMORY.md, cron.json and the inbox, the state
+   * file; default $HEARTH_HOME or ~/.hearth.
+   */
+  home?: string;
   version?: string;
   /** The built web UI; default the package's dist/web. */
   webRoot?: string;
@@ -107,6 +110,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     config,
     workspace: options.workspace,
     configFor: options.configFor,
+    home: options.home,
     now,
     tracer: options.tracer ?? trace.getTracer('hearth', version),
     approvalTimeoutMs: settings.approval_timeout * 1000,

@@ -54,6 +54,7 @@ export async function startGateway(
   const server = createServer({
     config,
     workspace,
+    // The user's skills, mcp.json, USER.md, cron.json and inbox: the test's own, never the machine's.
     home,
     stateFile: join(dir, 'gateway.json'),
     ...options.gateway,
