@@ -265,7 +265,8 @@ export class SessionHub implements SessionHost {
     return { runtime, settings, connection: await this.connect(workspace, settings) };
   }
 
-  activity(event: WireEvent, sessionId: string): void {
+  /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */
+  activity(event: WireEvent, sessionId: string | null): void {
     if (this.watchers.size === 0) return;
     const json = JSON.stringify({ ...event, session_id: sessionId, timestamp: this.now() / 1000 });
     for (const watcher of this.watchers) watcher(json);
@@ -332,7 +333,7 @@ export class SessionHub implements SessionHost {
 }
 
 /** The folder as sessions store it; left as given when it does not exist (the runtime then says so). */
-function canonical(dir: string): string {
+export function canonical(dir: string): string {
   try {
     return realpathSync(resolve(dir));
   } catch {
