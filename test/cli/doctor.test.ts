@@ -147,7 +147,12 @@ describe('hearth doctor with a pool of servers (llm.endpoints)', () => {
       join(cli.hearthHome, 'config.json'),
       JSON.stringify({
         model: 'm',
-        llm: { endpoints: [{ url: dead, priority: 1 }, { url: server.baseUrl, priority: 2, tags: ['gpu'] }] },
+        llm: {
+          endpoints: [
+            { url: dead, priority: 1 },
+            { url: server.baseUrl, priority: 2, tags: ['gpu'] },
+          ],
+        },
       }),
     );
     const r = await doctor({}, ['--no-live']);

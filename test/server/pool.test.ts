@@ -18,7 +18,12 @@ describe('the gateway over a pool of servers (llm.endpoints)', () => {
     gw = await startGateway([], {
       config: {
         base_url: undefined,
-        llm: { endpoints: [{ url: dead, priority: 1 }, { url: llm.baseUrl, priority: 2, max_concurrent: 2 }] },
+        llm: {
+          endpoints: [
+            { url: dead, priority: 1 },
+            { url: llm.baseUrl, priority: 2, max_concurrent: 2 },
+          ],
+        },
       },
     });
     const answer = await gw.json<{ text: string }>('/api/chat/pooled', { message: 'hello' });
