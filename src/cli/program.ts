@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { version } from '../util/version.js';
 import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
+import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
@@ -162,6 +163,7 @@ function buildProgram(): Command {
   addSchedulerCommands(program);
   addWorkerCommands(program);
   addServeCommand(program);
+  addAttachCommand(program);
   addPipelineCommands(program);
   return program;
 }

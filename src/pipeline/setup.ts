@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Runtime } from '../agent/runtime.js';
-import { AgentSession, type SessionDeps } from '../agent/session.js';
+import { AgentSession } from '../agent/session.js';
+import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
@@ -45,19 +46,14 @@ export async function pipelineDeps(
       },
     );
   const role = (r: PipelineRole | undefined): RoleClient => ({ llm: client(r), jsonSchema: true });
-  const coderDeps: SessionDeps = {
-    store,
-    llm: client(settings.roles.coder),
-    tools: runtime.tools,
-    gate: runtime.gate,
-    sandbox,
+  // The coder's sessions are the runtime's own (hooks, memory, sub-agents), with the coder's model.
+  const coderDeps = await sessionDeps({
+    runtime,
+    connection,
     approve: declineUnattended,
-    workspace,
-    maxIterations: config.max_iterations ?? 50,
-    tokenBudget: config.token_budget,
-    contextWindow: connection.contextWindow,
-    compactionThreshold: config.compaction.threshold,
-  };
+    deepWork: false,
+    llm: client(settings.roles.coder),
+  });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
   return {

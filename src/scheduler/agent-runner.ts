@@ -1,10 +1,9 @@
 import type { AgentEvent } from '../agent/events.js';
-import { createRuntime } from '../agent/runtime.js';
 import { openSession } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
-import { describeIgnored } from '../config/security.js';
 import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
+import { assembleRuntime } from '../setup/runtime.js';
 import type { RunOutcome } from '../store/scheduler.js';
 import { SessionNotFoundError, type SessionRow, type SessionStore } from '../store/sessions.js';
 import type { Runner, RunRequest } from './scheduler.js';
@@ -68,13 +67,14 @@ export async function runAgentTask(
     { key: 'db_path', value: options.dbPath, name: options.name ?? 'the scheduler' },
   ];
   if (task.model) flags.push({ key: 'model', value: task.model, name: task.label });
-  const { config, ignored } = await loadConfig({
+  const loaded = await loadConfig({
     workspace: task.workspace,
     flags,
     env: options.env,
     userDir: options.userDir,
   });
-  const runtime = await createRuntime(config, task.workspace, { configNotes: describeIgnored(ignored) });
+  const { config } = loaded;
+  const runtime = await assembleRuntime(loaded, task.workspace, { env: options.env, home: options.userDir });
   try {
     const resume = task.resume?.(runtime.openStore());
     const connection = await resolveConnection(config);

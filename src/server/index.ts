@@ -31,6 +31,8 @@ export interface GatewayOptions {
   stateFile?: string | false;
   /** The settings of a session in another folder; default the same `config` for every folder. */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  /** The Hearth home: user skills, `mcp.json`, USER.md, the state file; default $HEARTH_HOME or ~/.hearth. */
+  home?: string;
   version?: string;
   /** The built web UI; default the package's dist/web. */
   webRoot?: string;
@@ -87,13 +89,16 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const token = tokenGiven ?? newToken();
   const pin = options.pin ?? (settings.pin ? newPin() : undefined);
   const stateFile =
-    options.stateFile === false ? undefined : (options.stateFile ?? join(hearthHome(), 'gateway.json'));
+    options.stateFile === false
+      ? undefined
+      : (options.stateFile ?? join(options.home ?? hearthHome(), 'gateway.json'));
   const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
   const hub = new SessionHub({
     db: options.db ?? openDatabase(defaultDbPath(config)),
     config,
     workspace: options.workspace,
     configFor: options.configFor,
+    home: options.home,
     now,
     tracer: options.tracer ?? trace.getTracer('hearth', version),
     approvalTimeoutMs: settings.approval_timeout * 1000,

@@ -52,6 +52,8 @@ export async function startGateway(
     config,
     workspace,
     stateFile: join(dir, 'gateway.json'),
+    // The user's skills, mcp.json and USER.md: the test's own, never the machine's.
+    home: join(dir, 'home'),
     ...options.gateway,
   });
   await new Promise<void>((resolve, reject) => {

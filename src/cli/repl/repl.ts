@@ -3,9 +3,9 @@ import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js
 import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
+import { reflectAfterSessions } from '../../setup/memory-access.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
-import { reflectAfterSessions } from '../memory-access.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
 import { visible } from '../sanitize.js';
 import { replApprover } from './approver.js';
