@@ -14,6 +14,7 @@ import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
+import { addWorkerCommands } from './commands/worker.js';
 import { terminalJson, visible } from './sanitize.js';
 import type { MainFlags } from './task-command.js';
 import { UsageError } from './usage-error.js';
@@ -160,6 +161,7 @@ function buildProgram(): Command {
   addSkillsCommands(program);
   addJobsCommands(program);
   addSchedulerCommands(program);
+  addWorkerCommands(program);
   addServeCommand(program);
   addAttachCommand(program);
   addPipelineCommands(program);

@@ -274,6 +274,16 @@ function buildSchema<P extends z.ZodType>(profile: P) {
        * setting: they run on the host, so a project file sets them only once approved.
        */
       hooks: hooksSchema.default({}),
+      /**
+       * The PostgreSQL database several machines share (postgres://...): the queue `hearth worker`
+       * runs tasks from. A security setting: it decides where tasks come from and results go.
+       */
+      storage: z
+        .url({
+          protocol: /^postgres(ql)?$/,
+          error: 'expected a URL such as postgres://user@host:5432/hearth',
+        })
+        .optional(),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
       /** `hearth serve`: where it listens and who may use it (security settings, see security.ts). */
