@@ -1,5 +1,6 @@
 import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
+import { fitImages } from '../llm/image-fit.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox, SandboxSource } from '../sandbox/types.js';
@@ -24,7 +25,7 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
-  /** Images sent with the task (`--image`). */
+  /** Images sent with the task (`--image`, the REPL's `@file`, uploads); scaled down before they are added. */
   taskImages?: ImagePart[];
   /**
    * Whether the model accepts images (server probe or config). False: images tools return are not
@@ -226,6 +227,16 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     return texts.length > 0;
   }
 
+  // Images with the task are checked before anything is added: a model that cannot see would answer
+  // as if there were none, and one a server cannot decode would fail every later request.
+  let taskImages: ImagePart[] = [];
+  if (options.taskImages?.length) {
+    if (options.vision === false) return yield done('error', blindNote(llm.model), 0);
+    const fitted = await fitImages(options.taskImages);
+    if (fitted.failures.length > 0)
+      return yield done('error', `The image was not sent: ${fitted.failures.join('; ')}.`, 0);
+    taskImages = fitted.images;
+  }
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
@@ -250,7 +261,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     append({
       role: 'user',
       content,
-      ...(options.taskImages?.length ? { images: options.taskImages } : {}),
+      ...(taskImages.length > 0 ? { images: taskImages } : {}),
     });
     rememberRequest(ctx.durable, options.task);
   }

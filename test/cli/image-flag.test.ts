@@ -6,10 +6,10 @@ import { reply } from '../support/scripted-server.js';
 
 const cli = useCliHarness('image');
 
-/** A 1×1 PNG. */
+/** A 1×1 red PNG that decodes (images that do not are never sent). */
 const PIXEL = Buffer.from(
   '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +
-    '1f15c4890000000d49444154789c6360f8cf00000301010018dd8db00000000049454e44ae426082',
+    '1f15c4890000000d49444154089963f8cfc0f01f00050001ffabce36890000000049454e44ae426082',
   'hex',
 );
 
