@@ -50,7 +50,7 @@ async function sentImages(body: { messages: Array<{ content: unknown }> }) {
 describe('images in a REPL entry', () => {
   it('attaches an @mention and a dropped (quoted) path, scaled down, with the text as typed', async () => {
     await writeFile(join(cli.workspace, 'shot.png'), await screenshot(2048, 1024));
-    const outside = await cli.tempDir();
+    const outside = await cli.tempDir('dropped');
     await mkdir(join(outside, 'My Pictures'));
     await writeFile(join(outside, 'My Pictures', 'tiny.png'), await screenshot(40, 30));
     const term = await cli.repl({
