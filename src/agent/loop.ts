@@ -16,6 +16,7 @@ import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
+import { sideModel } from './side-model.js';
 import { executeCalls } from './tool-execution.js';
 
 export interface RunAgentOptions {
@@ -118,6 +119,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       return sandbox;
     },
     web: options.web,
+    model: sideModel(llm, options.contextWindow ?? 0),
     progress: () => {},
     wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
