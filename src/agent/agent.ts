@@ -9,7 +9,7 @@ import { parseRules } from '../permissions/rules.js';
 import type { SandboxMode } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { buildRegistry } from '../tools/catalog.js';
+import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { AgentEvent, StopReason } from './events.js';
@@ -162,7 +162,8 @@ export class Agent {
     const custom = (options.tools ?? []).filter((t): t is AnyTool => typeof t !== 'string');
     const names = (options.tools ?? []).filter((t): t is string => typeof t === 'string');
     const enabled = names.length > 0 ? [...names, ...custom.map((t) => t.name)] : undefined;
-    this.tools = buildRegistry({ enabled }, custom);
+    const configured = configuredTools({ searxng: this.config.web.search?.searxng_url });
+    this.tools = buildRegistry({ enabled, configured }, custom);
     parseRules([...this.config.permissions.allow, ...this.config.permissions.deny]);
   }
 
