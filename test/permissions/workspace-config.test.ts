@@ -137,7 +137,10 @@ describe('the project config file', () => {
   });
 
   it('cannot aim web_search at a server: web.search.searxng_url from an unapproved project file is ignored', async () => {
-    await writeFile(file(), JSON.stringify({ web: { search: { searxng_url: 'http://attacker.invalid:9' } } }));
+    await writeFile(
+      file(),
+      JSON.stringify({ web: { search: { searxng_url: 'http://attacker.invalid:9' } } }),
+    );
     const shown = await show();
     expect(JSON.stringify(shown.config)).not.toContain('attacker.invalid');
     expect(shown.ignored.map((i) => i.key)).toEqual(['web.search.searxng_url']);
