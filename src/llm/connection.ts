@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import type { Clock } from '../util/clock.js';
 import { createLlmClient, type LlmClient } from './client.js';
 import {
   DiscoveryError,
@@ -10,6 +11,8 @@ import {
   type ServerKind,
 } from './discover.js';
 import { createOllamaClient } from './ollama.js';
+import { PooledClient } from './pool/pooled-client.js';
+import { ServerPool } from './pool/server-pool.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 
 /** The part of the config a connection needs; the CLI passes its whole Config, the library builds one. */
@@ -27,7 +30,8 @@ export type ConnectionSettings = Pick<
   | 'seed'
   | 'native_tools'
   | 'max_tokens'
->;
+> &
+  Partial<Pick<Config, 'llm'>>;
 
 export interface Connection {
   baseUrl: string;
@@ -42,6 +46,11 @@ export interface Connection {
   contextSource: string;
   /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
+  /**
+   * Set when the config names a pool of servers (`llm.endpoints`): each session's client picks its
+   * server there, and the fields above describe the best server found at start.
+   */
+  pool?: ServerPool;
 }
 
 export class ConnectionError extends Error {
@@ -54,7 +63,11 @@ export class UnknownModelError extends ConnectionError {
 }
 
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
-export async function resolveConnection(settings: ConnectionSettings): Promise<Connection> {
+export async function resolveConnection(
+  settings: ConnectionSettings,
+  options: PoolSharing = {},
+): Promise<Connection> {
+  if (!settings.base_url && settings.llm?.endpoints.length) return resolvePool(settings, options);
   const found = await findServer(settings);
   const { baseUrl, origin, kind } = found;
   // A model named by the user is checked against the server's list, in parallel with the probe:
@@ -87,6 +100,64 @@ export function contextOf(
 ): Pick<Connection, 'contextWindow' | 'contextSource' | 'contextNote'> {
   const { window, source, note } = resolveContextWindow(settings.context_window, info);
   return { contextWindow: window, contextSource: source, ...(note ? { contextNote: note } : {}) };
+}
+
+export interface PoolSharing {
+  clock?: Clock;
+  /**
+   * Pools already open, by their settings: a process serving many sessions (the gateway) passes one
+   * map so that all its sessions share one view of which server is up and how busy each is.
+   */
+  pools?: Map<string, ServerPool>;
+}
+
+/**
+ * A pool's connection: every server probed at once, the best one described. The window is the
+ * smallest among the servers that answered, so a session that moves still fits where it lands.
+ */
+async function resolvePool(settings: ConnectionSettings, sharing: PoolSharing): Promise<Connection> {
+  const endpoints = settings.llm?.endpoints ?? [];
+  const key = JSON.stringify([endpoints, settings.model ?? null, settings.api_key ?? null]);
+  let pool = sharing.pools?.get(key);
+  if (!pool) {
+    pool = new ServerPool(endpoints, {
+      model: settings.model,
+      apiKey: settings.api_key,
+      clock: sharing.clock,
+    });
+    if (pool.endpoints.length === 0) {
+      throw new ConnectionError(
+        `No server of llm.endpoints serves the model "${settings.model}" (their models lists leave it out).`,
+      );
+    }
+    await pool.probeAll();
+    sharing.pools?.set(key, pool);
+  }
+  const best = await pool.pick();
+  if (!best?.probe) {
+    const why = pool.status().map((s) => `${s.url}: ${s.lastError ?? 'no answer'}`);
+    throw new ConnectionError(`No server of the pool (llm.endpoints) answers. ${why.join('; ')}.`);
+  }
+  const windows = pool.endpoints
+    .filter((e) => e.probe)
+    .map((e) => ({ e, ...contextOf(settings, e.probe!.info) }))
+    .sort((a, b) => a.contextWindow - b.contextWindow);
+  const smallest = windows[0]!;
+  const { model, kind, info } = best.probe;
+  return {
+    baseUrl: best.settings.url,
+    model,
+    origin: 'configured',
+    kind,
+    info,
+    contextWindow: smallest.contextWindow,
+    contextSource:
+      windows.length > 1
+        ? `the smallest of the pool's ${windows.length} servers (${smallest.e.settings.url}: ${smallest.contextSource})`
+        : smallest.contextSource,
+    ...(smallest.contextNote ? { contextNote: smallest.contextNote } : {}),
+    pool,
+  };
 }
 
 async function findServer(
@@ -133,6 +204,21 @@ export function createClient(
   settings: ConnectionSettings,
   extra: { slot?: number } = {},
 ): LlmClient {
+  const { pool } = connection;
+  if (pool) {
+    // The pool moves a failed request to the next server at once: no retries against the one that failed.
+    const perServer = { ...settings, max_retries: 0 };
+    return new PooledClient(
+      pool,
+      (endpoint) =>
+        createClient(
+          { ...connection, ...endpoint.probe!, baseUrl: endpoint.settings.url, pool: undefined },
+          { ...perServer, api_key: endpoint.settings.api_key ?? settings.api_key },
+          extra,
+        ),
+      Math.max(1, Math.min(settings.max_retries, 3)),
+    );
+  }
   const options = {
     baseUrl: connection.baseUrl,
     model: connection.model,
