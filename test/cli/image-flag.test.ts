@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
+import { lmStudioOneModel } from '../support/probe-fixtures.js';
 import { reply } from '../support/scripted-server.js';
 
 const cli = useCliHarness('image');
@@ -13,18 +14,7 @@ const PIXEL = Buffer.from(
   'hex',
 );
 
-/** LM Studio's model list, saying whether the model is a vision model (`type: "vlm"`) or not. */
-function lmStudio(type: 'vlm' | 'llm') {
-  return {
-    'GET /api/v0/models': () => ({
-      json: {
-        data: [
-          { id: 'qwen-test', type, state: 'loaded', loaded_context_length: 8192, max_context_length: 32768 },
-        ],
-      },
-    }),
-  };
-}
+const lmStudio = (type: 'vlm' | 'llm') => lmStudioOneModel('qwen-test', type);
 
 describe('hearth --image', () => {
   it('sends the image with the task to a vision model', async () => {

@@ -4,23 +4,13 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { words } from '../../src/cli/repl/image-mentions.js';
 import { useCliHarness } from '../support/cli-harness.js';
+import { lmStudioOneModel } from '../support/probe-fixtures.js';
 import { atPrompt } from '../support/pty.js';
 import { reply } from '../support/scripted-server.js';
 
 const cli = useCliHarness('repl-images');
 
-/** LM Studio's model list, saying whether the model is a vision model (`type: "vlm"`) or not. */
-function lmStudio(type: 'vlm' | 'llm') {
-  return {
-    'GET /api/v0/models': () => ({
-      json: {
-        data: [
-          { id: 'qwen-test', type, state: 'loaded', loaded_context_length: 8192, max_context_length: 32768 },
-        ],
-      },
-    }),
-  };
-}
+const lmStudio = (type: 'vlm' | 'llm') => lmStudioOneModel('qwen-test', type);
 
 /** A screenshot-sized PNG with detail in it. */
 async function screenshot(width: number, height: number): Promise<Buffer> {
