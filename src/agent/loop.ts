@@ -1,5 +1,6 @@
 import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
+import { fitImages } from '../llm/image-fit.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox, SandboxChoice, SandboxSource } from '../sandbox/types.js';
@@ -15,6 +16,7 @@ import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
+import { sideModel } from './side-model.js';
 import { executeCalls } from './tool-execution.js';
 
 export interface RunAgentOptions {
@@ -24,7 +26,7 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
-  /** Images sent with the task (`--image`). */
+  /** Images sent with the task (`--image`, the REPL's `@file`, uploads); scaled down before they are added. */
   taskImages?: ImagePart[];
   /**
    * Whether the model accepts images (server probe or config). False: images tools return are not
@@ -117,6 +119,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       return sandbox;
     },
     web: options.web,
+    model: sideModel(llm, options.contextWindow ?? 0),
     progress: () => {},
     wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
@@ -258,6 +261,16 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     return done('completed', text, turns);
   }
 
+  // Images with the task are checked before anything is added: a model that cannot see would answer
+  // as if there were none, and one a server cannot decode would fail every later request.
+  let taskImages: ImagePart[] = [];
+  if (options.taskImages?.length) {
+    if (options.vision === false) return yield done('error', blindNote(llm.model), 0);
+    const fitted = await fitImages(options.taskImages);
+    if (fitted.failures.length > 0)
+      return yield done('error', `The image was not sent: ${fitted.failures.join('; ')}.`, 0);
+    taskImages = fitted.images;
+  }
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
@@ -287,7 +300,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     append({
       role: 'user',
       content,
-      ...(options.taskImages?.length ? { images: options.taskImages } : {}),
+      ...(taskImages.length > 0 ? { images: taskImages } : {}),
     });
     rememberRequest(ctx.durable, options.task);
   }

@@ -11,7 +11,7 @@ import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { buildRegistry } from '../tools/catalog.js';
+import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
@@ -115,8 +115,15 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
+  const web: WebAccess = {
+    policy: { allow: config.web.allow_private },
+    timeoutMs: config.web.timeout * 1000,
+    maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
+    browser: config.web.browser,
+    searxng: config.web.search?.searxng_url,
+  };
   const tools = buildRegistry(
-    { ...config.tools, also: options.groupsOn },
+    { ...config.tools, also: options.groupsOn, configured: configuredTools(web) },
     options.extraTools ?? [],
     options.external,
     options.groups,
@@ -162,12 +169,7 @@ export async function createRuntime(
     gate,
     hooks: await Hooks.create(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
-    web: {
-      policy: { allow: config.web.allow_private },
-      timeoutMs: config.web.timeout * 1000,
-      maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
-      browser: config.web.browser,
-    },
+    web,
     configNotes: options.configNotes ?? [],
     commands: options.commands ?? [],
     loadNotes: options.loadNotes ?? [],

@@ -1,4 +1,5 @@
 import type { SessionHooks } from '../hooks/hooks.js';
+import { fitImages } from '../llm/image-fit.js';
 import type { ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { AuditEntry } from '../store/sessions.js';
@@ -21,7 +22,7 @@ export interface ExecutionDeps {
   steered?: () => boolean;
   /** The session's hooks: PreToolUse before the permission check, PostToolUse after the run, Notification at a question. */
   hooks?: SessionHooks;
-  /** Receives the images a call returned (read_file on an image), before its result event. */
+  /** Receives the images a call returned (read_file on an image), scaled down, before its result event. */
   onImages?: (callId: string, images: ImagePart[]) => void;
 }
 
@@ -309,8 +310,12 @@ async function run(
     const said = [post.block, ...post.context].filter((text): text is string => Boolean(text));
     if (said.length > 0) result.output = `${result.output}\n\n[PostToolUse hook]\n${said.join('\n')}`;
   }
-  const images = result.meta?.attachments;
-  if (Array.isArray(images) && images.length > 0) deps.onImages?.(step.call.id, images as ImagePart[]);
+  const attached = result.meta?.attachments;
+  if (Array.isArray(attached) && attached.length > 0) {
+    const { images, failures } = await fitImages(attached as ImagePart[]);
+    for (const failure of failures) result.output += `\n[the image was not sent: ${failure}]`;
+    if (images.length > 0) deps.onImages?.(step.call.id, images);
+  }
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
 }

@@ -212,6 +212,16 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           max_mb: z.number().positive().default(5),
           /** The Chromium or Chrome that renders pages built by JavaScript; false: never render. Unset: look for one. */
           browser: z.union([z.string().min(1), z.literal(false)]).optional(),
+          /** Where web_search asks; unset, there is no web_search. */
+          search: z
+            .object({
+              /** A SearXNG instance with the JSON format on, e.g. http://127.0.0.1:8888. */
+              searxng_url: z
+                .url({ protocol: /^https?$/, error: 'expected an http(s) URL such as http://127.0.0.1:8888' })
+                .optional(),
+            })
+            .strict()
+            .optional(),
         })
         .strict()
         .default({ allow_private: [], timeout: 30, max_mb: 5 }),

@@ -11,7 +11,7 @@ import { PROMOTE_GROUP } from '../skills/index.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { SUBAGENTS_GROUP } from '../subagents/tools.js';
-import { selectTools } from '../tools/catalog.js';
+import { configuredTools, selectTools } from '../tools/catalog.js';
 import type { AnyTool } from '../tools/types.js';
 import { type AgentOptions, type ApprovalCallback, configFromOptions } from './agent-options.js';
 import { assembleRuntime } from './runtime.js';
@@ -92,7 +92,11 @@ export class Agent {
     this.custom = (options.tools ?? []).filter((t): t is AnyTool => typeof t !== 'string');
     // Bad names and rules throw here, where the caller made them, not on the first run. The groups
     // that exist once skills and sub-agents are set up count as known.
-    selectTools(this.config.tools, this.custom, { [SUBAGENTS_GROUP]: [], [PROMOTE_GROUP]: [] });
+    selectTools(
+      { ...this.config.tools, configured: configuredTools({ searxng: this.config.web.search?.searxng_url }) },
+      this.custom,
+      { [SUBAGENTS_GROUP]: [], [PROMOTE_GROUP]: [] },
+    );
     parseRules([...this.config.permissions.allow, ...this.config.permissions.deny]);
   }
 

@@ -47,6 +47,19 @@ export interface ToolContext {
   memory?: MemoryPort;
   /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
   web?: WebAccess;
+  /** The session's model, for a request outside the conversation; unset where there is none. */
+  model?: SideModelPort;
+}
+
+/**
+ * One request to the session's model that is not part of the conversation (web_fetch with a
+ * prompt reads a page this way): nothing of it is added to the history.
+ */
+export interface SideModelPort {
+  /** Tokens one request may hold, prompt and answer together. */
+  contextWindow: number;
+  /** The answer's text; rejects with why there is none. */
+  ask(request: { system: string; user: string }, signal: AbortSignal): Promise<string>;
 }
 
 /** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
