@@ -171,12 +171,12 @@ export class SessionHub implements SessionHost {
     return { held: this.live.size, running, queued };
   }
 
-  /** The model later turns use: the one chosen at run time, else the configured one. */
   /** The servers of the pools sessions use (`llm.endpoints`), with their state; empty without a pool. */
   poolStatus(): EndpointStatus[] {
     return [...this.pools.values()].flatMap((pool) => pool.status());
   }
 
+  /** The model later turns use: the one chosen at run time, else the configured one. */
   get currentModel(): { model?: string; baseUrl?: string } {
     return {
       model: this.selection.model ?? this.options.config.model,

@@ -12,6 +12,8 @@ import { waitUntil } from '../support/wait.js';
 
 const LEASE_SECONDS = 3;
 const TASKS = 200;
+/** 200 tasks at this delay over 3 workers of 2 take about 35 s: time for every kill and the restart. */
+const REPLY_DELAY_MS = 1000;
 
 describe.skipIf(!postgresBin())('workers on several machines share a PostgreSQL queue', () => {
   let db: TestPostgres;
@@ -23,7 +25,8 @@ describe.skipIf(!postgresBin())('workers on several machines share a PostgreSQL 
     db = await startPostgres();
     llm = await startScriptedServer({
       models: ['scripted-model'],
-      turns: Array.from({ length: TASKS * 4 }, () => reply().text('done')),
+      // Each reply takes a while, as a real model's does, so the kills and the restart land mid-work.
+      turns: Array.from({ length: TASKS * 4 }, () => reply().text('done').delayFirstByte(REPLY_DELAY_MS)),
     });
     workspace = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-chaos-ws-')));
   }, 120_000);
@@ -79,7 +82,7 @@ describe.skipIf(!postgresBin())('workers on several machines share a PostgreSQL 
     const killed: Array<{ pid: number; at: number }> = [];
     try {
       while ((await count()) < TASKS) {
-        await new Promise((resolve) => setTimeout(resolve, 1000 + next() * 2000));
+        await new Promise((resolve) => setTimeout(resolve, 500 + next() * 1500));
         if ((await count()) >= TASKS) break;
         if (!restarted && kills >= 3) {
           await db.restart();
