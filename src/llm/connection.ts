@@ -9,6 +9,8 @@ import {
   pickModel,
   type ServerKind,
 } from './discover.js';
+import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
+import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
 import { createOllamaClient } from './ollama.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 
@@ -42,6 +44,8 @@ export interface Connection {
   contextSource: string;
   /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
+  /** An embedded model: the one loaded copy every client of this connection shares. */
+  embedded?: EmbeddedClient;
 }
 
 export class ConnectionError extends Error {
@@ -54,7 +58,11 @@ export class UnknownModelError extends ConnectionError {
 }
 
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
-export async function resolveConnection(settings: ConnectionSettings): Promise<Connection> {
+export async function resolveConnection(
+  settings: ConnectionSettings,
+  cwd = process.cwd(),
+): Promise<Connection> {
+  if (isModelFile(settings.model)) return embeddedConnection(settings, modelFilePath(settings.model, cwd));
   const found = await findServer(settings);
   const { baseUrl, origin, kind } = found;
   // A model named by the user is checked against the server's list, in parallel with the probe:
@@ -78,6 +86,35 @@ export async function resolveConnection(settings: ConnectionSettings): Promise<C
     info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
   }
   return { baseUrl, model, origin, kind: info.kind, info, ...contextOf(settings, info) };
+}
+
+async function embeddedConnection(settings: ConnectionSettings, path: string): Promise<Connection> {
+  const inspected = await inspectModelFile(path, settings.context_window);
+  if ('error' in inspected) throw new ConnectionError(inspected.error);
+  const embedded = createEmbeddedClient({
+    modelPath: path,
+    contextWindow: inspected.contextWindow,
+    temperature: settings.temperature,
+    topP: settings.top_p,
+    seed: settings.seed,
+    maxTokens: settings.max_tokens,
+  });
+  return {
+    baseUrl: embedded.baseUrl,
+    model: path,
+    origin: 'configured',
+    kind: 'embedded',
+    info: {
+      kind: 'embedded',
+      contextWindow: inspected.contextWindow,
+      tools: true,
+      source: inspected.contextSource,
+    },
+    contextWindow: inspected.contextWindow,
+    contextSource: inspected.contextSource,
+    ...(inspected.contextNote ? { contextNote: inspected.contextNote } : {}),
+    embedded,
+  };
 }
 
 /** The context fields of a connection, chosen once from the config and what the server said. */
@@ -133,6 +170,7 @@ export function createClient(
   settings: ConnectionSettings,
   extra: { slot?: number } = {},
 ): LlmClient {
+  if (connection.embedded) return connection.embedded;
   const options = {
     baseUrl: connection.baseUrl,
     model: connection.model,

@@ -5,7 +5,8 @@ export interface ServerCandidate {
   startHint: string;
 }
 
-export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible';
+/** 'embedded': no server, a GGUF file run in process (src/llm/embedded). */
+export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible' | 'embedded';
 
 export const localCandidates: ServerCandidate[] = [
   {
