@@ -6,11 +6,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Check } from '../../src/cli/commands/doctor.js';
-import { importNodeLlamaCpp } from '../../src/llm/embedded/embedded-client.js';
+import { importNodeLlamaCpp, isInstalled } from '../../src/llm/embedded/node-llama-cpp.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { writeTinyLlamaGguf } from '../support/tiny-gguf.js';
 
-const installed = (await importNodeLlamaCpp()) !== undefined;
+const lib = await importNodeLlamaCpp();
+const installed = isInstalled(lib);
 const cli = useCliHarness('embedded');
 const noServer = { HEARTH_BASE_URL: undefined };
 

@@ -316,7 +316,7 @@ async function embeddedCheck(): Promise<Check> {
     return {
       name: 'embedded models',
       ok: true,
-      detail: `node-llama-cpp not installed (only needed to run a .gguf file in process: ${info.hint})`,
+      detail: `${info.missing} (only needed to run a .gguf file in process)`,
     };
   }
   if ('error' in info) {

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import { INSTALL_HINT, importNodeLlamaCpp } from './embedded-client.js';
+import { importNodeLlamaCpp, isInstalled } from './node-llama-cpp.js';
 
 /** Above this, the KV cache of a CPU-run 7B model costs gigabytes: a larger window must be asked for. */
 export const EMBEDDED_DEFAULT_WINDOW = 8192;
@@ -34,18 +34,13 @@ export async function inspectModelFile(
 ): Promise<EmbeddedModelInfo | { error: string }> {
   if (!existsSync(path)) return { error: `No model file at ${path}.` };
   const lib = await importNodeLlamaCpp();
-  if (!lib)
-    return {
-      error: `Running ${path} in process needs node-llama-cpp, which is not installed: ${INSTALL_HINT}.`,
-    };
+  if (!isInstalled(lib)) return { error: `Running ${path} in process needs node-llama-cpp. ${lib.missing}.` };
   let trained: number | undefined;
   try {
     const info = await lib.readGgufFileInfo(path, { readTensorInfo: false, logWarnings: false });
     const arch = info.metadata.general.architecture;
-    const archMeta = (info.metadata as unknown as Record<string, { context_length?: number } | undefined>)[
-      arch
-    ];
-    trained = archMeta?.context_length;
+    const archMeta = info.metadata[arch] as { context_length?: unknown } | undefined;
+    trained = typeof archMeta?.context_length === 'number' ? archMeta.context_length : undefined;
   } catch (err) {
     return { error: `${path} is not a readable GGUF model: ${(err as Error).message}` };
   }

@@ -1,8 +1,9 @@
 /**
  * An LlmClient that runs a GGUF model in this process through node-llama-cpp, so Hearth works
- * with no server. node-llama-cpp is an optional peer dependency (~250 MB with its binaries): it is
- * imported only when an embedded model is first used, and a missing install becomes an `error`
- * event saying how to add it. Like the HTTP transports, `stream` never throws.
+ * with no server. node-llama-cpp is installed by the user (~250 MB with its binaries; see
+ * node-llama-cpp.ts): it is imported only when an embedded model is first used, and a missing
+ * install becomes an `error` event saying how to add it. Like the HTTP transports, `stream` never
+ * throws.
  *
  * Tool calls come from node-llama-cpp's grammar-constrained function calling (the model's chat
  * wrapper decides the call syntax; the grammar keeps names and arguments valid). A request with
@@ -12,9 +13,15 @@ import type { ChatRequest, LlmClient } from '../client.js';
 import type { LlmError, LlmEvent, ToolCall, ToolSchema } from '../types.js';
 import { toWireToolCall } from '../types.js';
 import { argumentsText, toChatHistory, toFunctions, toGbnfSchema } from './history.js';
-
-export const NODE_LLAMA_CPP_VERSION = '3.22.1';
-export const INSTALL_HINT = `npm install node-llama-cpp@${NODE_LLAMA_CPP_VERSION} (next to Hearth; for a global Hearth: npm install -g node-llama-cpp@${NODE_LLAMA_CPP_VERSION})`;
+import {
+  importNodeLlamaCpp,
+  isInstalled,
+  type Llama,
+  type LlamaChat,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+} from './node-llama-cpp.js';
 
 export interface EmbeddedClientOptions {
   /** Absolute path of the .gguf file. */
@@ -31,14 +38,12 @@ export interface EmbeddedClientOptions {
   maxTokens?: number;
 }
 
-type NodeLlamaCpp = typeof import('node-llama-cpp');
 type Loaded = {
-  lib: NodeLlamaCpp;
-  llama: import('node-llama-cpp').Llama;
-  model: import('node-llama-cpp').LlamaModel;
-  context: import('node-llama-cpp').LlamaContext;
-  sequence: import('node-llama-cpp').LlamaContextSequence;
-  chat: import('node-llama-cpp').LlamaChat;
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  sequence: LlamaContextSequence;
+  chat: LlamaChat;
 };
 
 export interface EmbeddedClient extends LlmClient {
@@ -46,15 +51,6 @@ export interface EmbeddedClient extends LlmClient {
   load(): Promise<{ contextWindow: number } | { error: LlmError }>;
   /** Frees the model and its context. */
   close(): Promise<void>;
-}
-
-/** node-llama-cpp, or undefined when it is not installed. */
-export async function importNodeLlamaCpp(): Promise<NodeLlamaCpp | undefined> {
-  try {
-    return await import('node-llama-cpp');
-  } catch {
-    return undefined;
-  }
 }
 
 export function createEmbeddedClient(options: EmbeddedClientOptions): EmbeddedClient {
@@ -109,13 +105,8 @@ function failure(err: unknown): LlmError {
 
 async function loadModel(options: EmbeddedClientOptions): Promise<Loaded | { error: LlmError }> {
   const lib = await importNodeLlamaCpp();
-  if (!lib) {
-    return {
-      error: {
-        kind: 'network',
-        message: `An embedded model needs node-llama-cpp, which is not installed: ${INSTALL_HINT}.`,
-      },
-    };
+  if (!isInstalled(lib)) {
+    return { error: { kind: 'network', message: `An embedded model needs node-llama-cpp. ${lib.missing}.` } };
   }
   try {
     // build 'never': Hearth never compiles llama.cpp behind the user's back; the prebuilt binaries
@@ -132,7 +123,7 @@ async function loadModel(options: EmbeddedClientOptions): Promise<Loaded | { err
     });
     const sequence = context.getSequence();
     const chat = new lib.LlamaChat({ contextSequence: sequence });
-    return { lib, llama, model, context, sequence, chat };
+    return { llama, model, context, sequence, chat };
   } catch (err) {
     return {
       error: {
@@ -171,9 +162,7 @@ async function* generate(
   const history = toChatHistory(request.messages);
   const tools = request.tools ?? [];
   const forced = request.toolChoice === 'required' && tools.length > 0;
-  const grammar = forced
-    ? await loaded.llama.createGrammarForJsonSchema(callSchema(tools) as never)
-    : undefined;
+  const grammar = forced ? await loaded.llama.createGrammarForJsonSchema(callSchema(tools)) : undefined;
   let settled = false;
   const running = (
     grammar
@@ -199,9 +188,7 @@ async function* generate(
     });
     wake = undefined;
   }
-  const result = (await running) as unknown as import('node-llama-cpp').LlamaChatResponse<
-    import('node-llama-cpp').ChatModelFunctions
-  >;
+  const result = await running;
   const stop = result.metadata.stopReason;
   if (stop === 'abort' || request.signal?.aborted) {
     yield { type: 'error', error: { kind: 'aborted', message: 'Request cancelled.' } };
@@ -238,7 +225,7 @@ async function* generate(
  */
 function forcedCall(grammar: { parse(json: string): unknown }, reply: string, id: string): ToolCall {
   try {
-    const parsed = grammar.parse(reply) as unknown as { name: string; arguments: unknown };
+    const parsed = grammar.parse(reply) as { name: string; arguments: unknown };
     return { id, name: parsed.name, arguments: argumentsText(parsed.arguments) };
   } catch {
     const name = /"name"\s*:\s*"([^"]*)"/.exec(reply)?.[1] ?? '';
@@ -253,7 +240,7 @@ function forcedCall(grammar: { parse(json: string): unknown }, reply: string, id
 }
 
 /** The JSON a forced call must be: one of the offered tools' names with that tool's arguments. */
-function callSchema(tools: ToolSchema[]): unknown {
+function callSchema(tools: ToolSchema[]): Record<string, unknown> {
   return {
     oneOf: tools.map((tool) => ({
       type: 'object',

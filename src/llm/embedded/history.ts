@@ -3,13 +3,14 @@
  * keeps a tool's result inside the model turn that called it, so each `tool` message is folded
  * into the assistant message whose call it answers.
  */
+
+import type { ChatMessage, ToolSchema } from '../types.js';
 import type {
   ChatHistoryItem,
   ChatModelFunctionCall,
   ChatModelFunctions,
   GbnfJsonSchema,
-} from 'node-llama-cpp';
-import type { ChatMessage, ToolSchema } from '../types.js';
+} from './node-llama-cpp.js';
 
 export function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
   const results = new Map<string, string>();

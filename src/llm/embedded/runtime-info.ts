@@ -1,9 +1,9 @@
 /** What `hearth doctor` says about the in-process runtime: installed or not, its binary, threads, memory. */
 import { freemem, totalmem } from 'node:os';
-import { INSTALL_HINT, importNodeLlamaCpp } from './embedded-client.js';
+import { importNodeLlamaCpp, isInstalled } from './node-llama-cpp.js';
 
 export type EmbeddedRuntimeInfo =
-  | { installed: false; hint: string }
+  | { installed: false; missing: string }
   | { installed: true; error: string }
   | { installed: true; binary: string; threads: number; memory: string };
 
@@ -12,7 +12,7 @@ const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 /** Loads the native binary (about a second) only when node-llama-cpp is installed. */
 export async function embeddedRuntimeInfo(): Promise<EmbeddedRuntimeInfo> {
   const lib = await importNodeLlamaCpp();
-  if (!lib) return { installed: false, hint: INSTALL_HINT };
+  if (!isInstalled(lib)) return { installed: false, missing: lib.missing };
   try {
     const llama = await lib.getLlama({ build: 'never', logLevel: lib.LlamaLogLevel.error });
     const binary = `${llama.gpu === false ? 'CPU' : llama.gpu === 'cuda' ? 'CUDA' : llama.gpu === 'metal' ? 'Metal' : 'Vulkan'} (${llama.buildType})`;

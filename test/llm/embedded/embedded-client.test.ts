@@ -8,21 +8,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createEmbeddedClient,
-  type EmbeddedClient,
-  importNodeLlamaCpp,
-} from '../../../src/llm/embedded/embedded-client.js';
+import { createEmbeddedClient, type EmbeddedClient } from '../../../src/llm/embedded/embedded-client.js';
+import { importNodeLlamaCpp, isInstalled } from '../../../src/llm/embedded/node-llama-cpp.js';
 import { type ChatMessage, type LlmEvent, type ToolCall, toWireToolCall } from '../../../src/llm/types.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
 import { defineTool } from '../../../src/tools/types.js';
 import { writeTinyLlamaGguf } from '../../support/tiny-gguf.js';
 import { makeToolContext } from '../../support/tool-context.js';
 
-const installed = (await importNodeLlamaCpp()) !== undefined;
-const why =
-  'node-llama-cpp is not installed (npm install node-llama-cpp@3.22.1); embedded-model tests skipped';
-if (!installed) console.warn(why);
+const lib = await importNodeLlamaCpp();
+const installed = isInstalled(lib);
+const why = `skipped: ${'missing' in lib ? lib.missing : ''} (.ci/run installs it)`;
 
 async function collect(stream: AsyncGenerator<LlmEvent>): Promise<LlmEvent[]> {
   const events: LlmEvent[] = [];
@@ -156,6 +152,6 @@ describe.skipIf(!installed)('embedded GGUF model through node-llama-cpp', () => 
   });
 });
 
-describe.skipIf(installed)('embedded model without node-llama-cpp', () => {
+describe.skipIf(installed)('embedded GGUF model through node-llama-cpp', () => {
   it.skip(why, () => {});
 });
