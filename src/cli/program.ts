@@ -8,6 +8,7 @@ import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
 import { addMcpCommands } from './commands/mcp.js';
 import { addMemoryCommands } from './commands/memory.js';
+import { addModelsCommands } from './commands/models.js';
 import { addPipelineCommands } from './commands/pipeline.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
@@ -157,6 +158,7 @@ function buildProgram(): Command {
   addInitCommand(program);
   addMemoryCommands(program);
   addSkillsCommands(program);
+  addModelsCommands(program);
   addJobsCommands(program);
   addSchedulerCommands(program);
   addServeCommand(program);
