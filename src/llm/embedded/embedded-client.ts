@@ -12,6 +12,7 @@
 import type { ChatRequest, LlmClient } from '../client.js';
 import type { LlmError, LlmEvent, ToolCall, ToolSchema } from '../types.js';
 import { toWireToolCall } from '../types.js';
+import { embeddedBaseUrl } from './connect.js';
 import { argumentsText, toChatHistory, toFunctions, toGbnfSchema } from './history.js';
 import {
   importNodeLlamaCpp,
@@ -63,7 +64,7 @@ export function createEmbeddedClient(options: EmbeddedClientOptions): EmbeddedCl
 
   return {
     model: options.modelPath,
-    baseUrl: `embedded:${options.modelPath}`,
+    baseUrl: embeddedBaseUrl(options.modelPath),
     async load() {
       const loaded = await load();
       return 'error' in loaded ? loaded : { contextWindow: loaded.context.contextSize };
