@@ -15,13 +15,12 @@ import { toWireToolCall } from '../types.js';
 import { embeddedBaseUrl } from './connect.js';
 import { argumentsText, toChatHistory, toFunctions, toGbnfSchema } from './history.js';
 import {
-  importNodeLlamaCpp,
-  isInstalled,
   type Llama,
   type LlamaChat,
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
+  loadModelFile,
 } from './node-llama-cpp.js';
 
 export interface EmbeddedClientOptions {
@@ -29,7 +28,7 @@ export interface EmbeddedClientOptions {
   modelPath: string;
   /** Tokens of context; the model's trained context when unset. */
   contextWindow?: number;
-  /** CPU threads; node-llama-cpp's default (the physical cores) when unset. */
+  /** CPU threads; the physical cores (node-llama-cpp's cpuMathCores) when unset. */
   threads?: number;
   /** Force the CPU binary even where a GPU build would load. */
   cpuOnly?: boolean;
@@ -105,31 +104,25 @@ function failure(err: unknown): LlmError {
 }
 
 async function loadModel(options: EmbeddedClientOptions): Promise<Loaded | { error: LlmError }> {
-  const lib = await importNodeLlamaCpp();
-  if (!isInstalled(lib)) {
-    return { error: { kind: 'network', message: `An embedded model needs node-llama-cpp. ${lib.missing}.` } };
+  const loaded = await loadModelFile(options);
+  if ('error' in loaded) {
+    return { error: { kind: loaded.notInstalled ? 'network' : 'protocol', message: loaded.error } };
   }
+  const { lib, llama, model, threads } = loaded;
   try {
-    // build 'never': Hearth never compiles llama.cpp behind the user's back; the prebuilt binaries
-    // come with the npm package.
-    const llama = await lib.getLlama({
-      build: 'never',
-      logLevel: lib.LlamaLogLevel.error,
-      ...(options.cpuOnly ? { gpu: false as const } : {}),
-    });
-    const model = await llama.loadModel({ modelPath: options.modelPath });
     const context = await model.createContext({
       ...(options.contextWindow ? { contextSize: options.contextWindow } : {}),
-      ...(options.threads ? { threads: options.threads } : {}),
+      threads,
     });
     const sequence = context.getSequence();
     const chat = new lib.LlamaChat({ contextSequence: sequence });
     return { llama, model, context, sequence, chat };
   } catch (err) {
+    await model.dispose();
     return {
       error: {
         kind: 'protocol',
-        message: `Cannot load the model ${options.modelPath}: ${(err as Error).message}`,
+        message: `Cannot make a context for ${options.modelPath}: ${(err as Error).message}`,
       },
     };
   }

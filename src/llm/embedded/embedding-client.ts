@@ -5,7 +5,7 @@
  * stays loaded; `model` is the file's path, stored beside every vector it made.
  */
 import type { EmbeddingClient, EmbedResult } from '../embeddings.js';
-import { importNodeLlamaCpp, isInstalled, type Llama, type LlamaEmbeddingContext } from './node-llama-cpp.js';
+import { type Llama, type LlamaEmbeddingContext, loadModelFile } from './node-llama-cpp.js';
 
 export interface EmbeddedEmbeddingClient extends EmbeddingClient {
   close(): Promise<void>;
@@ -18,20 +18,16 @@ export function createEmbeddedEmbeddingClient(options: {
 }): EmbeddedEmbeddingClient {
   let loading: Promise<{ llama: Llama; context: LlamaEmbeddingContext } | { error: string }> | undefined;
   const load = async () => {
-    const lib = await importNodeLlamaCpp();
-    if (!isInstalled(lib))
-      return { error: `embeddings from ${options.modelPath} need node-llama-cpp. ${lib.missing}` };
+    const loaded = await loadModelFile(options);
+    if ('error' in loaded) return loaded;
     try {
-      const llama = await lib.getLlama({
-        build: 'never',
-        logLevel: lib.LlamaLogLevel.error,
-        ...(options.cpuOnly ? { gpu: false as const } : {}),
-      });
-      const model = await llama.loadModel({ modelPath: options.modelPath });
-      const context = await model.createEmbeddingContext(options.threads ? { threads: options.threads } : {});
-      return { llama, context };
+      const context = await loaded.model.createEmbeddingContext({ threads: loaded.threads });
+      return { llama: loaded.llama, context };
     } catch (err) {
-      return { error: `cannot load the embedding model ${options.modelPath}: ${(err as Error).message}` };
+      await loaded.model.dispose();
+      return {
+        error: `Cannot make an embedding context for ${options.modelPath}: ${(err as Error).message}`,
+      };
     }
   };
   return {

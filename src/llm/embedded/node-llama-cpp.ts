@@ -124,3 +124,36 @@ export async function importNodeLlamaCpp(): Promise<NodeLlamaCpp | { missing: st
 export function isInstalled(lib: NodeLlamaCpp | { missing: string }): lib is NodeLlamaCpp {
   return !('missing' in lib);
 }
+
+/**
+ * node-llama-cpp and a model file loaded, or what to tell the user. `build: 'never'`: Hearth never
+ * compiles llama.cpp behind the user's back; the prebuilt binaries come with the npm package.
+ * `threads` is one per physical core: node-llama-cpp's default (its maxThreads) is twice that, and
+ * spinning threads on shared cores made the first token ten times slower on a busy 2-core machine.
+ */
+export async function loadModelFile(options: {
+  modelPath: string;
+  cpuOnly?: boolean;
+  threads?: number;
+}): Promise<
+  | { lib: NodeLlamaCpp; llama: Llama; model: LlamaModel; threads: number }
+  | { error: string; notInstalled?: true }
+> {
+  const lib = await importNodeLlamaCpp();
+  if (!isInstalled(lib))
+    return {
+      error: `Running ${options.modelPath} needs node-llama-cpp. ${lib.missing}.`,
+      notInstalled: true,
+    };
+  try {
+    const llama = await lib.getLlama({
+      build: 'never',
+      logLevel: lib.LlamaLogLevel.error,
+      ...(options.cpuOnly ? { gpu: false as const } : {}),
+    });
+    const model = await llama.loadModel({ modelPath: options.modelPath });
+    return { lib, llama, model, threads: options.threads ?? llama.cpuMathCores };
+  } catch (err) {
+    return { error: `Cannot load the model ${options.modelPath}: ${(err as Error).message}` };
+  }
+}
