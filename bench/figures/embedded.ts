@@ -54,7 +54,9 @@ export async function embeddedFigures(dir: string): Promise<Figures> {
   }
   const model = join(dir, 'bench-tiny.gguf');
   writeTinyLlamaGguf(model);
-  const server = await startScriptedServer({ turns: Array.from({ length: RUNS + 1 }, () => reply().text('ok')) });
+  const server = await startScriptedServer({
+    turns: Array.from({ length: RUNS + 1 }, () => reply().text('ok')),
+  });
   const config = { 'config.yml': 'max_tokens: 4\ntemperature: 0\nmemory:\n  enabled: false\n' };
   try {
     const [http, embedded] = await takingTurns(RUNS, [

@@ -93,7 +93,10 @@ function buildProgram(): Command {
       '-i, --interactive',
       'interactive mode (the default with no task at a terminal); a task is its first message',
     )
-    .option('-m, --model <name>', "model or profile to use (default: the server's loaded or first chat model); a .gguf file runs in process")
+    .option(
+      '-m, --model <name>',
+      "model or profile to use (default: the server's loaded or first chat model); a .gguf file runs in process",
+    )
     .option('--base-url <url>', 'OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1')
     .option('--api-key <key>', 'API key, if the server wants one')
     .option('-C, --workspace <dir>', 'the folder the agent works in', '.')

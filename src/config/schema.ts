@@ -75,6 +75,23 @@ const gatewaySchema = z
   .strict()
   .default(GATEWAY_DEFAULTS);
 
+/** One server of a pool (`llm.endpoints`); lower `priority` is tried first. */
+const endpointSchema = z
+  .object({
+    url: serverUrl.describe('OpenAI-compatible base URL, e.g. http://gpu-box:8080/v1'),
+    /** The models it serves; unset: whatever it lists. */
+    models: z.array(z.string().min(1)).min(1).optional(),
+    /** Tier: every server of tier 1 is tried before any of tier 2. */
+    priority: z.number().int().min(0).default(1),
+    /** Requests it runs at once; more wait for a free place (a llama.cpp server's slots, say). */
+    max_concurrent: z.number().int().positive().optional(),
+    /** Labels shown by `doctor` and the gateway's status (gpu, vision, ...). */
+    tags: z.array(z.string().min(1)).default([]),
+    api_key: z.string().optional(),
+  })
+  .strict();
+export type EndpointSettings = z.infer<typeof endpointSchema>;
+
 /** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
 const profileSchema = z.object(profileShape).strict();
 export type Profile = z.infer<typeof profileSchema>;
@@ -118,6 +135,14 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       native_tools: z.boolean().optional(),
       /** Whether the model accepts images; unset: what the server says, and if it says nothing, try. */
       vision: z.boolean().optional(),
+      /**
+       * A pool of model servers used instead of one `base_url` (which, when set, wins): each session
+       * keeps one server while it is healthy and moves on connection errors, 5xx or overload.
+       */
+      llm: z
+        .object({ endpoints: z.array(endpointSchema).default([]) })
+        .strict()
+        .default({ endpoints: [] }),
       /** Named model profiles; the one named by `model` (e.g. `-m coder`) is applied over the top level. */
       models: z.record(z.string().min(1), profile).default({}),
       /** Tool groups or names: `enabled` replaces the default set, `disabled` removes from it. */

@@ -5,7 +5,7 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * reach (the sandbox, its network, its environment, its limits), what runs unasked (the permission
  * mode, allow rules), where sessions and their "always" answers are kept (db_path: a database in
  * the workspace would let a command write answers the user never gave), and where the conversation
- * is sent (base_url, also inside model profiles: pointing it elsewhere would hand every file the agent
+ * is sent (base_url and the pool's llm.endpoints, also inside model profiles: pointing it elsewhere would hand every file the agent
  * reads to another server), what web_fetch reaches (`web`: private hosts it may fetch, the browser
  * program it starts), who can reach the gateway (`gateway`: its address, token, PIN, allowed origins
  * and host names; a project could otherwise open the agent to the network), and whether what the model proposes to remember is stored unreviewed
@@ -29,6 +29,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'web',
   'base_url',
   'models.*.base_url',
+  'llm.endpoints',
   'memory.auto_accept',
   'hooks',
   'mcp.servers',

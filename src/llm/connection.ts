@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import type { Clock } from '../util/clock.js';
 import { createLlmClient, type LlmClient } from './client.js';
 import {
   DiscoveryError,
@@ -12,6 +13,8 @@ import {
 import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
 import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
 import { createOllamaClient } from './ollama.js';
+import { PooledClient } from './pool/pooled-client.js';
+import { ServerPool } from './pool/server-pool.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 
 /** The part of the config a connection needs; the CLI passes its whole Config, the library builds one. */
@@ -29,7 +32,8 @@ export type ConnectionSettings = Pick<
   | 'seed'
   | 'native_tools'
   | 'max_tokens'
->;
+> &
+  Partial<Pick<Config, 'llm'>>;
 
 export interface Connection {
   baseUrl: string;
@@ -46,6 +50,11 @@ export interface Connection {
   contextNote?: string;
   /** An embedded model: the one loaded copy every client of this connection shares. */
   embedded?: EmbeddedClient;
+  /**
+   * Set when the config names a pool of servers (`llm.endpoints`): each session's client picks its
+   * server there, and the fields above describe the best server found at start.
+   */
+  pool?: ServerPool;
 }
 
 export class ConnectionError extends Error {
@@ -60,9 +69,11 @@ export class UnknownModelError extends ConnectionError {
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
 export async function resolveConnection(
   settings: ConnectionSettings,
-  cwd = process.cwd(),
+  options: PoolSharing & { cwd?: string } = {},
 ): Promise<Connection> {
-  if (isModelFile(settings.model)) return embeddedConnection(settings, modelFilePath(settings.model, cwd));
+  if (isModelFile(settings.model))
+    return embeddedConnection(settings, modelFilePath(settings.model, options.cwd ?? process.cwd()));
+  if (!settings.base_url && settings.llm?.endpoints.length) return resolvePool(settings, options);
   const found = await findServer(settings);
   const { baseUrl, origin, kind } = found;
   // A model named by the user is checked against the server's list, in parallel with the probe:
@@ -126,6 +137,64 @@ export function contextOf(
   return { contextWindow: window, contextSource: source, ...(note ? { contextNote: note } : {}) };
 }
 
+export interface PoolSharing {
+  clock?: Clock;
+  /**
+   * Pools already open, by their settings: a process serving many sessions (the gateway) passes one
+   * map so that all its sessions share one view of which server is up and how busy each is.
+   */
+  pools?: Map<string, ServerPool>;
+}
+
+/**
+ * A pool's connection: every server probed at once, the best one described. The window is the
+ * smallest among the servers that answered, so a session that moves still fits where it lands.
+ */
+async function resolvePool(settings: ConnectionSettings, sharing: PoolSharing): Promise<Connection> {
+  const endpoints = settings.llm?.endpoints ?? [];
+  const key = JSON.stringify([endpoints, settings.model ?? null, settings.api_key ?? null]);
+  let pool = sharing.pools?.get(key);
+  if (!pool) {
+    pool = new ServerPool(endpoints, {
+      model: settings.model,
+      apiKey: settings.api_key,
+      clock: sharing.clock,
+    });
+    if (pool.endpoints.length === 0) {
+      throw new ConnectionError(
+        `No server of llm.endpoints serves the model "${settings.model}" (their models lists leave it out).`,
+      );
+    }
+    await pool.probeAll();
+    sharing.pools?.set(key, pool);
+  }
+  const best = await pool.pick();
+  if (!best?.probe) {
+    const why = pool.status().map((s) => `${s.url}: ${s.lastError ?? 'no answer'}`);
+    throw new ConnectionError(`No server of the pool (llm.endpoints) answers. ${why.join('; ')}.`);
+  }
+  const windows = pool.endpoints
+    .filter((e) => e.probe)
+    .map((e) => ({ e, ...contextOf(settings, e.probe!.info) }))
+    .sort((a, b) => a.contextWindow - b.contextWindow);
+  const smallest = windows[0]!;
+  const { model, kind, info } = best.probe;
+  return {
+    baseUrl: best.settings.url,
+    model,
+    origin: 'configured',
+    kind,
+    info,
+    contextWindow: smallest.contextWindow,
+    contextSource:
+      windows.length > 1
+        ? `the smallest of the pool's ${windows.length} servers (${smallest.e.settings.url}: ${smallest.contextSource})`
+        : smallest.contextSource,
+    ...(smallest.contextNote ? { contextNote: smallest.contextNote } : {}),
+    pool,
+  };
+}
+
 async function findServer(
   settings: ConnectionSettings,
 ): Promise<{ baseUrl: string; model: string; origin: Connection['origin']; kind?: ServerKind }> {
@@ -171,6 +240,21 @@ export function createClient(
   extra: { slot?: number } = {},
 ): LlmClient {
   if (connection.embedded) return connection.embedded;
+  const { pool } = connection;
+  if (pool) {
+    // The pool moves a failed request to the next server at once: no retries against the one that failed.
+    const perServer = { ...settings, max_retries: 0 };
+    return new PooledClient(
+      pool,
+      (endpoint) =>
+        createClient(
+          { ...connection, ...endpoint.probe!, baseUrl: endpoint.settings.url, pool: undefined },
+          { ...perServer, api_key: endpoint.settings.api_key ?? settings.api_key },
+          extra,
+        ),
+      Math.max(1, Math.min(settings.max_retries, 3)),
+    );
+  }
   const options = {
     baseUrl: connection.baseUrl,
     model: connection.model,

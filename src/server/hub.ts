@@ -6,6 +6,7 @@ import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { Config } from '../config/schema.js';
 import { type Connection, resolveConnection } from '../llm/connection.js';
 import { discoverServer, listModels } from '../llm/discover.js';
+import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
 import type { Db } from '../store/database.js';
 import { EventLog } from '../store/events.js';
 import { type SessionRow, SessionStore } from '../store/sessions.js';
@@ -42,6 +43,8 @@ export class SessionHub implements SessionHost {
   private readonly live = new Map<string, LiveSession>();
   private readonly runtimes = new Map<string, Promise<Runtime>>();
   private readonly connections = new Map<string, Promise<Connection>>();
+  /** One view of a server pool's health and load for all sessions (llm.endpoints). */
+  private readonly pools = new Map<string, ServerPool>();
   private readonly watchers = new Set<(json: string) => void>();
   private readonly creating = new Map<string, Promise<SessionRow>>();
   /** Set by POST /api/models/select: later turns of every session use it. */
@@ -166,6 +169,11 @@ export class SessionHub implements SessionHost {
   }
 
   /** The model later turns use: the one chosen at run time, else the configured one. */
+  /** The servers of the pools sessions use (`llm.endpoints`), with their state; empty without a pool. */
+  poolStatus(): EndpointStatus[] {
+    return [...this.pools.values()].flatMap((pool) => pool.status());
+  }
+
   get currentModel(): { model?: string; baseUrl?: string } {
     return {
       model: this.selection.model ?? this.options.config.model,
@@ -188,7 +196,7 @@ export class SessionHub implements SessionHost {
   /** Switches the model (and optionally the server) for every later turn, once it is known to exist. */
   async select(model: string, baseUrl?: string): Promise<Connection> {
     const settings = { ...this.options.config, model, base_url: baseUrl ?? this.currentModel.baseUrl };
-    const connection = await resolveConnection(settings);
+    const connection = await resolveConnection(settings, { pools: this.pools });
     this.connections.set(connectionKey(this.home, settings), Promise.resolve(connection));
     this.selection = { model: connection.model, baseUrl: connection.baseUrl };
     return connection;
@@ -291,7 +299,7 @@ export class SessionHub implements SessionHost {
     const key = connectionKey(workspace, settings);
     let connection = this.connections.get(key);
     if (!connection) {
-      connection = resolveConnection(settings);
+      connection = resolveConnection(settings, { pools: this.pools });
       this.connections.set(key, connection);
       // The server may be started later: a failed probe is not remembered.
       connection.catch(() => this.connections.delete(key));

@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Check } from '../../src/cli/commands/doctor.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { closedPort } from '../support/net.js';
 import { ollamaRoutes, ollamaShowGemmaVision } from '../support/probe-fixtures.js';
-import { reply } from '../support/scripted-server.js';
+import { reply, startScriptedServer } from '../support/scripted-server.js';
 
 const cli = useCliHarness('doctor');
 
@@ -133,5 +133,39 @@ describe('hearth doctor', () => {
     const r = await doctor({});
     expect(r.code).toBe(1);
     expect(r.check('config')).toMatchObject({ ok: false, detail: expect.stringContaining('timeout') });
+  });
+});
+
+describe('hearth doctor with a pool of servers (llm.endpoints)', () => {
+  it('lists each server with its tier and state, a dead one as a warning while another answers', async () => {
+    // Not cli.serve: that one is handed to the CLI as HEARTH_BASE_URL, which wins over a pool.
+    const server = await startScriptedServer({ models: ['m'] });
+    onTestFinished(() => server.close());
+    const dead = `http://127.0.0.1:${await closedPort()}/v1`;
+    await mkdir(cli.hearthHome, { recursive: true });
+    await writeFile(
+      join(cli.hearthHome, 'config.json'),
+      JSON.stringify({
+        model: 'm',
+        llm: {
+          endpoints: [
+            { url: dead, priority: 1 },
+            { url: server.baseUrl, priority: 2, tags: ['gpu'] },
+          ],
+        },
+      }),
+    );
+    const r = await doctor({}, ['--no-live']);
+    expect(r.check('server')).toMatchObject({ ok: true, detail: expect.stringContaining(server.baseUrl) });
+    expect(r.check(`pool ${server.baseUrl}`)).toMatchObject({
+      ok: true,
+      warning: false,
+      detail: expect.stringMatching(/^tier 2, up, m \[gpu\]/),
+    });
+    expect(r.check(`pool ${dead}`)).toMatchObject({
+      ok: true,
+      warning: true,
+      detail: expect.stringMatching(/^tier 1, down: /),
+    });
   });
 });

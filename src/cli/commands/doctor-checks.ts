@@ -4,6 +4,7 @@ import { defaultDbPath } from '../../config/load.js';
 import { UnknownModelError } from '../../llm/connection.js';
 import { listModels, pickEmbeddingModel } from '../../llm/discover.js';
 import { embeddedRuntimeInfo } from '../../llm/embedded/runtime-info.js';
+import type { ServerPool } from '../../llm/pool/server-pool.js';
 import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import type { SandboxChoice } from '../../sandbox/types.js';
@@ -130,9 +131,20 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
       detail: `${connection.contextWindow} tokens, from ${connection.contextSource}${connection.kind === 'ollama' ? ', sent as num_ctx with every request' : ''}${connection.contextNote ? `. ${connection.contextNote}` : ''}`,
     },
   ];
+  if (connection.pool) checks.push(...poolChecks(connection.pool));
   checks.push(embeddingsCheck(models, runtime.config.memory.embedding_model));
   if (live) checks.push(await toolCallProbe(connection, runtime));
   return checks;
+}
+
+/** One line per server of `llm.endpoints`: a server down is a warning while another answers. */
+function poolChecks(pool: ServerPool): Check[] {
+  return pool.status().map((server) => ({
+    name: `pool ${server.url}`,
+    ok: true,
+    warning: server.state !== 'up',
+    detail: `tier ${server.priority}, ${server.state}${server.model ? `, ${server.model}` : ''}${server.tags.length ? ` [${server.tags.join(', ')}]` : ''}${server.maxConcurrent ? `, at most ${server.maxConcurrent} at once` : ''}${server.lastError ? `: ${server.lastError}` : ''}`,
+  }));
 }
 
 /** One tiny request offering one tool: does this model and server produce a tool call? */

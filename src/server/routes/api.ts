@@ -65,6 +65,22 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
               sandbox: z.string().openapi({ description: 'How commands are confined, and why.' }),
               sandbox_warning: z.string().optional(),
               permission_mode: z.string(),
+              pool: z
+                .array(
+                  z.object({
+                    url: z.string(),
+                    priority: z.number().int(),
+                    tags: z.array(z.string()),
+                    model: z.string().optional(),
+                    state: z.enum(['up', 'down', 'unknown']),
+                    inFlight: z.number().int(),
+                    assigned: z.number().int(),
+                    maxConcurrent: z.number().int().optional(),
+                    lastError: z.string().optional(),
+                  }),
+                )
+                .optional()
+                .openapi({ description: 'The servers of llm.endpoints, once a session has used the pool.' }),
             })
             .loose(),
           'The status',
@@ -92,6 +108,7 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
           sandbox: safety.sandbox,
           ...(safety.sandboxWarning ? { sandbox_warning: safety.sandboxWarning } : {}),
           permission_mode: safety.permissionMode,
+          ...(hub.poolStatus().length > 0 ? { pool: hub.poolStatus() } : {}),
         },
         200,
       );
