@@ -19,6 +19,7 @@ import { memoryFigures } from './figures/memory.js';
 import { permissionFigures } from './figures/permissions.js';
 import { prefixFigures } from './figures/prefix.js';
 import { promptFigures } from './figures/prompt.js';
+import { queueFigures } from './figures/queue.js';
 import { searchFigures } from './figures/search.js';
 import { startupFigures } from './figures/startup.js';
 import { stepFigures } from './figures/steps.js';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     ['memory', () => memoryFigures()],
     ['gateway', () => gatewayFigures(dir)],
     ['web', () => webFigures()],
+    ['queue', () => queueFigures()],
     ['embedded', () => embeddedFigures(dir)],
   ];
   const { values } = parseArgs({ options: { compare: { type: 'boolean' }, only: { type: 'string' } } });

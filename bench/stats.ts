@@ -80,8 +80,13 @@ export interface Figures {
   goals?: Goal[];
 }
 
-/** A ratio goal: `value` ÷ `base` at most `limit`. */
-export function ratioGoal(goal: string, value: Spread, base: Spread, limit: number): Goal {
+/**
+ * A ratio goal: `value` ÷ `base` at most `limit`. Missed, its note says by how much, and `why`
+ * (what the bench knows of where the time goes) when given.
+ */
+export function ratioGoal(goal: string, value: Spread, base: Spread, limit: number, why?: string): Goal {
   const r = value.median / base.median;
-  return { goal, figure: `${r.toFixed(2)}×`, met: r <= limit };
+  const met = r <= limit;
+  const over = `${((r / limit - 1) * 100).toFixed(0)}% over`;
+  return { goal, figure: `${r.toFixed(2)}×`, met, ...(met ? {} : { note: why ? `${over}: ${why}` : over }) };
 }

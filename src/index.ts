@@ -5,17 +5,6 @@
 
 /** The zod Hearth validates tool parameters with: schemas built with it are sure to match. */
 export { z } from 'zod';
-export {
-  Agent,
-  AgentError,
-  type AgentOptions,
-  type AgentResult,
-  type AgentSandboxOptions,
-  type AgentToolCall,
-  type ApprovalCallback,
-  type ResumeDecisions,
-  type RunOptions,
-} from './agent/agent.js';
 export type { AgentEvent, DoneEvent, StopReason, ToolResultEvent } from './agent/events.js';
 export { type RunAgentOptions, runAgent } from './agent/loop.js';
 export { buildSystemPrompt } from './agent/system-prompt.js';
@@ -36,6 +25,18 @@ export { SandboxError, type SandboxMode } from './sandbox/types.js';
 export { JobDefinitionError, SchedulerError } from './scheduler/errors.js';
 export type { Runner, RunRequest, SchedulerEvent } from './scheduler/scheduler.js';
 export { type JobView, SchedulerService, type SchedulerServiceOptions } from './scheduler/service.js';
+export {
+  Agent,
+  AgentError,
+  type AgentOptions,
+  type AgentResult,
+  type AgentSandboxOptions,
+  type AgentToolCall,
+  type ApprovalCallback,
+  type McpServerOptions,
+  type ResumeDecisions,
+  type RunOptions,
+} from './setup/agent.js';
 export { StoreError } from './store/database.js';
 export type { RunOutcome, RunRow } from './store/scheduler.js';
 export { SessionNotFoundError } from './store/sessions.js';

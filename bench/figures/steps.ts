@@ -33,12 +33,26 @@ async function peakRss(pid: number): Promise<number | undefined> {
   }
 }
 
+/** The process's CPU time so far (user + system), in ms; /proc counts in clock ticks of 10 ms. */
+async function cpuMs(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), counted from field 3: utime is 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 interface RunResult {
   /** From one turn_start to the next, as the bench saw them. */
   stepMs: number[];
   /** The same with the server's time for the step's request and the tool's own time taken out. */
   ownMs: number[];
   peakRssBytes?: number;
+  /** Hearth's CPU time per step (tool included), from the first turn_start to done. */
+  cpuPerStepMs?: number;
 }
 
 /**
@@ -51,6 +65,8 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
   const starts: number[] = [];
   const toolMs: number[] = [];
   let peak: number | undefined;
+  let cpuAtFirst: Promise<number | undefined> | undefined;
+  let cpuAtDone: number | undefined;
   try {
     const child = spawn(
       process.execPath,
@@ -86,11 +102,15 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
       if (line.includes('"type":"turn_start"')) {
         starts.push(performance.now());
         toolMs.push(0);
+        cpuAtFirst ??= cpuMs(child.pid!);
       }
       if (line.includes('"type":"tool_result"')) {
         toolMs[toolMs.length - 1]! += (JSON.parse(line) as { ms: number }).ms;
       }
-      if (line.includes('"type":"done"')) peak = (await peakRss(child.pid!)) ?? peak;
+      if (line.includes('"type":"done"')) {
+        cpuAtDone = await cpuMs(child.pid!);
+        peak = (await peakRss(child.pid!)) ?? peak;
+      }
     }
     clearInterval(poll);
     await new Promise((resolve) => (child.exitCode === null ? child.on('exit', resolve) : resolve(null)));
@@ -103,7 +123,10 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
   const spans = server.served.slice(-starts.length);
   if (spans.length !== starts.length) throw new Error(`${spans.length} requests for ${starts.length} turns`);
   const ownMs = stepMs.map((step, i) => step - (spans[i]!.end - spans[i]!.start) - toolMs[i]!);
-  return { stepMs, ownMs, peakRssBytes: peak };
+  const cpuFirst = await cpuAtFirst;
+  const cpuPerStepMs =
+    cpuFirst !== undefined && cpuAtDone !== undefined ? (cpuAtDone - cpuFirst) / stepMs.length : undefined;
+  return { stepMs, ownMs, peakRssBytes: peak, cpuPerStepMs };
 }
 
 export async function stepFigures(dir: string): Promise<Figures> {
@@ -120,6 +143,21 @@ export async function stepFigures(dir: string): Promise<Figures> {
   const ownEarly = part((r) => r.ownMs, 0, 20);
   const ownLate = part((r) => r.ownMs, 179, 200);
   const rss = spread(runs.flatMap((r) => (r.peakRssBytes ? [r.peakRssBytes / 1024 / 1024] : [])));
+  const cpus = runs.flatMap((r) => (r.cpuPerStepMs === undefined ? [] : [r.cpuPerStepMs]));
+  const cpu = cpus.length ? spread(cpus) : undefined;
+  // Where a step's own time goes, for a missed goal: Hearth's CPU, or waiting on the machine.
+  const why = (own: Spread) =>
+    cpu === undefined
+      ? undefined
+      : cpu.median <= own.median
+        ? `Hearth's CPU per step is ${cpu.median.toFixed(2)} ms (tool included); the rest is waiting: the request's bytes through loopback TCP and two processes waking each other on a shared machine`
+        : `Hearth's CPU per step is ${cpu.median.toFixed(2)} ms (tool included)`;
+  const stepGoal = (goal: string, own: Spread) => {
+    const met = own.median <= STEP_BUDGET_MS;
+    const over = `${(own.median - STEP_BUDGET_MS).toFixed(2)} ms over`;
+    const reason = why(own);
+    return { goal, figure: budget(own), met, ...(met ? {} : { note: reason ? `${over}: ${reason}` : over }) };
+  };
   const fmt = (s: Spread) => `${s.median.toFixed(2)} ms (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
   const growth = (a: Spread, b: Spread) => `${(b.median / a.median).toFixed(2)}×`;
   const budget = (s: Spread) => `${s.median.toFixed(2)} ms`;
@@ -143,22 +181,23 @@ export async function stepFigures(dir: string): Promise<Figures> {
         baseline: 'steps 1–20',
         ratio: growth(ownEarly, ownLate),
       },
+      ...(cpu
+        ? [
+            {
+              figure: "Hearth's CPU per step (user + system, tool included)",
+              value: `${cpu.median.toFixed(2)} ms (${cpu.min.toFixed(2)}–${cpu.max.toFixed(2)})`,
+              baseline: `budget ${STEP_BUDGET_MS} ms`,
+            },
+          ]
+        : []),
       {
         figure: 'peak RSS, 200-step session',
         value: `${rss.median.toFixed(0)} MiB (${rss.min.toFixed(0)}–${rss.max.toFixed(0)})`,
       },
     ],
     goals: [
-      {
-        goal: `own cost per step ≤ ${STEP_BUDGET_MS} ms, steps 1–20`,
-        figure: budget(ownEarly),
-        met: ownEarly.median <= STEP_BUDGET_MS,
-      },
-      {
-        goal: `own cost per step ≤ ${STEP_BUDGET_MS} ms, steps 180–200`,
-        figure: budget(ownLate),
-        met: ownLate.median <= STEP_BUDGET_MS,
-      },
+      stepGoal(`own cost per step ≤ ${STEP_BUDGET_MS} ms, steps 1–20`, ownEarly),
+      stepGoal(`own cost per step ≤ ${STEP_BUDGET_MS} ms, steps 180–200`, ownLate),
     ],
     json: {
       stepsEarlyMs: early,
@@ -167,6 +206,7 @@ export async function stepFigures(dir: string): Promise<Figures> {
       ownStepEarlyMs: ownEarly,
       ownStepLateMs: ownLate,
       peakRssMiB: rss,
+      cpuPerStepMs: cpu,
     },
   };
 }

@@ -11,7 +11,10 @@ export type StopReason =
   | 'loop'
   /** The token budget ran out. */
   | 'budget'
-  /** A UserPromptSubmit hook refused the task; `text` says why. */
+  /**
+   * A UserPromptSubmit hook refused the task, or a hook said `continue: false` (its `stopReason`);
+   * `text` says why, for the user only (the model is not told).
+   */
   | 'blocked';
 
 /**
@@ -29,10 +32,21 @@ export type RunEvent =
   | { type: 'reasoning_delta'; text: string }
   /** Text and reasoning streamed since the last turn_start are void: the request is being retried. */
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
-  /** `label`: the call in one line, as the tool's declaration words it (absent for an invalid call). */
-  | { type: 'tool_call'; call: ToolCall; label?: string }
+  /**
+   * `label`: the call in one line, as the tool's declaration words it (absent for an invalid call).
+   * `unwrapped`: the tool that runs and its arguments, when the model called it through `use_tool`
+   * (`call` stays what the model wrote); surfaces show this one.
+   */
+  | { type: 'tool_call'; call: ToolCall; label?: string; unwrapped?: UnwrappedCall }
   /** The run waits for an answer about this call (see Approver); `preview` shows what it would change. */
-  | { type: 'approval_request'; call: ToolCall; summary: string; reason: string; preview?: string }
+  | {
+      type: 'approval_request';
+      call: ToolCall;
+      summary: string;
+      reason: string;
+      preview?: string;
+      unwrapped?: UnwrappedCall;
+    }
   /**
    * Output a running call reported since its last progress event (a command's output as it
    * arrives). For people only: the model sees the final result.
@@ -41,6 +55,7 @@ export type RunEvent =
   | {
       type: 'tool_result';
       callId: string;
+      /** The tool that ran (the named one, for a `use_tool` call); `tool_progress` names it too. */
       name: string;
       ok: boolean;
       output: string;
@@ -54,6 +69,20 @@ export type RunEvent =
   | { type: 'steer'; text: string }
   | { type: 'warning'; message: string }
   | { type: 'done'; reason: StopReason; text: string; turns: number; pending?: ToolCall[] };
+
+/** The call a `use_tool` call stands for: the tool found through `tool_search`, and its arguments. */
+export interface UnwrappedCall {
+  name: string;
+  arguments: string;
+}
+
+/** The call as people should see it: the real tool for a `use_tool` call, else the call itself. */
+export function shownCall(event: { call: ToolCall; unwrapped?: UnwrappedCall }): {
+  name: string;
+  arguments: string;
+} {
+  return event.unwrapped ?? event.call;
+}
 
 /** How a sub-agent's work ended, as its contract (`report_result`) or its run's end says. */
 export type SubagentStatus = 'done' | 'failed' | 'partial';

@@ -1,8 +1,9 @@
 import type { HookOutcome, SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
+import { fitImages } from '../llm/image-fit.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { Sandbox, SandboxSource } from '../sandbox/types.js';
+import type { Sandbox, SandboxChoice, SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
@@ -15,6 +16,7 @@ import { compactHistory, rememberRequest } from './compaction.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
+import { sideModel } from './side-model.js';
 import { executeCalls } from './tool-execution.js';
 
 export interface RunAgentOptions {
@@ -24,7 +26,7 @@ export interface RunAgentOptions {
   messages: ChatMessage[];
   /** Appended as a user message before the first turn. */
   task?: string;
-  /** Images sent with the task (`--image`). */
+  /** Images sent with the task (`--image`, the REPL's `@file`, uploads); scaled down before they are added. */
   taskImages?: ImagePart[];
   /**
    * Whether the model accepts images (server probe or config). False: images tools return are not
@@ -117,6 +119,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       return sandbox;
     },
     web: options.web,
+    model: sideModel(llm, options.contextWindow ?? 0),
     progress: () => {},
     wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
@@ -148,14 +151,29 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   let nudged = false;
   let todoNudges = 0;
 
+  let settling: Promise<SandboxChoice> | undefined;
+  /**
+   * Starts setting the sandbox up once the server has answered the first request: its probes (a
+   * trial run, processes spawned) would otherwise hold that request back, and a reply that calls
+   * no tool never needs it. It is ready long before a streamed tool call is complete.
+   */
+  const prepareSandbox = (): Promise<SandboxChoice> | undefined => {
+    if (sandbox || typeof source !== 'function') return undefined;
+    if (!settling) {
+      settling = source();
+      settling.catch(() => {});
+    }
+    return settling;
+  };
   /**
    * Waits for a sandbox still being set up, and says its warning (no sandbox found) before the
    * first call. Resolves to why it could not be set up, when it could not.
    */
   async function* settleSandbox(): AsyncGenerator<AgentEvent, string | undefined> {
-    if (sandbox || typeof source !== 'function') return undefined;
+    const preparing = prepareSandbox();
+    if (!preparing) return undefined;
     try {
-      const choice = await source();
+      const choice = await preparing;
       sandbox = choice.sandbox;
       if (choice.warning) yield { type: 'warning', message: choice.warning };
       return undefined;
@@ -175,10 +193,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       for (const call of calls) {
         append({ role: 'tool', tool_call_id: call.id, content: `Error: not run: ${failed}` });
       }
-      return { pending: [], errors, failed };
+      return { pending: [], errors, failed, ended: false, stopped: undefined };
     }
     const images = new Map<string, ImagePart[]>();
-    const pending = yield* forward(
+    const { pending, ended, stopped } = yield* forward(
       executeCalls(calls, {
         tools,
         gate: options.gate,
@@ -212,7 +230,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         images: shown,
       });
     }
-    return { pending, errors, failed: undefined };
+    return { pending, errors, failed: undefined, ended: ended === true, stopped };
   }
 
   /** Adds the messages the user sent meanwhile; true when there were any. */
@@ -226,12 +244,44 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     return texts.length > 0;
   }
 
+  let stopHookActive = false;
+  /**
+   * The run would end with `text`: Stop hooks (SubagentStop in a sub-agent) may send the model on
+   * instead, with their reason as its next instruction. Returns the done event, or nothing to go on.
+   */
+  async function* ending(text: string, turns: number): AsyncGenerator<AgentEvent, DoneEvent | undefined> {
+    const stopping = await options.hooks?.stop(stopHookActive, text, signal);
+    if (stopping) yield* notes(stopping);
+    // `continue: false` wins over a block: the run ends.
+    if (stopping?.block && !stopping.stop) {
+      stopHookActive = true;
+      append({ role: 'user', content: stopping.block });
+      return undefined;
+    }
+    return done('completed', text, turns);
+  }
+
+  // Images with the task are checked before anything is added: a model that cannot see would answer
+  // as if there were none, and one a server cannot decode would fail every later request.
+  let taskImages: ImagePart[] = [];
+  if (options.taskImages?.length) {
+    if (options.vision === false) return yield done('error', blindNote(llm.model), 0);
+    const fitted = await fitImages(options.taskImages);
+    if (fitted.failures.length > 0)
+      return yield done('error', `The image was not sent: ${fitted.failures.join('; ')}.`, 0);
+    taskImages = fitted.images;
+  }
   // A paused (or interrupted) run left calls without results: settle them before asking the model again.
   const waiting = unansweredCalls(messages);
   if (waiting.length > 0) {
-    const { pending, failed } = yield* runCalls(waiting, options.answers);
+    const { pending, failed, ended, stopped } = yield* runCalls(waiting, options.answers);
     if (failed !== undefined) return yield done('error', failed, 0);
     if (pending.length > 0) return yield done('paused', pausedText(pending), 0, pending);
+    if (stopped !== undefined) return yield done('blocked', stopped, 0);
+    if (ended) {
+      const end = yield* ending('', 0);
+      if (end) return yield end;
+    }
   }
   // Messages sent while no run was going come before this run's task, as they were sent before it.
   yield* takeSteering();
@@ -250,14 +300,21 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     append({
       role: 'user',
       content,
-      ...(options.taskImages?.length ? { images: options.taskImages } : {}),
+      ...(taskImages.length > 0 ? { images: taskImages } : {}),
     });
     rememberRequest(ctx.durable, options.task);
   }
 
-  /** Compacts the history; false when nothing could be made smaller. */
-  async function* compact(): AsyncGenerator<AgentEvent, boolean> {
+  /**
+   * Compacts the history; false when nothing could be made smaller, and a PreCompact hook's
+   * `continue: false` reason when the run is to stop instead.
+   */
+  async function* compact(): AsyncGenerator<AgentEvent, boolean | { stop: string }> {
     const announced = await options.hooks?.preCompact('auto', signal);
+    if (announced?.stop) {
+      for (const message of announced.notes) yield { type: 'warning', message };
+      return { stop: `A PreCompact hook stopped the run: ${announced.stop}` };
+    }
     if (announced) yield* notes(announced);
     const before = contextNow();
     const result = await compactHistory(messages, { llm, state: ctx.durable, contextWindow: window, signal });
@@ -282,17 +339,20 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   }
 
   let overflowRetried = false;
-  let stopHookActive = false;
   for (let turn = 1; turn <= options.maxIterations; turn++) {
     if (signal.aborted) return yield done('aborted', '', turn - 1);
     yield* takeSteering();
-    if (window > 0 && contextNow() > window * (options.compactionThreshold ?? 0.75)) yield* compact();
+    if (window > 0 && contextNow() > window * (options.compactionThreshold ?? 0.75)) {
+      const compacted = yield* compact();
+      if (typeof compacted === 'object') return yield done('blocked', compacted.stop, turn - 1);
+    }
     yield { type: 'turn_start', turn };
 
     let reply: { message: AssistantMessage; toolCalls: ToolCall[]; usage?: Usage } | undefined;
     let overflow = false;
     let partial = '';
     for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
+      prepareSandbox();
       if (event.type === 'text_delta') partial += event.text;
       if (event.type === 'retry') partial = '';
       if (event.type === 'error') {
@@ -323,7 +383,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         type: 'warning',
         message: "The prompt no longer fits the model's context; compacting and retrying.",
       };
-      if (!(yield* compact())) {
+      const compacted = yield* compact();
+      if (typeof compacted === 'object') return yield done('blocked', compacted.stop, turn - 1);
+      if (!compacted) {
         return yield done(
           'error',
           "The prompt does not fit the model's context window, and it cannot be made smaller. Start a new session, or raise the window (context_window).",
@@ -377,23 +439,24 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         });
         continue;
       }
-      const stopping = await options.hooks?.stop(stopHookActive, signal);
-      if (stopping) yield* notes(stopping);
-      if (stopping?.block && !stopping.stop) {
-        // A Stop hook wants more done: its reason is the model's next instruction.
-        stopHookActive = true;
-        append({ role: 'user', content: stopping.block });
-        continue;
-      }
-      return yield done('completed', text, turn);
+      const end = yield* ending(text, turn);
+      if (end) return yield end;
+      continue;
     }
     nudged = false;
     todoNudges = 0;
 
-    const { pending, errors, failed } = yield* runCalls(reply.toolCalls);
+    const { pending, errors, failed, ended, stopped } = yield* runCalls(reply.toolCalls);
     if (failed !== undefined) return yield done('error', failed, turn);
     if (pending.length > 0) return yield done('paused', pausedText(pending), turn, pending);
+    if (stopped !== undefined) return yield done('blocked', stopped, turn);
     if (signal.aborted) return yield done('aborted', '', turn);
+    if (ended) {
+      // The work is reported (report_result): the run ends as after a final answer.
+      const end = yield* ending(reply.message.content ?? '', turn);
+      if (end) return yield end;
+      continue;
+    }
 
     const verdict = guard.observe(
       reply.toolCalls,

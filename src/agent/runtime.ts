@@ -11,7 +11,7 @@ import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { buildRegistry } from '../tools/catalog.js';
+import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
@@ -20,7 +20,7 @@ import { readProjectContext } from './project-context.js';
 import type { SessionDeps, SessionMemory } from './session.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
-/** A workspace's tools, permissions, prompt, store and sandbox, shared by the CLI and the library. */
+/** A workspace's tools, permissions, prompt, store and sandbox; src/setup/ assembles the full one for every surface. */
 export interface Runtime {
   config: Config;
   workspace: string;
@@ -48,7 +48,7 @@ export interface Runtime {
   database(): Db;
   /**
    * Long-term memory for sessions on this server, opened on first use; undefined when memory is
-   * off or no memory was wired in (the CLI wires it; the library leaves it out).
+   * off or no memory was wired in (src/setup/ wires it).
    */
   memory(connection: Connection | undefined): Promise<SessionMemory | undefined>;
   /** Created on first use: probing the backends costs a trial run. */
@@ -69,8 +69,6 @@ export interface Runtime {
 export type SessionWiring = (deps: SessionDeps, connection: Connection) => SessionDeps;
 
 export interface RuntimeOptions {
-  /** The tools to offer, when the caller built them itself (the library adds custom tools). */
-  tools?: ToolRegistry;
   /** Extra instructions appended to the system prompt, fixed for the session. */
   instructions?: string;
   /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
@@ -83,7 +81,7 @@ export interface RuntimeOptions {
   groups?: Record<string, AnyTool[]>;
   /** Groups a setting switched on: offered as if named in `tools.enabled`. */
   groupsOn?: string[];
-  /** Tools of the subsystems above agent/ offered unless switched off (the skill tool, agent-made tools). */
+  /** Tools offered unless switched off: the caller's own, the skill tool, agent-made tools. */
   extraTools?: AnyTool[];
   subagents?: SessionWiring;
   /** More sections for the system prompt, after the project's notes (the list of skills). */
@@ -110,21 +108,26 @@ export type MemoryFactory = (ports: {
   connection: Connection | undefined;
 }) => Promise<SessionMemory>;
 
-/** What every command (and the library's Agent) needs, built once from the config at the edge. */
+/** The core every surface needs, built once from the config at the edge (src/setup/ adds the subsystems above agent/). */
 export async function createRuntime(
   config: Config,
   workspaceDir: string,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
-  const tools =
-    options.tools ??
-    buildRegistry(
-      { ...config.tools, also: options.groupsOn },
-      options.extraTools ?? [],
-      options.external,
-      options.groups,
-    );
+  const web: WebAccess = {
+    policy: { allow: config.web.allow_private },
+    timeoutMs: config.web.timeout * 1000,
+    maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
+    browser: config.web.browser,
+    searxng: config.web.search?.searxng_url,
+  };
+  const tools = buildRegistry(
+    { ...config.tools, also: options.groupsOn, configured: configuredTools(web) },
+    options.extraTools ?? [],
+    options.external,
+    options.groups,
+  );
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
@@ -166,12 +169,7 @@ export async function createRuntime(
     gate,
     hooks: await Hooks.create(config.hooks, { workspace }),
     transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
-    web: {
-      policy: { allow: config.web.allow_private },
-      timeoutMs: config.web.timeout * 1000,
-      maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
-      browser: config.web.browser,
-    },
+    web,
     configNotes: options.configNotes ?? [],
     commands: options.commands ?? [],
     loadNotes: options.loadNotes ?? [],

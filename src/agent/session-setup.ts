@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import type { LlmClient } from '../llm/client.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -13,6 +14,8 @@ export interface SessionSetup {
   approve: Approver | undefined;
   /** Deep-work mode: higher limits, and a push to finish open todos. */
   deepWork: boolean;
+  /** The client to talk through instead of one for `connection` (a pipeline role's model and sampling). */
+  llm?: LlmClient;
 }
 
 const DEFAULT_MAX_ITERATIONS = 50;
@@ -32,16 +35,24 @@ export function runLimits(
 
 /** Opens `resume` when given, otherwise starts a new stored session. */
 export async function openSession(setup: SessionSetup, resume?: SessionRow): Promise<AgentSession> {
+  const deps = await sessionDeps(setup);
+  return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, setup.runtime.systemPrompt);
+}
+
+/**
+ * What a session of this runtime runs with: its tools, gate, hooks, memory, sandbox and, where they
+ * are on, sub-agents. Every surface's sessions get theirs here, so none of them misses a part.
+ */
+export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
   const { runtime, connection, deepWork } = setup;
   const { config } = runtime;
-  // Set up while the first request goes out (it costs a trial run); the loop waits for it before
-  // the first tool call. A failure is said there, to the call that needed it.
-  runtime.sandbox().catch(() => {});
   const base: SessionDeps = {
     store: runtime.openStore(),
-    llm: createClient(connection, config),
+    llm: setup.llm ?? createClient(connection, config),
     tools: runtime.tools,
     gate: runtime.gate,
+    // Set up by the loop once the first request is answered (it costs a trial run), awaited before
+    // the first tool call; a failure is said there, to the call that needed it.
     sandbox: () => runtime.sandboxForSession(),
     web: runtime.web,
     vision: config.vision ?? connection.info.vision,
@@ -54,8 +65,7 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
     transcriptDir: runtime.transcriptDir,
     memory: await runtime.memory(connection),
   };
-  const deps = runtime.subagents ? runtime.subagents(base, connection) : base;
-  return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, runtime.systemPrompt);
+  return runtime.subagents ? runtime.subagents(base, connection) : base;
 }
 
 /**

@@ -36,6 +36,8 @@ export interface SessionDeps {
   hooks?: Hooks;
   /** Where the JSONL transcript hook scripts read is written (outside the workspace). */
   transcriptDir?: string;
+  /** A sub-agent's agent definition, by name: its hooks' `agent_type` (SubagentStop matches on it). */
+  agentType?: string;
   /** Gives the session's runs their sub-agents, bound to the session's id; unset where they are off. */
   subagents?: (sessionId: string) => SubagentPort;
   /** Long-term memory; unset: no memory block, and the memory tools say memory is off. */
@@ -108,15 +110,25 @@ export class AgentSession {
     started: 'startup' | 'resume',
   ) {
     if (deps.hooks && deps.hooks.count > 0) {
-      // A sub-agent's session is part of its parent's: no SessionStart, and SubagentStop for Stop.
-      if (row.depth === 0) this.startSource = started;
       const dir = deps.transcriptDir;
-      this.hooks = deps.hooks.forSession({
-        id: row.id,
-        permissionMode: () => deps.gate.mode,
-        subagent: row.depth > 0,
-        transcript: async () => (dir ? writeTranscript(dir, row.id, this.messages) : ''),
-      });
+      const transcript = (id: string, messages: () => readonly ChatMessage[]) => async () =>
+        dir ? writeTranscript(dir, id, messages()) : '';
+      const own = { id: row.id, transcript: transcript(row.id, () => this.messages) };
+      const permissionMode = () => deps.gate.mode;
+      const parentId = row.depth > 0 ? row.parentId : null;
+      // A sub-agent's session is part of its parent's: no SessionStart, SubagentStop for Stop, and
+      // its hooks name the parent's session, as Claude Code's do.
+      if (!parentId) this.startSource = started;
+      this.hooks = deps.hooks.forSession(
+        parentId
+          ? {
+              id: parentId,
+              transcript: transcript(parentId, () => deps.store.messages(parentId)),
+              permissionMode,
+              agent: { ...own, ...(deps.agentType ? { type: deps.agentType } : {}) },
+            }
+          : { ...own, permissionMode },
+      );
     }
   }
 
@@ -208,6 +220,17 @@ export class AgentSession {
       this.startSource = undefined;
       this.startContext.push(...started.context);
       for (const message of started.notes) yield { type: 'warning', message };
+      if (started.stop) {
+        // `continue: false`: the model is not asked; the reason is for the user only.
+        this.setStatus('completed');
+        yield {
+          type: 'done',
+          reason: 'blocked',
+          text: `A SessionStart hook stopped the run: ${started.stop}`,
+          turns: 0,
+        };
+        return;
+      }
     }
     const startContext = task === undefined ? [] : this.startContext.splice(0);
     const preface = yield* this.memoryPreface(task, signal);
@@ -282,9 +305,13 @@ export class AgentSession {
     this.deps.store.update(this.id, { status, model: this.deps.llm.model });
   }
 
-  /** Compacts the history now (/compact, `hearth sessions compact`). */
+  /**
+   * Compacts the history now (/compact, `hearth sessions compact`). Rejects, with the reason for
+   * the user, when a PreCompact hook says `continue: false`.
+   */
   async compact(signal?: AbortSignal): Promise<CompactionResult> {
-    await this.hooks?.preCompact('manual', signal);
+    const announced = await this.hooks?.preCompact('manual', signal);
+    if (announced?.stop) throw new Error(`A PreCompact hook stopped the compaction: ${announced.stop}`);
     const result = await compactHistory(this.messages, {
       llm: this.deps.llm,
       state: this.deps.store.state(this.id),

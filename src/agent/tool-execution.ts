@@ -1,4 +1,5 @@
 import type { SessionHooks } from '../hooks/hooks.js';
+import { fitImages } from '../llm/image-fit.js';
 import type { ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { AuditEntry } from '../store/sessions.js';
@@ -21,7 +22,7 @@ export interface ExecutionDeps {
   steered?: () => boolean;
   /** The session's hooks: PreToolUse before the permission check, PostToolUse after the run, Notification at a question. */
   hooks?: SessionHooks;
-  /** Receives the images a call returned (read_file on an image), before its result event. */
+  /** Receives the images a call returned (read_file on an image), scaled down, before its result event. */
   onImages?: (callId: string, images: ImagePart[]) => void;
 }
 
@@ -33,8 +34,26 @@ export type ExecutionEvent =
 
 const SKIPPED_FOR_STEERING =
   'Not run: the user sent a new message before this call started. Read it, then decide what to call.';
+/** What the model reads for a call a hook's `continue: false` left unrun; the reason is the user's. */
+const HOOK_STOPPED = 'Not run: a hook ended the run here, and the user was told why.';
 
 type Step = { call: ToolCall; prepared: PreparedCall };
+
+/** How a turn's calls ended. */
+export interface ExecutionEnd {
+  /** The calls waiting for approval when nobody could be asked (the run then pauses); else empty. */
+  pending: ToolCall[];
+  /** A call of a tool that `ends` the run succeeded. */
+  ended?: boolean;
+  /** A hook said `continue: false`: why the run stops, for the user only. */
+  stopped?: string;
+}
+
+/** What hooks said for the user while calls ran: notes, and the first `continue: false`. */
+interface Heard {
+  notes: string[];
+  stop?: string;
+}
 
 /**
  * Runs one turn's calls. Consecutive read-only calls that need no answer run concurrently; any
@@ -44,20 +63,29 @@ type Step = { call: ToolCall; prepared: PreparedCall };
 export async function* executeCalls(
   calls: ToolCall[],
   deps: ExecutionDeps,
-): AsyncGenerator<ExecutionEvent, ToolCall[]> {
+): AsyncGenerator<ExecutionEvent, ExecutionEnd> {
   const steps: Step[] = calls.map((call) => ({ call, prepared: deps.tools.prepare(call) }));
   const progress = new ProgressChannel();
-  /** What hooks said for the user while calls ran; yielded before the results. */
-  const notes: string[] = [];
+  /** Yielded before the results. */
+  const heard: Heard = { notes: [] };
   const warnings = function* (): Generator<ExecutionEvent> {
-    for (const message of notes.splice(0)) yield { type: 'warning', message };
+    for (const message of heard.notes.splice(0)) yield { type: 'warning', message };
   };
+  let ended = false;
   let i = 0;
   while (i < steps.length) {
-    if (i > 0 && deps.steered?.()) {
+    const skip =
+      heard.stop !== undefined
+        ? HOOK_STOPPED
+        : ended
+          ? `Not run: ${steps[i - 1]!.call.name} ended your turn before this call.`
+          : i > 0 && deps.steered?.()
+            ? SKIPPED_FOR_STEERING
+            : undefined;
+    if (skip !== undefined) {
       for (const step of steps.slice(i)) {
         yield announce(step, deps);
-        yield finish(step, deps, 'skipped', { ok: false, output: SKIPPED_FOR_STEERING });
+        yield finish(step, deps, 'skipped', { ok: false, output: skip });
       }
       break;
     }
@@ -67,7 +95,7 @@ export async function* executeCalls(
       for (const step of batch) yield announce(step, deps);
       const results = yield* withProgress(
         progress,
-        Promise.all(batch.map((step) => run(step, deps, progress, notes, 'allowed', undefined))),
+        Promise.all(batch.map((step) => run(step, deps, progress, heard, 'allowed', undefined))),
       );
       yield* warnings();
       for (const result of results) yield result;
@@ -87,7 +115,8 @@ export async function* executeCalls(
       continue;
     }
     const hooked = await preToolUse(step, deps);
-    notes.push(...hooked.notes);
+    heard.notes.push(...hooked.notes);
+    heard.stop ??= hooked.stop;
     yield* warnings();
     if ('refused' in hooked) {
       yield finish(step, deps, hooked.decision, { ok: false, output: hooked.refused });
@@ -104,7 +133,9 @@ export async function* executeCalls(
       continue;
     }
     if (verdict.action === 'allow') {
-      yield yield* withProgress(progress, run(step, deps, progress, notes, 'allowed', verdict.rule));
+      const result = yield* withProgress(progress, run(step, deps, progress, heard, 'allowed', verdict.rule));
+      ended = endsRun(step, result);
+      yield result;
       yield* warnings();
       i++;
       continue;
@@ -112,10 +143,11 @@ export async function* executeCalls(
 
     let answer = deps.answers?.get(step.call.id);
     if (!answer) {
-      if (!deps.approve) return steps.slice(i).map((s) => s.call);
+      if (!deps.approve) return { pending: steps.slice(i).map((s) => s.call) };
       const preview = await tool.preview?.(args, { workspace: deps.ctx.workspace }).catch(() => undefined);
       const request = {
         call: step.call,
+        ...(step.prepared.unwrapped ? { unwrapped: step.prepared.unwrapped } : {}),
         summary: await deps.gate.summary(tool, args),
         reason: verdict.reason,
         ...(preview === undefined ? {} : { preview }),
@@ -127,8 +159,15 @@ export async function* executeCalls(
         `Hearth needs your permission: ${request.summary}`,
         deps.ctx.signal,
       );
-      notes.push(...(notified?.notes ?? []));
+      heard.notes.push(...(notified?.notes ?? []));
       yield* warnings();
+      if (notified?.stop) {
+        // `continue: false` from a Notification hook: nobody is asked, and the run ends here.
+        heard.stop = `A Notification hook stopped the run: ${notified.stop}`;
+        yield finish(step, deps, 'blocked_by_hook', { ok: false, output: HOOK_STOPPED });
+        i++;
+        continue;
+      }
       yield { type: 'approval_request', ...request };
       answer = await deps
         .approve(request, deps.ctx.signal)
@@ -145,28 +184,44 @@ export async function* executeCalls(
           ? (await deps.gate.remember(tool, args, deps.ctx.durable)).join(', ')
           : undefined;
       const decision = answer.decision === 'always' ? 'approved_always' : 'approved';
-      yield yield* withProgress(progress, run(step, deps, progress, notes, decision, rule));
+      const result = yield* withProgress(progress, run(step, deps, progress, heard, decision, rule));
+      ended = endsRun(step, result);
+      yield result;
       yield* warnings();
     }
     i++;
   }
-  return [];
+  return { pending: [], ...(ended ? { ended } : {}), ...(heard.stop ? { stopped: heard.stop } : {}) };
+}
+
+/** True when the call was of a tool that ends the run, and it succeeded. */
+function endsRun(step: Step, result: ToolResultEvent): boolean {
+  return step.prepared.ok && step.prepared.tool.ends === true && result.ok;
 }
 
 /** The tool_call event, with the call in one line as the tool's declaration words it. */
 function announce(step: Step, deps: ExecutionDeps): Extract<ExecutionEvent, { type: 'tool_call' }> {
-  if (!step.prepared.ok) return { type: 'tool_call', call: step.call };
+  const { prepared } = step;
   return {
     type: 'tool_call',
     call: step.call,
-    label: deps.gate.label(step.prepared.tool, step.prepared.args),
+    ...(prepared.ok ? { label: deps.gate.label(prepared.tool, prepared.args) } : {}),
+    ...(prepared.unwrapped ? { unwrapped: prepared.unwrapped } : {}),
   };
 }
 
-/** What the PreToolUse hooks made of a call: refused (with the result the model gets), or how to go on. */
+/** The tool a call runs (the one a `use_tool` call names), as people and the audit see it. */
+function toolName(step: Step): string {
+  return step.prepared.ok ? step.prepared.tool.name : (step.prepared.unwrapped?.name ?? step.call.name);
+}
+
+/**
+ * What the PreToolUse hooks made of a call: refused (with the result the model gets), or how to go
+ * on; `stop`: a hook said `continue: false` (the call is refused and the run ends after it).
+ */
 type Hooked =
-  | { refused: string; decision: 'blocked_by_hook' | 'invalid'; notes: string[] }
-  | { allow: boolean; ask?: string; notes: string[] };
+  | { refused: string; decision: 'blocked_by_hook' | 'invalid'; notes: string[]; stop?: string }
+  | { allow: boolean; ask?: string; notes: string[]; stop?: undefined };
 
 /**
  * Runs the call's PreToolUse hooks. A block or a deny refuses it; `updatedInput` replaces its
@@ -179,20 +234,28 @@ async function preToolUse(step: Step, deps: ExecutionDeps): Promise<Hooked> {
   const name = prepared.tool.name;
   const outcome = await deps.hooks.preToolUse(name, prepared.args, step.call.id, deps.ctx.signal);
   const { notes } = outcome;
+  if (outcome.stop)
+    return {
+      refused: HOOK_STOPPED,
+      decision: 'blocked_by_hook',
+      notes,
+      stop: `A PreToolUse hook stopped the run: ${outcome.stop}`,
+    };
   const refusal =
     outcome.block ?? (outcome.permission === 'deny' ? (outcome.permissionReason ?? 'denied') : undefined);
   if (refusal !== undefined)
     return { refused: `Blocked by a hook: ${refusal}`, decision: 'blocked_by_hook', notes };
   if (outcome.updatedInput) {
     const args = fromClaudeToolInput(name, outcome.updatedInput, deps.ctx.workspace);
-    const again = deps.tools.prepare({ ...step.call, arguments: JSON.stringify(args) });
+    // By the real tool's name: a `use_tool` call's own arguments are the wrapper's.
+    const again = deps.tools.prepare({ ...step.call, name, arguments: JSON.stringify(args) });
     if (!again.ok)
       return {
         refused: `A hook changed the arguments, and they are invalid: ${again.error}`,
         decision: 'invalid',
         notes,
       };
-    step.prepared = again;
+    step.prepared = { ...again, ...(step.prepared.unwrapped ? { unwrapped: step.prepared.unwrapped } : {}) };
   }
   const ask =
     outcome.permission === 'ask'
@@ -201,24 +264,28 @@ async function preToolUse(step: Step, deps: ExecutionDeps): Promise<Hooked> {
   return { allow: outcome.permission === 'allow', ...(ask ? { ask } : {}), notes };
 }
 
-/** A call that may run right away and alongside others: valid, read-only, allowed and with no hook before it. */
+/**
+ * A call that may run right away and alongside others: valid, read-only, not ending the run,
+ * allowed and with no hook before it.
+ */
 async function runsFreely(step: Step, deps: ExecutionDeps): Promise<boolean> {
-  if (!step.prepared.ok || step.prepared.tool.mutates || deps.ctx.signal.aborted) return false;
-  if (deps.hooks?.guards(step.prepared.tool.name)) return false;
-  return (await deps.gate.check(step.prepared.tool, step.prepared.args, deps.ctx.durable)).action === 'allow';
+  const { prepared } = step;
+  if (!prepared.ok || prepared.tool.mutates || prepared.tool.ends || deps.ctx.signal.aborted) return false;
+  if (deps.hooks?.guards(prepared.tool.name)) return false;
+  return (await deps.gate.check(prepared.tool, prepared.args, deps.ctx.durable)).action === 'allow';
 }
 
 async function run(
   step: Step,
   deps: ExecutionDeps,
   channel: ProgressChannel,
-  notes: string[],
+  heard: Heard,
   decision: string,
   rule: string | undefined,
 ): Promise<ToolResultEvent> {
   const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
   let finished = false;
-  const progress = channel.reporter(step.call.id, step.call.name, () => finished);
+  const progress = channel.reporter(step.call.id, prepared.tool.name, () => finished);
   const leavesOut = deps.gate.secretFilter(prepared.tool.name, deps.ctx.durable);
   const result = await deps.tools.run(prepared, {
     ...deps.ctx,
@@ -237,12 +304,18 @@ async function run(
       step.call.id,
       deps.ctx.signal,
     );
-    notes.push(...post.notes);
+    heard.notes.push(...post.notes);
+    // `continue: false`: the call has run and keeps its result; the run ends after this turn's calls.
+    if (post.stop) heard.stop ??= `A PostToolUse hook stopped the run: ${post.stop}`;
     const said = [post.block, ...post.context].filter((text): text is string => Boolean(text));
     if (said.length > 0) result.output = `${result.output}\n\n[PostToolUse hook]\n${said.join('\n')}`;
   }
-  const images = result.meta?.attachments;
-  if (Array.isArray(images) && images.length > 0) deps.onImages?.(step.call.id, images as ImagePart[]);
+  const attached = result.meta?.attachments;
+  if (Array.isArray(attached) && attached.length > 0) {
+    const { images, failures } = await fitImages(attached as ImagePart[]);
+    for (const failure of failures) result.output += `\n[the image was not sent: ${failure}]`;
+    if (images.length > 0) deps.onImages?.(step.call.id, images);
+  }
   const exitCode = result.meta?.exitCode;
   return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
 }
@@ -257,7 +330,7 @@ function finish(
 ): ToolResultEvent {
   deps.onAudit?.({
     // The real tool, also when it was called through use_tool.
-    tool: step.prepared.ok ? step.prepared.tool.name : step.call.name,
+    tool: toolName(step),
     arguments: step.call.arguments,
     decision,
     rule,
@@ -267,7 +340,7 @@ function finish(
   return {
     type: 'tool_result',
     callId: step.call.id,
-    name: step.call.name,
+    name: toolName(step),
     ok: result.ok,
     output: result.output,
     display: result.display,

@@ -1,13 +1,8 @@
 import { resolve } from 'node:path';
-import { createRuntime, type Runtime } from '../agent/runtime.js';
-import { type FlagSetting, hearthHome, type LoadedConfig, loadConfig } from '../config/load.js';
-import { describeIgnored } from '../config/security.js';
+import type { Runtime } from '../agent/runtime.js';
+import { type FlagSetting, type LoadedConfig, loadConfig } from '../config/load.js';
 import { checkWorkspace } from '../config/workspace.js';
-import { openMcpHub } from '../mcp/setup.js';
-import { loadSkills } from '../skills/index.js';
-import { setupSubagents } from '../subagents/setup.js';
-import { builtInToolNames } from '../tools/catalog.js';
-import { openSessionMemory } from './memory-access.js';
+import { assembleRuntime } from '../setup/runtime.js';
 import { UsageError } from './usage-error.js';
 
 /** Flags shared by the main command and its subcommands. */
@@ -64,31 +59,9 @@ export async function loadConfigFromFlags(
   return loadConfig({ workspace: await checkWorkspace(resolve(flags.workspace)), flags: settings });
 }
 
-/** Builds the runtime from a loaded config, skills and sub-agents included. */
-export async function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
-  const { config, ignored } = loaded;
-  const workspace = await checkWorkspace(resolve(flags.workspace));
-  const mcp = await openMcpHub(config, workspace, hearthHome());
-  const { notes, groups, ...subagents } = await setupSubagents(config, workspace, flags.deep === true);
-  let runtime: Runtime | undefined;
-  const skills = await loadSkills({
-    workspace,
-    hearthHome: hearthHome(process.env),
-    registry: () => runtime!.tools,
-    reserved: builtInToolNames(Object.values(groups).flat()),
-  });
-  runtime = await createRuntime(config, workspace, {
-    configNotes: [...describeIgnored(ignored), ...notes, ...mcp.notes],
-    external: mcp.hub,
-    loadNotes: skills.notes,
-    extraTools: skills.tools,
-    groups: { ...groups, ...skills.groups },
-    promptSections: skills.section ? [skills.section] : [],
-    commands: skills.commands,
-    ...subagents,
-    memory: openSessionMemory,
-  });
-  return runtime;
+/** Builds the full runtime from a loaded config (src/setup/), for the flags' workspace and mode. */
+export function runtimeFromConfig(loaded: LoadedConfig, flags: GlobalFlags): Promise<Runtime> {
+  return assembleRuntime(loaded, resolve(flags.workspace), { deep: flags.deep === true });
 }
 
 /** Loads the config with the flags as the last layer, and builds the runtime from it. */

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { version } from '../util/version.js';
 import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
+import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
@@ -14,6 +15,7 @@ import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
+import { addWorkerCommands } from './commands/worker.js';
 import { terminalJson, visible } from './sanitize.js';
 import type { MainFlags } from './task-command.js';
 import { UsageError } from './usage-error.js';
@@ -164,7 +166,9 @@ function buildProgram(): Command {
   addModelsCommands(program);
   addJobsCommands(program);
   addSchedulerCommands(program);
+  addWorkerCommands(program);
   addServeCommand(program);
+  addAttachCommand(program);
   addPipelineCommands(program);
   return program;
 }

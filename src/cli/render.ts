@@ -1,7 +1,7 @@
-import type { AgentEvent } from '../agent/events.js';
+import { type AgentEvent, shownCall } from '../agent/events.js';
 import { visible, visibleDeep } from './sanitize.js';
 import { SubagentLines } from './subagent-lines.js';
-import { truncateToWidth } from './text-width.js';
+import { loadTextWidth, truncateToWidth } from './text-width.js';
 
 export interface Style {
   bold(text: string): string;
@@ -33,6 +33,11 @@ export function colorEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv)
 }
 
 /** The one argument that says what a call is about, for a one-line summary. */
+/** A call in one line when its tool gave no label: the tool and its key argument. */
+export function callLine(call: { name: string; arguments: string }): string {
+  return `${call.name} ${keyArgument(call.arguments)}`.trim();
+}
+
 export function keyArgument(args: string): string {
   let parsed: unknown;
   try {
@@ -88,6 +93,8 @@ export class TerminalRenderer {
     private readonly answerOnly = false,
   ) {
     this.subagents = new SubagentLines(style);
+    // Lines cut to a terminal's width want exact widths; into a pipe, cutting a little early is fine.
+    if ((err as { isTTY?: boolean }).isTTY) loadTextWidth().catch(() => {});
   }
 
   render(raw: AgentEvent): void {
@@ -125,10 +132,7 @@ export class TerminalRenderer {
         this.endReasoning();
         if (this.turnText.trim() !== '') this.errLine(this.style.dim(this.turnText.trim()));
         this.turnText = '';
-        this.calls.set(
-          event.call.id,
-          event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`,
-        );
+        this.calls.set(event.call.id, event.label ?? callLine(shownCall(event)));
         break;
       case 'approval_request':
         if (event.preview !== undefined) this.previewed.add(event.call.id);

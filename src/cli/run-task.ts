@@ -1,19 +1,16 @@
-import { resolve } from 'node:path';
 import type { AgentEvent, DoneEvent, StopReason } from '../agent/events.js';
-import { blindNote } from '../agent/loop.js';
 import { adoptPlan, PLAN_APPROVED, planRequest } from '../agent/plan-first.js';
 import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
-import type { ImagePart, ToolCall } from '../llm/types.js';
+import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
+import { reflectAfterSessions } from '../setup/memory-access.js';
 import type { SessionRow } from '../store/sessions.js';
-import { readImageFile } from '../tools/fs/image.js';
-import { READ_MAX_IMAGE_BYTES } from '../tools/fs/read-file.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
-import { reflectAfterSessions } from './memory-access.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
 import { terminalJson, visible } from './sanitize.js';
+import { readTaskImages } from './task-images.js';
 import { UsageError } from './usage-error.js';
 
 export interface OneShotOptions {
@@ -60,7 +57,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const emit = options.json
     ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
     : (event: AgentEvent) => renderer.render(event);
-  const images = await taskImages(options.images, runtime, connection);
+  const images = await readTaskImages(options.images, runtime, connection);
   for (const note of setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 
   let declined = 0;
@@ -183,28 +180,4 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
 
 function describeCalls(calls: ToolCall[]): string {
   return calls.map((call) => `${call.name} (${call.id})`).join(', ');
-}
-
-/**
- * Reads the `--image` files, refusing them up front when the model is known not to see: a text-only
- * model would otherwise answer as if there were no image.
- */
-async function taskImages(
-  files: string[] | undefined,
-  runtime: Runtime,
-  connection: Connection,
-): Promise<ImagePart[] | undefined> {
-  if (!files?.length) return undefined;
-  if ((runtime.config.vision ?? connection.info.vision) === false)
-    throw new UsageError(blindNote(connection.model));
-  return Promise.all(
-    files.map((file) =>
-      readImageFile(resolve(file), READ_MAX_IMAGE_BYTES).then(
-        ({ mimeType, base64 }) => ({ mimeType, base64 }),
-        (err: Error) => {
-          throw new UsageError(err.message);
-        },
-      ),
-    ),
-  );
 }

@@ -4,6 +4,7 @@ import { closest } from '../util/levenshtein.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
 import { runOneShot } from './run-task.js';
+import { loadTextWidth } from './text-width.js';
 import { UsageError } from './usage-error.js';
 
 export interface MainFlags extends GlobalFlags {
@@ -92,6 +93,7 @@ export async function runTaskCommand(
         ),
         import('./repl/repl.js'),
         runtime.sandbox(),
+        loadTextWidth(),
       ]);
       return await runRepl({
         runtime,

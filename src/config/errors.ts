@@ -87,9 +87,11 @@ function expectation(issue: z.core.$ZodIssue, value: unknown): string {
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join(', ')}`;
     case 'invalid_format':
-      return issue.format === 'url'
-        ? 'expected a URL such as http://127.0.0.1:1234/v1'
-        : `expected a ${issue.format}`;
+      if (issue.format !== 'url') return `expected a ${issue.format}`;
+      // The schema's own wording names the URL's kind (a model server, a database).
+      return issue.message.startsWith('expected')
+        ? issue.message
+        : 'expected a URL such as http://127.0.0.1:1234/v1';
     default:
       return issue.message;
   }

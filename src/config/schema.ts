@@ -228,6 +228,16 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           max_mb: z.number().positive().default(5),
           /** The Chromium or Chrome that renders pages built by JavaScript; false: never render. Unset: look for one. */
           browser: z.union([z.string().min(1), z.literal(false)]).optional(),
+          /** Where web_search asks; unset, there is no web_search. */
+          search: z
+            .object({
+              /** A SearXNG instance with the JSON format on, e.g. http://127.0.0.1:8888. */
+              searxng_url: z
+                .url({ protocol: /^https?$/, error: 'expected an http(s) URL such as http://127.0.0.1:8888' })
+                .optional(),
+            })
+            .strict()
+            .optional(),
         })
         .strict()
         .default({ allow_private: [], timeout: 30, max_mb: 5 }),
@@ -290,6 +300,16 @@ function buildSchema<P extends z.ZodType>(profile: P) {
        * setting: they run on the host, so a project file sets them only once approved.
        */
       hooks: hooksSchema.default({}),
+      /**
+       * The PostgreSQL database several machines share (postgres://...): the queue `hearth worker`
+       * runs tasks from. A security setting: it decides where tasks come from and results go.
+       */
+      storage: z
+        .url({
+          protocol: /^postgres(ql)?$/,
+          error: 'expected a URL such as postgres://user@host:5432/hearth',
+        })
+        .optional(),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
       /** `hearth serve`: where it listens and who may use it (security settings, see security.ts). */

@@ -3,11 +3,11 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
 /**
  * Settings that decide how far the agent may go without the user: where commands run and what they
  * reach (the sandbox, its network, its environment, its limits), what runs unasked (the permission
- * mode, allow rules), where sessions and their "always" answers are kept (db_path: a database in
+ * mode, allow rules), where sessions and their "always" answers are kept (db_path, and the shared database `storage`: a database in
  * the workspace would let a command write answers the user never gave), and where the conversation
  * is sent (base_url and the pool's llm.endpoints, also inside model profiles: pointing it elsewhere would hand every file the agent
  * reads to another server), what web_fetch reaches (`web`: private hosts it may fetch, the browser
- * program it starts), who can reach the gateway (`gateway`: its address, token, PIN, allowed origins
+ * program it starts, the search instance web_search sends queries to), who can reach the gateway (`gateway`: its address, token, PIN, allowed origins
  * and host names; a project could otherwise open the agent to the network), and whether what the model proposes to remember is stored unreviewed
  * (memory.auto_accept: a session that read a prompt injection would otherwise plant it in every
  * later session's prompt).
@@ -26,6 +26,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'permissions.mode',
   'permissions.allow',
   'db_path',
+  'storage',
   'web',
   'base_url',
   'models.*.base_url',

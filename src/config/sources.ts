@@ -109,6 +109,7 @@ const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_PERMISSION_MODE: { key: 'permissions.mode', kind: 'string' },
   HEARTH_SANDBOX: { key: 'sandbox.mode', kind: 'string' },
   HEARTH_DB: { key: 'db_path', kind: 'string' },
+  HEARTH_DATABASE_URL: { key: 'storage', kind: 'string' },
   HEARTH_CHROMIUM: { key: 'web.browser', kind: 'string' },
   HEARTH_EMBEDDING_MODEL: { key: 'memory.embedding_model', kind: 'string' },
   HEARTH_GATEWAY_TOKEN: { key: 'gateway.token', kind: 'string' },

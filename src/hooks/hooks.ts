@@ -9,7 +9,7 @@ import {
 import type { PermissionMode } from '../permissions/modes.js';
 import { claudeToolInput, claudeToolName } from '../tools/claude-names.js';
 import type { Clock } from '../util/clock.js';
-import { type HookOutcome, mergeOutcomes, readHookRun } from './outcome.js';
+import { emptyOutcome, type HookOutcome, mergeOutcomes, readHookRun } from './outcome.js';
 import { type HookRun, runHookCommand } from './run-hook.js';
 
 export type { HookOutcome } from './outcome.js';
@@ -34,15 +34,23 @@ export interface HookSession {
   /** Writes the conversation as a JSONL transcript and returns its path; only called when a hook runs. */
   transcript(): Promise<string>;
   permissionMode(): PermissionMode;
-  /** A sub-agent's session: its end fires SubagentStop instead of Stop. */
-  subagent?: boolean;
+  /**
+   * Set when the hooks fire in a sub-agent: its own session. `id` and `transcript` above are then
+   * the session that started it, as Claude Code gives a sub-agent's hooks the main session's; its
+   * end fires SubagentStop instead of Stop, and UserPromptSubmit (the user's prompts) never fires.
+   */
+  agent?: { id: string; transcript(): Promise<string> /** Its agent definition's name. */; type?: string };
 }
+
+/** The `agent_type` Claude Code gives its default sub-agent, which Hearth's unnamed ones stand for. */
+const DEFAULT_AGENT_TYPE = 'general-purpose';
 
 /** Events whose matcher is tested against something (Claude Code ignores it for the others). */
 const MATCHED: ReadonlySet<HookEvent> = new Set([
   'PreToolUse',
   'PostToolUse',
   'SessionStart',
+  'SubagentStop',
   'PreCompact',
   'Notification',
 ]);
@@ -214,6 +222,8 @@ export class SessionHooks {
   }
 
   userPromptSubmit(prompt: string, signal?: AbortSignal): Promise<HookOutcome> {
+    // A sub-agent's task is its brief, written by its parent, not a prompt the user submitted.
+    if (this.session.agent) return Promise.resolve(emptyOutcome());
     return this.hooks.fire('UserPromptSubmit', undefined, { prompt }, this.session, signal);
   }
 
@@ -222,12 +232,19 @@ export class SessionHooks {
   }
 
   /**
-   * The run is about to end with an answer (Stop; SubagentStop in a sub-agent's session). `active`:
-   * it goes on because such a hook said so last time (scripts check it to avoid loops).
+   * The run is about to end with an answer, or a sub-agent's report (Stop; SubagentStop in a
+   * sub-agent's session, matched on its agent type). `active`: it goes on because such a hook said
+   * so last time (scripts check it to avoid loops). `last`: the final assistant text.
    */
-  stop(active: boolean, signal?: AbortSignal): Promise<HookOutcome> {
-    const event = this.session.subagent ? 'SubagentStop' : 'Stop';
-    return this.hooks.fire(event, undefined, { stop_hook_active: active }, this.session, signal);
+  async stop(active: boolean, last: string, signal?: AbortSignal): Promise<HookOutcome> {
+    const fields = { stop_hook_active: active, last_assistant_message: last };
+    const { agent } = this.session;
+    if (!agent) return this.hooks.fire('Stop', undefined, fields, this.session, signal);
+    const type = agent.type ?? DEFAULT_AGENT_TYPE;
+    // The sub-agent's own transcript is written only when a hook will read it.
+    if (this.hooks.matching('SubagentStop', type).length === 0) return emptyOutcome();
+    const about = { agent_id: agent.id, agent_type: type, agent_transcript_path: await agent.transcript() };
+    return this.hooks.fire('SubagentStop', type, { ...fields, ...about }, this.session, signal);
   }
 
   preCompact(trigger: 'auto' | 'manual', signal?: AbortSignal): Promise<HookOutcome> {

@@ -7,7 +7,11 @@ import type { HookRun } from './run-hook.js';
  * JSON with `continue`, `stopReason`, `systemMessage`, `decision`/`reason` and `hookSpecificOutput`
  * (`permissionDecision`, `permissionDecisionReason`, `updatedInput`, `additionalContext`); plain
  * stdout is context for UserPromptSubmit and SessionStart; exit 2 blocks, with stderr as the
- * reason; any other exit is a non-blocking error shown to the user.
+ * reason; any other exit is a non-blocking error shown to the user. The common fields hold on every
+ * event: `continue: false` (`stop`) ends the run after the hook and wins over a block, its
+ * `stopReason` for the user only (the loop, tool execution and the session apply it); a
+ * `systemMessage` is a note for the user; `suppressOutput` needs nothing, as Hearth never shows a
+ * hook's stdout.
  *
  * One difference, on purpose: a PreToolUse hook that fails (an exit other than 0 and 2, a crash, a
  * timeout) blocks the call unless the hook says `"on_failure": "continue"`. A guard that broke

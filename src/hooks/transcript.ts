@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChatMessage } from '../llm/types.js';
 
@@ -20,7 +21,10 @@ export async function writeTranscript(
     return entry ? [JSON.stringify(entry)] : [];
   });
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(file, lines.length > 0 ? `${lines.join('\n')}\n` : '', { mode: 0o600 });
+  // Written aside and renamed: sub-agents side by side may write their parent's at the same time.
+  const aside = `${file}.${randomUUID()}.tmp`;
+  await writeFile(aside, lines.length > 0 ? `${lines.join('\n')}\n` : '', { mode: 0o600 });
+  await rename(aside, file);
   return file;
 }
 

@@ -9,6 +9,7 @@ import {
   streamWithRetries,
 } from './http-stream.js';
 import { parseLooseJson } from './loose-json.js';
+import { RequestBodies } from './request-body.js';
 import type { ChatMessage, LlmEvent } from './types.js';
 
 export interface OllamaClientOptions extends LlmClientOptions {
@@ -47,24 +48,32 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
   };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
+  // Each message is converted and written once: the history grows by a few messages a step.
+  const bodies = new RequestBodies();
+  const toolNames = new Map<string, string>();
+  const settings = {
+    ...(options.contextWindow ? { num_ctx: options.contextWindow } : {}),
+    ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+    ...(options.topP !== undefined ? { top_p: options.topP } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.maxTokens !== undefined ? { num_predict: options.maxTokens } : {}),
+  };
 
   return {
     model: options.model,
     baseUrl: options.baseUrl,
     stream(request: ChatRequest) {
-      const body = JSON.stringify({
-        model: options.model,
-        messages: toOllamaMessages(request.messages),
-        ...(request.tools?.length && options.nativeTools !== false ? { tools: request.tools } : {}),
-        stream: true,
-        options: {
-          ...(options.contextWindow ? { num_ctx: options.contextWindow } : {}),
-          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-          ...(options.topP !== undefined ? { top_p: options.topP } : {}),
-          ...(options.seed !== undefined ? { seed: options.seed } : {}),
-          ...(options.maxTokens !== undefined ? { num_predict: options.maxTokens } : {}),
+      noteToolNames(request.messages, toolNames);
+      const body = bodies.chat(
+        options.model,
+        request.messages,
+        {
+          tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
+          stream: true,
+          options: settings,
         },
-      });
+        (m) => toOllamaMessage(m, toolNames),
+      );
       const offered = request.tools ?? [];
       return streamWithRetries(
         {
@@ -86,37 +95,39 @@ export function ollamaOrigin(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
-/** Converts OpenAI-shaped history: arguments become objects and tool results name their tool. */
-export function toOllamaMessages(messages: readonly ChatMessage[]): OllamaMessage[] {
-  const toolNames = new Map<string, string>();
-  return messages.map((m): OllamaMessage => {
-    if (m.role === 'assistant') {
-      const out: OllamaMessage = { role: 'assistant', content: m.content ?? '' };
-      if (m.tool_calls?.length) {
-        out.tool_calls = m.tool_calls.map((call) => {
-          toolNames.set(call.id, call.function.name);
-          return {
-            id: call.id,
-            function: { name: call.function.name, arguments: argsObject(call.function.arguments) },
-          };
-        });
-      }
-      return out;
+/** Adds the tool name of every call in `messages` to `names`, by call id: tool results name their tool. */
+function noteToolNames(messages: readonly ChatMessage[], names: Map<string, string>): void {
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const call of m.tool_calls ?? []) names.set(call.id, call.function.name);
+  }
+}
+
+/** One message of OpenAI-shaped history in Ollama's form: arguments become objects, tool results name their tool. */
+function toOllamaMessage(m: ChatMessage, toolNames: ReadonlyMap<string, string>): OllamaMessage {
+  if (m.role === 'assistant') {
+    const out: OllamaMessage = { role: 'assistant', content: m.content ?? '' };
+    if (m.tool_calls?.length) {
+      out.tool_calls = m.tool_calls.map((call) => ({
+        id: call.id,
+        function: { name: call.function.name, arguments: argsObject(call.function.arguments) },
+      }));
     }
-    if (m.role === 'tool') {
-      const name = toolNames.get(m.tool_call_id);
-      return {
-        role: 'tool',
-        content: m.content,
-        ...(name ? { tool_name: name } : {}),
-        tool_call_id: m.tool_call_id,
-      };
-    }
-    if (m.role === 'user' && m.images?.length) {
-      return { role: 'user', content: m.content, images: m.images.map((image) => image.base64) };
-    }
-    return { role: m.role, content: m.content };
-  });
+    return out;
+  }
+  if (m.role === 'tool') {
+    const name = toolNames.get(m.tool_call_id);
+    return {
+      role: 'tool',
+      content: m.content,
+      ...(name ? { tool_name: name } : {}),
+      tool_call_id: m.tool_call_id,
+    };
+  }
+  if (m.role === 'user' && m.images?.length) {
+    return { role: 'user', content: m.content, images: m.images.map((image) => image.base64) };
+  }
+  return { role: m.role, content: m.content };
 }
 
 /** Ollama rejects a request whose arguments are not an object, so broken ones are sent empty. */

@@ -91,6 +91,11 @@ export class HybridSearch {
     return result.ok ? { vector: result.vector, space: result.space } : undefined;
   }
 
+  /** False when search is keyword-only for want of an embeddings model (not for a failed request). */
+  get hasEmbedder(): boolean {
+    return this.embedder !== undefined;
+  }
+
   /** The space vectors are searched in, once the first request has told its dimension. */
   get currentSpace(): VectorSpace | undefined {
     return this.space;

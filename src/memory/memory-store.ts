@@ -110,14 +110,21 @@ export class MemoryStore {
     return ids.map((id) => byId.get(id)).filter((m): m is Memory => m !== undefined);
   }
 
-  /** Newest first; `kinds` narrows it. */
-  list(view: MemoryView, options: { limit?: number; kinds?: readonly string[] } = {}): Memory[] {
+  /** Newest first; `kinds` and `scope` (only the project's, or only the user-wide ones) narrow it. */
+  list(
+    view: MemoryView,
+    options: { limit?: number; kinds?: readonly string[]; scope?: 'project' | 'user' } = {},
+  ): Memory[] {
     const filter = viewFilter(view);
     const kinds = options.kinds?.length ? ` AND kind IN (${options.kinds.map(() => '?').join(',')})` : '';
+    const scope =
+      options.scope === undefined
+        ? ''
+        : ` AND workspace IS ${options.scope === 'user' ? 'NULL' : 'NOT NULL'}`;
     return (
       this.db
         .prepare(
-          `SELECT ${COLUMNS} FROM memories WHERE ${filter.sql}${kinds} ORDER BY updated_at DESC, id DESC LIMIT ?`,
+          `SELECT ${COLUMNS} FROM memories WHERE ${filter.sql}${kinds}${scope} ORDER BY updated_at DESC, id DESC LIMIT ?`,
         )
         .all(...filter.params, ...(options.kinds ?? []), options.limit ?? -1) as MemoryRow[]
     ).map(toMemory);

@@ -14,7 +14,7 @@ export const declineWithoutTerminal: Approver = async (request) => {
       reason: `nobody could be asked (no terminal), and ${request.reason}. The user can install a sandbox (hearth doctor says how) or choose sandbox: "none"`,
     };
   }
-  const rules = (request.allowRules ?? [`${request.call.name}(...)`])
+  const rules = (request.allowRules ?? [`${(request.unwrapped ?? request.call).name}(...)`])
     .map((rule) => `--allow '${rule}'`)
     .join(' ');
   // A secret file asks in every mode: only a rule that names it helps, so --yolo is not offered.

@@ -25,6 +25,8 @@ export interface ApprovalAnswer {
 
 export interface ApprovalRequest {
   call: ToolCall;
+  /** The tool the call runs and its arguments, when the model called it through `use_tool`. */
+  unwrapped?: { name: string; arguments: string };
   /** One readable line: the command, or the tool and its path. */
   summary: string;
   /** Why the call needs an answer. */

@@ -1,19 +1,40 @@
 /**
- * One commit per finished task, made by the git tools' runner: git runs in the sandbox, never on
- * the host, because the coder (and so a prompt-injected model) could write the repository's config
- * and hooks (issue 12). Each commit carries a `Hearth-Task` trailer, so a worker killed between
- * committing and recording it finds the commit instead of making a second one.
+ * The plan's history in git: at planning, the plan and its task list in `.hearth-pipeline/<id>/`
+ * (`plan.md`, `tasks.json`) as one commit; then one commit per finished task, which also brings the
+ * review log (`review-log.md`) up to date. Made by the git tools' runner: git runs in the sandbox,
+ * never on the host, because the coder (and so a prompt-injected model) could write the
+ * repository's config and hooks (issue 12); the trace files are written in the sandbox too, so a
+ * link the coder planted cannot send them anywhere outside the workspace. Each commit carries a
+ * `Hearth-Plan` or `Hearth-Task` trailer, so a worker killed between committing and recording it
+ * finds the commit instead of making a second one; the review log is written whole from the
+ * database each time, so a repeated write is the same write.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { shellQuote } from '../sandbox/host-command.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createGitRunner, type GitRunner } from '../tools/git/run-git.js';
 import { MemoryState, type ToolContext } from '../tools/types.js';
-import type { TaskRow } from './types.js';
+import type { PlanRow, TaskRow } from './types.js';
+
+/** Where a plan's trace files live, relative to the workspace. */
+export const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
+
+export interface TraceFiles {
+  /** The review log in Markdown, written whole. */
+  reviewLog: string;
+}
 
 export interface GitTrace {
+  /**
+   * Removes the index lock a killed worker's git left behind; only called when no live worker can
+   * be committing (git would refuse every later commit while the lock stays).
+   */
+  releaseStaleLock(signal?: AbortSignal): Promise<void>;
+  /** The plan's commit (plan.md, tasks.json): found if it was already made, made otherwise. */
+  commitPlan(plan: PlanRow, tasks: TaskRow[], signal?: AbortSignal): Promise<string | undefined>;
   /** The task's commit: found if it was already made, made otherwise; undefined without a repository. */
-  commitTask(task: TaskRow, signal?: AbortSignal): Promise<string | undefined>;
+  commitTask(task: TaskRow, files: TraceFiles, signal?: AbortSignal): Promise<string | undefined>;
 }
 
 const COMMIT_TIMEOUT_MS = 5 * 60_000;
@@ -31,33 +52,91 @@ export function createGitTrace(
     durable: new MemoryState(),
     progress: () => {},
   });
+  const run = async (args: string[], signal?: AbortSignal) => {
+    const r = await git.run(ctx(signal), args, { timeoutMs: COMMIT_TIMEOUT_MS });
+    if (r.exitCode !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
+    return r.stdout.trim();
+  };
+  /** The commit that carries `trailer`, if one was made. */
+  const made = async (trailer: string, signal?: AbortSignal) => {
+    const found = await git.run(ctx(signal), [
+      'log',
+      '--format=%H',
+      '-1',
+      `--grep=^${trailer.replace(/\./g, '\\.')}$`,
+    ]);
+    return found.exitCode === 0 ? found.stdout.trim() : '';
+  };
+  const write = async (file: string, content: string, signal?: AbortSignal) => {
+    const r = await sandbox.exec({
+      command: `mkdir -p ${shellQuote(path.dirname(file))} && cat > ${shellQuote(file)}`,
+      cwd: workspace,
+      stdin: content,
+      timeoutMs: COMMIT_TIMEOUT_MS,
+      ...(signal ? { signal } : {}),
+    });
+    if (r.exitCode !== 0) throw new Error(`cannot write ${file}: ${r.output.trim()}`);
+  };
+  const commit = async (subject: string, body: string, signal?: AbortSignal, only?: string) => {
+    await run(['add', '-A', ...(only ? ['--', only] : [])], signal);
+    const line = subject.replace(/\s+/g, ' ').slice(0, 100);
+    await run(['commit', '--allow-empty', '-m', line, '-m', body, ...(only ? ['--', only] : [])], signal);
+    return run(['rev-parse', 'HEAD'], signal);
+  };
+  // Reading whether `.git` exists is all the host does with the repository.
+  const isRepo = () => existsSync(path.join(workspace, '.git'));
   return {
-    async commitTask(task, signal) {
-      // Reading whether `.git` exists is all the host does with the repository.
-      if (!existsSync(path.join(workspace, '.git'))) return undefined;
+    async releaseStaleLock(signal) {
+      if (!isRepo()) return;
+      await sandbox.exec({
+        command: 'rm -f "$(git rev-parse --git-dir)/index.lock"',
+        cwd: workspace,
+        timeoutMs: COMMIT_TIMEOUT_MS,
+        ...(signal ? { signal } : {}),
+      });
+    },
+    async commitPlan(plan, tasks, signal) {
+      if (!isRepo()) return undefined;
+      const trailer = `Hearth-Plan: ${plan.id}`;
+      const found = await made(trailer, signal);
+      if (found) return found;
+      const dir = traceDir(plan.id);
+      await write(
+        `${dir}/plan.md`,
+        plan.markdown.endsWith('\n') ? plan.markdown : `${plan.markdown}\n`,
+        signal,
+      );
+      await write(`${dir}/tasks.json`, `${JSON.stringify(tasks.map(listed), null, 2)}\n`, signal);
+      return commit(
+        `hearth(planner): plan #${plan.id} ${plan.title}`,
+        `${tasks.length} tasks.\n\n${trailer}`,
+        signal,
+        dir,
+      );
+    },
+    async commitTask(task, files, signal) {
+      if (!isRepo()) return undefined;
       const trailer = `Hearth-Task: ${task.planId}.${task.seq}`;
-      const found = await git.run(ctx(signal), [
-        'log',
-        '--format=%H',
-        '-1',
-        `--grep=^${trailer.replace('.', '\\.')}$`,
-      ]);
-      const made = found.stdout.trim();
-      if (found.exitCode === 0 && made) return made;
-      const add = await git.run(ctx(signal), ['add', '-A']);
-      if (add.exitCode !== 0) throw new Error(`git add failed: ${add.stderr.trim()}`);
-      const subject = `hearth(coder): task #${task.seq} ${task.title}`.replace(/\s+/g, ' ').slice(0, 100);
+      const found = await made(trailer, signal);
+      if (found) return found;
+      if (files.reviewLog) await write(`${traceDir(task.planId)}/review-log.md`, files.reviewLog, signal);
       const body = [task.outcome === 'done_with_debt' ? `Done with debt:\n${debt(task)}` : '', trailer]
         .filter(Boolean)
         .join('\n\n');
-      const commit = await git.run(ctx(signal), ['commit', '--allow-empty', '-m', subject, '-m', body], {
-        timeoutMs: COMMIT_TIMEOUT_MS,
-      });
-      if (commit.exitCode !== 0)
-        throw new Error(`git commit failed: ${(commit.stderr || commit.stdout).trim()}`);
-      const head = await git.run(ctx(signal), ['rev-parse', 'HEAD']);
-      return head.stdout.trim();
+      return commit(`hearth(coder): task #${task.seq} ${task.title}`, body, signal);
     },
+  };
+}
+
+/** A task as the committed task list shows it: what the planner decided, by task number. */
+function listed(task: TaskRow, _i: number, all: TaskRow[]) {
+  return {
+    seq: task.seq,
+    title: task.title,
+    description: task.description,
+    files: task.files,
+    depends_on: task.dependsOn.map((id) => all.find((t) => t.id === id)?.seq ?? id),
+    acceptance: task.acceptance,
   };
 }
 

@@ -41,6 +41,14 @@ const CLAIMS: Array<[from: TaskState, to: TaskState]> = [
   ['pending', 'coding'],
 ];
 
+export interface LogEntry {
+  taskId: number | null;
+  kind: string;
+  body: unknown;
+  /** Epoch milliseconds. */
+  at: number;
+}
+
 export type TaskUpdate = Partial<
   Pick<
     TaskRow,
@@ -238,6 +246,17 @@ export class PlanStore {
       .map((t) => this.transition(t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`));
   }
 
+  /** Tasks of the workspace a worker holds now. */
+  heldIn(workspace: string): number {
+    const row = this.db
+      .prepare(
+        `SELECT count(*) AS n FROM pipeline_tasks t JOIN plans p ON p.id = t.plan_id
+         WHERE p.workspace = ? AND t.state IN ('coding', 'verifying', 'reviewing', 'committing')`,
+      )
+      .get(workspace) as { n: number };
+    return row.n;
+  }
+
   /** Failed tasks (a failed task's dependents are failed too) back to pending, fresh. */
   retryFailed(workspace: string): number {
     const failed = this.db
@@ -259,23 +278,25 @@ export class PlanStore {
     return failed.length;
   }
 
-  log(task: Pick<TaskRow, 'id' | 'planId'>, kind: string, body: unknown): void {
+  /** Appends to the plan's log; `task.id` null for what concerns the plan as a whole. */
+  log(task: { id: number | null; planId: number }, kind: string, body: unknown): void {
     this.db
       .prepare('INSERT INTO pipeline_log (plan_id, task_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(task.planId, task.id, kind, JSON.stringify(body), this.now());
   }
 
-  logOf(planId: number, kind?: string): Array<{ taskId: number | null; kind: string; body: unknown }> {
+  logOf(planId: number, kind?: string): LogEntry[] {
     const rows = this.db
       .prepare(
-        `SELECT task_id, kind, body FROM pipeline_log WHERE plan_id = ? ${kind ? 'AND kind = ?' : ''} ORDER BY id`,
+        `SELECT task_id, kind, body, created_at FROM pipeline_log WHERE plan_id = ? ${kind ? 'AND kind = ?' : ''} ORDER BY id`,
       )
       .all(...(kind ? [planId, kind] : [planId])) as Array<{
       task_id: number | null;
       kind: string;
       body: string;
+      created_at: number;
     }>;
-    return rows.map((r) => ({ taskId: r.task_id, kind: r.kind, body: JSON.parse(r.body) }));
+    return rows.map((r) => ({ taskId: r.task_id, kind: r.kind, body: JSON.parse(r.body), at: r.created_at }));
   }
 }
 

@@ -19,18 +19,35 @@ export type PlanResult =
   | { ok: true; tasks: PlannedTask[]; tokens: number }
   | { ok: false; error: string; tokens: number };
 
-/** Decomposes a plan into tasks; the dependencies are checked as well as the shape. */
-export async function planTasks(role: RoleClient, plan: PlanRow, signal?: AbortSignal): Promise<PlanResult> {
+/** One part of a plan too big to plan at once, and the tasks its earlier parts became. */
+export interface PlanPart {
+  text: string;
+  index: number;
+  of: number;
+  earlier: PlannedTask[];
+}
+
+/**
+ * Decomposes a plan (or one part of it) into tasks; the dependencies are checked as well as the
+ * shape. A part's tasks are numbered after the earlier parts' and may depend on any of them.
+ */
+export async function planTasks(
+  role: RoleClient,
+  plan: PlanRow,
+  signal?: AbortSignal,
+  part?: PlanPart,
+): Promise<PlanResult> {
+  const offset = part?.earlier.length ?? 0;
   const answer = await askJson(role, {
     name: 'plan',
     schema: plannerReply.superRefine((reply, ctx) => {
       reply.tasks.forEach((task, i) => {
         for (const dep of task.depends_on) {
-          if (dep > i) {
+          if (dep > offset + i) {
             ctx.addIssue({
               code: 'custom',
               path: ['tasks', i, 'depends_on'],
-              message: `task ${i + 1} depends on task ${dep}, which is not before it`,
+              message: `task ${offset + i + 1} depends on task ${dep}, which is not before it`,
             });
           }
         }
@@ -39,10 +56,20 @@ export async function planTasks(role: RoleClient, plan: PlanRow, signal?: AbortS
     asked: planReplySchema,
     messages: [
       { role: 'system', content: PLANNER_PROMPT },
-      { role: 'user', content: plan.markdown },
+      { role: 'user', content: part && part.of > 1 ? partMessage(plan, part) : plan.markdown },
     ],
     signal,
   });
   if (!answer.ok) return answer;
   return { ok: true, tasks: answer.value.tasks, tokens: answer.tokens };
+}
+
+function partMessage(plan: PlanRow, part: PlanPart): string {
+  const n = part.earlier.length;
+  const earlier = n
+    ? `Tasks 1-${n} come from the earlier parts:\n${part.earlier.map((t, i) => `${i + 1}. ${t.title}`).join('\n')}\nNumber your tasks from ${n + 1}; depends_on may name any earlier task.`
+    : '';
+  return [`Part ${part.index + 1} of ${part.of} of the plan "${plan.title}".`, earlier, part.text]
+    .filter(Boolean)
+    .join('\n\n');
 }

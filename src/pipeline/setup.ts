@@ -1,13 +1,16 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Runtime } from '../agent/runtime.js';
-import { AgentSession, type SessionDeps } from '../agent/session.js';
+import { AgentSession } from '../agent/session.js';
+import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
+import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
+import { createPlanInbox } from './plan-inbox.js';
 import { PlanStore } from './plan-store.js';
 import type { PipelineEvent } from './types.js';
 import { type PipelineDeps, processOwner } from './worker.js';
@@ -45,27 +48,26 @@ export async function pipelineDeps(
       },
     );
   const role = (r: PipelineRole | undefined): RoleClient => ({ llm: client(r), jsonSchema: true });
-  const coderDeps: SessionDeps = {
-    store,
-    llm: client(settings.roles.coder),
-    tools: runtime.tools,
-    gate: runtime.gate,
-    sandbox,
+  // The coder's sessions are the runtime's own (hooks, memory, sub-agents), with the coder's model.
+  const coderDeps = await sessionDeps({
+    runtime,
+    connection,
     approve: declineUnattended,
-    workspace,
-    maxIterations: config.max_iterations ?? 50,
-    tokenBudget: config.token_budget,
-    contextWindow: connection.contextWindow,
-    compactionThreshold: config.compaction.threshold,
-  };
+    deepWork: false,
+    llm: client(settings.roles.coder),
+  });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
+  const plans = new PlanStore(store.db);
   return {
-    plans: new PlanStore(store.db),
+    plans,
+    inbox: createPlanInbox(plans, workspace, emit),
     workspace,
     sandbox,
     planner: role(settings.roles.planner),
+    planChars: partCharsFor(connection.contextWindow),
     reviewer: role(settings.roles.reviewer),
+    coderModel: coderDeps.llm.model,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
       open: (id) => AgentSession.open(coderDeps, store.get(id)),

@@ -84,8 +84,13 @@ export interface PlanRow {
 
 /** What the pipeline reports as it goes; plain JSON like the agent's events. */
 export type PipelineEvent =
-  | { type: 'plan_planned'; planId: number; tasks: number }
+  | { type: 'plan_added'; planId: number; file: string; created: boolean }
+  | { type: 'plan_skipped'; file: string; reason: string }
+  | { type: 'idle' }
+  | { type: 'plan_planned'; planId: number; tasks: number; parts: number }
   | { type: 'plan_failed'; planId: number; error: string }
   | { type: 'task_state'; planId: number; taskId: number; seq: number; state: TaskState; note?: string }
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
+  | { type: 'plan_commit'; planId: number; hash: string }
+  | { type: 'plan_commit_failed'; planId: number; error: string }
   | { type: 'commit'; taskId: number; hash: string };

@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
 import type { Sandbox } from '../sandbox/types.js';
+import { planInParts } from './chunked-plan.js';
 import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
+import type { PlanInbox } from './plan-inbox.js';
 import type { PlanStore } from './plan-store.js';
-import { planTasks } from './planner.js';
+import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import type { PipelineEvent, TaskRow, TaskState } from './types.js';
 import { verifyTask } from './verifier.js';
@@ -15,8 +17,16 @@ export interface PipelineDeps {
   workspace: string;
   sandbox: Sandbox;
   planner: RoleClient;
+  /** Plan characters one planner request may carry; a longer plan is planned in parts. */
+  planChars: number;
   reviewer: RoleClient;
   coder: CoderSessions;
+  /** The coder's model, for status displays. */
+  coderModel?: string;
+  /** The workspace's `plans/` folder, looked at before each step. */
+  inbox?: PlanInbox;
+  /** When the queue is empty, wait for new plans in the inbox instead of returning. */
+  watch?: boolean;
   /** Unset: no commits (the workspace is not a repository, or git is off). */
   git?: GitTrace;
   /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
@@ -57,38 +67,97 @@ export function processOwner(): { owner: string; alive(owner: string): boolean }
 
 /**
  * Works through the workspace's plans until nothing is left to do: recovers what a dead worker
- * held, plans new plans, then takes one task phase at a time from the queue. Every transition is
+ * held, then in turn adds the plans dropped into `plans/`, plans new plans, commits them and takes
+ * one task phase from the queue; with `watch`, an empty queue waits for new plans. Every transition is
  * committed before the next step, so a kill at any point resumes without losing or redoing work.
  */
 export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
   const { plans, workspace } = deps;
   const summary: RunSummary = { recovered: 0, planned: 0, steps: 0, tokens: 0 };
-  for (const task of plans.recover(workspace, deps.alive)) {
+  const recovered = plans.recover(workspace, deps.alive);
+  for (const task of recovered) {
     summary.recovered++;
     announce(deps, task, 'recovered after an interruption');
   }
-  for (const plan of plans.unplanned(workspace)) {
-    if (deps.signal?.aborted) return summary;
-    const result = await planTasks(deps.planner, plan, deps.signal);
-    summary.tokens += result.tokens;
-    if (deps.signal?.aborted) return summary;
-    if (result.ok) {
-      plans.setTasks(plan.id, result.tasks);
-      summary.planned++;
-      deps.emit({ type: 'plan_planned', planId: plan.id, tasks: result.tasks.length });
-    } else {
-      plans.failPlan(plan.id, result.error);
-      deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });
-    }
-  }
+  await releaseStaleLock(deps, recovered);
   while (!deps.signal?.aborted) {
+    await deps.inbox?.take();
+    await planNew(deps, summary);
+    await commitPlans(deps);
+    if (deps.signal?.aborted) break;
     const task = plans.claim(deps.owner, workspace);
-    if (!task) break;
+    if (!task) {
+      if (!deps.watch || !deps.inbox) break;
+      deps.emit({ type: 'idle' });
+      await deps.inbox.changed(deps.signal);
+      continue;
+    }
     announce(deps, task);
     summary.tokens += await step(deps, task);
     summary.steps++;
   }
   return summary;
+}
+
+/**
+ * A worker killed while committing leaves git's index lock, and every later commit would fail on
+ * it. It is removed when a dead worker was committing (a task recovered from `committing`, or a
+ * plan planned but never committed) and no live worker holds a task of this workspace.
+ */
+async function releaseStaleLock(deps: PipelineDeps, recovered: TaskRow[]): Promise<void> {
+  if (!deps.git) return;
+  const { plans, workspace } = deps;
+  const planUncommitted = plans
+    .plans(workspace)
+    .some((p) => p.state === 'planned' && plans.logOf(p.id, 'plan_commit').length === 0);
+  if (!planUncommitted && !recovered.some((t) => t.state === 'approved')) return;
+  if (plans.heldIn(workspace) > 0) return;
+  await deps.git.releaseStaleLock(deps.signal);
+}
+
+/** Plans the workspace's new plans (in parts where one is too big for the window). */
+async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
+  const { plans } = deps;
+  for (const plan of plans.unplanned(deps.workspace)) {
+    if (deps.signal?.aborted) return;
+    const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal);
+    summary.tokens += result.tokens;
+    if (deps.signal?.aborted) return;
+    plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
+    if (result.ok) {
+      plans.setTasks(plan.id, result.tasks);
+      summary.planned++;
+      deps.emit({ type: 'plan_planned', planId: plan.id, tasks: result.tasks.length, parts: result.parts });
+    } else {
+      plans.failPlan(plan.id, result.error);
+      deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });
+    }
+  }
+}
+
+/**
+ * Commits each planned plan's plan and task list once, before any of its tasks: a plan planned by a
+ * run that was killed before its commit gets it from the next run.
+ */
+async function commitPlans(deps: PipelineDeps): Promise<void> {
+  if (!deps.git) return;
+  for (const plan of deps.plans.plans(deps.workspace)) {
+    if (plan.state !== 'planned' || deps.plans.logOf(plan.id, 'plan_commit').length > 0) continue;
+    const planLog = { id: null, planId: plan.id };
+    try {
+      const hash = await deps.git.commitPlan(plan, deps.plans.tasks(plan.id), deps.signal);
+      if (deps.signal?.aborted) return;
+      if (hash) {
+        deps.plans.log(planLog, 'plan_commit', { hash });
+        deps.emit({ type: 'plan_commit', planId: plan.id, hash });
+      }
+    } catch (err) {
+      // The tasks can still be done; the failure is said, logged and not tried again.
+      const error = (err as Error).message;
+      deps.plans.log(planLog, 'plan_commit', { error });
+      deps.emit({ type: 'plan_commit_failed', planId: plan.id, error });
+    }
+  }
 }
 
 /** One phase of one claimed task; returns the tokens it spent. */
@@ -100,9 +169,10 @@ async function step(deps: PipelineDeps, task: TaskRow): Promise<number> {
 }
 
 async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  deps.emit({ type: 'task_role', taskId: task.id, role: 'coder' });
+  role(deps, task, 'coder', deps.coderModel);
   const prerequisites = task.dependsOn.map((id) => deps.plans.task(id));
   const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
+  deps.plans.log(task, 'tokens', { role: 'coder', tokens: result.tokens });
   if (deps.signal?.aborted) return result.tokens;
   if (result.ok) {
     move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
@@ -117,7 +187,7 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
 }
 
 async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  deps.emit({ type: 'task_role', taskId: task.id, role: 'verifier' });
+  role(deps, task, 'verifier');
   const todos = task.sessionId ? deps.coder.state(task.sessionId, 'todos') : undefined;
   const findings = await verifyTask({
     workspace: deps.workspace,
@@ -135,8 +205,9 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
     return 0;
   }
   const reviewing = move(deps, task, 'reviewing');
-  deps.emit({ type: 'task_role', taskId: task.id, role: 'reviewer', model: deps.reviewer.llm.model });
+  role(deps, task, 'reviewer', deps.reviewer.llm.model);
   const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
+  deps.plans.log(task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
   if (deps.signal?.aborted) return answer.tokens;
   if (!answer.ok) {
     fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
@@ -150,13 +221,20 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
 async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
   const final: TaskState = task.outcome ?? 'done';
   try {
-    const hash = await deps.git?.commitTask(task, deps.signal);
+    const log = deps.git ? reviewLog(deps.plans, deps.plans.plan(task.planId)) : '';
+    const hash = await deps.git?.commitTask(task, { reviewLog: log }, deps.signal);
     if (deps.signal?.aborted) return;
     if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
     move(deps, task, final, { commitHash: hash ?? null });
   } catch (err) {
     fail(deps, task, (err as Error).message);
   }
+}
+
+/** Which role works on a task now, with its model: an event, and logged for `pipeline status`. */
+function role(deps: PipelineDeps, task: TaskRow, name: 'coder' | 'verifier' | 'reviewer', model?: string) {
+  deps.plans.log(task, 'role', { role: name, ...(model ? { model } : {}) });
+  deps.emit({ type: 'task_role', taskId: task.id, role: name, ...(model ? { model } : {}) });
 }
 
 function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): void {

@@ -1,10 +1,9 @@
 import type { AgentEvent } from '../agent/events.js';
-import { createRuntime } from '../agent/runtime.js';
 import { openSession } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
-import { describeIgnored } from '../config/security.js';
 import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
+import { assembleRuntime } from '../setup/runtime.js';
 import type { RunOutcome } from '../store/scheduler.js';
 import { SessionNotFoundError, type SessionRow, type SessionStore } from '../store/sessions.js';
 import type { Runner, RunRequest } from './scheduler.js';
@@ -15,6 +14,8 @@ export interface AgentRunnerOptions {
   env?: NodeJS.ProcessEnv;
   /** The user's Hearth home (default $HEARTH_HOME or ~/.hearth). */
   userDir?: string;
+  /** Who runs the sessions, for config provenance; default "the scheduler". */
+  name?: string;
 }
 
 /**
@@ -23,39 +24,76 @@ export interface AgentRunnerOptions {
  * that would allow them, as in a one-shot run without a terminal.
  */
 export function agentRunner(options: AgentRunnerOptions): Runner {
-  return async (request, signal) => {
+  return (request, signal) => {
     const { run, job } = request;
-    const flags: FlagSetting[] = [{ key: 'db_path', value: options.dbPath, name: 'the scheduler' }];
-    if (job?.model) flags.push({ key: 'model', value: job.model, name: `job ${job.id}` });
-    const workspace = run.workspace;
-    if (!workspace) throw new Error('the run names no workspace');
-    const { config, ignored } = await loadConfig({
-      workspace,
-      flags,
-      env: options.env,
-      userDir: options.userDir,
-    });
-    const runtime = await createRuntime(config, workspace, { configNotes: describeIgnored(ignored) });
-    try {
-      const resume = continued(runtime.openStore(), request);
-      const connection = await resolveConnection(config);
-      const session = await openSession(
-        { runtime, connection, approve: declineWithoutTerminal, deepWork: false },
-        resume,
-      );
-      request.onSession(session.id);
-      if (session.pending.length > 0) {
-        return {
-          status: 'failed',
-          sessionId: session.id,
-          reason: `session ${session.id} waits for approval of earlier calls; answer them first: hearth --resume ${session.id} --approve all`,
-        };
-      }
-      return await drive(session.run(run.prompt, signal), session.id);
-    } finally {
-      await runtime.close();
-    }
+    if (!run.workspace) throw new Error('the run names no workspace');
+    return runAgentTask(
+      options,
+      {
+        workspace: run.workspace,
+        prompt: run.prompt,
+        model: job?.model,
+        label: job ? `job ${job.id}` : 'the scheduler',
+        resume: (store) => continued(store, request),
+        onSession: request.onSession,
+      },
+      signal,
+    );
   };
+}
+
+/** One agent task as the scheduler and queue workers run it. */
+export interface AgentTask {
+  workspace: string;
+  prompt: string;
+  model?: string;
+  /** Who set the model, for config provenance (`job nightly`). */
+  label: string;
+  /** The session to continue, if any. */
+  resume?: (store: SessionStore) => SessionRow | undefined;
+  onSession?: (id: string) => void;
+}
+
+/**
+ * Runs one task to its end in a session of `options.dbPath`, with the workspace's own config and
+ * nobody to ask for approvals.
+ */
+export async function runAgentTask(
+  options: AgentRunnerOptions,
+  task: AgentTask,
+  signal: AbortSignal,
+): Promise<RunOutcome> {
+  const flags: FlagSetting[] = [
+    { key: 'db_path', value: options.dbPath, name: options.name ?? 'the scheduler' },
+  ];
+  if (task.model) flags.push({ key: 'model', value: task.model, name: task.label });
+  const loaded = await loadConfig({
+    workspace: task.workspace,
+    flags,
+    env: options.env,
+    userDir: options.userDir,
+  });
+  const { config } = loaded;
+  const runtime = await assembleRuntime(loaded, task.workspace, { env: options.env, home: options.userDir });
+  try {
+    const resume = task.resume?.(runtime.openStore());
+    const connection = await resolveConnection(config);
+    const session = await openSession(
+      { runtime, connection, approve: declineWithoutTerminal, deepWork: false },
+      resume,
+    );
+    task.onSession?.(session.id);
+    if (session.pending.length > 0) {
+      return {
+        status: 'failed',
+        sessionId: session.id,
+        reason: `session ${session.id} waits for approval of earlier calls; answer them first: hearth --resume ${session.id} --approve all`,
+      };
+    }
+    return await drive(session.run(task.prompt, signal), session.id);
+  } finally {
+    await runtime.close();
+  }
 }
 
 async function drive(events: AsyncGenerator<AgentEvent>, sessionId: string): Promise<RunOutcome> {

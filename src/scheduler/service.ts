@@ -47,6 +47,9 @@ export interface JobView {
   id: string;
   name: string;
   schedule: string;
+  prompt: string;
+  /** The session each run continues, when the job names one. */
+  sessionId?: string;
   timezone?: string;
   enabled: boolean;
   catchUp: JobDefinition['catchUp'];
@@ -58,6 +61,8 @@ export interface JobView {
   lastRun?: RunRow;
   /** Slots missed (no scheduler running) and not made up, since the job last ran. */
   missed: number;
+  /** Runs that went, scheduled and manual. */
+  runCount: number;
 }
 
 /**
@@ -153,6 +158,8 @@ export class SchedulerService {
       id: job.id,
       name: job.name,
       schedule: job.schedule.text,
+      prompt: job.prompt,
+      sessionId: job.sessionId,
       timezone: job.timezone,
       enabled,
       catchUp: job.catchUp,
@@ -164,6 +171,7 @@ export class SchedulerService {
         : undefined,
       lastRun: recent[0],
       missed: sinceRan.filter((r) => r.reason?.startsWith('missed')).length,
+      runCount: this.store.runCount(job.id),
     };
   }
 

@@ -6,7 +6,9 @@ import { SESSION_COOKIE } from './guard.js';
 import { describeError, problem } from './problem.js';
 import { apiRoutes } from './routes/api.js';
 import { authRoutes } from './routes/auth.js';
+import { cronRoutes } from './routes/cron.js';
 import { fileRoutes } from './routes/files.js';
+import { memoryRoutes } from './routes/memory.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { socketRoutes } from './routes/sockets.js';
 import type { GatewayApp, GatewayEnv, RouteDeps } from './types.js';
@@ -19,7 +21,6 @@ export interface AppOptions extends RouteDeps {
   tokenFile: string;
   /** The built web UI (index.html and assets/). */
   webRoot: string;
-  log: (line: string) => void;
 }
 
 /** A message can hold a pasted file or diff; anything past this is refused, not buffered. */
@@ -99,6 +100,8 @@ export function buildApp(options: AppOptions): GatewayApp {
   apiRoutes(app, options);
   sessionRoutes(app, options);
   fileRoutes(app, options);
+  memoryRoutes(app, options);
+  cronRoutes(app, options);
   socketRoutes(app, options);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'token', { type: 'http', scheme: 'bearer' });

@@ -1,17 +1,18 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
-import { createRuntime, type Runtime } from '../agent/runtime.js';
+import { blindNote } from '../agent/loop.js';
+import type { Runtime } from '../agent/runtime.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { Config } from '../config/schema.js';
 import { type Connection, resolveConnection } from '../llm/connection.js';
 import { discoverServer, listModels } from '../llm/discover.js';
 import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
+import { assembleRuntime } from '../setup/runtime.js';
 import type { Db } from '../store/database.js';
 import { EventLog } from '../store/events.js';
 import { type SessionRow, SessionStore } from '../store/sessions.js';
 import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
-import { setupSubagents } from '../subagents/setup.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
 import type { RunMode, WireEvent } from './wire.js';
@@ -24,6 +25,8 @@ export interface HubOptions {
   workspace: string;
   /** The settings for a session in another workspace (its project file may add to them). */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  /** The Hearth home sessions read user skills, `mcp.json` and USER.md from; default $HEARTH_HOME or ~/.hearth. */
+  home?: string;
   now: () => number;
   tracer: Tracer;
   approvalTimeoutMs: number;
@@ -207,14 +210,8 @@ export class SessionHub implements SessionHost {
     row: SessionRow,
     options: { model?: string; mode: RunMode; live: LiveSession; current?: OpenedAgent },
   ): Promise<OpenedAgent> {
-    const runtime = await this.runtimeFor(row.workspace);
+    const { runtime, settings, connection } = await this.modelFor(row.workspace, row.model, options.model);
     const { config } = runtime;
-    const settings = {
-      ...config,
-      model: options.model ?? this.selection.model ?? config.model ?? (row.model || undefined),
-      base_url: this.selection.baseUrl ?? config.base_url,
-    };
-    const connection = await this.connect(row.workspace, settings);
     const key = `${connection.baseUrl} ${connection.model} ${options.mode}`;
     if (options.current?.key === key) return options.current;
     const deepWork = options.mode === 'deep_work';
@@ -233,11 +230,43 @@ export class SessionHub implements SessionHost {
       session,
       key,
       facts: { model: connection.model, maxIterations, tokenBudget },
+      vision: settings.vision ?? connection.info.vision,
       notes: await setupNotes(runtime, connection),
     };
   }
 
-  activity(event: WireEvent, sessionId: string): void {
+  /**
+   * The model the next turn of `row` runs on, and whether it accepts images (the config's `vision`,
+   * else what the server says; unknown when neither tells).
+   */
+  async vision(
+    row: Pick<SessionRow, 'workspace' | 'model'>,
+    model?: string,
+  ): Promise<{ model: string; vision?: boolean }> {
+    const { settings, connection } = await this.modelFor(row.workspace, row.model, model);
+    return { model: connection.model, vision: settings.vision ?? connection.info.vision };
+  }
+
+  /** Refuses images (422, saying which model and what to load) when the model is known to be blind. */
+  async refuseBlind(id: string, images: readonly unknown[] | undefined, model?: string): Promise<void> {
+    if (!images?.length) return;
+    const known = await this.vision(this.store.get(id), model);
+    if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
+  }
+
+  private async modelFor(workspace: string, stored: string, model: string | undefined) {
+    const runtime = await this.runtimeFor(workspace);
+    const { config } = runtime;
+    const settings = {
+      ...config,
+      model: model ?? this.selection.model ?? config.model ?? (stored || undefined),
+      base_url: this.selection.baseUrl ?? config.base_url,
+    };
+    return { runtime, settings, connection: await this.connect(workspace, settings) };
+  }
+
+  /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */
+  activity(event: WireEvent, sessionId: string | null): void {
     if (this.watchers.size === 0) return;
     const json = JSON.stringify({ ...event, session_id: sessionId, timestamp: this.now() / 1000 });
     for (const watcher of this.watchers) watcher(json);
@@ -285,14 +314,9 @@ export class SessionHub implements SessionHost {
       workspace === this.home || !this.options.configFor
         ? { config: this.options.config, notes: [] }
         : await this.options.configFor(workspace);
-    // Sub-agents as the config turns them on (a deep-work turn does not add them: the runtime,
-    // and so the tool list, is shared by every session of the workspace).
-    const { notes: agentNotes, ...subagents } = await setupSubagents(config, workspace, false);
-    return createRuntime(config, workspace, {
-      db: this.options.db,
-      configNotes: [...notes, ...agentNotes],
-      ...subagents,
-    });
+    // Built as the CLI builds it. A deep-work turn does not add sub-agents: the runtime, and so
+    // the tool list, is shared by every session of the workspace.
+    return assembleRuntime({ config }, workspace, { db: this.options.db, notes, home: this.options.home });
   }
 
   private connect(workspace: string, settings: Config): Promise<Connection> {
@@ -309,7 +333,7 @@ export class SessionHub implements SessionHost {
 }
 
 /** The folder as sessions store it; left as given when it does not exist (the runtime then says so). */
-function canonical(dir: string): string {
+export function canonical(dir: string): string {
   try {
     return realpathSync(resolve(dir));
   } catch {

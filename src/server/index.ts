@@ -11,6 +11,8 @@ import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
 import { SessionHub } from './hub.js';
+import { GatewayMemory } from './memory-access.js';
+import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import { DEFAULT_WEB_ROOT } from './web.js';
 
@@ -23,14 +25,25 @@ export interface GatewayOptions {
   workspace: string;
   /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
   db?: Db;
+  /**
+   * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
+   * object turns it on with these settings. Off by default: the cron and inbox routes then still
+   * list, run now, toggle and queue, and a `hearth scheduler` elsewhere does the firing.
+   */
+  scheduler?: boolean | GatewaySchedulerSettings;
   /** The token clients must send; default `config.gateway.token`, else a new random one. */
   token?: string;
   /** The PIN a browser may log in with; default a new one when `config.gateway.pin` is set. */
   pin?: string;
-  /** Where the URL and token are written for local clients; default <hearth home>/gateway.json; false: nowhere. */
+  /** Where the URL and token are written for local clients; default <home>/gateway.json; false: nowhere. */
   stateFile?: string | false;
   /** The settings of a session in another folder; default the same `config` for every folder. */
   configFor?: (workspace: string) => Promise<{ config: Config; notes: string[] }>;
+  /**
+   * The Hearth home: user skills, `mcp.json`, USER.md and MEMORY.md, cron.json and the inbox, the state
+   * file; default $HEARTH_HOME or ~/.hearth.
+   */
+  home?: string;
   version?: string;
   /** The built web UI; default the package's dist/web. */
   webRoot?: string;
@@ -86,21 +99,43 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const tokenGiven = options.token ?? settings.token;
   const token = tokenGiven ?? newToken();
   const pin = options.pin ?? (settings.pin ? newPin() : undefined);
+  const home = options.home ?? hearthHome();
   const stateFile =
-    options.stateFile === false ? undefined : (options.stateFile ?? join(hearthHome(), 'gateway.json'));
+    options.stateFile === false ? undefined : (options.stateFile ?? join(home, 'gateway.json'));
   const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
+  const dbPath = options.db?.name ?? defaultDbPath(config);
+  const db = options.db ?? openDatabase(dbPath);
   const hub = new SessionHub({
-    db: options.db ?? openDatabase(defaultDbPath(config)),
+    db,
     config,
     workspace: options.workspace,
     configFor: options.configFor,
+    home: options.home,
     now,
     tracer: options.tracer ?? trace.getTracer('hearth', version),
     approvalTimeoutMs: settings.approval_timeout * 1000,
   });
+  const memory = new GatewayMemory({
+    db,
+    config,
+    home,
+    baseUrl: () => hub.currentModel.baseUrl,
+    now,
+  });
+  const scheduler = new GatewayScheduler({
+    ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
+    db,
+    dbPath,
+    home,
+    workspace: hub.workspace,
+    announce: (event, sessionId) => hub.activity(event, sessionId),
+    log,
+  });
   const app = buildApp({
     hub,
     guard,
+    memory,
+    scheduler,
     version,
     now,
     origins: settings.origins,
@@ -137,6 +172,8 @@ export function createServer(options: GatewayOptions): GatewayServer {
       return;
     }
     guard.bound(address);
+    // Only a gateway that really serves takes the scheduler's lease.
+    if (options.scheduler !== undefined && options.scheduler !== false) scheduler.start();
     const url = `http://${urlHost(address)}:${port}`;
     const info: ListeningInfo = {
       url,
@@ -167,6 +204,8 @@ export function createServer(options: GatewayOptions): GatewayServer {
     stopping ??= (async () => {
       clearInterval(heartbeat);
       for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
+      // Before the hub closes the database the scheduler writes its runs' ends to.
+      await scheduler.stop();
       await hub.close();
       await written.catch(() => undefined);
       if (stateFile) await removeGatewayFile(stateFile, process.pid);

@@ -1,6 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { DoneEvent } from '../agent/events.js';
-import { unansweredCalls } from '../agent/loop.js';
+import { blindNote, unansweredCalls } from '../agent/loop.js';
 import { type AgentSession, restartConversation } from '../agent/session.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/events.js';
@@ -10,6 +10,7 @@ import type { SessionState } from '../tools/types.js';
 import { type AnswerOutcome, ApprovalBook } from './approvals.js';
 import { describeError, GatewayError } from './problem.js';
 import { EventRecorder, type Subscriber } from './recorder.js';
+import type { ImageInput } from './schemas.js';
 import { RunTrace } from './tracing.js';
 import { type RunFacts, type RunMode, toWire, usageJson, type WireEvent } from './wire.js';
 
@@ -38,6 +39,8 @@ export interface OpenedAgent {
   /** Changes when the model or mode does: the agent session is then opened again. */
   key: string;
   facts: Omit<RunFacts, 'usage' | 'mode'>;
+  /** Whether the model accepts images (config or server probe); unknown when unset. */
+  vision?: boolean;
   /** Said once per session in this process: a weak sandbox, ignored settings, a guessed window. */
   notes: string[];
 }
@@ -83,7 +86,14 @@ interface JobBase {
 }
 
 type Job =
-  | (JobBase & { kind: 'message'; text?: string; mode?: RunMode; model?: string; done: Deferred<TurnResult> })
+  | (JobBase & {
+      kind: 'message';
+      text?: string;
+      images?: ImageInput[];
+      mode?: RunMode;
+      model?: string;
+      done: Deferred<TurnResult>;
+    })
   | (JobBase & { kind: 'compact'; done: Deferred<CompactResult> });
 
 /** Work handed to a session: where it stands in the queue, when it starts, how it ends. */
@@ -147,7 +157,7 @@ export class LiveSession {
   }
 
   /** Runs a turn (`text` undefined: carries on a paused run). Position 0: it runs now. */
-  send(input: { text?: string; mode?: RunMode; model?: string }): Queued<TurnResult> {
+  send(input: { text?: string; images?: ImageInput[]; mode?: RunMode; model?: string }): Queued<TurnResult> {
     const job = {
       kind: 'message' as const,
       ...input,
@@ -288,13 +298,18 @@ export class LiveSession {
 
   private async runTurn(job: Extract<Job, { kind: 'message' }>, signal: AbortSignal): Promise<TurnResult> {
     const mode = job.mode ?? this.mode;
-    if (job.text !== undefined) this.record({ type: 'user_message', text: job.text });
-    const { session, facts: known } = await this.prepare(job.model, mode);
+    const images = job.images?.length ? job.images : undefined;
+    if (job.text !== undefined)
+      this.record({ type: 'user_message', text: job.text, ...(images ? { images } : {}) });
+    const { session, facts: known, vision } = await this.prepare(job.model, mode);
+    // Said before the run, not after a text-only answer that ignored the picture.
+    if (images && vision === false) throw new GatewayError(422, blindNote(known.model));
     const facts: RunFacts = { ...known, mode, usage: { prompt: 0, completion: 0 } };
     const trace = new RunTrace(this.host.tracer, { sessionId: this.id, model: facts.model, mode });
     let done: DoneEvent | undefined;
     try {
-      for await (const event of session.run(job.text, signal)) {
+      const parts = images?.map((image) => ({ mimeType: image.mime_type, base64: image.data }));
+      for await (const event of session.run(job.text, signal, parts)) {
         trace.observe(event);
         if (event.type === 'usage') {
           facts.usage.prompt += event.prompt;

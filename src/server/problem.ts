@@ -27,6 +27,7 @@ const TITLES: Partial<Record<number, string>> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',

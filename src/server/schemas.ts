@@ -93,9 +93,31 @@ export const Accepted = z
   })
   .openapi('Accepted');
 
+/** The image types vision models read; each as base64 of at most 5 MB decoded. */
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+const MAX_IMAGE_BASE64 = Math.ceil((5 * 1024 * 1024 * 4) / 3) + 4;
+export const MAX_IMAGES = 8;
+
+export const ImageInput = z
+  .object({
+    mime_type: z.enum(IMAGE_TYPES),
+    data: z
+      .string()
+      .min(1)
+      .max(MAX_IMAGE_BASE64, 'an image may be at most 5 MB')
+      .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64, without a data: prefix'),
+  })
+  .openapi('Image');
+export type ImageInput = z.infer<typeof ImageInput>;
+
 export const MessageBody = z
   .object({
     message: z.string().min(1),
+    images: z
+      .array(ImageInput)
+      .max(MAX_IMAGES)
+      .optional()
+      .openapi({ description: 'Images for a vision model; refused (422) when the model cannot see.' }),
     mode: Mode.optional(),
     model: z.string().min(1).optional().openapi({ description: 'A model for this turn only.' }),
   })

@@ -5,6 +5,7 @@ import type { SessionHub } from './hub.js';
 import type { LiveSession } from './live-session.js';
 import { describeError } from './problem.js';
 import type { Subscriber } from './recorder.js';
+import { ImageInput, MAX_IMAGES } from './schemas.js';
 
 /**
  * What a WebSocket client may send: the agent_computer protocol (`message`, `set_mode`, `clear`,
@@ -14,6 +15,7 @@ const clientMessage = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('message'),
     content: z.string().min(1),
+    images: z.array(ImageInput).max(MAX_IMAGES).optional(),
     mode: z.enum(['bounded', 'deep_work']).optional(),
     model: z.string().min(1).optional(),
   }),
@@ -100,9 +102,12 @@ export class SessionSocket {
       case 'ping':
         return this.reply({ type: 'pong' });
       case 'message': {
+        await this.hub.ensure(this.id);
+        await this.hub.refuseBlind(this.id, message.images, message.model);
         const live = await this.session();
         const { position, result } = live.send({
           text: message.content,
+          images: message.images,
           mode: message.mode,
           model: message.model,
         });

@@ -1,5 +1,5 @@
 import { type Context, context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import type { AgentEvent } from '../agent/events.js';
+import { type AgentEvent, shownCall } from '../agent/events.js';
 
 /**
  * OpenTelemetry spans for one run, read off its events: `hearth.run`, then per turn
@@ -53,7 +53,7 @@ export class RunTrace {
         this.endRequest();
         const span = this.tracer.startSpan(
           'hearth.tool',
-          { attributes: { 'hearth.tool.name': event.call.name, 'hearth.tool.call_id': event.call.id } },
+          { attributes: { 'hearth.tool.name': shownCall(event).name, 'hearth.tool.call_id': event.call.id } },
           this.turn?.context ?? this.runContext,
         );
         this.tools.set(event.call.id, span);

@@ -2,6 +2,8 @@ import type { HttpBindings } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Guard } from './guard.js';
 import type { SessionHub } from './hub.js';
+import type { GatewayMemory } from './memory-access.js';
+import type { GatewayScheduler } from './scheduler.js';
 
 export type GatewayEnv = { Bindings: HttpBindings };
 export type GatewayApp = OpenAPIHono<GatewayEnv>;
@@ -10,6 +12,9 @@ export type GatewayApp = OpenAPIHono<GatewayEnv>;
 export interface RouteDeps {
   hub: SessionHub;
   guard: Guard;
+  memory: GatewayMemory;
+  scheduler: GatewayScheduler;
   version: string;
   now: () => number;
+  log: (line: string) => void;
 }

@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../agent/events.js';
+import { type AgentEvent, type DoneEvent, shownCall } from '../agent/events.js';
 
 /** `bounded` is a normal run; `deep_work` has the higher limits and the push to finish todos. */
 export type RunMode = 'bounded' | 'deep_work';
@@ -41,10 +41,11 @@ export function toWire(event: AgentEvent, facts: RunFacts): WireEvent {
     case 'reasoning_delta':
       return { type: 'reasoning', text: event.text };
     case 'tool_call':
+      // `tool` and `input` are what runs: a use_tool call's named tool (what the model wrote stays in the history).
       return {
         type: 'tool_call',
-        tool: event.call.name,
-        input: parseArguments(event.call.arguments),
+        tool: shownCall(event).name,
+        input: parseArguments(shownCall(event).arguments),
         tool_call_id: event.call.id,
         ...(event.label === undefined ? {} : { label: event.label }),
       };
@@ -64,8 +65,8 @@ export function toWire(event: AgentEvent, facts: RunFacts): WireEvent {
       return {
         ...event,
         tool_call_id: event.call.id,
-        tool: event.call.name,
-        input: parseArguments(event.call.arguments),
+        tool: shownCall(event).name,
+        input: parseArguments(shownCall(event).arguments),
       };
     case 'done':
       return {
@@ -96,5 +97,71 @@ function parseArguments(text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch {
     return text;
+  }
+}
+
+/**
+ * The inverse of `toWire` for terminal clients (`hearth attach`): a session event as the gateway
+ * sends it, back as the `AgentEvent` the CLI's renderers read. Undefined for the gateway's own
+ * events (`user_message`, `approval_resolved`, `task_update`, `mode_changed`, `cleared`, `error`,
+ * and the per-client replies), which a client handles itself. The fields read are not trusted to
+ * be what they should be: a missing one becomes an empty value, never an exception.
+ */
+export function fromWire(wire: WireEvent): AgentEvent | undefined {
+  const text = (key: string) => (typeof wire[key] === 'string' ? (wire[key] as string) : '');
+  const count = (key: string) => (typeof wire[key] === 'number' ? (wire[key] as number) : 0);
+  switch (wire.type) {
+    case 'thinking':
+      return { type: 'turn_start', turn: count('iteration') };
+    case 'text':
+      return { type: 'text_delta', text: text('text') };
+    case 'reasoning':
+      return { type: 'reasoning_delta', text: text('text') };
+    case 'tool_call': {
+      const input = wire.input;
+      return {
+        type: 'tool_call',
+        call: {
+          id: text('tool_call_id'),
+          name: text('tool'),
+          arguments: typeof input === 'string' ? input : JSON.stringify(input ?? {}),
+        },
+        ...(typeof wire.label === 'string' ? { label: wire.label } : {}),
+      };
+    }
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        callId: text('tool_call_id'),
+        name: text('tool'),
+        ok: wire.success === true,
+        output: text('output') || text('result_preview'),
+        ...(typeof wire.display === 'string' ? { display: wire.display } : {}),
+        ms: count('duration_ms'),
+      };
+    case 'done':
+      return {
+        type: 'done',
+        reason: (text('reason') || 'completed') as DoneEvent['reason'],
+        text: text('text'),
+        turns: count('iterations'),
+      };
+    case 'session':
+    case 'turn_start':
+    case 'text_delta':
+    case 'reasoning_delta':
+    case 'retry':
+    case 'approval_request':
+    case 'tool_progress':
+    case 'usage':
+    case 'compaction':
+    case 'steer':
+    case 'warning':
+    case 'subagent_start':
+    case 'subagent_event':
+    case 'subagent_end':
+      return wire as unknown as AgentEvent;
+    default:
+      return undefined;
   }
 }

@@ -13,6 +13,9 @@ export { discoverSkills, skillRoots } from './discover.js';
 export { skillInvocation } from './prompt.js';
 export { removeSkill, writeSkillFolder } from './skill-store.js';
 
+/** The group `promote_tool` is in: offered only when named, like the tool itself. */
+export const PROMOTE_GROUP = 'promote_tool';
+
 export interface LoadedSkills {
   catalog: SkillCatalog;
   /** Offered unless switched off: the skill tool (when there are skills) and the agent-made tools. */
@@ -60,7 +63,7 @@ export async function loadSkills(opts: {
   return {
     catalog,
     tools,
-    groups: { promote_tool: [promote] },
+    groups: { [PROMOTE_GROUP]: [promote] },
     section: skillsSection(catalog.skills),
     commands: catalog.skills
       .filter((s) => s.userInvocable)

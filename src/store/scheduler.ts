@@ -309,6 +309,17 @@ export class SchedulerStore {
     ).map(toRun);
   }
 
+  /** Runs of a job that went (ended or going; skipped slots do not count): the seed's `run_count`. */
+  runCount(jobId: string): number {
+    return (
+      this.db
+        .prepare(
+          "SELECT count(*) AS n FROM scheduler_runs WHERE job_id = ? AND status IN ('running', 'ok', 'failed')",
+        )
+        .get(jobId) as { n: number }
+    ).n;
+  }
+
   /** How each job's last run ended and how many slots were missed since it last ran: for `jobs list`. */
   lastRun(jobId: string): RunRow | undefined {
     return this.runs({ jobId, limit: 1 })[0];

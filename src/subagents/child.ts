@@ -22,13 +22,14 @@ export interface ChildRun {
   notes: string[];
 }
 
-type Stop = 'parent' | 'time' | 'reported';
+type Stop = 'parent' | 'time';
 
 /**
  * Runs one child to its end and makes its result. Its events go to the parent's stream as they
  * come, each wrapped with its id and depth (a grandchild's already are, and pass as they are). The
- * child stops when it has reported, when the parent is aborted, or at its time limit; whatever
- * happens, the parent gets a result, and the child's session keeps what it did.
+ * child's run ends when it has reported (`report_result` ends a run, and SubagentStop hooks may
+ * send it on, as Stop hooks do after an answer), when the parent is aborted, or at its time limit;
+ * whatever happens, the parent gets a result, and the child's session keeps what it did.
  */
 export async function runChild(run: ChildRun): Promise<SubagentResult> {
   const { session, task, depth, call } = run;
@@ -78,8 +79,6 @@ export async function runChild(run: ChildRun): Promise<SubagentResult> {
       if (event.type === 'usage') {
         usage.prompt += event.prompt;
         usage.completion += event.completion;
-      } else if (event.type === 'tool_result' && event.ok && run.state.get(REPORT_KEY) !== undefined) {
-        halt('reported');
       } else if (event.type === 'done') {
         done = event;
       }
@@ -140,6 +139,9 @@ function judge(
       );
     case 'error':
       return failed(`It failed: ${done.text}`);
+    case 'blocked':
+      // A hook's stopReason is for the user (who saw it in the child's stream), not for a model.
+      return failed('A hook stopped it before it finished.');
     case 'loop':
     case 'max_iterations':
     case 'budget':

@@ -6,6 +6,7 @@ import type { Approver, PermissionGate } from '../permissions/gate.js';
 import { atLeastAsStrict } from '../permissions/modes.js';
 import { pickTools } from '../tools/catalog.js';
 import { isIndexTool } from '../tools/deferred/search-tools.js';
+import type { DeferredGroup } from '../tools/deferred/tool-index.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
@@ -38,6 +39,8 @@ interface Level {
   depth: number;
   /** Its tools: a child's are picked from these. */
   tools: readonly AnyTool[];
+  /** The tools behind its index (rarer built-ins, MCP servers'): a child's index is picked from these. */
+  deferred: readonly DeferredGroup[];
   gate: PermissionGate;
   tokenBudget?: number;
 }
@@ -87,19 +90,23 @@ export class SubagentHost {
       return failedResult(task, `No agent is named "${task.agent}". Known: ${known}.`);
     }
 
-    // The parent's index tools search the parent's index, which the child's registry does not have.
+    // The parent's index tools search the parent's index: the child's registry makes its own, over
+    // the parent's deferred tools as its definition narrows them (never more than the parent has).
     let tools = parent.tools.filter((t) => t !== reportResultTool && !isIndexTool(t));
+    let deferred = parent.deferred;
     if (definition?.tools) {
-      const picked = pickTools(definition.tools, tools, { [SUBAGENTS_GROUP]: [...this.options.spawnTools] });
+      const groups = { [SUBAGENTS_GROUP]: [...this.options.spawnTools] };
+      const picked = pickTools(definition.tools, tools, groups);
       tools = picked.tools;
-      if (picked.unknown.length > 0)
-        notes.push(
-          `${definition.file}: ${picked.unknown.join(', ')} picked none of the parent's tools; left out.`,
-        );
+      deferred = narrowDeferred(parent.deferred, definition.tools, groups);
+      const known = parent.deferred.flatMap((g) => g.tools());
+      const unknown = pickTools(picked.unknown, known, groups).unknown;
+      if (unknown.length > 0)
+        notes.push(`${definition.file}: ${unknown.join(', ')} picked none of the parent's tools; left out.`);
     }
     const canSpawn = depth < settings.max_depth;
     if (!canSpawn) tools = tools.filter((t) => !this.options.spawnTools.includes(t));
-    const registry = new ToolRegistry([...tools, reportResultTool]);
+    const registry = new ToolRegistry([...tools, reportResultTool], deferred);
 
     let gate = parent.gate;
     const mode = definition?.permissionMode;
@@ -145,7 +152,8 @@ export class SubagentHost {
         // The user's hooks guard a sub-agent's calls as they guard its parent's.
         hooks: root.hooks,
         transcriptDir: root.transcriptDir,
-        ...(canSpawn ? { subagents: this.port({ depth, tools, gate, tokenBudget }) } : {}),
+        ...(definition ? { agentType: definition.name } : {}),
+        ...(canSpawn ? { subagents: this.port({ depth, tools, deferred, gate, tokenBudget }) } : {}),
       };
       const session = AgentSession.create(deps, brief.systemPrompt, {
         parentId: parent.sessionId,
@@ -230,4 +238,20 @@ export class SubagentHost {
       return turn;
     };
   }
+}
+
+/**
+ * The parent's deferred groups with only the tools a definition's `tools` pick, decided each time
+ * the index is read, so an MCP server listed later is narrowed the same way. A group left with
+ * nothing is dropped, unless it is still to be listed (then nothing is known to narrow yet).
+ */
+function narrowDeferred(
+  groups: readonly DeferredGroup[],
+  names: readonly string[],
+  extra: Record<string, AnyTool[]>,
+): DeferredGroup[] {
+  const pick = (tools: AnyTool[]) => pickTools(names, tools, extra).tools;
+  return groups
+    .filter((group) => group.tools().length === 0 || pick(group.tools()).length > 0)
+    .map((group) => ({ ...group, tools: () => pick(group.tools()) }));
 }

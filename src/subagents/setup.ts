@@ -51,6 +51,7 @@ export async function setupSubagents(
       subagents: host.port({
         depth: 0,
         tools: deps.tools.list(),
+        deferred: deps.tools.deferredGroups(),
         gate: deps.gate,
         tokenBudget: deps.tokenBudget,
       }),

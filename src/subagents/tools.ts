@@ -86,6 +86,7 @@ export const reportResultTool = defineTool({
     notes: z.string().optional(),
   }),
   mutates: false,
+  ends: true,
   label: (args) => `report_result: ${args.status}`,
   async run(args, ctx) {
     const contract: SubagentContract = {

@@ -15,7 +15,9 @@ import { searchTools } from './search/index.js';
 import { shellTool } from './shell.js';
 import { planTools, taskStateTools, timeTools, todoTools, wakeupTools } from './tracking/index.js';
 import type { AnyTool } from './types.js';
+import type { WebAccess } from './web/access.js';
 import { webFetchTool } from './web/web-fetch.js';
+import { webSearchTool } from './web/web-search.js';
 
 /**
  * Every built-in tool, by group, in the order the model sees them. Groups and tool names can
@@ -31,7 +33,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   task_state: taskStateTools,
   time: timeTools,
   wakeup: wakeupTools,
-  web: [webFetchTool],
+  web: [webFetchTool, webSearchTool],
   data: [dataViewTool],
   repl: [pythonTool, nodeTool],
   memory: memoryTools,
@@ -64,6 +66,28 @@ export const defaultTools = [
  */
 const OPT_IN_GROUPS = new Set(['repl']);
 
+/**
+ * Tools that work only with a setting: web_search needs a search instance. Without it they are left
+ * out of the session altogether (not offered, not behind the index, unknown by name).
+ */
+const NEEDS_SETTING = new Set([webSearchTool.name]);
+
+/** The tools of NEEDS_SETTING whose setting is present, for `ToolSelection.configured`. */
+export function configuredTools(web: Pick<WebAccess, 'searxng'> | undefined): string[] {
+  return web?.searxng ? [webSearchTool.name] : [];
+}
+
+/** The catalog as a selection sees it: without the tools whose setting is missing. */
+function availableGroups(selection: ToolSelection): Record<string, AnyTool[]> {
+  const on = new Set(selection.configured ?? []);
+  return Object.fromEntries(
+    Object.entries(toolGroups).map(([group, tools]) => [
+      group,
+      tools.filter((t) => !NEEDS_SETTING.has(t.name) || on.has(t.name)),
+    ]),
+  );
+}
+
 /** What `hearth mcp serve` exposes unless told otherwise: the file, search and shell tools. */
 export const servedTools = ['read_file', 'list_dir', 'glob', 'grep', 'write_file', 'edit_file', 'shell'];
 
@@ -77,6 +101,8 @@ export interface ToolSelection {
   disabled?: string[];
   /** Added to the chosen set (before `disabled` applies): groups a setting switched on, such as sub-agents. */
   also?: string[];
+  /** Tools that need a setting and have it (`configuredTools`); the others of their kind are left out. */
+  configured?: string[];
 }
 
 /** Every built-in tool's name, offered or not, and those of `more`: names other tools may not take. */
@@ -97,7 +123,7 @@ export function selectTools(
 ): AnyTool[] {
   const custom = customByName(extra);
   const swap = (tool: AnyTool) => custom.get(tool.name) ?? tool;
-  const allGroups = { ...toolGroups, ...groups };
+  const allGroups = { ...availableGroups(selection), ...groups };
   const builtIn = Object.values(allGroups).flat();
   const builtInNames = new Set(builtIn.map((t) => t.name));
   const all = [...builtIn.map(swap), ...extra.filter((t) => !builtInNames.has(t.name))];
@@ -147,11 +173,11 @@ export function deferredTools(
   const skip = new Set([
     ...offered.map((t) => t.name),
     ...(selection.disabled ?? []).flatMap((name) =>
-      selectTools({ enabled: [name] }, extra, groups).map((t) => t.name),
+      selectTools({ enabled: [name], configured: selection.configured }, extra, groups).map((t) => t.name),
     ),
   ]);
   const waiting = (tools: AnyTool[]) => tools.filter((t) => !skip.has(t.name));
-  const builtIn = Object.entries(toolGroups)
+  const builtIn = Object.entries(availableGroups(selection))
     .filter(([group]) => !OPT_IN_GROUPS.has(group))
     .flatMap(([, tools]) => tools);
   const names = new Set(builtIn.map((t) => t.name));

@@ -27,7 +27,14 @@ export interface ToolResult {
 /** Everything the model is told is capped here, once, whatever the tool returned. */
 const MAX_OUTPUT_CHARS = 30_000;
 
-export type PreparedCall = { ok: true; tool: AnyTool; args: unknown } | { ok: false; error: string };
+/**
+ * A call found and validated, or why not. `unwrapped`: the call a `use_tool` call names (its tool
+ * and arguments), which is what runs and what people are shown; the model's own call stays as it
+ * wrote it.
+ */
+export type PreparedCall = ({ ok: true; tool: AnyTool; args: unknown } | { ok: false; error: string }) & {
+  unwrapped?: { name: string; arguments: string };
+};
 
 /**
  * The tools of a session: those offered in every request, and the deferred ones behind the index
@@ -39,7 +46,10 @@ export class ToolRegistry {
   private readonly index: ToolIndex;
   private schemaCache: ToolSchema[] | undefined;
 
-  constructor(tools: AnyTool[], deferred: readonly DeferredGroup[] = []) {
+  constructor(
+    tools: AnyTool[],
+    private readonly deferred: readonly DeferredGroup[] = [],
+  ) {
     this.index = new ToolIndex(deferred);
     const search = this.index.empty
       ? []
@@ -73,6 +83,11 @@ export class ToolRegistry {
 
   names(): Set<string> {
     return new Set(this.byName.keys());
+  }
+
+  /** The groups behind the index, as given: a sub-agent's index is made from its parent's. */
+  deferredGroups(): readonly DeferredGroup[] {
+    return this.deferred;
   }
 
   /** The names of the deferred tools known now. */
@@ -152,11 +167,8 @@ export class ToolRegistry {
         error: `${USE_TOOL} takes {"name": TOOL, "args": {...}} for a tool found with tool_search. You sent: ${clip(call.arguments)}`,
       };
     }
-    return this.prepare({
-      ...call,
-      name: parsed.data.name,
-      arguments: JSON.stringify(parsed.data.args ?? {}),
-    });
+    const unwrapped = { name: parsed.data.name, arguments: JSON.stringify(parsed.data.args ?? {}) };
+    return { ...this.prepare({ ...call, ...unwrapped }), unwrapped };
   }
 
   /** Runs a prepared call. Never throws: failures become error results. */

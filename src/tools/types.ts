@@ -47,6 +47,19 @@ export interface ToolContext {
   memory?: MemoryPort;
   /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
   web?: WebAccess;
+  /** The session's model, for a request outside the conversation; unset where there is none. */
+  model?: SideModelPort;
+}
+
+/**
+ * One request to the session's model that is not part of the conversation (web_fetch with a
+ * prompt reads a page this way): nothing of it is added to the history.
+ */
+export interface SideModelPort {
+  /** Tokens one request may hold, prompt and answer together. */
+  contextWindow: number;
+  /** The answer's text; rejects with why there is none. */
+  ask(request: { system: string; user: string }, signal: AbortSignal): Promise<string>;
 }
 
 /** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
@@ -117,6 +130,12 @@ export interface Tool<A = unknown> {
   jsonSchema?: Record<string, unknown>;
   /** Read-only tools never ask for approval and may run concurrently. */
   mutates: boolean;
+  /**
+   * A call that succeeds finishes the agent's work (a sub-agent's `report_result`): it runs alone,
+   * later calls of its turn do not run, and the run ends there, as after a final answer (Stop
+   * hooks may still send the model on).
+   */
+  ends?: boolean;
   /**
    * What a call touches. Unset: nothing outside the conversation, and rules match the compact
    * JSON of its arguments (`todo_write({"todos":*})`).

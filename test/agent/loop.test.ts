@@ -367,23 +367,31 @@ describe('agent loop', () => {
     expect(raw).not.toContain('more thoughts');
   });
 
-  it('sends the first request while the sandbox is set up, and waits for it before the first call', async () => {
+  it('sets the sandbox up only once the first request is answered, and waits for it before the first call', async () => {
     let settle: ((choice: SandboxChoice) => void) | undefined;
     const settling = new Promise<SandboxChoice>((resolve) => {
       settle = resolve;
     });
     let asked = 0;
+    let wasAsked: (() => void) | undefined;
+    const askedFor = new Promise<void>((resolve) => {
+      wasAsked = resolve;
+    });
     const source = () => {
       asked++;
+      wasAsked!();
       return settling;
     };
     server ??= await startScriptedServer();
-    const first = server.waitForRequests(1);
-    const running = run([reply().tool('look', { id: 'a', ms: 0 }), reply().text('done')], {
+    const running = run([reply().tool('look', { id: 'a', ms: 0 }).holdAfter(0), reply().text('done')], {
       sandbox: source,
     });
-    await first;
-    // The model has been asked; no tool has run, as the sandbox is not there yet.
+    await server.waitForHolds(1);
+    // The request is on the wire and unanswered: the sandbox's probes have not started to slow it.
+    expect(asked).toBe(0);
+    server.release();
+    await askedFor;
+    // The model has answered; no tool has run, as the sandbox is not there yet.
     expect(log).toEqual([]);
     settle!({ sandbox: unconfinedSandbox(workspace), reason: 'test', warning: 'weak sandbox' });
     const r = await running;

@@ -126,6 +126,13 @@ describe('prompt cache friendliness', () => {
     expect(offered.slice(-2)).toEqual(['tool_search', 'use_tool']);
     expect(results[0]!.output).toContain('{"name":"plan_update"');
     expect(results.slice(1, 3).map((r) => r.ok)).toEqual([true, true]);
+    // Results name the tool that ran, whichever way it was called.
+    expect(results.map((r) => r.name)).toEqual([
+      'tool_search',
+      'plan_update',
+      'task_state_update',
+      'no_such_tool',
+    ]);
     expect(durable.get('task_state')).toEqual({ looked: true });
     expect(results[3]).toMatchObject({
       ok: false,

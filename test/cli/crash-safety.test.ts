@@ -21,6 +21,7 @@ import {
   startScriptedServer,
   type TurnInput,
 } from '../support/scripted-server.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { historyProblems, withPeek } from '../support/store-peek.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -28,17 +29,6 @@ const SEED = Number(process.env.HEARTH_CRASH_SEED ?? 0x5eed) >>> 0;
 const RUNS = 20;
 const TASK = 'write notes.txt, check it and read it back';
 const FINAL = 'Carried on: everything is in place.';
-
-/** mulberry32: small, seedable, good enough to spread kill times. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface KillPlan {
   /**
@@ -57,7 +47,7 @@ interface KillPlan {
 // run then lasts ~0.9 s. The windows cover all of it and a little after the end, where the kill
 // finds a process that already exited. Three runs are anchored on events instead, so the phases that
 // matter most are covered every time, not only when the timing happens to fall there.
-const random = prng(SEED);
+const random = seededRandom(SEED);
 const anchored: Record<number, KillPlan> = {
   4: { anchor: 'held', ms: 0, turn: 1, phase: 'mid-stream (turn 1)' },
   9: { anchor: 'tool', ms: 0, phase: 'mid-tool (turn 2)' },

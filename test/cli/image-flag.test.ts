@@ -2,29 +2,19 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
+import { lmStudioOneModel } from '../support/probe-fixtures.js';
 import { reply } from '../support/scripted-server.js';
 
 const cli = useCliHarness('image');
 
-/** A 1×1 PNG. */
+/** A 1×1 red PNG that decodes (images that do not are never sent). */
 const PIXEL = Buffer.from(
   '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +
-    '1f15c4890000000d49444154789c6360f8cf00000301010018dd8db00000000049454e44ae426082',
+    '1f15c4890000000d49444154089963f8cfc0f01f00050001ffabce36890000000049454e44ae426082',
   'hex',
 );
 
-/** LM Studio's model list, saying whether the model is a vision model (`type: "vlm"`) or not. */
-function lmStudio(type: 'vlm' | 'llm') {
-  return {
-    'GET /api/v0/models': () => ({
-      json: {
-        data: [
-          { id: 'qwen-test', type, state: 'loaded', loaded_context_length: 8192, max_context_length: 32768 },
-        ],
-      },
-    }),
-  };
-}
+const lmStudio = (type: 'vlm' | 'llm') => lmStudioOneModel('qwen-test', type);
 
 describe('hearth --image', () => {
   it('sends the image with the task to a vision model', async () => {

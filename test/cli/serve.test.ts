@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { waitUntil } from '../support/wait.js';
 
 let server: ScriptedServer;
 let workspace: string;
@@ -87,6 +88,9 @@ describe('hearth serve', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; id?: string });
     const sessionId = events.find((e) => e.type === 'session')!.id;
+    // Queued before the gateway starts: its scheduler takes it at its first tick.
+    expect((await runCli(['submit', 'tidy', 'the', 'notes'], { cwd: workspace, env: env() })).code).toBe(0);
+    server.push(reply().text('Tidied.'));
 
     const { run, url, out } = await serve([]);
     const file = join(home, '.hearth', 'gateway.json');
@@ -106,6 +110,19 @@ describe('hearth serve', () => {
     expect(answer.status, JSON.stringify(history)).toBe(200);
     expect(history.messages.map((m) => m.content)).toContain('Made in the terminal.');
 
+    expect(out()).toContain('scheduler: on');
+    let done: Array<{ run: { status: string; session_id: string } }> = [];
+    await waitUntil(async () => {
+      const inbox = await fetch(`${url}/api/inbox`, { headers: auth });
+      done = ((await inbox.json()) as { done: typeof done }).done;
+      return done.length === 1;
+    }, 'the submitted task to be done by the gateway’s scheduler');
+    expect(done[0]!.run.status).toBe('ok');
+    const ran = await fetch(`${url}/api/sessions/${done[0]!.run.session_id}/history`, { headers: auth });
+    expect(
+      ((await ran.json()) as { messages: Array<{ content: string }> }).messages.map((m) => m.content),
+    ).toEqual(expect.arrayContaining(['tidy the notes', 'Tidied.']));
+
     run.child.kill('SIGTERM');
     const result = await run.result;
     expect(result.code).toBe(0);
@@ -114,7 +131,8 @@ describe('hearth serve', () => {
   });
 
   it('prints a PIN and a QR code for a phone when listening on the network', async () => {
-    const { run, url, out } = await serve(['--host', '0.0.0.0', '--pin']);
+    const { run, url, out } = await serve(['--host', '0.0.0.0', '--pin', '--no-scheduler']);
+    expect(out()).toContain('scheduler: off');
     const pin = /PIN: (\d{6})/.exec(out())?.[1];
     expect(pin).toBeDefined();
     expect(out()).toMatch(/[▀▄█]{10}/);
@@ -124,6 +142,9 @@ describe('hearth serve', () => {
       body: JSON.stringify({ pin }),
     });
     expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const cron = await fetch(`${url}/api/cron`, { headers: { cookie } });
+    expect(((await cron.json()) as { scheduler: { running: boolean } }).scheduler.running).toBe(false);
     run.child.kill('SIGTERM');
     expect((await run.result).code).toBe(0);
   });

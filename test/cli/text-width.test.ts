@@ -1,10 +1,34 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LineBuffer } from '../../src/cli/repl/line-buffer.js';
-import { RowCounter, textWidth, truncateToWidth } from '../../src/cli/text-width.js';
+import { loadTextWidth, RowCounter, textWidth, truncateToWidth } from '../../src/cli/text-width.js';
+
+// Runs first, while the exact measure is not loaded yet (this file's module is its own).
+describe('textWidth before the exact measure is loaded', () => {
+  it('is exact for ASCII and never narrower than the text for the rest', () => {
+    expect(textWidth('plain text')).toBe(10);
+    expect(textWidth('\x1b[31mred\x1b[0m')).toBe(3);
+    for (const [text, exact] of [
+      ['日本語', 6],
+      ['ok ✅', 5],
+      ['é', 1],
+      ['👍🏽', 2],
+    ] as const) {
+      expect(textWidth(text)).toBeGreaterThanOrEqual(exact);
+    }
+  });
+
+  it('cuts ASCII exactly and other text no later than its real width allows', () => {
+    expect(truncateToWidth('abcdefghij', 5)).toBe('abcd…');
+    expect(truncateToWidth('short', 10)).toBe('short');
+    expect(truncateToWidth('日本語日本語', 7)).toBe('日本語…');
+  });
+});
 
 // Expected widths are what terminals following Unicode's East Asian Width and emoji presentation
 // (UTS #11, UTS #51) draw: xterm, VTE, kitty, iTerm2.
 describe('textWidth', () => {
+  beforeAll(() => loadTextWidth());
+
   it.each([
     ['✅', 2],
     ['❌', 2],
@@ -31,6 +55,8 @@ describe('textWidth', () => {
 });
 
 describe('RowCounter', () => {
+  beforeAll(() => loadTextWidth());
+
   it('wraps wide characters the way a terminal does', () => {
     const rows = new RowCounter(10);
     rows.add('🚀🚀🚀🚀🚀'); // exactly 10 columns: still on the first row

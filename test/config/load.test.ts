@@ -302,7 +302,10 @@ describe('error messages name the source and the key', () => {
       'Invalid configuration in the environment: HEARTH_MAX_ITERATIONS: expected a whole number (got 2.5)',
     );
     expect(await loadError({ flags: [{ key: 'base_url', value: 'localhost', name: '--base-url' }] })).toBe(
-      'Invalid configuration in the command line: --base-url: expected a URL such as http://127.0.0.1:1234/v1 (got "localhost")',
+      'Invalid configuration in the command line: --base-url: expected a URL starting with http:// or https://, e.g. http://127.0.0.1:1234/v1 (got "localhost")',
+    );
+    expect(await loadError({ env: { HEARTH_DATABASE_URL: 'http://db:5432/hearth' } })).toBe(
+      'Invalid configuration in the environment: HEARTH_DATABASE_URL: expected a URL such as postgres://user@host:5432/hearth (got "http://db:5432/hearth")',
     );
   });
 });

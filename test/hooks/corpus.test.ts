@@ -226,8 +226,8 @@ describe('session and prompt events', () => {
 
   it('stop-run-tests.sh blocks the first stop and lets the one after its reminder go', async () => {
     const hooks = hooksFor({ Stop: on(undefined, script('stop-run-tests.sh')) });
-    expect((await hooks.stop(false)).block).toBe('Run the tests (npm test) before you finish.');
-    expect((await hooks.stop(true)).block).toBeUndefined();
+    expect((await hooks.stop(false, 'Done.')).block).toBe('Run the tests (npm test) before you finish.');
+    expect((await hooks.stop(true, 'Done.')).block).toBeUndefined();
   });
 
   it('notify.sh gets the permission message; precompact-note.sh speaks to the user only', async () => {
@@ -257,5 +257,128 @@ describe('session and prompt events', () => {
     expect(started.block).toBeUndefined();
     expect(started.notes).toEqual(['SessionStart hook `echo "no network" >&2; exit 2`: no network']);
     expect((await hooks.userPromptSubmit('hi')).stop).toBe('Out of office');
+  });
+});
+
+describe('the common JSON fields (continue, stopReason, suppressOutput, systemMessage) on every event', () => {
+  it('halt-on-flag.sh stops the run only while its flag exists; the reason is for the user', async () => {
+    const flag = join(workspace, 'halt');
+    const hooks = hooksFor({ PreToolUse: on('*', script('halt-on-flag.sh')) }, { HALT_FLAG: flag });
+    expect(await hooks.preToolUse('shell', { command: 'ls' }, 'c1')).toEqual({ context: [], notes: [] });
+    await writeFile(flag, 'deploy in progress');
+    const halted = await hooks.preToolUse('read_file', { path: 'a' }, 'c2');
+    expect(halted.stop).toBe('Halted by the kill switch: deploy in progress');
+    expect(halted.block).toBeUndefined();
+  });
+
+  it('call-budget.py warns one call before its budget and stops at it; suppressOutput is accepted', async () => {
+    const env = { CALL_BUDGET: '3', CALL_BUDGET_FILE: join(workspace, 'budget.json') };
+    const hooks = hooksFor({ PostToolUse: on(undefined, `python3 ${script('call-budget.py')}`) }, env);
+    const post = () => hooks.postToolUse('shell', { command: 'ls' }, { ok: true, output: '' }, 'c');
+    expect(await post()).toEqual({ context: [], notes: [] });
+    expect(await post()).toEqual({ context: [], notes: ['One tool call left of 3.'] });
+    expect(await post()).toEqual({
+      context: [],
+      notes: [],
+      stop: 'Tool-call budget of 3 reached; review before going on.',
+    });
+  });
+
+  it('maintenance-window.sh stops a session at its start, with a warning', async () => {
+    const hooks = hooksFor({ SessionStart: on(undefined, script('maintenance-window.sh')) });
+    expect(await hooks.sessionStart('startup')).toEqual({ context: [], notes: [] });
+    await writeFile(join(workspace, '.release-freeze'), 'Friday');
+    expect(await hooks.sessionStart('startup')).toEqual({
+      context: [],
+      notes: ['Repository frozen.'],
+      stop: 'Release freeze until Friday; no agent sessions.',
+    });
+  });
+
+  it('no-compact.sh stops automatic compaction only; unattended.sh stops at a prompt in CI', async () => {
+    const hooks = hooksFor(
+      {
+        PreCompact: on(undefined, script('no-compact.sh')),
+        Notification: on(undefined, script('unattended.sh')),
+      },
+      { CI: 'true' },
+    );
+    expect((await hooks.preCompact('auto')).stop).toBe(
+      'Context is full: start a new session instead of compacting.',
+    );
+    expect((await hooks.preCompact('manual')).stop).toBeUndefined();
+    expect((await hooks.notification('Hearth needs your permission: shell make')).stop).toBe(
+      'Unattended run, nobody to answer: Hearth needs your permission: shell make',
+    );
+  });
+
+  it("continue:false wins over a Stop hook's decision: block", async () => {
+    const hooks = hooksFor({
+      Stop: on(
+        undefined,
+        `echo '{"continue": false, "stopReason": "Quota", "decision": "block", "reason": "more"}'`,
+      ),
+    });
+    const outcome = await hooks.stop(false, 'Done.');
+    expect(outcome.stop).toBe('Quota');
+  });
+});
+
+describe('SubagentStop', () => {
+  const subagent: HookSession = {
+    id: 'parent-1',
+    transcript: async () => transcriptPath,
+    permissionMode: () => 'normal',
+    agent: { id: 'child-7', type: 'tester', transcript: async () => join(workspace, 'child.jsonl') },
+  };
+  const childHooks = (settings: HooksSettings) =>
+    new Hooks(settings, { workspace, env: process.env }).forSession(subagent);
+
+  it("gets Claude Code's stdin: the main session's id and transcript, the sub-agent's own beside them", async () => {
+    const dump = join(workspace, 'stdin.json');
+    await writeFile(join(workspace, 'child.jsonl'), '');
+    const hooks = childHooks({ SubagentStop: on('tester', `cat > ${dump}`), Stop: on(undefined, 'exit 2') });
+    await hooks.stop(false, 'All tests pass.');
+    expect(JSON.parse(await readFile(dump, 'utf8'))).toEqual({
+      session_id: 'parent-1',
+      transcript_path: transcriptPath,
+      cwd: workspace,
+      permission_mode: 'default',
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      last_assistant_message: 'All tests pass.',
+      agent_id: 'child-7',
+      agent_type: 'tester',
+      agent_transcript_path: join(workspace, 'child.jsonl'),
+    });
+    // The matcher is the agent type; the user's prompts are not a sub-agent's.
+    expect(await childHooks({ SubagentStop: on('reviewer', 'exit 2') }).stop(false, '')).toEqual({
+      context: [],
+      notes: [],
+    });
+    expect(await childHooks({ UserPromptSubmit: on(undefined, 'exit 2') }).userPromptSubmit('brief')).toEqual(
+      {
+        context: [],
+        notes: [],
+      },
+    );
+  });
+
+  it('subagent-verify.py sends a sub-agent back until its transcript shows a test run', async () => {
+    const child = join(workspace, 'child.jsonl');
+    const hooks = childHooks({ SubagentStop: on(undefined, `python3 ${script('subagent-verify.py')}`) });
+    const call = (command: string) =>
+      JSON.stringify({
+        type: 'assistant',
+        message: {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't', name: 'shell', input: { command } }],
+        },
+      });
+    await writeFile(child, `${call('ls')}\n`);
+    expect((await hooks.stop(false, '')).block).toBe('tester sub-agent: run npm test before you report.');
+    expect((await hooks.stop(true, '')).block).toBeUndefined();
+    await writeFile(child, `${call('ls')}\n${call('npm test')}\n`);
+    expect((await hooks.stop(false, '')).block).toBeUndefined();
   });
 });

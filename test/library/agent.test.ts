@@ -57,6 +57,7 @@ function agent(options: AgentOptions = {}): Agent {
     baseUrl: server!.baseUrl,
     workspace,
     dbPath: join(dir, 'hearth.db'),
+    home: dir,
     contextWindow: 32_000,
     maxRetries: 0,
     ...options,

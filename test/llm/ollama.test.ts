@@ -42,6 +42,22 @@ async function collect(
   return { events, done: last.type === 'done' ? last : undefined };
 }
 
+/** A history in which the model read a file: one call and its result. */
+function readOneFile(): ChatMessage[] {
+  return [
+    { role: 'system', content: 'You are Hearth.' },
+    { role: 'user', content: 'Read a.txt' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'call_1', content: '1\thello' },
+  ];
+}
+
 async function run(turns: TurnInput[], opts: Partial<OllamaClientOptions> = {}) {
   return collect(await start(turns, opts));
 }
@@ -54,18 +70,7 @@ describe('ollama client over real HTTP (native dialect)', () => {
 
   it('converts history: tool calls get object arguments, results name their tool', async () => {
     const client = await start([reply().text('The file says hello.')]);
-    const history: ChatMessage[] = [
-      { role: 'system', content: 'You are Hearth.' },
-      { role: 'user', content: 'Read a.txt' },
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [
-          { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
-        ],
-      },
-      { role: 'tool', tool_call_id: 'call_1', content: '1\thello' },
-    ];
+    const history = readOneFile();
     const r = await collect(client, history);
     expect(r.done!.message.content).toBe('The file says hello.');
     expect(server!.requests[0]!.body.messages).toEqual([
@@ -92,6 +97,36 @@ describe('ollama client over real HTTP (native dialect)', () => {
       { role: 'tool', tool_call_id: 'c', content: 'error: bad arguments' },
     ]);
     expect(server!.requests[0]!.body.messages[1].tool_calls[0].function.arguments).toEqual({});
+  });
+});
+
+describe('request bodies over a growing history', () => {
+  it('extend the previous body byte for byte, and each tool result names its tool', async () => {
+    const client = await start([reply().text('one'), reply().text('two')]);
+    const history = readOneFile();
+    await collect(client, history);
+    history.push(
+      {
+        role: 'assistant',
+        content: 'And b.',
+        tool_calls: [
+          { id: 'call_2', type: 'function', function: { name: 'grep', arguments: '{"pattern":"x"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_2', content: 'b.txt:1:x' },
+    );
+    await collect(client, history);
+    const [first, second] = server!.requests.map((r) => r.raw);
+    // Everything before the end of the first request's messages is sent again unchanged.
+    const messagesEnd = first!.indexOf('],"tools"');
+    expect(second!.slice(0, messagesEnd)).toBe(first!.slice(0, messagesEnd));
+    expect(server!.requests[1]!.body.messages.slice(-1)).toEqual([
+      { role: 'tool', content: 'b.txt:1:x', tool_name: 'grep', tool_call_id: 'call_2' },
+    ]);
+    expect(JSON.parse(second!)).toEqual({
+      ...JSON.parse(first!),
+      messages: server!.requests[1]!.body.messages,
+    });
   });
 });
 

@@ -78,9 +78,10 @@ describe('MCP client over stdio (server-filesystem)', () => {
     });
     const [search, read] = results(events);
     expect(search!.output).toContain('"name":"mcp__fs__read_text_file"');
-    expect(read).toMatchObject({ ok: true, name: 'use_tool', output: 'the answer is 42\n' });
+    expect(read).toMatchObject({ ok: true, name: 'mcp__fs__read_text_file', output: 'the answer is 42\n' });
     expect(events.find((e) => e.type === 'tool_call' && e.call.name === 'use_tool')).toMatchObject({
       label: expect.stringContaining('mcp__fs__read_text_file'),
+      unwrapped: { name: 'mcp__fs__read_text_file' },
     });
     expect(hub.pid('fs')).toBeGreaterThan(0);
     expect(running()).toContain(hub.pid('fs'));

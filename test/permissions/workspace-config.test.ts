@@ -136,6 +136,16 @@ describe('the project config file', () => {
     );
   });
 
+  it('cannot aim web_search at a server: web.search.searxng_url from an unapproved project file is ignored', async () => {
+    await writeFile(
+      file(),
+      JSON.stringify({ web: { search: { searxng_url: 'http://attacker.invalid:9' } } }),
+    );
+    const shown = await show();
+    expect(JSON.stringify(shown.config)).not.toContain('attacker.invalid');
+    expect(shown.ignored.map((i) => i.key)).toEqual(['web.search.searxng_url']);
+  });
+
   it('sets no security setting until approved, says so, and keeps its deny rules', async () => {
     const shown = await show();
     expect(shown.config.sandbox.mode).toBe('auto');

@@ -36,7 +36,10 @@ it('ends a task whose reviewer keeps repeating a minor finding as done_with_debt
   expect(task!.rework).toBe(3);
   expect(task!.findings).toEqual(nitpick.findings);
   expect(server.requests.filter((r) => roleOf(r.body) === 'reviewer')).toHaveLength(4);
-  expect(bench.subjects()).toEqual(['hearth(coder): task #1 constant']);
+  expect(bench.subjects()).toEqual(['hearth(planner): plan #1 Constant', 'hearth(coder): task #1 constant']);
+  const log = bench.git('show', 'HEAD:.hearth-pipeline/1/review-log.md');
+  expect(log.match(/^- \[minor\] k\.js: name the constant in upper case$/gm)).toHaveLength(4);
+  expect(log).toContain('## Task #1 constant: review 4, rework');
   expect(bench.git('log', '-1', '--format=%b')).toContain('[minor] name the constant in upper case');
   // The third time the same finding came back, the coder was told to step back.
   const coderTurns = server.requests.filter(
@@ -72,5 +75,5 @@ it('fails a task whose reviewer keeps a major finding, and its dependents with t
   expect(uses!.state).toBe('failed');
   expect(uses!.error).toContain('prerequisite task #1 (value) failed');
   expect(server.requests.some((r) => titleOf(r.body) === 'uses value')).toBe(false);
-  expect(bench.subjects()).toEqual([]);
+  expect(bench.subjects()).toEqual(['hearth(planner): plan #1 Value']);
 }, 120_000);

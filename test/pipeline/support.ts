@@ -15,6 +15,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
 import { createGitTrace } from '../../src/pipeline/git-trace.js';
+import { createPlanInbox } from '../../src/pipeline/plan-inbox.js';
 import { PlanStore } from '../../src/pipeline/plan-store.js';
 import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
 import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
@@ -151,6 +152,10 @@ export interface RunOptions {
   baseUrl: string;
   commands?: string[];
   limits?: Limits;
+  /** Look into the workspace's `plans/` folder; with `watch`, wait there when the queue is empty. */
+  inbox?: 'look' | 'watch';
+  /** Plan characters a planner request may carry (default: plenty). */
+  planChars?: number;
   signal?: AbortSignal;
   onEvent?: (e: PipelineEvent) => void;
 }
@@ -180,11 +185,15 @@ export async function runOnce(
       workspace: bench.ws,
       maxIterations: 10,
     };
+    const plans = new PlanStore(db);
+    const emit = opts.onEvent ?? (() => {});
     return await runPipeline({
-      plans: new PlanStore(db),
+      plans,
+      ...(opts.inbox ? { inbox: createPlanInbox(plans, bench.ws, emit), watch: opts.inbox === 'watch' } : {}),
       workspace: bench.ws,
       sandbox,
       planner: { llm: llm('planner'), jsonSchema: true },
+      planChars: opts.planChars ?? 100_000,
       reviewer: { llm: llm('reviewer'), jsonSchema: true },
       coder: {
         create: () => AgentSession.create(deps, 'You are the coder.'),
@@ -197,7 +206,7 @@ export async function runOnce(
       limits: opts.limits ?? DEFAULT_LIMITS,
       owner: `test:${process.pid}`,
       alive: () => false,
-      emit: opts.onEvent ?? (() => {}),
+      emit,
       signal: opts.signal,
     });
   } finally {
@@ -227,4 +236,29 @@ export function usePipeline() {
       return { bench, server, plans };
     },
   };
+}
+
+/**
+ * Twelve tasks with dependencies (a chain 1→6, a fan-out from 6 to 7–11, a join of 7–11 in 12),
+ * each writing `file(n)` with `content(n)` on its first round.
+ */
+export function twelveTasks(file: (n: number) => string, content: (n: number) => string): Script {
+  const tasks = Array.from({ length: 12 }, (_, i) => ({
+    title: `module ${i + 1}`,
+    files: [file(i + 1)],
+    depends_on: i === 0 ? [] : i < 6 ? [i] : i < 11 ? [6] : [7, 8, 9, 10, 11],
+    acceptance: [`${file(i + 1)} holds its number`],
+  }));
+  return {
+    tasks,
+    coder: (title, round) => {
+      const n = Number(title.split(' ')[1]);
+      return round === 1 ? { [file(n)]: content(n) } : {};
+    },
+  };
+}
+
+/** Every dependency of `tasks` comes before its dependent in `order` (task numbers, 1-based). */
+export function inDependencyOrder(tasks: Script['tasks'], order: number[]): boolean {
+  return tasks.every((t, i) => (t.depends_on ?? []).every((d) => order.indexOf(d) < order.indexOf(i + 1)));
 }

@@ -13,6 +13,7 @@ import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js
 import { nextSlot, slotsBetween } from '../../src/scheduler/schedule.js';
 import { openDatabase } from '../../src/store/database.js';
 import { type RunRow, SchedulerStore } from '../../src/store/scheduler.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { withDeadline } from '../support/wait.js';
 
 // Fifty-one process starts on a loaded machine: the timeout only catches a hang.
@@ -36,18 +37,6 @@ afterEach(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
-
-/** A seeded generator, so a failure can be replayed: the seed is in the test's output. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 // Twenty schedules of every form, a few runs a day each, so that a simulated month is a few
 // thousand ticks.
@@ -184,7 +173,7 @@ it('a scheduler killed at 50 random moments over a month of 20 jobs records ever
   console.info(
     `crash test seed: ${seed} (HEARTH_CRASH_SEED=${seed} repeats the downtimes and kill delays; where a kill lands also depends on timing)`,
   );
-  const next = random(seed);
+  const next = seededRandom(seed);
   const jobs = twentyJobs();
   const paths = { db: join(dir, 'hearth.db'), log: join(dir, 'runs.log'), stateFile: join(dir, 'now') };
   const base = {

@@ -82,13 +82,34 @@ function attempts(port: number): Array<{ name: string; status: number; headers: 
 async function refusesEverything(gateway: TestGateway): Promise<void> {
   const ops = await operations(gateway);
   expect(ops.length).toBeGreaterThan(20);
+  // Memory (#20), the scheduler and the inbox (#21) are in the document, so each is tried below.
+  expect(ops.map((op) => `${op.method} ${op.path}`)).toEqual(
+    expect.arrayContaining([
+      'GET /api/memory',
+      'POST /api/memory',
+      'GET /api/memory/search',
+      'DELETE /api/memory/sec1',
+      'GET /api/memory/export',
+      'GET /api/memory/proposals',
+      'PATCH /api/memory/proposals/sec1',
+      'POST /api/memory/proposals/sec1/accept',
+      'POST /api/memory/proposals/sec1/reject',
+      'GET /api/cron',
+      'POST /api/cron/reload',
+      'POST /api/cron/sec1/run',
+      'POST /api/cron/sec1/toggle',
+      'GET /api/cron/sec1/runs',
+      'GET /api/inbox',
+      'POST /api/inbox',
+    ]),
+  );
   const failures: string[] = [];
   for (const attempt of attempts(gateway.port)) {
     for (const op of ops) {
       const body =
         op.method === 'GET' || op.method === 'DELETE'
           ? undefined
-          : '{"message":"x","decision":"once","mode":"bounded","model_id":"m"}';
+          : '{"message":"x","decision":"once","mode":"bounded","model_id":"m","text":"x","task":"x"}';
       const headers = { ...attempt.headers, ...(body ? { 'content-type': 'application/json' } : {}) };
       const answer = await raw(gateway.port, op.method, op.path, headers, body);
       const expected =
@@ -116,6 +137,8 @@ async function refusesEverything(gateway: TestGateway): Promise<void> {
   // Nothing got through: no session was made, no model was asked.
   expect(gateway.llm.requests).toHaveLength(0);
   expect((await gateway.json<{ sessions: unknown[] }>('/api/sessions')).sessions).toEqual([]);
+  expect((await gateway.json<{ memories: unknown[] }>('/api/memory?scope=all')).memories).toEqual([]);
+  expect((await gateway.json<{ waiting: unknown[] }>('/api/inbox')).waiting).toEqual([]);
 }
 
 describe('every operation in /doc refuses strangers', () => {

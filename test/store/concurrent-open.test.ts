@@ -53,3 +53,14 @@ it('several processes opening one brand-new database at once all succeed, and th
   expect(db.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: PROCESSES });
   db.close();
 }, 60_000);
+
+it('a brand-new database and a reopened one both end in WAL mode with synced commits (synchronous=NORMAL)', () => {
+  const path = join(dir, 'new.db');
+  for (let open = 0; open < 2; open++) {
+    const db = openDatabase(path);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(1);
+    expect(db.pragma('user_version', { simple: true })).toBe(migrations.length);
+    db.close();
+  }
+});

@@ -18,6 +18,8 @@ export interface TestGateway {
   dir: string;
   workspace: string;
   dbPath: string;
+  /** The gateway's Hearth home (cron.json, inbox/, MEMORY.md): inside `dir` unless given, never the user's. */
+  home: string;
   /** fetch with the token (unless `headers.authorization` is given) and JSON content type. */
   http(path: string, init?: RequestInit): Promise<Response>;
   /** GET or POST JSON and parse the answer, failing on a non-2xx status. */
@@ -48,9 +50,12 @@ export async function startGateway(
     ...options.config,
     gateway: { token: TOKEN, ...options.config?.gateway },
   });
+  const home = options.gateway?.home ?? join(dir, 'home');
   const server = createServer({
     config,
     workspace,
+    // The user's skills, mcp.json, USER.md, cron.json and inbox: the test's own, never the machine's.
+    home,
     stateFile: join(dir, 'gateway.json'),
     ...options.gateway,
   });
@@ -79,6 +84,7 @@ export async function startGateway(
     dir,
     workspace,
     dbPath,
+    home,
     http,
     async json<T>(path: string, body?: unknown, method?: string) {
       const response = await http(path, {

@@ -271,6 +271,13 @@ export function lmStudioRoutes(models: object = lmStudioV0Models): Routes {
   return { 'GET /api/v0/models': () => ({ json: models }) };
 }
 
+/** LM Studio with one model loaded: a vision model (`type: "vlm"`) or not (`"llm"`). */
+export function lmStudioOneModel(id: string, type: 'vlm' | 'llm'): Routes {
+  return lmStudioRoutes({
+    data: [{ id, type, state: 'loaded', loaded_context_length: 8192, max_context_length: 32768 }],
+  });
+}
+
 /** LM Studio's single-model `GET /api/v0/models/{id}` only, as when the list is slow or trimmed. */
 export function lmStudioModelRoute(entry: { id: string }): Routes {
   return { [`GET /api/v0/models/${entry.id}`]: () => ({ json: entry }) };

@@ -3,6 +3,7 @@ import { measurePrompt } from '../../src/agent/prompt-size.js';
 import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
 import {
   buildRegistry,
+  configuredTools,
   defaultTools,
   selectTools,
   ToolSelectionError,
@@ -85,8 +86,9 @@ describe('tool catalog', () => {
         'schedule_wakeup',
         'remember',
         'shell',
-        // A request carries whatever the URL holds off the machine, so it asks like a change.
+        // A request carries whatever the URL (or the query) holds off the machine, so it asks like a change.
         'web_fetch',
+        'web_search',
         'write_file',
       ].sort(),
     );
@@ -100,10 +102,27 @@ describe('tool catalog', () => {
     expect(size.total.chars / 4).toBeLessThanOrEqual(1000);
     const reachable = new Set([...registry.names(), ...registry.deferredNames()]);
     const { repl, ...rest } = toolGroups;
-    for (const tool of Object.values(rest).flat()) expect(reachable, tool.name).toContain(tool.name);
+    // web_search needs a search instance; without one it is not there at all (next test).
+    for (const tool of Object.values(rest)
+      .flat()
+      .filter((t) => t.name !== 'web_search'))
+      expect(reachable, tool.name).toContain(tool.name);
     // A live interpreter is the user's choice (--tools default,repl), not one the model searches for.
     for (const tool of repl!) expect(reachable, tool.name).not.toContain(tool.name);
     expect(buildRegistry({ enabled: ['default', 'repl'] }).names()).toContain('python');
+  });
+
+  it('leaves web_search out entirely unless a search instance is configured, then behind the index', () => {
+    const without = buildRegistry({ enabled: ['default', 'web'] });
+    expect([...without.names(), ...without.deferredNames()]).not.toContain('web_search');
+    expect(() => buildRegistry({ enabled: ['web_search'] })).toThrow('Unknown tool or group "web_search"');
+    const configured = configuredTools({ searxng: 'http://127.0.0.1:8888' });
+    expect(buildRegistry({ configured }).deferredNames()).toContain('web_search');
+    expect(buildRegistry({ configured }).names()).not.toContain('web_search');
+    expect([...buildRegistry({ configured, enabled: ['web'] }).names()]).toEqual(
+      expect.arrayContaining(['web_fetch', 'web_search']),
+    );
+    expect(configuredTools({})).toEqual([]);
   });
 
   it('defers nothing a selection disabled, and nothing when every tool is offered', () => {

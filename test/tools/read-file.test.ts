@@ -364,7 +364,7 @@ describe('read_file images', () => {
     png(100, 100).copy(big);
     await writeFile(path.join(ws, 'huge.png'), big);
     await expect(read({ path: 'huge.png' })).rejects.toThrow(
-      'Cannot attach huge.png: the PNG image is 5.0 MB, over the 5.0 MB limit.',
+      'Cannot attach huge.png: the PNG image is 25.0 MB, over the 25.0 MB limit.',
     );
   });
 

@@ -2,15 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BrowserRig,
-  chromiumMissing,
-  loggedIn,
-  SCREENSHOTS,
-  startBrowser,
-  startRelay,
-} from '../support/browser.js';
+import { type BrowserRig, chromiumMissing, loggedIn, SCREENSHOTS, startBrowser } from '../support/browser.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { startRelay } from '../support/net.js';
 import { reply, type TurnInput } from '../support/scripted-server.js';
 
 /**
@@ -18,6 +12,43 @@ import { reply, type TurnInput } from '../support/scripted-server.js';
  * against the scripted model server. Waits are on what the page shows, never on time.
  */
 if (chromiumMissing) console.warn(chromiumMissing);
+
+/** A 1×1 PNG. */
+const PIXEL =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+type Dispatcher = { dispatchEvent(event: unknown): boolean };
+interface PageGlobals {
+  DataTransfer: new () => { items: { add(file: File): void } };
+  ClipboardEvent: new (type: string, init: object) => unknown;
+  DragEvent: new (type: string, init: object) => unknown;
+  document: { querySelector(selector: string): Dispatcher | null };
+}
+
+/**
+ * Pastes the PNG into the message box (as a pasted screenshot arrives) or drops it on the
+ * composer (as a file dragged from the desktop does), with a DataTransfer built in the page.
+ */
+const giveImage = (page: Page, how: 'paste' | 'drop', name: string) =>
+  page.evaluate(
+    ([how, name, data]) => {
+      // The page's own globals (this file is type-checked without the DOM library).
+      const { DataTransfer, ClipboardEvent, DragEvent, document } = globalThis as unknown as PageGlobals;
+      const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], name, { type: 'image/png' }));
+      const init = { bubbles: true, cancelable: true };
+      if (how === 'paste') {
+        const box = document.querySelector('textarea[aria-label="Message"]')!;
+        box.dispatchEvent(new ClipboardEvent('paste', { ...init, clipboardData: transfer }));
+      } else {
+        const form = document.querySelector('form.composer')!;
+        form.dispatchEvent(new DragEvent('dragover', { ...init, dataTransfer: transfer }));
+        form.dispatchEvent(new DragEvent('drop', { ...init, dataTransfer: transfer }));
+      }
+    },
+    [how, name, PIXEL] as const,
+  );
 
 describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
   let rig: BrowserRig;
@@ -34,7 +65,10 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     gw = undefined;
   });
 
-  const start = async (turns: TurnInput[], options: { models?: string[] } = {}) => {
+  const start = async (
+    turns: TurnInput[],
+    options: { models?: string[]; config?: { vision?: boolean } } = {},
+  ) => {
     gw = await startGateway(turns, { gateway: { webRoot: rig.webRoot }, ...options });
     return gw;
   };
@@ -222,6 +256,51 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     } finally {
       await relay.close();
     }
+  });
+
+  it('attaches a pasted and a dropped image, removes one, and sends the other to the vision model', async () => {
+    const g = await start([reply().text('A single pink pixel.')], { config: { vision: true } });
+    const { page } = await loggedIn(rig, g.url);
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.waitForURL(/#\/s\//);
+    await giveImage(page, 'paste', 'pasted.png');
+    await giveImage(page, 'drop', 'dropped.png');
+    const thumbnails = page.getByRole('list', { name: 'Attached images' }).locator('img');
+    await thumbnails.nth(1).waitFor();
+    await page.getByLabel('Message').fill('what is in the picture?');
+    await page.screenshot({ path: join(SCREENSHOTS, 'composer-images-light-desktop.png') });
+    await page.getByRole('button', { name: 'Remove pasted.png' }).click();
+    expect(await thumbnails.evaluateAll((imgs) => imgs.map((i) => i.getAttribute('alt')))).toEqual([
+      'dropped.png',
+    ]);
+    await page.getByLabel('Message').press('Enter');
+
+    await page.locator('.item.answer', { hasText: 'A single pink pixel.' }).waitFor();
+    expect(await page.locator('.item.user .pictures img').count()).toBe(1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'conversation-image-light-desktop.png') });
+    expect(await page.getByRole('list', { name: 'Attached images' }).count()).toBe(0);
+    const messages = g.llm.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
+    const parts = messages.findLast((m) => m.role === 'user')!.content as Array<{
+      type: string;
+      image_url?: { url: string };
+    }>;
+    expect(parts.filter((p) => p.type === 'image_url').map((p) => p.image_url!.url.slice(0, 22))).toEqual([
+      'data:image/png;base64,',
+    ]);
+    // A reload shows the image again, from the stored events alone.
+    await page.reload();
+    await page.locator('.item.user .pictures img').waitFor();
+  });
+
+  it('refuses an image at once, saying why, when the model cannot see', async () => {
+    const g = await start([], { config: { vision: false } });
+    const { page } = await loggedIn(rig, g.url);
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.waitForURL(/#\/s\//);
+    await giveImage(page, 'paste', 'pasted.png');
+    await page.getByRole('alert').filter({ hasText: 'cannot see images' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('scripted-model');
+    expect(await page.getByRole('list', { name: 'Attached images' }).count()).toBe(0);
   });
 
   it('switches the model from the side panel; the next turn uses it', async () => {

@@ -59,7 +59,7 @@ export interface Status {
 }
 
 export interface Models {
-  current: { model_id: string | null };
+  current: { model_id: string | null; vision?: boolean | null };
   models: Array<{ id: string }>;
   reachable: boolean;
   error?: string;

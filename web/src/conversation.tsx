@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, type Status } from './api.js';
+import { type Attachment, Composer } from './composer.js';
 import { ItemView } from './items.js';
 import { SidePanel } from './panel.js';
 import { type Link, SessionLink, type Wire } from './socket.js';
@@ -19,7 +20,6 @@ interface Props {
 export function Conversation({ id, status, onSettled, onError }: Props) {
   const [view, setView] = useState<View>(emptyView);
   const [link, setLink] = useState<Link>('connecting');
-  const [draft, setDraft] = useState('');
   const socket = useRef<SessionLink | undefined>(undefined);
   const end = useRef<HTMLDivElement>(null);
 
@@ -61,15 +61,24 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
     end.current?.scrollIntoView({ block: 'end' });
   }, [view.items]);
 
-  const send = () => {
-    const text = draft.trim();
-    if (!text) return;
-    if (!socket.current?.send({ type: 'message', content: text })) {
+  const send = async (text: string, images: Attachment[]): Promise<boolean> => {
+    if (images.length > 0) {
+      // Images go over HTTP: they may not fit a WebSocket frame, and a refusal comes back at once.
+      try {
+        await api(`/api/sessions/${encodeURIComponent(id)}/messages`, {
+          message: text,
+          images: images.map(({ mime_type, data }) => ({ mime_type, data })),
+        });
+      } catch (err) {
+        onError((err as Error).message);
+        return false;
+      }
+    } else if (!socket.current?.send({ type: 'message', content: text })) {
       onError('Not connected; the message was kept. Try again once reconnected.');
-      return;
+      return false;
     }
     if (view.running) setView((v) => ({ ...v, queued: [...v.queued, text] }));
-    setDraft('');
+    return true;
   };
   const stop = () => socket.current?.send({ type: 'abort' });
   const answer = (callId: string, decision: 'once' | 'always' | 'deny', reason?: string) =>
@@ -117,35 +126,7 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
           )}
           <div ref={end} />
         </div>
-        <form
-          class="composer"
-          onSubmit={(e) => {
-            e.preventDefault();
-            send();
-          }}
-        >
-          <textarea
-            aria-label="Message"
-            placeholder={view.running ? 'Queue a message…' : 'Ask Hearth…'}
-            rows={2}
-            value={draft}
-            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-                e.preventDefault();
-                send();
-              }
-            }}
-          />
-          {view.running ? (
-            <button type="button" class="stop" onClick={stop} title="Stop (Esc)">
-              Stop
-            </button>
-          ) : null}
-          <button type="submit" class="send" disabled={!draft.trim()}>
-            Send
-          </button>
-        </form>
+        <Composer running={view.running} onSend={send} onStop={stop} onError={onError} />
       </main>
       <SidePanel
         id={id}

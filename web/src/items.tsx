@@ -13,6 +13,13 @@ export function ItemView({ item, onAnswer }: { item: Item; onAnswer: Answer }) {
     case 'user':
       return (
         <div class="item user">
+          {item.images && (
+            <div class="pictures">
+              {item.images.map((image, i) => (
+                <img key={i} src={`data:${image.mime_type};base64,${image.data}`} alt={`Attached ${i + 1}`} />
+              ))}
+            </div>
+          )}
           <div class="bubble">{item.text}</div>
         </div>
       );

@@ -6,7 +6,7 @@ import type { Wire } from './socket.js';
  * load), so a reload or a second tab shows the same thing. Pure: `apply` returns a new state.
  */
 export type Item =
-  | { kind: 'user'; text: string; key: string }
+  | { kind: 'user'; text: string; key: string; images?: Picture[] }
   | { kind: 'answer'; text: string; key: string }
   | { kind: 'reasoning'; text: string; key: string }
   | {
@@ -22,6 +22,26 @@ export type Item =
       approval?: Approval;
     }
   | { kind: 'notice'; text: string; tone: 'info' | 'warn' | 'error'; key: string };
+
+/** An image sent with a message: its type (one of the four the gateway takes) and base64 data. */
+export interface Picture {
+  mime_type: string;
+  data: string;
+}
+
+const PICTURE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+/** The well-formed images of an event or a stored message, whatever else it carries. */
+function pictures(list: unknown): Picture[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const found = list
+    .map((p: { mime_type?: unknown; mimeType?: unknown; data?: unknown; base64?: unknown }) => ({
+      mime_type: str(p?.mime_type ?? p?.mimeType),
+      data: str(p?.data ?? p?.base64),
+    }))
+    .filter((p) => PICTURE_TYPES.includes(p.mime_type) && /^[A-Za-z0-9+/]+={0,2}$/.test(p.data));
+  return found.length > 0 ? found : undefined;
+}
 
 export interface Approval {
   summary: string;
@@ -100,7 +120,9 @@ export function apply(view: View, event: Wire): View {
       const text = str(event.text);
       const at = view.queued.indexOf(text);
       const queued = at < 0 ? view.queued : view.queued.filter((_, i) => i !== at);
-      return { ...view, queued, running: true, items: [...view.items, { kind: 'user', text, key }] };
+      const images = pictures(event.images);
+      const item: Item = { kind: 'user', text, key, ...(images ? { images } : {}) };
+      return { ...view, queued, running: true, items: [...view.items, item] };
     }
     case 'queued':
       return view;
@@ -231,7 +253,8 @@ export function apply(view: View, event: Wire): View {
                 kind: 'notice' as const,
                 tone: reason === 'error' ? ('error' as const) : ('info' as const),
                 key,
-                text: stopText(reason),
+                // A hook's stopReason (or a refused prompt's) is said to the user as it is.
+                text: reason === 'blocked' ? str(event.text) : stopText(reason),
               },
             ];
       return { ...view, running: false, items };
@@ -261,6 +284,7 @@ function stopText(reason: string): string {
 interface StoredMessage {
   role: string;
   content: string | null;
+  images?: unknown;
   tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
   tool_call_id?: string;
 }
@@ -273,8 +297,10 @@ export function fromHistory(view: View, messages: StoredMessage[]): View {
   let items: Item[] = [];
   messages.forEach((m, i) => {
     const key = `h${i}`;
-    if (m.role === 'user') items.push({ kind: 'user', text: m.content ?? '', key });
-    else if (m.role === 'assistant') {
+    if (m.role === 'user') {
+      const images = pictures(m.images);
+      items.push({ kind: 'user', text: m.content ?? '', key, ...(images ? { images } : {}) });
+    } else if (m.role === 'assistant') {
       if (m.content) items.push({ kind: 'answer', text: m.content, key });
       for (const call of m.tool_calls ?? []) {
         let input: unknown;

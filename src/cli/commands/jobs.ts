@@ -13,7 +13,7 @@ Schedules: ${SCHEDULE_FORMATS}. Times are in the job's timezone, else the machin
 Missed runs (no scheduler running, the machine asleep): catch_up once (default) runs the latest,
 all runs each (at most 24), skip records them as skipped. A slot that comes while the previous run
 still goes: overlap skip (default) records it as skipped, queue runs it right after (one waits).
-Jobs run while a scheduler runs: hearth scheduler.`;
+Jobs run while a scheduler runs: hearth scheduler, or hearth serve (the gateway).`;
 
 interface AddOptions {
   schedule: string;

@@ -24,6 +24,7 @@ in ~/.hearth/MEMORY.md are memories too, and ~/.hearth/USER.md describes you to 
 After a session ends, Hearth can reflect on it (memory.reflect: interactive, always, off) and
 propose what to remember; proposals wait for: hearth memory review (memory.auto_accept keeps
 them unreviewed; only your own config, or a project file you approved, can set it).
+hearth serve offers the same over HTTP: /api/memory (described at /doc).
 The model remembers, recalls and forgets with tools when the memory group is on:
   hearth --tools default,memory "..."`,
     );

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type { PlanStore } from '../../pipeline/plan-store.js';
-import type { PipelineEvent, TaskState } from '../../pipeline/types.js';
+import type { PipelineEvent } from '../../pipeline/types.js';
 import type { GlobalFlags } from '../options.js';
 
 /** Loaded when a pipeline command runs: `--help` stays light (test/cli/bundle.test.ts). */
 const load = async () => ({
   ...(await import('node:fs/promises')),
   ...(await import('../../pipeline/plan-store.js')),
+  ...(await import('../../pipeline/report.js')),
   ...(await import('../../pipeline/setup.js')),
   ...(await import('../../pipeline/worker.js')),
   ...(await import('../connect.js')),
@@ -15,7 +16,7 @@ const load = async () => ({
   ...(await import('../usage-error.js')),
 });
 
-type Flags = GlobalFlags & { json?: boolean };
+type Flags = GlobalFlags & { json?: boolean; watch?: boolean };
 
 async function withPlans(cmd: Command, work: (plans: PlanStore, workspace: string) => void | Promise<void>) {
   const { runtimeFromFlags, PlanStore } = await load();
@@ -56,9 +57,10 @@ export function addPipelineCommands(program: Command): void {
   pipeline
     .command('run')
     .description(
-      'plan the new plans and work through the queue until nothing is left (resumes after a crash)',
+      'add the plans in plans/, plan the new ones and work through the queue until nothing is left (resumes after a crash)',
     )
     .option('--json', 'one JSON event per line')
+    .option('--watch', 'when the queue is empty, wait for plans dropped into plans/ instead of stopping')
     .action(async (_opts: unknown, cmd: Command) => {
       const { runtimeFromFlags, resolveConnection, pipelineDeps, runPipeline, terminalJson, visible } =
         await load();
@@ -72,7 +74,7 @@ export function addPipelineCommands(program: Command): void {
         const emit = (e: PipelineEvent) =>
           process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describe(e))}\n`);
         const deps = await pipelineDeps(runtime, connection, emit, stop.signal);
-        const summary = await runPipeline(deps);
+        const summary = await runPipeline({ ...deps, watch: flags.watch === true });
         if (!flags.json) {
           process.stdout.write(
             `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.\n`,
@@ -85,23 +87,30 @@ export function addPipelineCommands(program: Command): void {
     });
   pipeline
     .command('status')
-    .description('plans and their tasks by state')
+    .description('plans and their tasks by state, the current role and model, tokens')
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { terminalJson, visible } = await load();
+      const { terminalJson, visible, planReport } = await load();
       await withPlans(cmd, (plans, workspace) => {
-        const rows = plans.plans(workspace).map((p) => ({ plan: p, tasks: plans.tasks(p.id) }));
+        const rows = plans
+          .plans(workspace)
+          .map((p) => ({ plan: p, tasks: plans.tasks(p.id), report: planReport(plans, p) }));
         if (cmd.optsWithGlobals<Flags>().json) {
           process.stdout.write(`${terminalJson(rows)}\n`);
           return;
         }
         if (rows.length === 0)
           process.stdout.write('No plans in this workspace (add one: hearth plan add FILE.md).\n');
-        for (const { plan: p, tasks } of rows) {
-          const counts = new Map<TaskState, number>();
-          for (const t of tasks) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
-          const byState = [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
-          process.stdout.write(`#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''}\n`);
+        for (const { plan: p, tasks, report } of rows) {
+          const byState = Object.entries(report.byState)
+            .map(([s, n]) => `${n} ${s}`)
+            .join(', ');
+          const now = report.current
+            ? `; now #${report.current.seq} ${report.current.role}${report.current.model ? ` (${report.current.model})` : ''}`
+            : '';
+          process.stdout.write(
+            `#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''} — ${report.tokens.total} tokens${visible(now)}\n`,
+          );
           for (const t of tasks) {
             const why = t.error ? ` — ${t.error}` : '';
             process.stdout.write(
@@ -109,6 +118,27 @@ export function addPipelineCommands(program: Command): void {
             );
           }
         }
+      });
+    });
+  pipeline
+    .command('report [plan]')
+    .description(
+      'the quality report of each plan (or one): tasks, attempts, findings, debt, tokens, wall time',
+    )
+    .option('--json', 'as JSON')
+    .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
+      const { terminalJson, visible, planReport, describeReport, UsageError } = await load();
+      await withPlans(cmd, (plans, workspace) => {
+        const chosen = plans.plans(workspace).filter((p) => id === undefined || String(p.id) === id);
+        if (id !== undefined && chosen.length === 0)
+          throw new UsageError(`No plan #${id} in this workspace (see: hearth pipeline status).`);
+        const reports = chosen.map((p) => planReport(plans, p));
+        if (cmd.optsWithGlobals<Flags>().json) {
+          process.stdout.write(`${terminalJson(reports)}\n`);
+          return;
+        }
+        if (reports.length === 0) process.stdout.write('No plans in this workspace.\n');
+        for (const r of reports) process.stdout.write(`${visible(describeReport(r))}\n`);
       });
     });
   pipeline
@@ -126,14 +156,24 @@ export function addPipelineCommands(program: Command): void {
 
 function describe(e: PipelineEvent): string {
   switch (e.type) {
+    case 'plan_added':
+      return e.created ? `plan #${e.planId} added from ${e.file}` : `${e.file} is plan #${e.planId} already`;
+    case 'plan_skipped':
+      return `${e.file} skipped: ${e.reason}`;
+    case 'idle':
+      return 'queue empty; waiting for new plans in plans/ (Ctrl-C to stop)';
     case 'plan_planned':
-      return `plan #${e.planId}: ${e.tasks} tasks`;
+      return `plan #${e.planId}: ${e.tasks} tasks${e.parts > 1 ? ` (planned in ${e.parts} parts)` : ''}`;
     case 'plan_failed':
       return `plan #${e.planId} could not be planned: ${e.error}`;
     case 'task_state':
       return `task #${e.seq}: ${e.state}${e.note ? ` (${e.note})` : ''}`;
     case 'task_role':
       return `task ${e.taskId}: ${e.role}${e.model ? ` (${e.model})` : ''}`;
+    case 'plan_commit':
+      return `plan #${e.planId}: plan and task list committed ${e.hash.slice(0, 10)}`;
+    case 'plan_commit_failed':
+      return `plan #${e.planId}: the plan could not be committed: ${e.error}`;
     case 'commit':
       return `task ${e.taskId}: committed ${e.hash.slice(0, 10)}`;
   }

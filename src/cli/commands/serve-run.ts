@@ -43,13 +43,14 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     config,
     workspace,
     pin: config.gateway.pin ? newPin() : undefined,
+    scheduler: flags.scheduler,
     configFor: async (folder) => {
       const loaded = await loadConfig({ workspace: folder, flags: sessionFlags });
       return { config: loaded.config, notes: describeIgnored(loaded.ignored) };
     },
     log: err,
     onListening: (info) => {
-      process.stdout.write(banner(info, defaultDbPath(config), workspace));
+      process.stdout.write(banner(info, defaultDbPath(config), workspace, flags.scheduler));
       if (flags.open) openBrowser(server.loginLink(info.url), err);
     },
   });
@@ -115,7 +116,7 @@ function lanAddress(): string | undefined {
 }
 
 /** What the user needs to connect: the URL, where the token is (never the token), the PIN and a QR code. */
-function banner(info: ListeningInfo, dbPath: string, workspace: string): string {
+function banner(info: ListeningInfo, dbPath: string, workspace: string, scheduler: boolean): string {
   const any = info.address === '0.0.0.0' || info.address === '::';
   const lan = any ? lanAddress() : undefined;
   const remote = lan ? `http://${lan}:${info.port}/` : isLoopback(info.address) ? undefined : `${info.url}/`;
@@ -123,6 +124,9 @@ function banner(info: ListeningInfo, dbPath: string, workspace: string): string 
     `Hearth gateway listening on ${info.url}${lan ? ` (on your network: ${remote})` : ''}`,
     `  sessions: ${dbPath}, new ones in ${workspace}`,
     `  API: ${info.url}/doc (OpenAPI) · WebSocket: ${info.url.replace(/^http/, 'ws')}/ws/<session>`,
+    scheduler
+      ? '  scheduler: on (jobs, the inbox and wake-ups run here; GET /api/cron)'
+      : '  scheduler: off (--no-scheduler)',
     info.tokenGenerated
       ? `  token: in ${info.stateFile ?? 'memory only'} (local clients read it there)`
       : '  token: the one you gave',

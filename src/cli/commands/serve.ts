@@ -7,6 +7,8 @@ export interface ServeFlags extends GlobalFlags {
   pin?: boolean;
   token?: string;
   open?: boolean;
+  /** False with --no-scheduler. */
+  scheduler: boolean;
 }
 
 function port(value: string): number {
@@ -19,7 +21,8 @@ function port(value: string): number {
 const SERVE_HELP = `
 Serves the sessions in ~/.hearth/hearth.db (the same ones the terminal uses) to the web UI at /,
 scripts and phones: the agent_computer HTTP API and WebSocket protocol, SSE, and an OpenAPI
-document at /doc. Every request needs the token (or a cookie from the PIN); the token is written
+document at /doc. It also runs the scheduler (jobs, the inbox, wake-ups; as hearth scheduler does,
+and only one of them fires at a time) and serves memory at /api/memory. Every request needs the token (or a cookie from the PIN); the token is written
 to ~/.hearth/gateway.json, readable by you alone, for local clients.
 
 Examples:
@@ -42,6 +45,7 @@ export function addServeCommand(program: Command): void {
       'the bearer token clients send, 16+ characters (HEARTH_GATEWAY_TOKEN keeps it out of ps)',
     )
     .option('--open', 'open the web UI in your browser, logged in with a one-time link')
+    .option('--no-scheduler', 'do not run scheduled jobs, the inbox and wake-ups here (hearth scheduler can)')
     .addHelpText('after', SERVE_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
       const { runServe } = await import('./serve-run.js');

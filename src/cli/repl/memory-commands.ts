@@ -1,7 +1,7 @@
 import type { LongTermMemory } from '../../memory/memory.js';
 import { ProposalStore } from '../../memory/proposals.js';
 import type { Memory } from '../../memory/types.js';
-import { openCliMemory } from '../memory-access.js';
+import { openCliMemory } from '../../setup/memory-access.js';
 import { visible } from '../sanitize.js';
 import type { CommandContext, SlashCommand } from './commands.js';
 

@@ -1,5 +1,5 @@
-import type { AgentEvent } from '../../agent/events.js';
-import { colorDiff, firstLine, isDiff, keyArgument, type Style } from '../render.js';
+import { type AgentEvent, shownCall } from '../../agent/events.js';
+import { callLine, colorDiff, firstLine, isDiff, type Style } from '../render.js';
 import { visibleDeep } from '../sanitize.js';
 import { columnsOf, RowCounter, stripAnsi } from '../text-width.js';
 import { MarkdownStream } from './markdown.js';
@@ -69,7 +69,7 @@ export class ReplRenderer {
         this.line(style.yellow(`↻ ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)}s`));
         break;
       case 'tool_call':
-        this.lastCall = event.label ?? `${event.call.name} ${keyArgument(event.call.arguments)}`.trim();
+        this.lastCall = event.label ?? callLine(shownCall(event));
         this.calls.set(event.call.id, this.lastCall);
         this.settle();
         break;

@@ -3,14 +3,17 @@ import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js
 import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
+import { reflectAfterSessions } from '../../setup/memory-access.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
-import { reflectAfterSessions } from '../memory-access.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
 import { visible } from '../sanitize.js';
+import { readTaskImages } from '../task-images.js';
+import { loadTextWidth } from '../text-width.js';
 import { replApprover } from './approver.js';
 import { type CommandContext, completeCommand, parseCommand, runCommand } from './commands.js';
 import { History } from './history.js';
+import { imageMentions } from './image-mentions.js';
 import { NOT_CONNECTED_HELP } from './info-commands.js';
 import { LineEditor } from './input.js';
 import { Keyboard } from './keyboard.js';
@@ -70,7 +73,8 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
   // The sandbox is settled by now (set up while the server was probed): its warning is said here.
-  const { warning } = await runtime.sandboxForSession();
+  // Redraws need exact widths from the first prompt on.
+  const [{ warning }] = await Promise.all([runtime.sandboxForSession(), loadTextWidth()]);
   const notes = [...setupNotes(runtime, connection), ...(warning ? [warning] : [])];
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
@@ -96,6 +100,10 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   /** The sessions this REPL ran tasks in: reflected on when it exits (memory.reflect). */
   const ran = new Set<string>();
   const runTask = async (task: string, planFirst = false) => {
+    // Images the entry names are read (or refused) before a session exists: nothing is stored for a refusal.
+    const files = await imageMentions(task, runtime.workspace);
+    const images = await readTaskImages(files, runtime, await repl.connect());
+    if (images) stderr.write(`${errStyle.dim(`(attached ${files.map((f) => visible(f)).join(', ')})`)}\n`);
     const session = await repl.ensureSession();
     ran.add(session.id);
     const steer = (text: string) => session.steer(text);
@@ -103,7 +111,7 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     const mode = gate.mode;
     if (planFirst) gate.mode = 'plan';
     let done = await turns.run(
-      (signal) => session.run(planFirst ? planRequest(task) : task, signal),
+      (signal) => session.run(planFirst ? planRequest(task) : task, signal, images),
       (event) => repl.record(event),
       steer,
     );

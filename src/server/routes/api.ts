@@ -138,16 +138,18 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
             'text/event-stream': { schema: z.string() },
           },
         },
+        422: problemResponse('Images for a model that cannot see them'),
         502: problemResponse('The model server could not be reached'),
         ...refusals,
       },
     }),
     async (c) => {
       const { session } = c.req.valid('param');
-      const { message, mode, model } = c.req.valid('json');
+      const { message, images, mode, model } = c.req.valid('json');
       await hub.ensure(session);
+      await hub.refuseBlind(session, images, model);
       const live = hub.session(session);
-      const job = live.send({ text: message, mode, model });
+      const job = live.send({ text: message, images, mode, model });
       if (c.req.valid('query').stream === 'sse') {
         return sseResponse(
           c,
@@ -268,7 +270,14 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
       responses: {
         200: json(
           z.object({
-            current: z.object({ model_id: z.string().nullable(), base_url: z.string().nullable() }),
+            current: z.object({
+              model_id: z.string().nullable(),
+              base_url: z.string().nullable(),
+              vision: z
+                .boolean()
+                .nullable()
+                .openapi({ description: 'Whether it accepts images; null when nobody can tell.' }),
+            }),
             models: z.array(z.object({ id: z.string() })),
             reachable: z.boolean(),
             error: z.string().optional(),
@@ -281,9 +290,14 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
     async (c) => {
       const listed = await hub.models();
       const current = hub.currentModel;
+      const sight = await hub.vision({ workspace: hub.workspace, model: '' }).catch(() => undefined);
       return c.json(
         {
-          current: { model_id: current.model ?? null, base_url: listed.baseUrl ?? null },
+          current: {
+            model_id: current.model ?? sight?.model ?? null,
+            base_url: listed.baseUrl ?? null,
+            vision: sight?.vision ?? null,
+          },
           models: listed.models.map((id) => ({ id })),
           reachable: listed.error === undefined,
           ...(listed.error === undefined ? {} : { error: listed.error }),

@@ -258,16 +258,22 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         params: SessionParams,
         body: jsonBody(MessageBody.extend({ steer: z.boolean().optional() })),
       },
-      responses: { 202: json(Accepted, 'Accepted'), ...notFound, ...refusals },
+      responses: {
+        202: json(Accepted, 'Accepted'),
+        ...notFound,
+        422: problemResponse('Images for a model that cannot see them'),
+        ...refusals,
+      },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      const { message, mode, model, steer } = c.req.valid('json');
+      const { message, images, mode, model, steer } = c.req.valid('json');
+      await hub.refuseBlind(id, images, model);
       const live = hub.session(id);
-      if (steer && live.steer(message)) {
+      if (steer && !images?.length && live.steer(message)) {
         return c.json({ session_id: id, status: 'steered' as const, position: 0 }, 202);
       }
-      const { position, result } = live.send({ text: message, mode, model });
+      const { position, result } = live.send({ text: message, images, mode, model });
       result.catch(() => undefined);
       return c.json(
         { session_id: id, status: position > 0 ? ('queued' as const) : ('running' as const), position },

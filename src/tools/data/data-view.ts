@@ -1,6 +1,5 @@
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import { displayPath, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { formatBytes, formatCount } from '../truncate.js';
@@ -54,7 +53,9 @@ export const dataViewTool = defineTool({
       const format = detectFormat(abs, head);
       const tail = await tailText(file, info.size);
       const count = await countLines(file, info.size, ctx.signal);
-      const table = readTable(format, head, tail);
+      // Loaded here: a start-up that never views a table does not pay for the CSV parser.
+      const csv = format.kind === 'csv' ? (await import('csv-parse/sync')).parse : undefined;
+      const table = readTable(format, head, tail, csv);
       const rows = Math.max(0, count.lines - (format.kind === 'csv' ? 1 : 0));
       return render({ shown, size: info.size, format, table, rows, exact: count.exact, args });
     } finally {
@@ -75,7 +76,9 @@ function detectFormat(file: string, head: string): Format {
   return { kind: 'csv', delimiter: best && best[1] > 0 ? best[0] : ',' };
 }
 
-function readTable(format: Format, head: string, tail: string | undefined): Table {
+type CsvParse = typeof import('csv-parse/sync').parse;
+
+function readTable(format: Format, head: string, tail: string | undefined, csv?: CsvParse): Table {
   if (format.kind === 'jsonl') {
     const columns: string[] = [];
     let unreadable = 0;
@@ -100,14 +103,14 @@ function readTable(format: Format, head: string, tail: string | undefined): Tabl
     const asRow = (record: Record<string, unknown>) => columns.map((c) => record[c]);
     return { columns, head: headRecords.map(asRow), tail: tailRecords.map(asRow), unreadable };
   }
-  const records = (text: string) => parseCsv(text, format.delimiter);
+  const records = (text: string) => parseCsv(csv!, text, format.delimiter);
   const [header = [], ...headRows] = records(head);
   const columns = header.map((name, i) => name.trim() || `column_${i + 1}`);
   return { columns, head: headRows, tail: tail === undefined ? [] : records(tail), unreadable: 0 };
 }
 
 /** csv-parse reads quotes and embedded delimiters; where the text is not valid CSV, lines are split plainly. */
-function parseCsv(text: string, delimiter: string): string[][] {
+function parseCsv(parse: CsvParse, text: string, delimiter: string): string[][] {
   try {
     return parse(text, {
       delimiter,

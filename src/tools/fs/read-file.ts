@@ -11,8 +11,11 @@ const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_OUTPUT_BYTES = 50 * 1024;
 const READ_MAX_LINE_CHARS = 2000;
 const READ_MAX_PATHS = 10;
-/** Larger images cost a vision model more than they tell it, and bloat every later request. */
-export const READ_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/**
+ * Most bytes of one image file read. It is scaled down before it reaches the model
+ * (llm/image-fit.ts), so this only bounds memory: a large photo from a phone fits.
+ */
+export const READ_MAX_IMAGE_BYTES = 25 * 1024 * 1024;
 
 const SNIFF_BYTES = 8192;
 const CHUNK_BYTES = 64 * 1024;

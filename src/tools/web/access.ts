@@ -15,6 +15,8 @@ export interface WebAccess {
    * unset to look for one on the machine. Never a downloaded browser.
    */
   browser?: string | false;
+  /** The SearXNG instance web_search asks (`web.search.searxng_url`); unset: no web_search. */
+  searxng?: string;
 }
 
 export const DEFAULT_WEB_ACCESS: WebAccess = {

@@ -17,6 +17,8 @@ export interface HttpGetOptions {
   signal: AbortSignal;
   maxRedirects?: number;
   userAgent?: string;
+  /** Replace or add to the default headers. */
+  headers?: Record<string, string>;
 }
 
 export interface HttpReply {
@@ -91,10 +93,7 @@ export type HopReply =
   | { location: string; status: number };
 
 /** One request, no redirect followed; the browser tier sends every request of a page through here. */
-export function requestOnce(
-  url: URL,
-  options: HttpGetOptions & { headers?: Record<string, string> },
-): Promise<HopReply> {
+export function requestOnce(url: URL, options: HttpGetOptions): Promise<HopReply> {
   checkLiteralHost(options.policy, url);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {

@@ -6,6 +6,8 @@ import { DEFAULT_WEB_ACCESS, type WebAccess } from './access.js';
 import { type BrowserPage, renderPage } from './browser.js';
 import { htmlToMarkdown, looksLikeChallenge } from './extract.js';
 import { FetchError, type HttpReply, httpGet, parseHttpUrl } from './http-get.js';
+import { answerFromPage, type PageAnswer } from './page-question.js';
+import { splitPages } from './split-pages.js';
 
 /** Characters of Markdown per page of the result. */
 export const WEB_PAGE_CHARS = 12_000;
@@ -25,9 +27,11 @@ interface Page {
 
 export const webFetchTool = defineTool({
   name: 'web_fetch',
-  description: 'Fetch a web page (http/https) as Markdown. Long pages come in pages.',
+  description:
+    'Fetch a web page (http/https) as Markdown. Long pages come in pages. With a prompt, only the answer to it from the page comes back.',
   parameters: z.object({
     url: z.string().min(1),
+    prompt: z.string().min(1).optional().describe('What to find out from the page'),
     page: z.number().int().min(1).optional().describe('Page of a long result (default 1)'),
   }),
   // A request carries whatever the model puts in the URL out of the machine, so it asks like a change.
@@ -51,9 +55,31 @@ export const webFetchTool = defineTool({
       cache.set(url.href, page);
       while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
     }
+    if (args.prompt !== undefined && ctx.model) return promptOutput(page, args.prompt, ctx);
     return pageOutput(page, args.page ?? 1);
   },
 });
+
+/** The model's answer to the prompt from the page, in place of the page. */
+async function promptOutput(page: Page, prompt: string, ctx: ToolContext): Promise<ToolOutput> {
+  let found: PageAnswer;
+  try {
+    found = await answerFromPage(page, prompt, ctx.model!, ctx.signal, ctx.progress);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    throw new ToolError(
+      `${page.url} was fetched, but the model could not answer from it: ${(err as Error).message}. Call web_fetch without a prompt to read the page.`,
+    );
+  }
+  const cut =
+    found.read < found.parts
+      ? [`[only the first ${found.read} of ${found.parts} parts of the page were read]`]
+      : [];
+  return {
+    output: `${pageHead(page, [...page.notes, ...cut])}\n\n${found.answer || '(the model gave no answer)'}`,
+    meta: { url: page.url, parts: found.parts, read: found.read },
+  };
+}
 
 async function fetchPage(url: URL, access: WebAccess, ctx: ToolContext): Promise<Page | ToolOutput> {
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(access.timeoutMs)]);
@@ -146,13 +172,7 @@ function pageOutput(page: Page, wanted: number): ToolOutput {
     throw new ToolError(
       `${page.url} has ${count} page${count === 1 ? '' : 's'}; page ${wanted} does not exist.`,
     );
-  const head = [
-    page.title ? `# ${page.title}` : undefined,
-    `URL: ${page.url}`,
-    ...(wanted === 1 ? page.notes : []),
-  ]
-    .filter((line): line is string => line !== undefined)
-    .join('\n');
+  const head = pageHead(page, wanted === 1 ? page.notes : []);
   const body = pages[wanted - 1] ?? '(the page has no text)';
   const more =
     count > 1
@@ -161,20 +181,9 @@ function pageOutput(page: Page, wanted: number): ToolOutput {
   return { output: `${head}\n\n${body}${more}`, meta: { url: page.url, page: wanted, pages: count } };
 }
 
-/** Cuts Markdown into pages of at most `size` characters, at a paragraph or line break where one is near. */
-export function splitPages(text: string, size: number): string[] {
-  const pages: string[] = [];
-  let rest = text;
-  while (rest.length > size) {
-    const window = rest.slice(0, size);
-    let cut = window.lastIndexOf('\n\n');
-    if (cut < size / 2) cut = window.lastIndexOf('\n');
-    if (cut < size / 2) cut = size;
-    pages.push(rest.slice(0, cut).trimEnd());
-    rest = rest.slice(cut).trimStart();
-  }
-  if (rest.length > 0 || pages.length === 0) pages.push(rest);
-  return pages;
+/** The title, the address and what is said once above the content. */
+function pageHead(page: Page, notes: string[]): string {
+  return [...(page.title ? [`# ${page.title}`] : []), `URL: ${page.url}`, ...notes].join('\n');
 }
 
 function pageCache(ctx: ToolContext): Map<string, Page> {

@@ -8,13 +8,16 @@ import type { LongTermMemory } from '../memory/memory.js';
 import type { ReflectOutcome } from '../memory/reflection/reflect.js';
 
 /**
- * Long-term memory as the CLI opens it: the code is imported when a session or a `hearth memory`
- * command first needs it, so starting Hearth does not pay for it.
+ * Long-term memory as every surface opens it, with the user files (USER.md, MEMORY.md) of the
+ * Hearth home `home`: the code is imported when a session or a `hearth memory` command first needs
+ * it, so starting Hearth (or importing the library) does not pay for it.
  */
-export const openSessionMemory: MemoryFactory = async ({ db, config, workspace, connection }) => {
-  const { openMemory } = await import('../memory/open-memory.js');
-  return openMemory({ db, config, workspace, home: hearthHome(), server: connection });
-};
+export function sessionMemory(home: string): MemoryFactory {
+  return async ({ db, config, workspace, connection }) => {
+    const { openMemory } = await import('../memory/open-memory.js');
+    return openMemory({ db, config, workspace, home, server: connection });
+  };
+}
 
 /**
  * Memory for a `hearth memory` command or /memory. Embeddings come from the configured server, or

@@ -1,99 +1,27 @@
-import { configError, describeIssues } from '../config/errors.js';
-import { defaultDbPath } from '../config/load.js';
-import { type Config, type ConfigInput, configSchema } from '../config/schema.js';
+import type { AgentEvent, StopReason } from '../agent/events.js';
+import type { AgentSession } from '../agent/session.js';
+import { openSession, setupNotes } from '../agent/session-setup.js';
+import { hearthHome } from '../config/load.js';
+import type { Config } from '../config/schema.js';
 import { resolveConnection } from '../llm/connection.js';
 import type { ToolCall } from '../llm/types.js';
-import type { ApprovalAnswer, ApprovalRequest, Approver } from '../permissions/gate.js';
-import type { PermissionMode } from '../permissions/modes.js';
+import type { Approver } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
-import type { SandboxMode } from '../sandbox/types.js';
+import { PROMOTE_GROUP } from '../skills/index.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
-import { buildRegistry } from '../tools/catalog.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import { SUBAGENTS_GROUP } from '../subagents/tools.js';
+import { configuredTools, selectTools } from '../tools/catalog.js';
 import type { AnyTool } from '../tools/types.js';
-import type { AgentEvent, StopReason } from './events.js';
-import { createRuntime } from './runtime.js';
-import type { AgentSession } from './session.js';
-import { openSession, setupNotes } from './session-setup.js';
+import { type AgentOptions, type ApprovalCallback, configFromOptions } from './agent-options.js';
+import { assembleRuntime } from './runtime.js';
 
-/**
- * Answers an approval request. `true` is "once", `false` is "deny"; an ApprovalAnswer can also say
- * "always" (similar calls run without asking for the rest of the session) or give the model a reason.
- * A callback that throws counts as "deny".
- */
-export type ApprovalCallback = (
-  request: ApprovalRequest,
-  signal: AbortSignal,
-) => ApprovalAnswer | boolean | Promise<ApprovalAnswer | boolean>;
-
-export interface AgentSandboxOptions {
-  mode?: SandboxMode;
-  /** Outbound network for commands; off by default. */
-  network?: boolean;
-  /** Extra environment variable names passed into the sandbox (exact, or PREFIX*). */
-  env?: string[];
-  /** Memory for all of a command's processes, where the system can hold it. */
-  memoryMb?: number;
-  cpus?: number;
-  /** Processes and threads one command may have at once. */
-  maxProcesses?: number;
-  /** Size of each private temp filesystem in the sandbox, MB. */
-  tmpMb?: number;
-}
-
-export interface AgentOptions {
-  /** OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1. Unset: local servers are probed. */
-  baseUrl?: string;
-  /** Unset: the server's loaded (or first) chat model, or the stored session's model. */
-  model?: string;
-  apiKey?: string;
-  /** The folder the agent works in. Unset: the stored session's folder, else `process.cwd()`. */
-  workspace?: string;
-  /**
-   * Tool names and groups ('default', 'git', 'files', ...) and custom tools from `defineTool`.
-   * With no names the default set is offered; custom tools are always added.
-   */
-  tools?: Array<AnyTool | string>;
-  /** 'normal' (default): read-only tools run, changes ask. 'auto' runs everything; see the README. */
-  permissionMode?: PermissionMode;
-  /** Rules such as "shell(npm test*)" or "write_file(src/**)"; deny wins over allow. */
-  allow?: string[];
-  deny?: string[];
-  /** Asked about calls that need approval. Unset: such a call pauses the run (see `resume`). */
-  approve?: ApprovalCallback;
-  /** Where commands run: 'auto' (default) takes the strongest sandbox this machine has. */
-  sandbox?: SandboxMode | AgentSandboxOptions;
-  /**
-   * The SQLite file sessions are kept in; default `$HEARTH_HOME/hearth.db` (`~/.hearth/hearth.db`),
-   * shared with the CLI, so a paused run can be resumed by another process. ':memory:' keeps nothing.
-   */
-  dbPath?: string;
-  /** Continue this stored session (an id, or a unique prefix of one) instead of starting a new one. */
-  sessionId?: string;
-  /** Tokens; unset: learned from the server. */
-  contextWindow?: number;
-  /** Model turns per run; default 50. */
-  maxIterations?: number;
-  /** Tokens (prompt + completion) one run may spend. */
-  tokenBudget?: number;
-  /** Share of the context window at which older turns are summarized; default 0.75. */
-  compactionThreshold?: number;
-  /** Whole-request limit; default 10 minutes (local models can be slow on long prompts). */
-  timeoutMs?: number;
-  /** Silence allowed between streamed chunks; default 3 minutes. */
-  idleTimeoutMs?: number;
-  maxRetries?: number;
-  temperature?: number;
-  maxTokens?: number;
-  /**
-   * Appended to the system prompt of a new session. It is fixed for the session's life (so local
-   * servers keep their prompt cache); a resumed session keeps the prompt it started with.
-   */
-  instructions?: string;
-  /** Aborts every run of this agent. */
-  signal?: AbortSignal;
-}
+export type {
+  AgentOptions,
+  AgentSandboxOptions,
+  ApprovalCallback,
+  McpServerOptions,
+} from './agent-options.js';
 
 /** One tool call a run made, with its result as the model saw it. */
 export interface AgentToolCall {
@@ -144,12 +72,14 @@ interface Ready {
 }
 
 /**
- * Hearth as a library: one Agent is one conversation, kept in the session store. Nothing touches
- * the network, the disk or the sandbox until the first run.
+ * Hearth as a library: one Agent is one conversation, kept in the session store, with the runtime
+ * the CLI would assemble for the same settings (`assembleRuntime`). Nothing touches the network,
+ * the disk or the sandbox until the first run.
  */
 export class Agent {
   private readonly config: Config;
-  private readonly tools: ToolRegistry;
+  private readonly home: string;
+  private readonly custom: AnyTool[];
   private ready: Promise<Ready> | undefined;
   private settled: Ready | undefined;
   private readonly cleanups: Array<() => unknown> = [];
@@ -157,12 +87,16 @@ export class Agent {
   private closed = false;
 
   constructor(private readonly options: AgentOptions = {}) {
-    this.config = parseOptions(options);
-    // Bad names and rules throw here, where the caller made them, not on the first run.
-    const custom = (options.tools ?? []).filter((t): t is AnyTool => typeof t !== 'string');
-    const names = (options.tools ?? []).filter((t): t is string => typeof t === 'string');
-    const enabled = names.length > 0 ? [...names, ...custom.map((t) => t.name)] : undefined;
-    this.tools = buildRegistry({ enabled }, custom);
+    this.home = options.home ?? hearthHome();
+    this.config = configFromOptions(options, this.home);
+    this.custom = (options.tools ?? []).filter((t): t is AnyTool => typeof t !== 'string');
+    // Bad names and rules throw here, where the caller made them, not on the first run. The groups
+    // that exist once skills and sub-agents are set up count as known.
+    selectTools(
+      { ...this.config.tools, configured: configuredTools({ searxng: this.config.web.search?.searxng_url }) },
+      this.custom,
+      { [SUBAGENTS_GROUP]: [], [PROMOTE_GROUP]: [] },
+    );
     parseRules([...this.config.permissions.allow, ...this.config.permissions.deny]);
   }
 
@@ -321,12 +255,18 @@ export class Agent {
   private async assemble(): Promise<Ready> {
     const { config, options } = this;
     // The store comes first: a stored session says which workspace and model to use.
-    const db: Db = openDatabase(defaultDbPath(config));
+    const db: Db = openDatabase(config.db_path!);
     const row = options.sessionId ? new SessionStore(db).resolve(options.sessionId) : undefined;
-    const runtime = await createRuntime(
-      { ...config, model: config.model ?? (row?.model || undefined) },
+    const runtime = await assembleRuntime(
+      { config: { ...config, model: config.model ?? (row?.model || undefined) } },
       options.workspace ?? row?.workspace ?? process.cwd(),
-      { tools: this.tools, instructions: options.instructions, db },
+      {
+        home: this.home,
+        tools: this.custom,
+        instructions: options.instructions,
+        db,
+        skills: options.skills !== false,
+      },
     ).catch((err: unknown) => {
       db.close();
       throw err;
@@ -342,62 +282,6 @@ export class Agent {
     const session = await openSession(setup, row);
     return { session, notices: setupNotes(runtime, connection) };
   }
-}
-
-/** The options, validated and defaulted by the same schema as the config files. */
-function parseOptions(options: AgentOptions): Config {
-  const sandbox = typeof options.sandbox === 'string' ? { mode: options.sandbox } : options.sandbox;
-  const input: ConfigInput = {
-    base_url: options.baseUrl,
-    model: options.model,
-    api_key: options.apiKey,
-    max_iterations: options.maxIterations,
-    timeout: seconds(options.timeoutMs),
-    idle_timeout: seconds(options.idleTimeoutMs),
-    max_retries: options.maxRetries,
-    temperature: options.temperature,
-    max_tokens: options.maxTokens,
-    context_window: options.contextWindow,
-    token_budget: options.tokenBudget,
-    db_path: options.dbPath,
-    compaction: { threshold: options.compactionThreshold },
-    permissions: { mode: options.permissionMode, allow: options.allow, deny: options.deny },
-    sandbox: sandbox && {
-      mode: sandbox.mode,
-      network: sandbox.network,
-      env: sandbox.env,
-      memory_mb: sandbox.memoryMb,
-      cpus: sandbox.cpus,
-      max_processes: sandbox.maxProcesses,
-      tmp_mb: sandbox.tmpMb,
-    },
-  };
-  // The JSON round trip drops the unset options, so the schema's defaults apply to them.
-  const given = JSON.parse(JSON.stringify(input)) as unknown;
-  const result = configSchema.safeParse(given);
-  if (result.success) return result.data;
-  throw configError(
-    'the Agent options',
-    describeIssues(result.error.issues, given, configSchema, optionName),
-  );
-}
-
-/** Schema keys that do not simply turn into camelCase option names. */
-const RENAMED: Record<string, string> = {
-  timeout: 'timeoutMs',
-  idle_timeout: 'idleTimeoutMs',
-  'compaction.threshold': 'compactionThreshold',
-  'permissions.mode': 'permissionMode',
-};
-
-function optionName(key: string): string {
-  return (
-    RENAMED[key] ?? key.replace(/^permissions\./, '').replace(/_(\w)/g, (_, c: string) => c.toUpperCase())
-  );
-}
-
-function seconds(ms: number | undefined): number | undefined {
-  return ms === undefined ? undefined : ms / 1000;
 }
 
 function toApprover(callback: ApprovalCallback): Approver {

@@ -1,0 +1,126 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { redact, type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
+import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
+import { defaultDbPath } from '../../config/load.js';
+import { runAgentTask } from '../../scheduler/agent-runner.js';
+import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
+import { terminalJson, visible } from '../sanitize.js';
+import { UsageError } from '../usage-error.js';
+import { localTime } from './scheduler-access.js';
+import type { WorkerFlags } from './worker.js';
+
+async function sharedDatabase(cmd: Command) {
+  const flags = cmd.optsWithGlobals<GlobalFlags>();
+  const { config } = await loadConfigFromFlags(flags);
+  if (!config.storage) {
+    throw new UsageError(
+      'The queue lives in a shared PostgreSQL database, and none is configured. Set storage: postgres://USER@HOST:5432/DB in ~/.hearth/config.json, or HEARTH_DATABASE_URL.',
+    );
+  }
+  return { flags, config, url: config.storage };
+}
+
+function say(text: string): void {
+  process.stdout.write(`${localTime(Date.now())}  ${visible(text)}\n`);
+}
+
+function printEvent(event: WorkerEvent): void {
+  switch (event.type) {
+    case 'started':
+      say(
+        `worker ${event.worker} takes tasks (${event.concurrency} at once${event.tags.length ? `, tags ${event.tags.join(',')}` : ''})`,
+      );
+      return;
+    case 'claimed':
+      say(`${event.key}: started: ${event.task.slice(0, 80)}`);
+      return;
+    case 'finished':
+      say(
+        `${event.key}: ${event.status}${event.reason ? ` (${event.reason})` : ''}${event.duplicate ? ' (already done elsewhere; kept the first result)' : ''}`,
+      );
+      return;
+    case 'released':
+      say(`released the tasks of ${event.workers.length} worker(s) whose lease lapsed`);
+      return;
+    case 'problem':
+      say(`problem: ${event.message}`);
+  }
+}
+
+export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<void> {
+  const { config, url } = await sharedDatabase(cmd);
+  const dbPath = defaultDbPath(config);
+  const stop = new AbortController();
+  const onSignal = () => {
+    process.stdout.write('Stopping: running tasks go back to the queue…\n');
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.stdout.write(`Hearth worker on ${redact(url)}. Ctrl+C stops.\n`);
+  await runWorker({
+    url,
+    concurrency: opts.concurrency,
+    tags: opts.tags,
+    leaseSeconds: opts.lease,
+    signal: stop.signal,
+    onEvent: printEvent,
+    run: async (task, signal) => {
+      if (!existsSync(task.workspace)) {
+        return { status: 'failed', reason: `there is no folder ${task.workspace} on this machine` };
+      }
+      return runAgentTask(
+        { dbPath, name: 'hearth worker' },
+        { workspace: task.workspace, prompt: task.task, model: task.model, label: `queued task ${task.key}` },
+        signal,
+      );
+    },
+  });
+}
+
+export async function queueAdd(words: string[], opts: { tags?: string[] }, cmd: Command): Promise<void> {
+  const task = words.join(' ').trim();
+  if (!task) throw new UsageError('Say what to do: hearth queue add "the task"');
+  const { flags, url } = await sharedDatabase(cmd);
+  const queue = await WorkQueue.open(url);
+  try {
+    const key = await queue.add({
+      task,
+      workspace: resolve(flags.workspace),
+      ...(flags.model ? { model: flags.model } : {}),
+      tags: opts.tags ?? [],
+    });
+    process.stdout.write(`Queued ${key}. A worker (hearth worker) runs it; see it with: hearth queue list\n`);
+  } finally {
+    await queue.close();
+  }
+}
+
+export async function queueList(opts: { json?: boolean }, cmd: Command): Promise<void> {
+  const { url } = await sharedDatabase(cmd);
+  const queue = await WorkQueue.open(url);
+  try {
+    const view = await queue.view();
+    if (opts.json) {
+      process.stdout.write(`${terminalJson(view)}\n`);
+      return;
+    }
+    const lines = [
+      ...view.pending.map((t) =>
+        visible(
+          `${t.lockedBy ? 'running ' : 'waiting '}${t.key}  ${t.task.slice(0, 60)}${t.tags.length ? `  [${t.tags.join(',')}]` : ''}${t.attempts > 1 ? `  attempt ${t.attempts}` : ''}`,
+        ),
+      ),
+      ...view.done.map((r: TaskResult) =>
+        visible(
+          `${r.status.padEnd(8)}${r.key}  on ${r.host}${r.sessionId ? `  session ${r.sessionId}` : ''}${r.reason ? `  ${r.reason}` : ''}`,
+        ),
+      ),
+    ];
+    process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'The queue is empty.\n');
+  } finally {
+    await queue.close();
+  }
+}

@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { nameList, positiveInt, positiveNumber } from '../arg-parsers.js';
+
+const WORKER_HELP = `
+Runs tasks from the queue in the shared PostgreSQL database (storage: postgres://... in the config,
+or HEARTH_DATABASE_URL) on this machine, until stopped (Ctrl+C, SIGTERM). Start one on every
+machine that should take work; each task runs as an agent session in its workspace (a path on the
+worker's machine) with that workspace's settings, sessions kept in this machine's database, and
+calls that need approval declined.
+
+A worker takes a task only when it has all of the task's tags. It renews a lease every third of
+--lease; when a worker dies, another hands its tasks to the queue again once the lease lapses.
+Every task ends once: a task re-run after its worker died records one result.
+
+Examples:
+  HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth worker --concurrency 2 --tags gpu
+  hearth queue add "upgrade the dependencies and run the tests" -C ~/src/app --tags gpu
+  hearth queue list`;
+
+export interface WorkerFlags {
+  concurrency?: number;
+  tags?: string[];
+  lease?: number;
+}
+
+export function addWorkerCommands(program: Command): void {
+  program
+    .command('worker')
+    .description('run tasks from the shared PostgreSQL queue on this machine (storage: postgres://...)')
+    .option('--concurrency <n>', 'tasks run at once (default 1)', positiveInt)
+    .option('--tags <list>', 'what this machine offers, comma-separated (gpu,vision)', nameList)
+    .option(
+      '--lease <seconds>',
+      'seconds after which a silent worker counts as dead (default 30)',
+      positiveNumber,
+    )
+    .addHelpText('after', WORKER_HELP)
+    .action(async (opts: WorkerFlags, cmd: Command) => {
+      const { workerCommand } = await import('./worker-actions.js');
+      await workerCommand(opts, cmd);
+    });
+
+  const queue = program.command('queue').description('tasks in the shared PostgreSQL queue that workers run');
+  queue
+    .command('add <task...>')
+    .description('queue a task for any worker (-C: its folder on the worker machine; -m: its model)')
+    .option('--tags <list>', 'only workers with all of these tags take it', nameList)
+    .action(async (words: string[], opts: { tags?: string[] }, cmd: Command) => {
+      const { queueAdd } = await import('./worker-actions.js');
+      await queueAdd(words, opts, cmd);
+    });
+  queue
+    .command('list')
+    .description('tasks waiting or running, and the latest results')
+    .option('--json', 'as JSON')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { queueList } = await import('./worker-actions.js');
+      // --json is also the main command's flag, which takes it when given after the subcommand.
+      await queueList(cmd.optsWithGlobals<{ json?: boolean }>(), cmd);
+    });
+}

@@ -1,0 +1,151 @@
+/**
+ * What a plan's log says, read back: the quality report (`hearth pipeline report`, the status
+ * line) and the review log committed with each task. Both are computed from the database alone, so
+ * they come out the same however often a killed run wrote them.
+ */
+import type { LogEntry, PlanStore } from './plan-store.js';
+import type { Finding, PlanRow, TaskRow, TaskState, Verdict } from './types.js';
+
+export type Role = 'planner' | 'coder' | 'reviewer';
+
+export interface PlanReport {
+  planId: number;
+  title: string;
+  state: PlanRow['state'];
+  tasks: number;
+  byState: Partial<Record<TaskState, number>>;
+  /** Coder rounds started, rework and runs redone after an interruption included. */
+  attempts: number;
+  reviews: number;
+  /** Rounds the mechanical checks sent back without a review. */
+  verifierRejections: number;
+  /** Reviewer findings by severity, over every review. */
+  findings: Record<Finding['severity'], number>;
+  /** Tasks finished with debt, and the findings they carry. */
+  debt: Array<{ seq: number; title: string; findings: Finding[] }>;
+  tokens: Record<Role, number> & { total: number };
+  /** From the plan's first logged step to its last. */
+  wallMs: number;
+  /** The task being worked on now, its role and model, if a worker holds one. */
+  current?: { seq: number; role: string; model?: string };
+}
+
+const HELD: TaskState[] = ['coding', 'verifying', 'reviewing', 'committing'];
+
+export function planReport(plans: PlanStore, plan: PlanRow): PlanReport {
+  const tasks = plans.tasks(plan.id);
+  const log = plans.logOf(plan.id);
+  const byState: PlanReport['byState'] = {};
+  for (const t of tasks) byState[t.state] = (byState[t.state] ?? 0) + 1;
+  const findings = { critical: 0, major: 0, minor: 0 };
+  const tokens = { planner: 0, coder: 0, reviewer: 0, total: 0 };
+  let attempts = 0;
+  let reviews = 0;
+  let verifierRejections = 0;
+  for (const entry of log) {
+    const body = entry.body as Record<string, unknown>;
+    if (entry.kind === 'state' && body.state === 'coding') attempts++;
+    if (entry.kind === 'verify' && Array.isArray(body.findings) && body.findings.length > 0)
+      verifierRejections++;
+    if (entry.kind === 'review') {
+      reviews++;
+      for (const f of (body as Verdict).findings) findings[f.severity]++;
+    }
+    if (entry.kind === 'tokens') {
+      const n = Number(body.tokens) || 0;
+      tokens[body.role as Role] += n;
+      tokens.total += n;
+    }
+  }
+  const held = tasks.find((t) => HELD.includes(t.state));
+  const role = held && [...log].reverse().find((e) => e.kind === 'role' && e.taskId === held.id);
+  const roleBody = role?.body as { role: string; model?: string } | undefined;
+  return {
+    planId: plan.id,
+    title: plan.title,
+    state: plan.state,
+    tasks: tasks.length,
+    byState,
+    attempts,
+    reviews,
+    verifierRejections,
+    findings,
+    debt: tasks
+      .filter((t) => t.state === 'done_with_debt')
+      .map((t) => ({ seq: t.seq, title: t.title, findings: t.findings })),
+    tokens,
+    wallMs: log.length > 1 ? log.at(-1)!.at - log[0]!.at : 0,
+    ...(held && roleBody
+      ? {
+          current: {
+            seq: held.seq,
+            role: roleBody.role,
+            ...(roleBody.model ? { model: roleBody.model } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** The report in a few lines, as `hearth pipeline report` prints it. */
+export function describeReport(r: PlanReport): string {
+  const states = Object.entries(r.byState)
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+  const lines = [
+    `#${r.planId} ${r.title} [${r.state}]: ${r.tasks} tasks${states ? ` (${states})` : ''}`,
+    `  attempts ${r.attempts}, reviews ${r.reviews}, sent back by the checks ${r.verifierRejections}`,
+    `  findings: ${r.findings.critical} critical, ${r.findings.major} major, ${r.findings.minor} minor`,
+    `  tokens: ${r.tokens.total} (planner ${r.tokens.planner}, coder ${r.tokens.coder}, reviewer ${r.tokens.reviewer})`,
+    `  wall time: ${formatDuration(r.wallMs)}`,
+  ];
+  if (r.current)
+    lines.push(
+      `  now: task #${r.current.seq}, ${r.current.role}${r.current.model ? ` (${r.current.model})` : ''}`,
+    );
+  for (const d of r.debt) {
+    lines.push(`  debt in task #${d.seq} ${d.title}:`);
+    for (const f of d.findings) lines.push(`    - [${f.severity}] ${f.message}`);
+  }
+  return lines.join('\n');
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m}m ${s % 60}s` : `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+/** The review log in Markdown: every check that sent work back and every review, in order. */
+export function reviewLog(plans: PlanStore, plan: PlanRow): string {
+  const tasks = new Map<number, TaskRow>(plans.tasks(plan.id).map((t) => [t.id, t]));
+  const rounds = new Map<number, number>();
+  const out = [`# Review log: plan #${plan.id} ${plan.title}`, ''];
+  for (const entry of plans.logOf(plan.id)) {
+    const task = entry.taskId === null ? undefined : tasks.get(entry.taskId);
+    if (!task) continue;
+    const written = logSection(entry, task, rounds);
+    if (written) out.push(written, '');
+  }
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+function logSection(entry: LogEntry, task: TaskRow, rounds: Map<number, number>): string | undefined {
+  if (entry.kind === 'verify') {
+    const findings = (entry.body as { findings: string[] }).findings;
+    if (findings.length === 0) return undefined;
+    return [`## Task #${task.seq} ${task.title}: checks failed`, ...findings.map((f) => `- ${f}`)].join('\n');
+  }
+  if (entry.kind !== 'review') return undefined;
+  const n = (rounds.get(task.id) ?? 0) + 1;
+  rounds.set(task.id, n);
+  const v = entry.body as Verdict;
+  return [
+    `## Task #${task.seq} ${task.title}: review ${n}, ${v.verdict}`,
+    v.summary,
+    ...v.findings.map((f) => `- [${f.severity}] ${f.file ? `${f.file}: ` : ''}${f.message}`),
+  ]
+    .filter(Boolean)
+    .join('\n');
+}

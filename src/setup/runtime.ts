@@ -1,0 +1,98 @@
+import { createRuntime, type Runtime } from '../agent/runtime.js';
+import { hearthHome, type LoadedConfig } from '../config/load.js';
+import { describeIgnored } from '../config/security.js';
+import { checkWorkspace } from '../config/workspace.js';
+import { loadSkills } from '../skills/index.js';
+import type { Db } from '../store/database.js';
+import { setupSubagents } from '../subagents/setup.js';
+import { builtInToolNames } from '../tools/catalog.js';
+import type { AnyTool } from '../tools/types.js';
+import type { Clock } from '../util/clock.js';
+import { sessionMemory } from './memory-access.js';
+
+/**
+ * The one place a complete runtime is put together: the CLI, the library `Agent`, the gateway, the
+ * scheduler and the pipeline all come through here, so a session has the same MCP servers, skills,
+ * agent-made tools, sub-agents, hooks and long-term memory for the same config wherever it runs.
+ * `agent/` builds the core (tools, permissions, prompt, store, sandbox) and may not import the
+ * subsystems above it; this folder sits above them and wires them in.
+ */
+
+export interface AssembleOptions {
+  /** The Hearth home: user skills, `mcp.json`, project approvals, USER.md and MEMORY.md. Default $HEARTH_HOME or ~/.hearth. */
+  home?: string;
+  /** The user's environment: `${VAR}` in MCP settings, what MCP servers inherit. Default this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** Deep-work mode: sub-agents are on unless the config says otherwise. */
+  deep?: boolean;
+  /** Tools of the caller's own (`defineTool`), offered beside the built-in ones; one named like a built-in replaces it. */
+  tools?: AnyTool[];
+  /** Appended to the system prompt of new sessions. */
+  instructions?: string;
+  /** An already open database; the runtime closes it. */
+  db?: Db;
+  /** Skills and agent-made tools; default on (as in the CLI). */
+  skills?: boolean;
+  /** More to say before the first turn (ignored settings of a workspace's own config, for the gateway). */
+  notes?: string[];
+  /** What sub-agents' time limits run on. */
+  clock?: Clock;
+}
+
+/**
+ * Builds the full runtime for `workspace` from a loaded config. Nothing starts here: MCP servers
+ * start on the first call to one of their tools, memory opens with the first session, the sandbox
+ * with the first command.
+ */
+export async function assembleRuntime(
+  loaded: Pick<LoadedConfig, 'config'> & Partial<Pick<LoadedConfig, 'ignored'>>,
+  workspaceDir: string,
+  options: AssembleOptions = {},
+): Promise<Runtime> {
+  const { config } = loaded;
+  const workspace = await checkWorkspace(workspaceDir);
+  const home = options.home ?? hearthHome(options.env);
+  const custom = options.tools ?? [];
+  // The MCP SDK is large: loaded when a runtime is built, not when the library is imported.
+  const { openMcpHub } = await import('../mcp/setup.js');
+  const [mcp, agents] = await Promise.all([
+    openMcpHub(config, workspace, home, options.env),
+    setupSubagents(config, workspace, options.deep === true, { clock: options.clock }),
+  ]);
+  const { notes: agentNotes, groups, ...subagents } = agents;
+  let runtime: Runtime | undefined;
+  try {
+    const skills =
+      options.skills === false
+        ? undefined
+        : await loadSkills({
+            workspace,
+            hearthHome: home,
+            registry: () => runtime!.tools,
+            // An agent-made tool may take neither a built-in name nor one of the caller's tools.
+            reserved: builtInToolNames([...Object.values(groups).flat(), ...custom]),
+          });
+    runtime = await createRuntime(config, workspace, {
+      configNotes: [
+        ...describeIgnored(loaded.ignored ?? []),
+        ...(options.notes ?? []),
+        ...agentNotes,
+        ...mcp.notes,
+      ],
+      external: mcp.hub,
+      loadNotes: skills?.notes,
+      extraTools: [...custom, ...(skills?.tools ?? [])],
+      groups: { ...groups, ...skills?.groups },
+      promptSections: skills?.section ? [skills.section] : [],
+      commands: skills?.commands,
+      instructions: options.instructions,
+      db: options.db,
+      ...subagents,
+      memory: sessionMemory(home),
+    });
+    return runtime;
+  } catch (err) {
+    await mcp.hub?.close();
+    throw err;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The quality report is read from the plan's log in real SQLite: attempts, checks that sent work
+ * back, findings by severity, debt, tokens by role, the role working now, and the wall time by
+ * the store's clock.
+ */
+import { expect, it } from 'vitest';
+import { PlanStore } from '../../src/pipeline/plan-store.js';
+import { describeReport, planReport, reviewLog } from '../../src/pipeline/report.js';
+import { openDatabase } from '../../src/store/database.js';
+
+it('counts attempts, rejections, findings, debt and tokens, and times the plan by its log', () => {
+  let now = 1_000_000;
+  const plans = new PlanStore(openDatabase(':memory:'), () => now);
+  const { plan } = plans.addPlan('/w', '# Two steps');
+  plans.setTasks(plan.id, [
+    { title: 'one', description: '', files: [], depends_on: [], acceptance: [] },
+    { title: 'two', description: '', files: [], depends_on: [1], acceptance: [] },
+  ]);
+  plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: 100 });
+  const one = plans.claim('w', '/w')!;
+  plans.log(one, 'tokens', { role: 'coder', tokens: 40 });
+  plans.log(one, 'verify', { findings: ['one.js does not exist'] });
+  now += 60_000;
+  plans.transition(one.id, 'pending');
+  plans.claim('w', '/w');
+  plans.log(one, 'verify', { findings: [] });
+  plans.log(one, 'review', {
+    verdict: 'rework',
+    findings: [
+      { severity: 'minor', message: 'naming' },
+      { severity: 'major', message: 'wrong value' },
+    ],
+    summary: 'not yet',
+  });
+  plans.log(one, 'tokens', { role: 'reviewer', tokens: 7 });
+  const minor = [{ severity: 'minor' as const, message: 'naming' }];
+  plans.log(one, 'review', { verdict: 'rework', findings: minor, summary: '' });
+  plans.transition(one.id, 'done_with_debt', { outcome: 'done_with_debt', findings: minor });
+  const two = plans.claim('w', '/w')!;
+  now += 3_725_000;
+  plans.log(two, 'role', { role: 'coder', model: 'qwen-coder' });
+
+  const report = planReport(plans, plans.plan(plan.id));
+  expect(report).toEqual({
+    planId: plan.id,
+    title: 'Two steps',
+    state: 'planned',
+    tasks: 2,
+    byState: { done_with_debt: 1, coding: 1 },
+    attempts: 3,
+    reviews: 2,
+    verifierRejections: 1,
+    findings: { critical: 0, major: 1, minor: 2 },
+    debt: [{ seq: 1, title: 'one', findings: minor }],
+    tokens: { planner: 100, coder: 40, reviewer: 7, total: 147 },
+    wallMs: 3_785_000,
+    current: { seq: 2, role: 'coder', model: 'qwen-coder' },
+  });
+  const text = describeReport(report);
+  expect(text).toContain('wall time: 1h 3m');
+  expect(text).toContain('now: task #2, coder (qwen-coder)');
+  expect(text).toContain('    - [minor] naming');
+
+  expect(reviewLog(plans, plans.plan(plan.id))).toBe(
+    [
+      '# Review log: plan #1 Two steps',
+      '',
+      '## Task #1 one: checks failed',
+      '- one.js does not exist',
+      '',
+      '## Task #1 one: review 1, rework',
+      'not yet',
+      '- [minor] naming',
+      '- [major] wrong value',
+      '',
+      '## Task #1 one: review 2, rework',
+      '- [minor] naming',
+      '',
+    ].join('\n'),
+  );
+});

@@ -1,0 +1,14 @@
+/**
+ * mulberry32: a small seedable generator for tests that kill processes or pick moments at random.
+ * Such a test prints its seed, so that a failure can be replayed with the same choices.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
