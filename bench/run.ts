@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataViewFigures } from './figures/data-view.js';
 import { editFigures } from './figures/edit.js';
+import { embeddedFigures } from './figures/embedded.js';
 import { gatewayFigures } from './figures/gateway.js';
 import { memoryFigures } from './figures/memory.js';
 import { permissionFigures } from './figures/permissions.js';
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
     ['gateway', () => gatewayFigures(dir)],
     ['web', () => webFigures()],
     ['queue', () => queueFigures()],
+    ['embedded', () => embeddedFigures(dir)],
   ];
   const { values } = parseArgs({ options: { compare: { type: 'boolean' }, only: { type: 'string' } } });
   const only = values.only?.split(',').map((s) => s.trim());

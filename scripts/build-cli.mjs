@@ -43,9 +43,9 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   chunkNames: 'chunks/[name]-[hash]',
-  // Native code, or packages that find their own files (the sqlite-vec extension, the browser
-  // driver) next to their modules: loaded from node_modules as they are.
-  external: ['better-sqlite3', 'sqlite-vec', 'playwright-core', 'sharp'],
+  // Native code, or packages that find their own files (binaries, the sqlite-vec extension, the
+  // browser driver) next to their modules: loaded from node_modules as they are.
+  external: ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp', 'playwright-core', 'sharp'],
   plugins: [englishOnlyZod],
   sourcemap: true,
   // Bundled CommonJS dependencies (commander) call require() for Node's own modules.

@@ -9,6 +9,7 @@ import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
 import { addMcpCommands } from './commands/mcp.js';
 import { addMemoryCommands } from './commands/memory.js';
+import { addModelsCommands } from './commands/models.js';
 import { addPipelineCommands } from './commands/pipeline.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
@@ -94,7 +95,10 @@ function buildProgram(): Command {
       '-i, --interactive',
       'interactive mode (the default with no task at a terminal); a task is its first message',
     )
-    .option('-m, --model <name>', "model to use (default: the server's loaded or first chat model)")
+    .option(
+      '-m, --model <name>',
+      "model or profile to use (default: the server's loaded or first chat model); a .gguf file runs in process",
+    )
     .option('--base-url <url>', 'OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1')
     .option('--api-key <key>', 'API key, if the server wants one')
     .option('-C, --workspace <dir>', 'the folder the agent works in', '.')
@@ -159,6 +163,7 @@ function buildProgram(): Command {
   addInitCommand(program);
   addMemoryCommands(program);
   addSkillsCommands(program);
+  addModelsCommands(program);
   addJobsCommands(program);
   addSchedulerCommands(program);
   addWorkerCommands(program);

@@ -10,10 +10,26 @@ const serverUrl = z.url({
   error: 'expected a URL starting with http:// or https://, e.g. http://127.0.0.1:1234/v1',
 });
 
+/**
+ * A model: a name the server knows, a profile's name, or a GGUF file run in process, written as a
+ * path ending in .gguf or as `{file: PATH}` (parsed to the path, so everything after reads a string).
+ */
+const modelSetting = z.union([
+  z.string().min(1),
+  z
+    .object({
+      file: z.string().refine((path) => /\.gguf$/i.test(path), {
+        error: 'expected the path of a GGUF model file, ending in .gguf',
+      }),
+    })
+    .strict()
+    .transform((m) => m.file),
+]);
+
 /** The settings a model profile may carry; each replaces the top-level key of the same name. */
 const profileShape = {
   base_url: serverUrl.optional(),
-  model: z.string().min(1),
+  model: modelSetting,
   api_key: z.string().optional(),
   context_window: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),
@@ -96,7 +112,7 @@ function buildSchema<P extends z.ZodType>(profile: P) {
   return z
     .object({
       base_url: serverUrl.describe('OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1').optional(),
-      model: z.string().min(1).optional(),
+      model: modelSetting.optional(),
       api_key: z.string().optional(),
       /** Model turns per run; default 50, or 500 in deep-work mode. */
       max_iterations: z.number().int().positive().optional(),

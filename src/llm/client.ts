@@ -44,6 +44,8 @@ export interface LlmClientOptions {
 export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolSchema[];
+  /** 'required': the reply must be a tool call (OpenAI `tool_choice`); 'auto' or unset lets the model choose. */
+  toolChoice?: 'auto' | 'required';
   signal?: AbortSignal;
   /** OpenAI `response_format` (e.g. a JSON schema), for servers that constrain output to it. */
   responseFormat?: unknown;
@@ -72,6 +74,10 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         request.messages,
         {
           tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
+          tool_choice:
+            request.toolChoice && request.tools?.length && options.nativeTools !== false
+              ? request.toolChoice
+              : undefined,
           stream: true,
           stream_options: { include_usage: true },
           temperature: options.temperature,

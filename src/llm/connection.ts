@@ -10,6 +10,8 @@ import {
   pickModel,
   type ServerKind,
 } from './discover.js';
+import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
+import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
 import { createOllamaClient } from './ollama.js';
 import { PooledClient } from './pool/pooled-client.js';
 import { ServerPool } from './pool/server-pool.js';
@@ -46,6 +48,8 @@ export interface Connection {
   contextSource: string;
   /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
+  /** An embedded model: the one loaded copy every client of this connection shares. */
+  embedded?: EmbeddedClient;
   /**
    * Set when the config names a pool of servers (`llm.endpoints`): each session's client picks its
    * server there, and the fields above describe the best server found at start.
@@ -65,8 +69,10 @@ export class UnknownModelError extends ConnectionError {
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
 export async function resolveConnection(
   settings: ConnectionSettings,
-  options: PoolSharing = {},
+  options: PoolSharing & { cwd?: string } = {},
 ): Promise<Connection> {
+  if (isModelFile(settings.model))
+    return embeddedConnection(settings, modelFilePath(settings.model, options.cwd ?? process.cwd()));
   if (!settings.base_url && settings.llm?.endpoints.length) return resolvePool(settings, options);
   const found = await findServer(settings);
   const { baseUrl, origin, kind } = found;
@@ -91,6 +97,35 @@ export async function resolveConnection(
     info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
   }
   return { baseUrl, model, origin, kind: info.kind, info, ...contextOf(settings, info) };
+}
+
+async function embeddedConnection(settings: ConnectionSettings, path: string): Promise<Connection> {
+  const inspected = await inspectModelFile(path, settings.context_window);
+  if ('error' in inspected) throw new ConnectionError(inspected.error);
+  const embedded = createEmbeddedClient({
+    modelPath: path,
+    contextWindow: inspected.contextWindow,
+    temperature: settings.temperature,
+    topP: settings.top_p,
+    seed: settings.seed,
+    maxTokens: settings.max_tokens,
+  });
+  return {
+    baseUrl: embedded.baseUrl,
+    model: path,
+    origin: 'configured',
+    kind: 'embedded',
+    info: {
+      kind: 'embedded',
+      contextWindow: inspected.contextWindow,
+      tools: true,
+      source: inspected.contextSource,
+    },
+    contextWindow: inspected.contextWindow,
+    contextSource: inspected.contextSource,
+    ...(inspected.contextNote ? { contextNote: inspected.contextNote } : {}),
+    embedded,
+  };
 }
 
 /** The context fields of a connection, chosen once from the config and what the server said. */
@@ -204,6 +239,7 @@ export function createClient(
   settings: ConnectionSettings,
   extra: { slot?: number } = {},
 ): LlmClient {
+  if (connection.embedded) return connection.embedded;
   const { pool } = connection;
   if (pool) {
     // The pool moves a failed request to the next server at once: no retries against the one that failed.

@@ -5,7 +5,8 @@ export interface ServerCandidate {
   startHint: string;
 }
 
-export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible';
+/** 'embedded': no server, a GGUF file run in process (src/llm/embedded). */
+export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible' | 'embedded';
 
 export const localCandidates: ServerCandidate[] = [
   {
@@ -79,7 +80,10 @@ export async function discoverServer(
   }
   const tried = candidates.map((c) => `  ${c.baseUrl}  (${c.startHint})`).join('\n');
   throw new DiscoveryError(
-    `No model server found. Tried:\n${tried}\nStart one of these, or pass --base-url URL (or set HEARTH_BASE_URL).`,
+    `No model server found, and no model file configured. Tried:\n${tried}\nChoose one:\n` +
+      '  - start one of these servers;\n' +
+      '  - point at a running one: --base-url URL (or HEARTH_BASE_URL);\n' +
+      '  - run a GGUF model in process, no server: hearth models pull qwen2.5-coder-1.5b (about 1 GB; hearth models pull --list for others), then hearth --model ~/.hearth/models/qwen2.5-coder-1.5b.gguf "task". Nothing is downloaded until you run the pull.',
   );
 }
 

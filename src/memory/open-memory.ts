@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import { isEmbeddedBaseUrl, isModelFile, modelFilePath } from '../llm/embedded/connect.js';
 import { createEmbeddingClient, type EmbeddingClient, resolveEmbeddingModel } from '../llm/embeddings.js';
 import type { Db } from '../store/database.js';
 import { LongTermMemory } from './memory.js';
@@ -49,9 +50,23 @@ async function chooseEmbedder(
   options: OpenMemoryOptions,
 ): Promise<{ embedder?: EmbeddingClient; reason?: string }> {
   const { config, server } = options;
+  const configured = config.memory.embedding_model;
+  if (isModelFile(configured)) {
+    // A GGUF embedding model runs in process, with or without a server for chat. Imported here so
+    // that memory without one never loads the embedded code.
+    const { createEmbeddedEmbeddingClient } = await import('../llm/embedded/embedding-client.js');
+    return {
+      embedder: createEmbeddedEmbeddingClient({ modelPath: modelFilePath(configured, options.workspace) }),
+    };
+  }
   if (!server) return { reason: 'no model server connected' };
+  if (isEmbeddedBaseUrl(server.baseUrl))
+    return {
+      reason:
+        'the model runs in process, with no server to embed; set memory.embedding_model to a .gguf embedding model (hearth models pull nomic-embed-text-v1.5)',
+    };
   const settings = { baseUrl: server.baseUrl, apiKey: config.api_key, timeout: config.timeout };
-  const model = await resolveEmbeddingModel({ ...settings, model: config.memory.embedding_model });
+  const model = await resolveEmbeddingModel({ ...settings, model: configured });
   if (!model) {
     return {
       reason: `the server lists no embeddings model (load one, e.g. nomic-embed-text, or set memory.embedding_model)`,

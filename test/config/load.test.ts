@@ -387,6 +387,22 @@ describe('model profiles', () => {
     expect(sources.temperature).toBe(`profile coder, ${workspaceFile()}`);
   });
 
+  it('reads a GGUF file written as model: {file: PATH}, at the top or in a profile, as its path', async () => {
+    await write(userFile(), {
+      model: { file: '~/models/a.gguf' },
+      models: { tiny: { model: { file: './t.gguf' } } },
+    });
+    expect((await load()).config.model).toBe('~/models/a.gguf');
+    const { config, profile } = await load({ flags: [pick('tiny')] });
+    expect(config.model).toBe('./t.gguf');
+    expect(profile).toEqual({ name: 'tiny', selectedBy: '--model' });
+  });
+
+  it('wants a .gguf path in model: {file: PATH}', async () => {
+    await write(userFile(), { model: { file: './weights.bin' } });
+    expect(await loadError()).toContain('expected the path of a GGUF model file, ending in .gguf');
+  });
+
   it('names the file of a profile that has no model', async () => {
     await write(workspaceFile(), { models: { fast: { temperature: 0.1 } } });
     expect(await loadError()).toBe(

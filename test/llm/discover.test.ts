@@ -28,7 +28,7 @@ describe('server discovery', () => {
     expect(await pickLoadedModel(found)).toBe('qwen2.5-coder-7b');
   });
 
-  it('says which servers were tried and how to start one', async () => {
+  it('says which servers were tried, and offers starting one, pointing at one or pulling a model', async () => {
     const dead1 = `http://127.0.0.1:${await closedPort()}/v1`;
     const dead2 = `http://127.0.0.1:${await closedPort()}/v1`;
     await expect(
@@ -37,7 +37,9 @@ describe('server discovery', () => {
         { kind: 'ollama', baseUrl: dead2, startHint: 'Ollama: ollama serve' },
       ]),
     ).rejects.toThrow(
-      new RegExp(`${dead1}.*LM Studio: start the server[\\s\\S]*${dead2}.*ollama serve[\\s\\S]*--base-url`),
+      new RegExp(
+        `${dead1}.*LM Studio: start the server[\\s\\S]*${dead2}.*ollama serve[\\s\\S]*--base-url[\\s\\S]*hearth models pull qwen2.5-coder-1.5b.*then hearth --model .*Nothing is downloaded until you run the pull`,
+      ),
     );
   });
 

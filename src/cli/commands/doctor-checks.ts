@@ -3,6 +3,7 @@ import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
 import { UnknownModelError } from '../../llm/connection.js';
 import { listModels, pickEmbeddingModel } from '../../llm/discover.js';
+import { embeddedRuntimeInfo } from '../../llm/embedded/runtime-info.js';
 import type { ServerPool } from '../../llm/pool/server-pool.js';
 import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
@@ -42,6 +43,7 @@ export async function runDoctor(flags: GlobalFlags & { json?: boolean }, live: b
     checks.push(...(await gitChecks(runtime.workspace)));
     checks.push(databaseCheck(runtime));
     checks.push(await skillsCheck(runtime.workspace));
+    checks.push(await embeddedCheck());
     checks.push({
       name: 'hooks',
       ok: true,
@@ -80,6 +82,17 @@ async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
         ok: false,
         detail: (err as Error).message.replace(/\n\s*/g, ' '),
         fix: 'Start LM Studio, Ollama, llama-server or vLLM, or set base_url (--base-url, HEARTH_BASE_URL).',
+      },
+    ];
+  }
+  if (connection.embedded) {
+    return [
+      { name: 'server', ok: true, detail: 'none needed: the model runs in process (node-llama-cpp)' },
+      { name: 'model', ok: true, detail: connection.model },
+      {
+        name: 'context window',
+        ok: true,
+        detail: `${connection.contextWindow} tokens, from ${connection.contextSource}${connection.contextNote ? `. ${connection.contextNote}` : ''}`,
       },
     ];
   }
@@ -305,5 +318,30 @@ function mcpCheck(runtime: Runtime): Check | undefined {
           fix: `Not listed yet (their tools wait behind tool_search until the first search starts them): ${unlisted.join(', ')}. Check each with: hearth mcp test NAME`,
         }
       : {}),
+  };
+}
+
+/** node-llama-cpp is optional: not having it is fine unless a .gguf model is configured (the model check says so). */
+async function embeddedCheck(): Promise<Check> {
+  const info = await embeddedRuntimeInfo();
+  if (!info.installed) {
+    return {
+      name: 'embedded models',
+      ok: true,
+      detail: `${info.missing} (only needed to run a .gguf file in process)`,
+    };
+  }
+  if ('error' in info) {
+    return {
+      name: 'embedded models',
+      ok: false,
+      detail: `node-llama-cpp cannot load its binary: ${info.error}`,
+      fix: 'Reinstall node-llama-cpp, or run a model server instead.',
+    };
+  }
+  return {
+    name: 'embedded models',
+    ok: true,
+    detail: `node-llama-cpp, ${info.binary} binary, ${info.threads} threads, ${info.memory}`,
   };
 }
