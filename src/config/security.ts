@@ -12,6 +12,9 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * (memory.auto_accept: a session that read a prompt injection would otherwise plant it in every
  * later session's prompt).
  *
+ * A model given as a GGUF file (`model`, a profile's, `memory.embedding_model`, a pipeline role's)
+ * is one too: Hearth parses and runs that file on the host (namesModelFile).
+ *
  * The workspace can be written by the agent's own commands, so its `.env` never sets these, and its
  * `.hearth/config.*` sets them only once the user has approved that very file (trust.ts). Deny rules
  * are the exception: they only take permissions away, so a project's always apply.
@@ -59,6 +62,23 @@ function holdsSecurityKey(path: string): boolean {
   });
 }
 
+/**
+ * Keys that name a model. A GGUF file named there is read and run in process on the host (its
+ * parser sees every byte), and the agent can write files into the workspace: so a model file,
+ * unlike a model's name, is a security setting.
+ */
+const MODEL_KEYS = ['model', 'models.*.model', 'memory.embedding_model', 'pipeline.roles.*.model'];
+
+export function namesModelFile(path: string, value: unknown): boolean {
+  const depth = path.split('.').length;
+  // A profile goes whole: without its model it would not be a profile.
+  if (depth === 2 && matches('models.*', path) && isPlainObject(value))
+    return namesModelFile(`${path}.model`, value.model);
+  if (!MODEL_KEYS.some((key) => key.split('.').length === depth && matches(key, path))) return false;
+  if (typeof value === 'string') return /\.gguf\s*$/i.test(value);
+  return isPlainObject(value) && 'file' in value;
+}
+
 /** A setting a source gave and Hearth did not apply. */
 export interface IgnoredSetting {
   /** The key path, e.g. `sandbox.mode`. */
@@ -78,7 +98,7 @@ export function withholdSecurity(layer: Layer, reason: string): IgnoredSetting[]
   const walk = (values: Record<string, unknown>, prefix: string) => {
     for (const [key, value] of Object.entries(values)) {
       const path = prefix ? `${prefix}.${key}` : key;
-      if (isSecurityKey(path)) {
+      if (isSecurityKey(path) || namesModelFile(path, value)) {
         const set = isPlainObject(value) ? leaves(value, path) : [[path, value] as [string, unknown]];
         for (const [leaf, v] of set) {
           if (!(Array.isArray(v) && v.length === 0))

@@ -136,6 +136,25 @@ describe('the project config file', () => {
     );
   });
 
+  it('cannot make Hearth load a model file it planted: a .gguf model from an unapproved project file is ignored', async () => {
+    await writeFile(
+      file(),
+      JSON.stringify({
+        model: { file: 'planted.gguf' },
+        models: { coder: { model: './evil.gguf' }, named: { model: 'qwen2.5-coder' } },
+        memory: { embedding_model: 'embed.GGUF' },
+      }),
+    );
+    await writeFile(join(workspace, '.env'), 'HEARTH_MODEL=planted.gguf\n');
+    const shown = await show();
+    expect(JSON.stringify(shown.config)).not.toMatch(/gguf/i);
+    expect(shown.ignored.map((i) => i.key)).toEqual(
+      expect.arrayContaining(['model', 'model.file', 'models.coder.model', 'memory.embedding_model']),
+    );
+    // A model's name is not a security setting: the project may still pick one.
+    expect(JSON.stringify(shown.config)).toContain('qwen2.5-coder');
+  });
+
   it('cannot aim web_search at a server: web.search.searxng_url from an unapproved project file is ignored', async () => {
     await writeFile(
       file(),
