@@ -10,6 +10,7 @@
  * get a small hashed direction, as real models blur rare tokens. What the figure measures is the
  * search machinery (BM25, vectors, fusion, the indexes), not the quality of some model.
  */
+import { seededRandom } from '../test/support/seeded-random.js';
 
 const SYLLABLES = [
   'ka',
@@ -34,18 +35,6 @@ const CONCEPTS = 6000;
 const TOPICS = 300;
 const SYNONYMS = 3;
 
-/** mulberry32: small, seeded, good enough to make the same corpus every run. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface Corpus {
   memories: string[];
   queries: Array<{ text: string; target: number; kind: 'exact' | 'paraphrase' }>;
@@ -54,7 +43,7 @@ export interface Corpus {
 }
 
 export function makeCorpus(size: number, queriesPerKind: number): Corpus {
-  const rnd = random(20);
+  const rnd = seededRandom(20);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
   const used = new Set<string>();
   const word = () => {
@@ -109,7 +98,7 @@ export function makeCorpus(size: number, queriesPerKind: number): Corpus {
 function direction(key: string, dims: number): Float32Array {
   let seed = 2166136261;
   for (let i = 0; i < key.length; i++) seed = Math.imul(seed ^ key.charCodeAt(i), 16777619);
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const v = new Float32Array(dims);
   for (let i = 0; i < dims; i++) v[i] = rnd() * 2 - 1;
   return v;

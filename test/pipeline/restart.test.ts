@@ -10,9 +10,9 @@ import { type ChildProcess, execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-// The seeded generator the memory bench makes its corpus with.
-import { random as seededRandom } from '../../bench/memory-corpus.js';
 import { useCliHarness } from '../support/cli-harness.js';
+// The seeded generator the memory bench makes its corpus with.
+import { seededRandom } from '../support/seeded-random.js';
 import { answer, inDependencyOrder, twelveTasks } from './support.js';
 
 const cli = useCliHarness('pipeline-restart');

@@ -12,6 +12,7 @@
  * tokenizer, text with no token of its own falls back to the `<0xXX>` byte tokens (token type 6).
  */
 import { writeFileSync } from 'node:fs';
+import { seededRandom } from './seeded-random.js';
 
 const ALIGNMENT = 32;
 const GGML_TYPE_F32 = 0;
@@ -124,18 +125,6 @@ function writeValue(out: Out, value: Value): void {
   }
 }
 
-/** mulberry32: a small seeded generator, so every run writes the same model. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The vocabulary: <unk>, <s>, </s>, SentencePiece's space "▁" (U+2581: the tokenizer writes every
  * space as it, and only a normal token turns back into a space), then one token per byte.
@@ -156,7 +145,7 @@ export function writeTinyLlamaGguf(path: string, shape: Partial<TinyModelShape> 
   const { tokens, types } = tinyVocabulary();
   const vocab = tokens.length;
   const headDim = s.embedding / s.heads;
-  const next = random(s.seed);
+  const next = seededRandom(s.seed);
 
   const kvs: [string, Value][] = [
     ['general.architecture', { t: Kv.STRING, v: 'llama' }],
