@@ -93,6 +93,7 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
       const counts = hub.counts();
       const deep = runLimits({}, true);
       const safety = await hub.safety();
+      const pool = hub.poolStatus();
       return c.json(
         {
           status: 'ok' as const,
@@ -108,7 +109,7 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
           sandbox: safety.sandbox,
           ...(safety.sandboxWarning ? { sandbox_warning: safety.sandboxWarning } : {}),
           permission_mode: safety.permissionMode,
-          ...(hub.poolStatus().length > 0 ? { pool: hub.poolStatus() } : {}),
+          ...(pool.length > 0 ? { pool } : {}),
         },
         200,
       );
