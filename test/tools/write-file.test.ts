@@ -56,6 +56,17 @@ describe('write_file', () => {
     expect(await readdir(ws)).toEqual(['x.txt']);
   });
 
+  it("removes the temp file a killed process left beside the file, and keeps a live process's", async () => {
+    // Process ids far above pid_max (at most 2^22 on Linux) belong to no process.
+    const dead = '.x.txt.99999999.0a1b2c3d.tmp';
+    const live = `.x.txt.${process.pid}.0a1b2c3d.tmp`;
+    await writeFile(path.join(ws, dead), 'half');
+    await writeFile(path.join(ws, live), 'being written');
+    await writeFile(path.join(ws, '.x.txt.notes.tmp'), 'not ours');
+    await write({ path: 'x.txt', content: 'done' });
+    expect((await readdir(ws)).sort()).toEqual(['.x.txt.notes.tmp', live, 'x.txt'].sort());
+  });
+
   it('writes empty content', async () => {
     const r = await write({ path: 'empty', content: '' });
     expect(r.output).toBe('Created empty: wrote 0 lines (0 bytes).');

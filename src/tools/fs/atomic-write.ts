@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, open, rename, unlink } from 'node:fs/promises';
+import { chmod, open, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -7,16 +7,22 @@ import path from 'node:path';
  * a half-written file. The temp file lives in the same directory because rename is only atomic
  * within one filesystem. An existing file keeps its permission bits (executable scripts stay so);
  * the name is shortened so a long target name cannot push it past NAME_MAX.
+ *
+ * A process killed between writing and renaming leaves its temp file behind; the next write of
+ * the same file removes those of processes that are gone, so a redone task (a pipeline worker
+ * restarted after a kill) does not leave them in the workspace, or in a commit.
  */
 export async function writeFileAtomic(
   target: string,
   content: string | Buffer,
   mode?: number,
 ): Promise<void> {
+  const prefix = `.${path.basename(target).slice(0, 100)}.`;
   const tmp = path.join(
     path.dirname(target),
-    `.${path.basename(target).slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    `${prefix}${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
   );
+  await removeOrphans(path.dirname(target), prefix);
   let renamed = false;
   try {
     const handle = await open(tmp, 'wx');
@@ -31,5 +37,25 @@ export async function writeFileAtomic(
     renamed = true;
   } finally {
     if (!renamed) await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/** Removes `prefix<pid>.<hex>.tmp` files whose process no longer runs. */
+async function removeOrphans(dir: string, prefix: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = /^(\d+)\.[0-9a-f]{8}\.tmp$/.exec(name.slice(prefix.length))?.[1];
+    if (pid !== undefined && !running(Number(pid))) await unlink(path.join(dir, name)).catch(() => undefined);
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
