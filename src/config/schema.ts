@@ -108,6 +108,21 @@ const pipelineRole = z
   .strict();
 export type PipelineRole = z.infer<typeof pipelineRole>;
 
+const pipelineSwap = z
+  .object({
+    /** auto: with LM Studio, load each role's model before its phase and unload the others; off: never. */
+    mode: z.enum(['auto', 'off']).default('auto'),
+    /** GB available to wait for after unloading; unset: the next model's size, at most half the memory. */
+    min_free_gb: z.number().min(0).optional(),
+    /** Seconds to wait for that memory before the run stops with an error. */
+    memory_timeout: z.number().positive().default(300),
+    /** Seconds one model load may take. */
+    load_timeout: z.number().positive().default(900),
+  })
+  .strict();
+const SWAP_DEFAULTS = { mode: 'auto' as const, memory_timeout: 300, load_timeout: 900 };
+export type PipelineSwap = z.infer<typeof pipelineSwap>;
+
 function buildSchema<P extends z.ZodType>(profile: P) {
   return z
     .object({
@@ -277,9 +292,21 @@ function buildSchema<P extends z.ZodType>(profile: P) {
             .partial()
             .strict()
             .default({}),
+          /** Coder rounds run before their reviews, then as many reviews (1 alternates): fewer model swaps. */
+          batch: z.number().int().min(1).max(100).default(4),
+          /** With LM Studio, one role model in memory at a time (`pipeline/model-swap.ts`). */
+          swap: pipelineSwap.default(SWAP_DEFAULTS),
         })
         .strict()
-        .default({ commands: [], command_timeout: 600, max_rework: 3, git: true, roles: {} }),
+        .default({
+          commands: [],
+          command_timeout: 600,
+          max_rework: 3,
+          git: true,
+          roles: {},
+          batch: 4,
+          swap: SWAP_DEFAULTS,
+        }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */

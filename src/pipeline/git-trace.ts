@@ -23,6 +23,11 @@ export const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
 export interface TraceFiles {
   /** The review log in Markdown, written whole. */
   reviewLog: string;
+  /**
+   * Only these paths (and the trace files) go into the task's commit, when other tasks' work shares
+   * the worktree (phase batching); unset: everything changed.
+   */
+  paths?: string[];
 }
 
 export interface GitTrace {
@@ -35,6 +40,8 @@ export interface GitTrace {
   commitPlan(plan: PlanRow, tasks: TaskRow[], signal?: AbortSignal): Promise<string | undefined>;
   /** The task's commit: found if it was already made, made otherwise; undefined without a repository. */
   commitTask(task: TaskRow, files: TraceFiles, signal?: AbortSignal): Promise<string | undefined>;
+  /** Paths with changes not committed (untracked files included); empty without a repository. */
+  dirty(signal?: AbortSignal): Promise<string[]>;
 }
 
 const COMMIT_TIMEOUT_MS = 5 * 60_000;
@@ -77,10 +84,10 @@ export function createGitTrace(
     });
     if (r.exitCode !== 0) throw new Error(`cannot write ${file}: ${r.output.trim()}`);
   };
-  const commit = async (subject: string, body: string, signal?: AbortSignal, only?: string) => {
-    await run(['add', '-A', ...(only ? ['--', only] : [])], signal);
+  const commit = async (subject: string, body: string, signal?: AbortSignal, only?: string[]) => {
+    await run(['add', '-A', ...(only ? ['--', ...only] : [])], signal);
     const line = subject.replace(/\s+/g, ' ').slice(0, 100);
-    await run(['commit', '--allow-empty', '-m', line, '-m', body, ...(only ? ['--', only] : [])], signal);
+    await run(['commit', '--allow-empty', '-m', line, '-m', body, ...(only ? ['--', ...only] : [])], signal);
     return run(['rev-parse', 'HEAD'], signal);
   };
   // Reading whether `.git` exists is all the host does with the repository.
@@ -111,7 +118,7 @@ export function createGitTrace(
         `hearth(planner): plan #${plan.id} ${plan.title}`,
         `${tasks.length} tasks.\n\n${trailer}`,
         signal,
-        dir,
+        [dir],
       );
     },
     async commitTask(task, files, signal) {
@@ -123,7 +130,22 @@ export function createGitTrace(
       const body = [task.outcome === 'done_with_debt' ? `Done with debt:\n${debt(task)}` : '', trailer]
         .filter(Boolean)
         .join('\n\n');
-      return commit(`hearth(coder): task #${task.seq} ${task.title}`, body, signal);
+      const only = files.paths && [traceDir(task.planId), ...files.paths];
+      return commit(`hearth(coder): task #${task.seq} ${task.title}`, body, signal, only);
+    },
+    async dirty(signal) {
+      if (!isRepo()) return [];
+      const r = await git.run(ctx(signal), ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+      if (r.exitCode !== 0) throw new Error(`git status failed: ${(r.stderr || r.stdout).trim()}`);
+      // Entries are "XY path"; a rename or copy is followed by its old path as an entry of its own.
+      const parts = r.stdout.split('\0').filter(Boolean);
+      const paths: string[] = [];
+      for (let i = 0; i < parts.length; i++) {
+        const entry = parts[i]!;
+        paths.push(entry.slice(3));
+        if (entry[0] === 'R' || entry[0] === 'C') paths.push(parts[++i]!);
+      }
+      return paths;
     },
   };
 }

@@ -160,11 +160,14 @@ export class PlanStore {
   /**
    * Atomically takes the next task a worker can move on, for `owner`: one further along first
    * (approved, then coded), else a pending one whose prerequisites are all finished. One UPDATE
-   * per attempt, so two workers never take the same task.
+   * per attempt, so two workers never take the same task. `order` (states to claim from) changes
+   * the preference, as phase batching does.
    */
-  claim(owner: string, workspace: string): TaskRow | undefined {
+  claim(owner: string, workspace: string, order?: TaskState[]): TaskRow | undefined {
     const finished = FINISHED.map((s) => `'${s}'`).join(', ');
-    for (const [from, to] of CLAIMS) {
+    const claims = order ? CLAIMS.filter(([from]) => order.includes(from)) : CLAIMS;
+    if (order) claims.sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+    for (const [from, to] of claims) {
       const row = this.db
         .prepare(
           `UPDATE pipeline_tasks SET state = ?, owner = ?, updated_at = ? WHERE id = (

@@ -24,6 +24,8 @@ export interface PlanReport {
   /** Tasks finished with debt, and the findings they carry. */
   debt: Array<{ seq: number; title: string; findings: Finding[] }>;
   tokens: Record<Role, number> & { total: number };
+  /** Role models put in memory and taken out (LM Studio), and the time those swaps took. */
+  models: { loads: number; unloads: number; swapMs: number };
   /** From the plan's first logged step to its last. */
   wallMs: number;
   /** The task being worked on now, its role and model, if a worker holds one. */
@@ -42,6 +44,7 @@ export function planReport(plans: PlanStore, plan: PlanRow): PlanReport {
   let attempts = 0;
   let reviews = 0;
   let verifierRejections = 0;
+  const models = { loads: 0, unloads: 0, swapMs: 0 };
   for (const entry of log) {
     const body = entry.body as Record<string, unknown>;
     if (entry.kind === 'state' && body.state === 'coding') attempts++;
@@ -50,6 +53,12 @@ export function planReport(plans: PlanStore, plan: PlanRow): PlanReport {
     if (entry.kind === 'review') {
       reviews++;
       for (const f of (body as Verdict).findings) findings[f.severity]++;
+    }
+    if (entry.kind === 'model_swap') {
+      const swap = body as { loaded?: string; unloaded?: string[]; ms?: number };
+      if (swap.loaded) models.loads++;
+      models.unloads += swap.unloaded?.length ?? 0;
+      models.swapMs += Number(swap.ms) || 0;
     }
     if (entry.kind === 'tokens') {
       const n = Number(body.tokens) || 0;
@@ -74,6 +83,7 @@ export function planReport(plans: PlanStore, plan: PlanRow): PlanReport {
       .filter((t) => t.state === 'done_with_debt')
       .map((t) => ({ seq: t.seq, title: t.title, findings: t.findings })),
     tokens,
+    models,
     wallMs: log.length > 1 ? log.at(-1)!.at - log[0]!.at : 0,
     ...(held && roleBody
       ? {
@@ -99,6 +109,7 @@ export function describeReport(r: PlanReport): string {
     `  tokens: ${r.tokens.total} (planner ${r.tokens.planner}, coder ${r.tokens.coder}, reviewer ${r.tokens.reviewer})`,
     `  wall time: ${formatDuration(r.wallMs)}`,
   ];
+  if (r.models.loads + r.models.unloads > 0) lines.push(`  models: ${describeSwaps(r.models)}`);
   if (r.current)
     lines.push(
       `  now: task #${r.current.seq}, ${r.current.role}${r.current.model ? ` (${r.current.model})` : ''}`,
@@ -108,6 +119,11 @@ export function describeReport(r: PlanReport): string {
     for (const f of d.findings) lines.push(`    - [${f.severity}] ${f.message}`);
   }
   return lines.join('\n');
+}
+
+/** Loads, unloads and the time they took, in a few words. */
+export function describeSwaps(m: PlanReport['models']): string {
+  return `${m.loads} loads, ${m.unloads} unloads, ${formatDuration(m.swapMs)} swapping`;
 }
 
 function formatDuration(ms: number): string {

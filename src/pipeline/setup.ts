@@ -12,6 +12,7 @@ import { createGitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
 import { PlanStore } from './plan-store.js';
+import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
 import { type PipelineDeps, processOwner } from './worker.js';
 
@@ -33,19 +34,31 @@ export async function pipelineDeps(
   const settings = config.pipeline;
   const { sandbox } = await runtime.sandbox();
   const store = runtime.openStore();
+  const urlOf = (role: PipelineRole | undefined) => role?.base_url ?? connection.baseUrl;
+  const modelOf = (role: PipelineRole | undefined) => role?.model ?? connection.model;
+  const { roles } = settings;
+  const swaps = await setUpSwaps({
+    roles: {
+      planner: { model: modelOf(roles.planner), baseUrl: urlOf(roles.planner) },
+      coder: { model: modelOf(roles.coder), baseUrl: urlOf(roles.coder) },
+      reviewer: { model: modelOf(roles.reviewer), baseUrl: urlOf(roles.reviewer) },
+    },
+    main: { baseUrl: connection.baseUrl, kind: connection.kind, pooled: connection.pool !== undefined },
+    settings: settings.swap,
+    ...(config.api_key ? { apiKey: config.api_key } : {}),
+    note: (message) => emit({ type: 'model_note', message }),
+  });
   const client = (role: PipelineRole | undefined) =>
-    createClient(
-      {
-        ...connection,
-        baseUrl: role?.base_url ?? connection.baseUrl,
-        model: role?.model ?? connection.model,
-      },
-      {
-        ...config,
-        temperature: role?.temperature ?? config.temperature,
-        top_p: role?.top_p ?? config.top_p,
-        seed: role?.seed ?? config.seed,
-      },
+    swaps.wrap(
+      createClient(
+        { ...connection, baseUrl: urlOf(role), model: modelOf(role) },
+        {
+          ...config,
+          temperature: role?.temperature ?? config.temperature,
+          top_p: role?.top_p ?? config.top_p,
+          seed: role?.seed ?? config.seed,
+        },
+      ),
     );
   const role = (r: PipelineRole | undefined): RoleClient => ({ llm: client(r), jsonSchema: true });
   // The coder's sessions are the runtime's own (hooks, memory, sub-agents), with the coder's model.
@@ -68,6 +81,8 @@ export async function pipelineDeps(
     planChars: partCharsFor(connection.contextWindow),
     reviewer: role(settings.roles.reviewer),
     coderModel: coderDeps.llm.model,
+    ...(swaps.models ? { models: swaps.models } : {}),
+    batch: settings.batch,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
       open: (id) => AgentSession.open(coderDeps, store.get(id)),

@@ -93,4 +93,15 @@ export type PipelineEvent =
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
   | { type: 'plan_commit'; planId: number; hash: string }
   | { type: 'plan_commit_failed'; planId: number; error: string }
-  | { type: 'commit'; taskId: number; hash: string };
+  | { type: 'commit'; taskId: number; hash: string }
+  /** A role's model put in memory (LM Studio), the others unloaded; `ms` includes the memory gate. */
+  | {
+      type: 'model_swap';
+      planId: number;
+      taskId: number | null;
+      loaded?: string;
+      unloaded: string[];
+      ms: number;
+    }
+  /** Said once per run: how role models are handled on this server, or why a swap stopped the run. */
+  | { type: 'model_note'; message: string };

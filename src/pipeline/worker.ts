@@ -5,11 +5,14 @@ import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
 import type { RoleClient } from './llm-call.js';
+import type { RoleModels, SwapRole } from './model-swap.js';
+import { PhaseBatch } from './phase-batch.js';
 import type { PlanInbox } from './plan-inbox.js';
 import type { PlanStore } from './plan-store.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
-import type { PipelineEvent, TaskRow, TaskState } from './types.js';
+import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
+import { type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
 import { verifyTask } from './verifier.js';
 
 export interface PipelineDeps {
@@ -23,6 +26,10 @@ export interface PipelineDeps {
   coder: CoderSessions;
   /** The coder's model, for status displays. */
   coderModel?: string;
+  /** Puts each role's model in memory before its phase (LM Studio); unset: the server loads what is asked for. */
+  models?: RoleModels;
+  /** Coder rounds taken before reviews, and reviews before coder rounds (phase batching); default 1. */
+  batch?: number;
   /** The workspace's `plans/` folder, looked at before each step. */
   inbox?: PlanInbox;
   /** When the queue is empty, wait for new plans in the inbox instead of returning. */
@@ -45,6 +52,8 @@ export interface RunSummary {
   planned: number;
   steps: number;
   tokens: number;
+  /** Why the run stopped with work left (a role's model could not be put in memory). */
+  stopped?: string;
 }
 
 /** This process as a task holder, and whether a holder of this host still runs. */
@@ -80,12 +89,25 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     announce(deps, task, 'recovered after an interruption');
   }
   await releaseStaleLock(deps, recovered);
+  try {
+    await work(deps, summary);
+  } catch (err) {
+    if (!(err instanceof ModelsUnavailable)) throw err;
+    summary.stopped = err.message;
+    deps.emit({ type: 'model_note', message: `stopped: ${err.message}` });
+  }
+  return summary;
+}
+
+async function work(deps: PipelineDeps, summary: RunSummary): Promise<void> {
+  const { plans, workspace } = deps;
+  const batch = new PhaseBatch(deps.batch ?? 1);
   while (!deps.signal?.aborted) {
     await deps.inbox?.take();
     await planNew(deps, summary);
     await commitPlans(deps);
     if (deps.signal?.aborted) break;
-    const task = plans.claim(deps.owner, workspace);
+    const task = plans.claim(deps.owner, workspace, batch.order());
     if (!task) {
       if (!deps.watch || !deps.inbox) break;
       deps.emit({ type: 'idle' });
@@ -93,10 +115,32 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
       continue;
     }
     announce(deps, task);
+    batch.took(task.state);
     summary.tokens += await step(deps, task);
+    logSwaps(deps, task);
     summary.steps++;
   }
-  return summary;
+}
+
+/** A role's model could not be put in memory: the run stops with the reason, its task back in its phase. */
+class ModelsUnavailable extends Error {}
+
+/** Puts the role's model in memory (with `deps.models`), logging the swaps with the plan. */
+async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: number }, role: SwapRole) {
+  if (!deps.models) return;
+  const result = await deps.models.ready(role, deps.signal);
+  logSwaps(deps, at);
+  if (result.ok || deps.signal?.aborted) return;
+  const back = at.id === null ? undefined : RECOVER_TO[(at as TaskRow).state];
+  if (back) move(deps, at as TaskRow, back, {}, `the ${role}'s model could not be loaded`);
+  throw new ModelsUnavailable(`the ${role}'s model could not be put in memory: ${result.error}`);
+}
+
+function logSwaps(deps: PipelineDeps, at: { id: number | null; planId: number }): void {
+  for (const swap of deps.models?.drain() ?? []) {
+    deps.plans.log(at, 'model_swap', swap);
+    deps.emit({ type: 'model_swap', planId: at.planId, taskId: at.id, ...swap });
+  }
 }
 
 /**
@@ -119,6 +163,8 @@ async function releaseStaleLock(deps: PipelineDeps, recovered: TaskRow[]): Promi
 async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
   const { plans } = deps;
   for (const plan of plans.unplanned(deps.workspace)) {
+    if (deps.signal?.aborted) return;
+    await ready(deps, { id: null, planId: plan.id }, 'planner');
     if (deps.signal?.aborted) return;
     const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal);
     summary.tokens += result.tokens;
@@ -170,10 +216,15 @@ async function step(deps: PipelineDeps, task: TaskRow): Promise<number> {
 
 async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
   role(deps, task, 'coder', deps.coderModel);
+  await ready(deps, task, 'coder');
+  if (deps.signal?.aborted) return 0;
   const prerequisites = task.dependsOn.map((id) => deps.plans.task(id));
+  const before = deps.git && (await dirtyNow(deps.git, deps.signal));
   const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
   deps.plans.log(task, 'tokens', { role: 'coder', tokens: result.tokens });
   if (deps.signal?.aborted) return result.tokens;
+  const after = before && deps.git && (await dirtyNow(deps.git, deps.signal));
+  if (before && after) deps.plans.log(task, 'changed', { paths: changedSince(before, after) });
   if (result.ok) {
     move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
   } else {
@@ -206,6 +257,8 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
   }
   const reviewing = move(deps, task, 'reviewing');
   role(deps, task, 'reviewer', deps.reviewer.llm.model);
+  await ready(deps, reviewing, 'reviewer');
+  if (deps.signal?.aborted) return 0;
   const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
   deps.plans.log(task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
   if (deps.signal?.aborted) return answer.tokens;
@@ -222,7 +275,12 @@ async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
   const final: TaskState = task.outcome ?? 'done';
   try {
     const log = deps.git ? reviewLog(deps.plans, deps.plans.plan(task.planId)) : '';
-    const hash = await deps.git?.commitTask(task, { reviewLog: log }, deps.signal);
+    const paths = deps.git && (await commitPaths(deps.plans, deps.git, deps.workspace, task, deps.signal));
+    const hash = await deps.git?.commitTask(
+      task,
+      { reviewLog: log, ...(paths ? { paths } : {}) },
+      deps.signal,
+    );
     if (deps.signal?.aborted) return;
     if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
     move(deps, task, final, { commitHash: hash ?? null });
@@ -252,8 +310,9 @@ function move(
   task: TaskRow,
   state: TaskState,
   update: Parameters<PlanStore['transition']>[2] = {},
+  note?: string,
 ) {
-  const moved = deps.plans.transition(task.id, state, update);
+  const moved = deps.plans.transition(task.id, state, update, note);
   announce(deps, moved);
   return moved;
 }

@@ -17,7 +17,10 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
     { title: 'two', description: '', files: [], depends_on: [1], acceptance: [] },
   ]);
   plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: 100 });
+  // Swaps as the worker logs them: the planner's model loaded, then the coder's in its place.
+  plans.log({ id: null, planId: plan.id }, 'model_swap', { loaded: 'planner', unloaded: [], ms: 20_000 });
   const one = plans.claim('w', '/w')!;
+  plans.log(one, 'model_swap', { loaded: 'coder', unloaded: ['planner'], ms: 45_000 });
   plans.log(one, 'tokens', { role: 'coder', tokens: 40 });
   plans.log(one, 'verify', { findings: ['one.js does not exist'] });
   now += 60_000;
@@ -53,11 +56,13 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
     findings: { critical: 0, major: 1, minor: 2 },
     debt: [{ seq: 1, title: 'one', findings: minor }],
     tokens: { planner: 100, coder: 40, reviewer: 7, total: 147 },
+    models: { loads: 2, unloads: 1, swapMs: 65_000 },
     wallMs: 3_785_000,
     current: { seq: 2, role: 'coder', model: 'qwen-coder' },
   });
   const text = describeReport(report);
   expect(text).toContain('wall time: 1h 3m');
+  expect(text).toContain('models: 2 loads, 1 unloads, 1m 5s swapping');
   expect(text).toContain('now: task #2, coder (qwen-coder)');
   expect(text).toContain('    - [minor] naming');
 

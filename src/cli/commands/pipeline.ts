@@ -75,7 +75,10 @@ export function addPipelineCommands(program: Command): void {
           process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describe(e))}\n`);
         const deps = await pipelineDeps(runtime, connection, emit, stop.signal);
         const summary = await runPipeline({ ...deps, watch: flags.watch === true });
-        if (!flags.json) {
+        if (summary.stopped) {
+          process.stderr.write(`${visible(`Pipeline stopped: ${summary.stopped}`)}\n`);
+          process.exitCode = 1;
+        } else if (!flags.json) {
           process.stdout.write(
             `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.\n`,
           );
@@ -90,7 +93,7 @@ export function addPipelineCommands(program: Command): void {
     .description('plans and their tasks by state, the current role and model, tokens')
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { terminalJson, visible, planReport } = await load();
+      const { terminalJson, visible, planReport, describeSwaps } = await load();
       await withPlans(cmd, (plans, workspace) => {
         const rows = plans
           .plans(workspace)
@@ -108,8 +111,10 @@ export function addPipelineCommands(program: Command): void {
           const now = report.current
             ? `; now #${report.current.seq} ${report.current.role}${report.current.model ? ` (${report.current.model})` : ''}`
             : '';
+          const { models } = report;
+          const swaps = models.loads + models.unloads > 0 ? `; ${describeSwaps(models)}` : '';
           process.stdout.write(
-            `#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''} — ${report.tokens.total} tokens${visible(now)}\n`,
+            `#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''} — ${report.tokens.total} tokens${swaps}${visible(now)}\n`,
           );
           for (const t of tasks) {
             const why = t.error ? ` — ${t.error}` : '';
@@ -176,5 +181,9 @@ function describe(e: PipelineEvent): string {
       return `plan #${e.planId}: the plan could not be committed: ${e.error}`;
     case 'commit':
       return `task ${e.taskId}: committed ${e.hash.slice(0, 10)}`;
+    case 'model_swap':
+      return `models: ${[...e.unloaded.map((m) => `unloaded ${m}`), ...(e.loaded ? [`loaded ${e.loaded}`] : [])].join(', ')} (${(e.ms / 1000).toFixed(1)} s)`;
+    case 'model_note':
+      return `models: ${e.message}`;
   }
 }
