@@ -15,6 +15,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
 import { createGitTrace } from '../../src/pipeline/git-trace.js';
+import { leasedClient, type ModelSwapper, roleModels } from '../../src/pipeline/model-swap.js';
 import { createPlanInbox } from '../../src/pipeline/plan-inbox.js';
 import { PlanStore } from '../../src/pipeline/plan-store.js';
 import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
@@ -158,6 +159,10 @@ export interface RunOptions {
   planChars?: number;
   signal?: AbortSignal;
   onEvent?: (e: PipelineEvent) => void;
+  /** One model in memory at a time (LM Studio): the role models `planner`, `coder` and `reviewer`. */
+  swapper?: ModelSwapper;
+  /** Phase batching (default 1: alternate). */
+  batch?: number;
 }
 
 /** Runs the pipeline once over the bench's workspace, as `hearth pipeline run` does. */
@@ -174,8 +179,11 @@ export async function runOnce(
   });
   try {
     const store = new SessionStore(db);
-    const llm = (model: string) =>
-      createLlmClient({ baseUrl: opts.baseUrl, model, retry: { maxRetries: 0 } });
+    const { swapper } = opts;
+    const llm = (model: string) => {
+      const client = createLlmClient({ baseUrl: opts.baseUrl, model, retry: { maxRetries: 0 } });
+      return swapper ? leasedClient(client, swapper) : client;
+    };
     const deps: SessionDeps = {
       store,
       llm: llm('coder'),
@@ -204,6 +212,16 @@ export async function runOnce(
       commands: opts.commands ?? [],
       commandTimeoutMs: 60_000,
       limits: opts.limits ?? DEFAULT_LIMITS,
+      ...(swapper
+        ? {
+            models: roleModels({
+              planner: { model: 'planner', swapper },
+              coder: { model: 'coder', swapper },
+              reviewer: { model: 'reviewer', swapper },
+            }),
+          }
+        : {}),
+      ...(opts.batch ? { batch: opts.batch } : {}),
       owner: `test:${process.pid}`,
       alive: () => false,
       emit,
