@@ -74,6 +74,11 @@ export class ModelSwapper {
     return { ok: true, value: undefined };
   }
 
+  /** Forgets that `model` is in memory: LM Studio said it is not (its idle TTL, or a person, unloaded it). */
+  forget(model: string): void {
+    if (this.#current === model) this.#current = undefined;
+  }
+
   /** The swaps made since the last call. */
   drain(): SwapRecord[] {
     return this.#records.splice(0);
@@ -144,33 +149,52 @@ export class ModelSwapper {
 }
 
 /**
+ * LM Studio's answers to a request for a model not in memory (JIT loading off): "No models loaded.
+ * …" and `Invalid model identifier "…"` (cited in test/support/lmstudio-server.ts).
+ */
+const NOT_IN_MEMORY = /no models loaded|invalid model identifier|model is unloaded|not loaded/i;
+
+/**
  * A client whose every request first has its model put in memory and holds it there while it
  * streams. A model that cannot be loaded ends the request with an error event, like any transport
- * failure.
+ * failure; one LM Studio dropped behind the swapper's back is loaded again and the request sent
+ * once more.
  */
 export function leasedClient(llm: LlmClient, swapper: ModelSwapper): LlmClient {
   return {
     model: llm.model,
     baseUrl: llm.baseUrl,
     async *stream(request: ChatRequest): AsyncGenerator<LlmEvent> {
-      const lease = await swapper.acquire(llm.model, request.signal);
-      if (!lease.ok) {
-        const aborted = request.signal?.aborted === true;
-        yield {
-          type: 'error',
-          error: {
-            kind: aborted ? 'aborted' : 'network',
-            message: aborted
-              ? 'aborted'
-              : `the model ${llm.model} could not be put in memory: ${lease.error}`,
-          },
-        };
-        return;
-      }
-      try {
-        yield* llm.stream(request);
-      } finally {
-        lease.value();
+      for (let attempt = 0; ; attempt++) {
+        const lease = await swapper.acquire(llm.model, request.signal);
+        if (!lease.ok) {
+          const aborted = request.signal?.aborted === true;
+          yield {
+            type: 'error',
+            error: {
+              kind: aborted ? 'aborted' : 'network',
+              message: aborted
+                ? 'aborted'
+                : `the model ${llm.model} could not be put in memory: ${lease.error}`,
+            },
+          };
+          return;
+        }
+        let yielded = false;
+        let dropped = false;
+        try {
+          for await (const event of llm.stream(request)) {
+            dropped =
+              !yielded && attempt === 0 && event.type === 'error' && NOT_IN_MEMORY.test(event.error.message);
+            if (dropped) break;
+            yielded = true;
+            yield event;
+          }
+        } finally {
+          lease.value();
+        }
+        if (!dropped) return;
+        swapper.forget(llm.model);
       }
     },
   };

@@ -90,6 +90,19 @@ it('the scripted LM Studio refuses a model that is not in memory, as LM Studio d
   expect(bare.type === 'error' && bare.error.message).toContain('No models loaded');
 });
 
+it('loads a model again that LM Studio dropped behind its back, and sends the request once more', async () => {
+  lms = await startLmStudio({ models: MODELS, chat: (body) => said(`${body.model} here`) });
+  const models = createLmStudioModels({ baseUrl: lms.baseUrl });
+  const swapper = new ModelSwapper({ models });
+  const coder = leasedClient(client(lms.baseUrl, 'coder'), swapper);
+  expect(await last(coder)).toMatchObject({ type: 'done' });
+  // LM Studio's idle TTL (or a person in its UI) unloads the model.
+  expect(await models.unload('coder')).toEqual({ ok: true, value: undefined });
+  expect(await last(coder)).toMatchObject({ type: 'done', message: { content: 'coder here' } });
+  expect(lms.loads).toEqual(['coder', 'coder']);
+  expect(lms.server.requests.map((r) => r.body.model)).toEqual(['coder', 'coder', 'coder']);
+});
+
 it('keeps a model already in memory and embedding models, and unloads the other LLMs', async () => {
   lms = await startLmStudio({
     models: [...MODELS, { key: 'user-chat', sizeBytes: 4 * GB }],
