@@ -90,7 +90,9 @@ export function addPipelineCommands(program: Command): void {
     });
   pipeline
     .command('status')
-    .description('plans and their tasks by state, the current role and model, tokens')
+    .description(
+      'plans and their tasks by state, the current role and model, tokens, model loads and unloads',
+    )
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
       const { terminalJson, visible, planReport, describeSwaps } = await load();
@@ -128,7 +130,7 @@ export function addPipelineCommands(program: Command): void {
   pipeline
     .command('report [plan]')
     .description(
-      'the quality report of each plan (or one): tasks, attempts, findings, debt, tokens, wall time',
+      'the quality report of each plan (or one): tasks, attempts, findings, debt, tokens, model swaps, wall time',
     )
     .option('--json', 'as JSON')
     .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
