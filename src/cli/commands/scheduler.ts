@@ -46,7 +46,9 @@ function printEvent(event: SchedulerEvent): void {
       if (event.run.status === 'skipped') say(`${label(event.run)}: ${describeRun(event.run)}`);
       return;
     case 'started':
-      say(`${label(event.run)}: started${event.run.caughtUp ? ' (making up a missed run)' : ''}`);
+      say(
+        `${label(event.run)}: ${event.run.queueKey ? `queued for a worker as ${event.run.queueKey}` : 'started'}${event.run.caughtUp ? ' (making up a missed run)' : ''}`,
+      );
       return;
     case 'finished':
       say(`${label(event.run)}: ${describeRun(event.run)}`);
