@@ -35,8 +35,10 @@ const SLOT_ATTEMPTS = 5;
 
 /** The slot's key in the queue: the same for every scheduler that decides it. */
 export function slotKey(jobId: string, slotAt: number): string {
-  return `job:${jobId}:${new Date(slotAt).toISOString()}`;
+  return `${SLOT_KEY_PREFIX}${jobId}:${new Date(slotAt).toISOString()}`;
 }
+
+const SLOT_KEY_PREFIX = 'job:';
 
 export class QueueHandoff {
   private queue: Promise<RunQueue> | undefined;
@@ -127,7 +129,10 @@ export class QueueHandoff {
     if (this.unwatch) return Promise.resolve();
     this.watching ??= queue
       .watchResults(
-        () => this.options.nudge(),
+        (key) => {
+          // Every task's result is announced; only a scheduled slot's concerns the scheduler.
+          if (key.startsWith(SLOT_KEY_PREFIX)) this.options.nudge();
+        },
         () => {
           this.unwatch = undefined;
         },

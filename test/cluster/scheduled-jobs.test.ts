@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -9,7 +9,7 @@ import { type Db, openDatabase } from '../../src/store/database.js';
 import type { RunRow } from '../../src/store/scheduler.js';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -38,15 +38,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     const home = tempDir('hearth-jobworker-');
     const run = startCli(['worker', '--lease', '3', ...(tags.length ? ['--tags', tags.join(',')] : [])], {
       cwd: workspace,
-      env: {
-        HOME: home,
-        HEARTH_HOME: join(home, '.hearth'),
-        HEARTH_DATABASE_URL: db.url,
-        HEARTH_BASE_URL: llm.baseUrl,
-        HEARTH_MODEL: 'scripted-model',
-        HEARTH_SANDBOX: 'none',
-        HEARTH_CONTEXT_WINDOW: '32000',
-      },
+      env: machineEnv(home, db.url, llm.baseUrl),
     });
     let out = '';
     run.child.stdout!.on('data', (d) => {
@@ -185,6 +177,37 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
         env: { HOME: home, HEARTH_HOME: home, HEARTH_DATABASE_URL: db.url },
       });
       expect(jobs.stdout).toMatch(/report .*queue \[gpu\]/);
+    },
+    2 * LONG,
+  );
+
+  it(
+    '`hearth scheduler` hands a job to the worker and prints where it ran',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      writeFileSync(
+        join(home, 'cron.json'),
+        JSON.stringify([
+          { id: 'boot', name: 'boot', schedule: 'startup', prompt: 'say hello', tags: ['gpu'] },
+        ]),
+      );
+      llm.push(reply().text('hello'));
+      const cli = startCli(['scheduler'], {
+        cwd: workspace,
+        env: { HOME: home, HEARTH_HOME: home, HEARTH_DATABASE_URL: db.url },
+      });
+      let out = '';
+      cli.child.stdout!.on('data', (d) => {
+        out += d;
+      });
+      try {
+        await waitUntil(() => /boot: .* ok /.test(out), 'the scheduler to print the finished run', LONG);
+      } finally {
+        cli.child.kill('SIGTERM');
+      }
+      expect((await cli.result).code).toBe(0);
+      expect(out).toMatch(/boot: queued for a worker as job:boot:/);
+      expect(out).toContain(`on ${hostname()} (worker ${gpu.id()})`);
     },
     2 * LONG,
   );
