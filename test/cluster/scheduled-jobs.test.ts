@@ -275,6 +275,39 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   );
 
   it(
+    'makes up missed slots by the job’s catch_up, one run of the job on the queue at a time',
+    async () => {
+      const HOUR = 60 * MINUTE;
+      const home = tempDir('hearth-jobs-home-');
+      const clock = new ManualClock(START);
+      const service = scheduler(home, clock);
+      const job = { id: 'asleep', name: 'asleep', schedule: 'every 1h', prompt: 'sum up', tags: ['gpu'] };
+      await service.addJob({ ...job, catch_up: 'all' });
+      await service.scheduler.tick();
+      llm.push(reply().text('one'), reply().text('two'), reply().text('three'));
+      clock.advance(3 * HOUR); // no scheduler ran through two slots; the third is on time
+      await service.scheduler.tick();
+      const byStatus = () => service.runs({ jobId: 'asleep' }).map((r) => [r.slotAt, r.status, r.caughtUp]);
+      expect(byStatus()).toEqual([
+        [START + 3 * HOUR, 'queued', false],
+        [START + 2 * HOUR, 'queued', true],
+        [START + HOUR, 'running', true],
+      ]);
+      const last = service.runs({ jobId: 'asleep' })[0]!;
+      await settled(service, last.id);
+      expect(byStatus()).toEqual([
+        [START + 3 * HOUR, 'ok', false],
+        [START + 2 * HOUR, 'ok', true],
+        [START + HOUR, 'ok', true],
+      ]);
+      expect((await tasksOf('asleep')).map((t) => t.key).sort()).toEqual(
+        [1, 2, 3].map((h) => `job:asleep:${new Date(START + h * HOUR).toISOString()}`),
+      );
+    },
+    2 * LONG,
+  );
+
+  it(
     'queues a run marked as handed off by a scheduler that died before queueing it',
     async () => {
       const home = tempDir('hearth-jobs-home-');
