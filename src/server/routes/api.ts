@@ -236,9 +236,9 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
         ...refusals,
       },
     }),
-    (c) => {
-      hub.flushAll();
-      const rows = hub.events.activity(c.req.valid('query').limit);
+    async (c) => {
+      await hub.flushAll();
+      const rows = await hub.events.activity(c.req.valid('query').limit);
       const events = rows.map((row) => ({
         ...(JSON.parse(row.body) as Record<string, unknown>),
         session_id: row.sessionId,
