@@ -7,6 +7,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { type Db, openDatabase } from '../store/database.js';
+import type { EventLog } from '../store/event-log.js';
 import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
@@ -25,6 +26,12 @@ export interface GatewayOptions {
   workspace: string;
   /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
   db?: Db;
+  /**
+   * Where session events are numbered and kept (`store/open-event-log.ts`); default the SQLite
+   * log in `db`. With the shared PostgreSQL log, sessions other processes run are watched live.
+   * The gateway closes it.
+   */
+  events?: EventLog;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -107,6 +114,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const db = options.db ?? openDatabase(dbPath);
   const hub = new SessionHub({
     db,
+    events: options.events,
     config,
     workspace: options.workspace,
     configFor: options.configFor,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { renderUnicodeCompact } from 'uqr';
 import { defaultDbPath, type FlagSetting, loadConfig } from '../../config/load.js';
@@ -12,6 +12,9 @@ import {
   type ListeningInfo,
   newPin,
 } from '../../server/index.js';
+import { openDatabase } from '../../store/database.js';
+import { openEventLog } from '../../store/open-event-log.js';
+import { redact } from '../../store/postgres/connection.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -39,9 +42,22 @@ export async function runServe(flags: ServeFlags): Promise<number> {
 
   const workspace = resolve(flags.workspace);
   const sessionFlags = flagSettings(flags);
+  const db = openDatabase(defaultDbPath(config));
+  // With a shared database, events of sessions run elsewhere (hearth worker) stream here live.
+  const events = await openEventLog({
+    storage: config.storage,
+    db,
+    writer: `hearth serve on ${hostname()} (pid ${process.pid})`,
+    onProblem: err,
+  }).catch((error: unknown) => {
+    db.close();
+    throw new UsageError((error as Error).message);
+  });
   const server = createServer({
     config,
     workspace,
+    db,
+    events,
     pin: config.gateway.pin ? newPin() : undefined,
     scheduler: flags.scheduler,
     configFor: async (folder) => {
@@ -50,7 +66,8 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     },
     log: err,
     onListening: (info) => {
-      process.stdout.write(banner(info, defaultDbPath(config), workspace, flags.scheduler));
+      const where = `${defaultDbPath(config)}${config.storage ? `, events in ${redact(config.storage)}` : ''}`;
+      process.stdout.write(banner(info, where, workspace, flags.scheduler));
       if (flags.open) openBrowser(server.loginLink(info.url), err);
     },
   });
