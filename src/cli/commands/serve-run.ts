@@ -12,9 +12,8 @@ import {
   type ListeningInfo,
   newPin,
 } from '../../server/index.js';
-import { openDatabase } from '../../store/database.js';
+import { type Db, openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
-import { redact } from '../../store/postgres/connection.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -44,14 +43,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
   const sessionFlags = flagSettings(flags);
   const db = openDatabase(defaultDbPath(config));
   // With a shared database, events of sessions run elsewhere (hearth worker) stream here live.
-  const events = await openEventLog({
-    storage: config.storage,
-    db,
+  const shared = config.storage ? await openShared(config.storage, db) : undefined;
+  const events = await openEventLog(shared ? { kind: 'postgres', ...shared } : { kind: 'sqlite', db }, {
     writer: `hearth serve on ${hostname()} (pid ${process.pid})`,
     onProblem: err,
-  }).catch((error: unknown) => {
-    db.close();
-    throw new UsageError((error as Error).message);
   });
   const server = createServer({
     config,
@@ -66,13 +61,16 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     },
     log: err,
     onListening: (info) => {
-      const where = `${defaultDbPath(config)}${config.storage ? `, events in ${redact(config.storage)}` : ''}`;
+      const where = `${defaultDbPath(config)}${shared ? `, events in ${shared.shown}` : ''}`;
       process.stdout.write(banner(info, where, workspace, flags.scheduler));
       if (flags.open) openBrowser(server.loginLink(info.url), err);
     },
   });
   await new Promise<void>((done, fail) => {
-    server.once('error', (error: NodeJS.ErrnoException) => fail(listenError(error, host, port)));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      void server.shutdown().then(() => shared?.pool.end());
+      fail(listenError(error, host, port));
+    });
     server.listen(port, host, () => done());
   });
 
@@ -82,12 +80,26 @@ export async function runServe(flags: ServeFlags): Promise<number> {
       // A second Ctrl+C means "now": do not wait for runs to wind down.
       if (++signals > 1) process.exit(130);
       err('Stopping the gateway...');
-      server.shutdown().then(done, done);
+      server
+        .shutdown()
+        .then(() => shared?.pool.end())
+        .then(done, done);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
   return 0;
+}
+
+/** The shared PostgreSQL database; its driver loads only when one is configured. */
+async function openShared(url: string, db: Db) {
+  const { openPostgres, redact } = await import('../../store/postgres/connection.js');
+  try {
+    return { pool: await openPostgres(url), url, shown: redact(url) };
+  } catch (error) {
+    db.close();
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /**

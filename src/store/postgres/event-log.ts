@@ -50,17 +50,19 @@ export class PostgresEventLog implements EventLog {
   private readonly stopping = new AbortController();
   private readonly clock: Clock;
 
-  private constructor(
+  /** Over a pool opened by `openPostgres` (schema up to date); the pool stays the caller's. */
+  constructor(
     private readonly pool: PgPool,
     private readonly url: string,
     private readonly options: PostgresEventLogOptions,
+    private readonly ownsPool = false,
   ) {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** Opens a pool of its own (and brings the schema up to date). */
+  /** With a pool of its own (and the schema brought up to date), closed with the log. */
   static async open(url: string, options: PostgresEventLogOptions): Promise<PostgresEventLog> {
-    return new PostgresEventLog(await openPostgres(url), url, options);
+    return new PostgresEventLog(await openPostgres(url), url, options, true);
   }
 
   /**
@@ -156,7 +158,7 @@ export class PostgresEventLog implements EventLog {
     this.stopping.abort();
     this.listeners.clear();
     await this.listener?.close();
-    await this.pool.end().catch(() => undefined);
+    if (this.ownsPool) await this.pool.end().catch(() => undefined);
   }
 
   private async head(sessionId: string) {
