@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { type CliRun, startCli } from '../support/cli.js';
 import { openSocket, type TestSocket, type WireMessage } from '../support/gateway.js';
-import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -52,18 +52,7 @@ describe.skipIf(!postgresBin())('hearth serve streams a worker’s session from 
   function start(args: string[]): CliRun {
     const home = mkdtempSync(join(tmpdir(), 'hearth-live-home-'));
     dirs.push(home);
-    const run = startCli(args, {
-      cwd: workspace,
-      env: {
-        HOME: home,
-        HEARTH_HOME: join(home, '.hearth'),
-        HEARTH_DATABASE_URL: db.url,
-        HEARTH_BASE_URL: llm.baseUrl,
-        HEARTH_MODEL: 'scripted-model',
-        HEARTH_SANDBOX: 'none',
-        HEARTH_CONTEXT_WINDOW: '32000',
-      },
-    });
+    const run = startCli(args, { cwd: workspace, env: machineEnv(home, db.url, llm.baseUrl) });
     running.push(run);
     return run;
   }

@@ -122,3 +122,19 @@ export async function startPostgres(): Promise<TestPostgres> {
     },
   };
 }
+
+/**
+ * The environment of a Hearth process as on its own machine: its own home (and so its own session
+ * database) under `home`, the shared database, and the scripted model server with no sandbox.
+ */
+export function machineEnv(home: string, databaseUrl: string, llmBaseUrl: string): Record<string, string> {
+  return {
+    HOME: home,
+    HEARTH_HOME: join(home, '.hearth'),
+    HEARTH_DATABASE_URL: databaseUrl,
+    HEARTH_BASE_URL: llmBaseUrl,
+    HEARTH_MODEL: 'scripted-model',
+    HEARTH_SANDBOX: 'none',
+    HEARTH_CONTEXT_WINDOW: '32000',
+  };
+}
