@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { type CliRun, startCli } from '../support/cli.js';
-import { openSocket, type TestSocket, type WireMessage } from '../support/gateway.js';
+import { openSocket, readSse, type TestSocket, type WireMessage } from '../support/gateway.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
@@ -136,6 +136,13 @@ describe.skipIf(!postgresBin())('hearth serve streams a worker’s session from 
       'tool_result',
       'tool_call',
     ]);
+
+    // The same stream over SSE, replayed from the shared log.
+    const sse = await fetch(`${url}/api/sessions/${sessionId}/events?since=0`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const streamed = await readSse(sse, (e) => e.data.type === 'done');
+    expect(streamed.map((e) => e.data)).toEqual(events);
 
     // A client that reconnects after the end gets the rest from where it was, none twice.
     const again = await socket(url, `/ws/${sessionId}?since=${beforeRelease}`);
