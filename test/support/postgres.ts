@@ -124,15 +124,15 @@ export async function startPostgres(): Promise<TestPostgres> {
 }
 
 /**
- * The environment of a Hearth process as on its own machine: its own home (and so its own session
- * database) under `home`, the shared database, and the scripted model server with no sandbox.
+ * The environment of a Hearth process as on a machine of its own (its home and session database
+ * under `home`) sharing the database at `url`, with the scripted model at `baseUrl`.
  */
-export function machineEnv(home: string, databaseUrl: string, llmBaseUrl: string): Record<string, string> {
+export function machineEnv(home: string, url: string, baseUrl: string): Record<string, string> {
   return {
     HOME: home,
     HEARTH_HOME: join(home, '.hearth'),
-    HEARTH_DATABASE_URL: databaseUrl,
-    HEARTH_BASE_URL: llmBaseUrl,
+    HEARTH_DATABASE_URL: url,
+    HEARTH_BASE_URL: baseUrl,
     HEARTH_MODEL: 'scripted-model',
     HEARTH_SANDBOX: 'none',
     HEARTH_CONTEXT_WINDOW: '32000',
