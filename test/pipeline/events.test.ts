@@ -20,7 +20,8 @@ const TWO: Script = {
     { title: 'greeting', files: ['hello.txt'] },
     { title: 'farewell', files: ['bye.txt'], depends_on: [1] },
   ],
-  coder: (title, round) => (title === 'greeting' ? { 'hello.txt': 'hi\n' } : { 'bye.txt': `bye ${round}\n` }),
+  coder: (title, round): Record<string, string> =>
+    title === 'greeting' ? { 'hello.txt': 'hi\n' } : { 'bye.txt': `bye ${round}\n` },
   // The second task is sent back once, then approved.
   review: (title, n): Verdict =>
     title === 'farewell' && n === 1
@@ -65,7 +66,7 @@ it('prints every transition as a JSON line, keeps them in the store, and says th
   const events = lines(run.stdout);
   expect(events[0]).toEqual({ type: 'plan_planned', planId: 1, tasks: 2, parts: 1 });
   // The second task's life, in order: claimed, coded, checked, sent back, redone, approved, committed.
-  const second = events.filter((e) => 'seq' in e && e.seq === 2 && e.type !== 'task_role' && e.taskId === 2);
+  const second = events.filter((e) => 'seq' in e && e.seq === 2 && e.taskId === 2);
   expect(second.map((e) => (e.type === 'task_state' ? e.state : e.type))).toEqual([
     'coding',
     'coded',

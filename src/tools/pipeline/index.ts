@@ -52,6 +52,7 @@ export const pipelineRetryFailedTool = defineTool({
   parameters: z.object({}),
   mutates: true,
   touches: () => ({ text: 'retry failed tasks' }),
+  label: () => 'retry the failed pipeline tasks',
   async run(_args, ctx) {
     const n = pipelineOf(ctx).retryFailed();
     return n ? `${n} failed task(s) back in the queue.` : 'No failed tasks.';
@@ -64,6 +65,7 @@ export const pipelinePauseTool = defineTool({
   parameters: z.object({}),
   mutates: true,
   touches: () => ({ text: 'pause' }),
+  label: () => 'pause the pipeline',
   async run(_args, ctx) {
     return pipelineOf(ctx).setPaused(true) ? 'Paused.' : 'It was paused already.';
   },
@@ -75,6 +77,7 @@ export const pipelineResumeTool = defineTool({
   parameters: z.object({}),
   mutates: true,
   touches: () => ({ text: 'resume' }),
+  label: () => 'resume the pipeline',
   async run(_args, ctx) {
     return pipelineOf(ctx).setPaused(false) ? 'Resumed.' : 'It was not paused.';
   },
