@@ -6,32 +6,18 @@
  * (test/server/pipeline.test.ts runs a real `hearth pipeline run` against the gateway).
  */
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PipelineControl } from '../../src/pipeline/steering.js';
 import { openDatabase } from '../../src/store/database.js';
-import { type BrowserRig, chromiumMissing, loggedIn, SCREENSHOTS, startBrowser } from '../support/browser.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { chromiumMissing, loggedIn, SCREENSHOTS, useWebGateway } from '../support/browser.js';
 
 if (chromiumMissing) console.warn(chromiumMissing);
 
 describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium', () => {
-  let rig: BrowserRig;
-  let gw: TestGateway | undefined;
-  beforeAll(async () => {
-    rig = await startBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
-  afterEach(async () => {
-    for (const context of rig.browser.contexts()) await context.close();
-    await gw?.close();
-    gw = undefined;
-  });
+  const web = useWebGateway();
 
   it('shows plans, tasks by state, the current role and recent transitions, live and after a reload; pauses', async () => {
-    const g = await startGateway([], { gateway: { webRoot: rig.webRoot } });
-    gw = g;
+    const g = await web.start();
     const db = openDatabase(g.dbPath);
     try {
       const worker = new PipelineControl(db, g.workspace);
@@ -45,7 +31,7 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
       plans.log(claimed, 'role', { role: 'coder', model: 'coder-model' });
       record({ type: 'task_state', planId: plan.id, taskId: claimed.id, seq: 1, state: 'coding' });
 
-      const { page } = await loggedIn(rig, g.url);
+      const { page } = await loggedIn(web.rig, g.url);
       const panel = page.getByRole('region', { name: 'Pipeline' });
       await panel.locator('li[data-plan="1"]', { hasText: '#1 Numbers' }).waitFor();
       expect(await panel.locator('.states').textContent()).toBe('1 coding · 2 pending');
@@ -84,9 +70,8 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
   }, 120_000);
 
   it('shows no pipeline panel where the workspace has no plans', async () => {
-    const g = await startGateway([], { gateway: { webRoot: rig.webRoot } });
-    gw = g;
-    const { page } = await loggedIn(rig, g.url);
+    const g = await web.start();
+    const { page } = await loggedIn(web.rig, g.url);
     const answered = page.waitForResponse((r) => r.url().includes('/api/pipeline'));
     await page.reload();
     expect(await (await answered).json()).toMatchObject({ plans: [] });
