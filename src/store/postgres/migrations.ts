@@ -40,6 +40,14 @@ export const postgresMigrations: readonly string[] = [
      completion_tokens integer not null default 0,
      finished_at timestamptz not null default now()
    );`,
+  // 2: a result wakes whoever waits for it (the scheduler, for the jobs it handed to workers).
+  `create or replace function hearth_task_done() returns trigger language plpgsql as $$
+   begin
+     perform pg_notify('hearth_task_done', new.key);
+     return null;
+   end $$;
+   create trigger hearth_task_done after insert on hearth_task_results
+     for each row execute function hearth_task_done();`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */
