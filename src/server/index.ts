@@ -13,6 +13,7 @@ import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
 import { SessionHub } from './hub.js';
 import { GatewayMemory } from './memory-access.js';
+import { GatewayPipeline } from './pipeline.js';
 import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import { DEFAULT_WEB_ROOT } from './web.js';
@@ -141,11 +142,13 @@ export function createServer(options: GatewayOptions): GatewayServer {
     announce: (event, sessionId) => hub.activity(event, sessionId),
     log,
   });
+  const pipeline = new GatewayPipeline({ db, announce: (event) => hub.activity(event, null) });
   const app = buildApp({
     hub,
     guard,
     memory,
     scheduler,
+    pipeline,
     version,
     now,
     origins: settings.origins,
@@ -182,6 +185,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
       return;
     }
     guard.bound(address);
+    pipeline.start();
     // Only a gateway that really serves takes the scheduler's lease.
     if (options.scheduler !== undefined && options.scheduler !== false) scheduler.start();
     const url = `http://${urlHost(address)}:${port}`;
@@ -213,6 +217,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(heartbeat);
+      pipeline.stop();
       for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
       // Before the hub closes the database the scheduler writes its runs' ends to.
       await scheduler.stop();

@@ -253,7 +253,8 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
       method: 'get',
       path: '/api/events',
       tags: ['activity'],
-      summary: 'Tool calls and results of every session, live, as server-sent events',
+      summary:
+        'Tool calls and results of every session, scheduler and pipeline events, live, as server-sent events',
       responses: {
         200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } },
         ...refusals,
