@@ -23,8 +23,11 @@ export async function startMockServer(
   const served: ServedSpan[] = [];
   const baseUrl = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
-      const span = /^served (\S+) (\S+) (\S+)$/.exec(line);
-      if (span) served.push({ start: Number(span[1]), received: Number(span[2]), end: Number(span[3]) });
+      const span = /^served (\S+) (\S+) (\S+) (\d+)$/.exec(line);
+      if (span) {
+        const [start, received, end, bytes] = span.slice(1).map(Number) as [number, number, number, number];
+        served.push({ start, received, end, bytes });
+      }
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) resolve(match[1]!);
     });

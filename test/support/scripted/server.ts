@@ -49,6 +49,8 @@ export interface ServedSpan {
   received: number;
   /** The response's last byte was handed to the socket. */
   end: number;
+  /** The request body's size in bytes. */
+  bytes: number;
 }
 
 export interface ScriptedServer {
@@ -90,10 +92,12 @@ function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
   return out;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The body, and when its last byte had arrived (epoch ms). */
+async function readBody(req: IncomingMessage): Promise<{ raw: string; received: number }> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
-  return Buffer.concat(parts).toString('utf8');
+  const received = performance.timeOrigin + performance.now();
+  return { raw: Buffer.concat(parts).toString('utf8'), received };
 }
 
 function parseJson(raw: string): unknown {
@@ -152,8 +156,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const start = performance.timeOrigin + performance.now();
-    const raw = await readBody(req);
-    const received = performance.timeOrigin + performance.now();
+    const { raw, received } = await readBody(req);
     const method = req.method ?? 'GET';
     const key = `${method} ${new URL(req.url ?? '/', 'http://127.0.0.1').pathname}`;
     const body = parseJson(raw);
@@ -172,7 +175,12 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     const { onServed } = opts;
     if (isChat && onServed) {
       res.on('finish', () =>
-        onServed(rec, { start, received, end: performance.timeOrigin + performance.now() }),
+        onServed(rec, {
+          start,
+          received,
+          end: performance.timeOrigin + performance.now(),
+          bytes: Buffer.byteLength(raw),
+        }),
       );
     }
     if (isChat) arrived.bump();
