@@ -35,18 +35,19 @@ export interface HttpReply {
 const abortError = () => new DOMException('The request was aborted.', 'AbortError');
 
 /**
- * Posts `body` and resolves once the reply's headers are in. Rejects when no reply comes (the
+ * Posts `body` (its pieces sent one after another, in one write with the headers) and resolves
+ * once the reply's headers are in. Rejects when no reply comes (the
  * connection refused or dropped, `signal` aborted); the error's `code` says which, as Node names it.
  * An abort before the reply has all arrived cuts the connection, so the server stops generating.
  */
 export function postStreaming(
   url: string,
   headers: Record<string, string>,
-  body: string,
+  body: readonly Uint8Array[],
   signal: AbortSignal,
 ): Promise<HttpReply> {
   if (signal.aborted) return Promise.reject(abortError());
-  const bytes = Buffer.from(body, 'utf8');
+  const length = body.reduce((sum, piece) => sum + piece.byteLength, 0);
   const target = new URL(url);
   const send = target.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
@@ -57,7 +58,7 @@ export function postStreaming(
     signal.addEventListener('abort', onAbort, { once: true });
     const request = send(
       target,
-      { method: 'POST', headers: { ...headers, 'content-length': String(bytes.length) } },
+      { method: 'POST', headers: { ...headers, 'content-length': String(length) } },
       (reply) => {
         response = reply;
         resolve(toReply(reply));
@@ -65,7 +66,8 @@ export function postStreaming(
     );
     request.on('close', () => signal.removeEventListener('abort', onAbort));
     request.on('error', reject);
-    request.end(bytes);
+    for (const piece of body) request.write(piece);
+    request.end();
   });
 }
 

@@ -21,7 +21,8 @@ export type AttemptOutcome =
 export interface StreamSpec {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** The request body in pieces, sent one after another. */
+  body: readonly Uint8Array[];
   /** Named in the give-up message, so the user knows which server to check. */
   baseUrl: string;
   /**
