@@ -1,14 +1,15 @@
 /**
  * The shared work queue of several machines, in PostgreSQL. Claiming, retrying and waking workers
  * is graphile-worker's (a maintained queue; 0.16 is its last release for Node 20). What it does not
- * keep is ours, in tables beside its schema: each worker process's lease (graphile-worker releases
- * a crashed worker's jobs only after four hours, so a lease that lapses releases them at once,
- * worker.ts), every claim, and one result per task (a task re-run after its worker died completes
- * once).
+ * keep is ours, in tables beside its schema (src/store/postgres/migrations.ts): each worker
+ * process's lease (graphile-worker releases a crashed worker's jobs only after four hours, so a
+ * lease that lapses releases them at once, worker.ts), every claim, and one result per task (a
+ * task re-run after its worker died completes once).
  */
 import { randomUUID } from 'node:crypto';
 import { Logger, makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
-import pg from 'pg';
+import type pg from 'pg';
+import { inTransaction, openPostgres, redact } from '../store/postgres/connection.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
 export const TASK_PREFIX = 'hearth_agent';
@@ -20,6 +21,10 @@ export interface QueuedTask {
   model?: string;
   /** Only a worker with all of these tags takes it. */
   tags: string[];
+  /** The scheduled job and slot this task is (the scheduler's hand-off), for the worker's output. */
+  job?: { id: string; slotAt: number };
+  /** Sessions to continue, the first that exists on the worker's machine (a job's `session_id`). */
+  resume?: string[];
 }
 
 export interface TaskResult {
@@ -41,41 +46,6 @@ export interface QueueView {
 
 /** Silent: workers report through Hearth's own output, never graphile-worker's console logger. */
 export const quietLogger = new Logger(() => () => undefined);
-
-const TABLES = `
-create table if not exists hearth_tasks (
-  key text primary key,
-  task text not null,
-  workspace text not null,
-  model text,
-  tags text[] not null default '{}',
-  queued_at timestamptz not null default now()
-);
-create table if not exists hearth_workers (
-  id text primary key,
-  host text not null,
-  tags text[] not null default '{}',
-  graphile_ids text[] not null default '{}',
-  lease_until timestamptz not null,
-  started_at timestamptz not null default now()
-);
-create table if not exists hearth_task_claims (
-  key text not null,
-  worker text not null,
-  claimed_at timestamptz not null default now()
-);
-create index if not exists hearth_task_claims_key on hearth_task_claims (key);
-create table if not exists hearth_task_results (
-  key text primary key,
-  status text not null,
-  reason text,
-  session_id text,
-  worker text not null,
-  host text not null,
-  prompt_tokens integer not null default 0,
-  completion_tokens integer not null default 0,
-  finished_at timestamptz not null default now()
-);`;
 
 /** The task name for a set of tags (sorted, so the same set always names the same task). */
 export function taskName(tags: readonly string[]): string {
@@ -102,13 +72,10 @@ export class WorkQueue {
 
   /** Connects, and creates graphile-worker's schema and Hearth's tables when missing. */
   static async open(url: string): Promise<WorkQueue> {
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
-    // A server restart breaks idle connections; the pool replaces them, and must not crash the process.
-    pool.on('error', () => undefined);
+    const pool = await openPostgres(url);
     try {
       const utils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
       await utils.migrate();
-      await pool.query(TABLES);
       return new WorkQueue(pool, utils);
     } catch (err) {
       await pool.end().catch(() => undefined);
@@ -116,30 +83,97 @@ export class WorkQueue {
     }
   }
 
-  /** Queues a task: Hearth's record of it and graphile-worker's job in one transaction (its SQL `add_job`). */
+  /** Queues a task under a new key. */
   async add(task: QueuedTask): Promise<string> {
     const key = randomUUID();
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      await client.query(
-        'insert into hearth_tasks (key, task, workspace, model, tags) values ($1, $2, $3, $4, $5)',
+    // A task that keeps failing is not retried for ever; one whose worker died is not a failure.
+    await this.addOnce(key, task, 25);
+    return key;
+  }
+
+  /**
+   * Queues a task under `key` unless one with that key was ever queued (waiting, running or done):
+   * Hearth's record of it and graphile-worker's job in one transaction (its SQL `add_job`). The
+   * record is what makes it once: graphile-worker's own job key would queue the key again once its
+   * job is done, or beside a job that is running. True when this call queued it.
+   */
+  async addOnce(key: string, task: QueuedTask, maxAttempts: number): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const inserted = await client.query(
+        `insert into hearth_tasks (key, task, workspace, model, tags) values ($1, $2, $3, $4, $5)
+         on conflict (key) do nothing`,
         [key, task.task, task.workspace, task.model ?? null, task.tags],
       );
-      // A task that keeps failing is not retried for ever; one whose worker died is not a failure.
-      await client.query('select graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => 25)', [
+      if (inserted.rowCount === 0) return false;
+      await client.query('select graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => $4)', [
         taskName(task.tags),
         JSON.stringify({ ...task, key }),
         key,
+        maxAttempts,
       ]);
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
+      return true;
+    });
+  }
+
+  /**
+   * How these tasks ended, by key: the worker's result, or, for a task graphile-worker gave up on
+   * (its worker threw at every attempt: no model server, a broken config), that as a failure.
+   */
+  async results(keys: string[]): Promise<Map<string, TaskResult>> {
+    const found = new Map<string, TaskResult>();
+    if (keys.length === 0) return found;
+    const done = await this.pool.query('select * from hearth_task_results where key = any($1)', [keys]);
+    for (const row of done.rows) found.set(String(row.key), toResult(row));
+    const gaveUp = await this.pool.query(
+      `select key, attempts, last_error, updated_at from graphile_worker.jobs
+       where key = any($1) and attempts >= max_attempts and locked_at is null`,
+      [keys.filter((key) => !found.has(key))],
+    );
+    for (const row of gaveUp.rows) {
+      const error = String(row.last_error ?? 'no error recorded').split('\n')[0];
+      found.set(String(row.key), {
+        key: String(row.key),
+        status: 'failed',
+        reason: `the queue gave up after ${row.attempts} attempts: ${error}`,
+        worker: '',
+        host: '',
+        promptTokens: 0,
+        completionTokens: 0,
+        finishedAt: new Date(row.updated_at).toISOString(),
+      });
     }
-    return key;
+    return found;
+  }
+
+  /**
+   * Calls `listener` whenever a task's result is recorded (a trigger's NOTIFY, migration 2), on a
+   * connection of its own. Resolves to a function that stops listening; `onLost` says the
+   * connection broke (the caller polls meanwhile and listens again).
+   */
+  async watchResults(listener: (key: string) => void, onLost: () => void): Promise<() => Promise<void>> {
+    const client = await this.pool.connect();
+    let released = false;
+    const release = (err?: Error) => {
+      if (released) return;
+      released = true;
+      client.removeAllListeners('notification');
+      client.release(err ?? true);
+    };
+    client.on('notification', (message) => listener(message.payload ?? ''));
+    client.on('error', (err) => {
+      release(err);
+      onLost();
+    });
+    try {
+      await client.query('listen hearth_task_done');
+    } catch (err) {
+      release(err as Error);
+      throw err;
+    }
+    return async () => {
+      await client.query('unlisten hearth_task_done').catch(() => undefined);
+      release();
+    };
   }
 
   async view(limit = 50): Promise<QueueView> {
@@ -189,15 +223,4 @@ export function toResult(row: Record<string, unknown>): TaskResult {
     completionTokens: Number(row.completion_tokens),
     finishedAt: new Date(row.finished_at as string).toISOString(),
   };
-}
-
-/** The URL without its password, for messages. */
-export function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the configured database';
-  }
 }

@@ -18,7 +18,7 @@ export type TaskRunner = (task: ClaimedTask, signal: AbortSignal) => Promise<Run
 
 export type WorkerEvent =
   | { type: 'started'; worker: string; tags: string[]; concurrency: number }
-  | { type: 'claimed'; key: string; task: string }
+  | { type: 'claimed'; key: string; task: string; job?: ClaimedTask['job'] }
   | { type: 'finished'; key: string; status: 'ok' | 'failed'; reason?: string; duplicate: boolean }
   | { type: 'released'; workers: string[] }
   | { type: 'problem'; message: string };
@@ -80,7 +80,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
     const task = payload as ClaimedTask;
     const query = patient(queue, tasks.signal);
     await query(`insert into hearth_task_claims (key, worker) values ($1, $2)`, [task.key, id]);
-    o.emit({ type: 'claimed', key: task.key, task: task.task });
+    o.emit({ type: 'claimed', key: task.key, task: task.task, ...(task.job ? { job: task.job } : {}) });
     const done = await query(`select 1 from hearth_task_results where key = $1`, [task.key]);
     if (done.rowCount) return;
     let outcome: RunOutcome;

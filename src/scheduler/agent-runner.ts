@@ -117,12 +117,13 @@ function continued(store: SessionStore, request: RunRequest): SessionRow | undef
   const { run, job, previousSession } = request;
   if (run.kind === 'wakeup') return store.get(run.sessionId!);
   if (!job?.sessionId) return undefined;
-  const named = find(store, job.sessionId);
+  const named = findSession(store, job.sessionId);
   if (named) return named;
-  return previousSession ? find(store, previousSession) : undefined;
+  return previousSession ? findSession(store, previousSession) : undefined;
 }
 
-function find(store: SessionStore, id: string): SessionRow | undefined {
+/** A stored session by id or prefix; undefined when there is none. */
+export function findSession(store: SessionStore, id: string): SessionRow | undefined {
   try {
     return store.resolve(id);
   } catch (err) {

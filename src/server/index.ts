@@ -123,6 +123,8 @@ export function createServer(options: GatewayOptions): GatewayServer {
     now,
   });
   const scheduler = new GatewayScheduler({
+    storage: config.storage,
+    runOn: config.scheduler.run_on,
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
     db,
     dbPath,

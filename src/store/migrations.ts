@@ -282,4 +282,12 @@ export const migrations: string[] = [
   );
   CREATE INDEX pipeline_log_plan ON pipeline_log(plan_id, id);
   `,
+  `
+  -- Scheduled runs handed to the shared PostgreSQL queue (scheduler/queue-handoff.ts): the task's
+  -- key there, and the worker and machine that ran it.
+  ALTER TABLE scheduler_runs ADD COLUMN queue_key TEXT;
+  ALTER TABLE scheduler_runs ADD COLUMN worker TEXT;
+  ALTER TABLE scheduler_runs ADD COLUMN host TEXT;
+  CREATE INDEX scheduler_runs_queued_elsewhere ON scheduler_runs(queue_key) WHERE queue_key IS NOT NULL AND status = 'running';
+  `,
 ];

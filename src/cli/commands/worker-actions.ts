@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { redact, type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
+import { type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
 import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
 import { defaultDbPath } from '../../config/load.js';
-import { runAgentTask } from '../../scheduler/agent-runner.js';
+import { findSession, runAgentTask } from '../../scheduler/agent-runner.js';
+import { redact } from '../../store/postgres/connection.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { terminalJson, visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -34,7 +35,11 @@ function printEvent(event: WorkerEvent): void {
       );
       return;
     case 'claimed':
-      say(`${event.key}: started: ${event.task.slice(0, 80)}`);
+      say(
+        event.job
+          ? `${event.key}: started job ${event.job.id}, slot ${localTime(event.job.slotAt)}: ${event.task.slice(0, 80)}`
+          : `${event.key}: started: ${event.task.slice(0, 80)}`,
+      );
       return;
     case 'finished':
       say(
@@ -73,7 +78,14 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
       }
       return runAgentTask(
         { dbPath, name: 'hearth worker' },
-        { workspace: task.workspace, prompt: task.task, model: task.model, label: `queued task ${task.key}` },
+        {
+          workspace: task.workspace,
+          prompt: task.task,
+          model: task.model,
+          label: task.job ? `job ${task.job.id}` : `queued task ${task.key}`,
+          // A job's session_id names a session on the machine that ran it; elsewhere it starts anew.
+          resume: (store) => task.resume?.map((id) => findSession(store, id)).find(Boolean),
+        },
         signal,
       );
     },

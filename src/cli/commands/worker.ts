@@ -12,6 +12,9 @@ A worker takes a task only when it has all of the task's tags. It renews a lease
 --lease; when a worker dies, another hands its tasks to the queue again once the lease lapses.
 Every task ends once: a task re-run after its worker died records one result.
 
+Scheduled jobs with run_on "queue" or tags (hearth jobs add --tags gpu) come here too: the
+scheduler queues each slot once and records the result; the output names the job and the slot.
+
 Examples:
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth worker --concurrency 2 --tags gpu
   hearth queue add "upgrade the dependencies and run the tests" -C ~/src/app --tags gpu
