@@ -232,8 +232,10 @@ export async function stepFigures(dir: string): Promise<Figures> {
   const bodyLate = runs[0]!.bodyBytes[LATE[1] - 1]!;
   // Where a missed step's time goes: the bare exchange of the same bytes, and Hearth's work on top.
   const why = (own: Spread, floor: Spread) =>
-    `of it, ${floor.median.toFixed(2)} ms is the bare exchange of the same bytes (a node:http client and nothing else), ` +
-    `${(own.median - floor.median).toFixed(2)} ms Hearth's work` +
+    (floor.median >= own.median
+      ? `the bare exchange of the same bytes alone took ${floor.median.toFixed(2)} ms: the machine was too busy to tell Hearth's work apart`
+      : `of it, ${floor.median.toFixed(2)} ms is the bare exchange of the same bytes (a node:http client and nothing else), ` +
+        `${(own.median - floor.median).toFixed(2)} ms Hearth's work`) +
     (cpu ? `; Hearth's CPU per step is ${cpu.median.toFixed(2)} ms (tool included)` : '');
   const stepGoal = (goal: string, own: Spread, floor: Spread) => {
     const met = own.median <= STEP_BUDGET_MS;
