@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
+import { isConnectionError } from '../store/postgres/connection.js';
 import type { RunOutcome } from '../store/scheduler.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
 
@@ -185,17 +186,6 @@ function patient(queue: WorkQueue, signal: AbortSignal) {
       }
     }
   };
-}
-
-/** Lost or refused connections and a server shutting down (SQLSTATE class 08, 57P01-57P03). */
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: string }).code ?? '';
-  return (
-    code.startsWith('08') ||
-    /^57P0[123]$/.test(code) ||
-    /^E(CONNREFUSED|CONNRESET|PIPE)$/.test(code) ||
-    /Connection terminated|connection timeout/i.test((err as Error).message)
-  );
 }
 
 /** Renews this worker's lease, and releases the claims of workers whose lease lapsed. */
