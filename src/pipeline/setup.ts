@@ -42,6 +42,8 @@ export async function pipelineDeps(
   const urlOf = (role: PipelineRole | undefined) => role?.base_url ?? connection.baseUrl;
   const modelOf = (role: PipelineRole | undefined) => role?.model ?? connection.model;
   const { roles } = settings;
+  // Said once the journal is open, below.
+  const notes: string[] = [];
   const swaps = await setUpSwaps({
     roles: {
       planner: { model: modelOf(roles.planner), baseUrl: urlOf(roles.planner) },
@@ -51,7 +53,7 @@ export async function pipelineDeps(
     main: { baseUrl: connection.baseUrl, kind: connection.kind, pooled: connection.pool !== undefined },
     settings: settings.swap,
     ...(config.api_key ? { apiKey: config.api_key } : {}),
-    note: (message) => emit({ type: 'model_note', message }),
+    note: (message) => notes.push(message),
   });
   const client = (role: PipelineRole | undefined) =>
     swaps.wrap(
@@ -82,6 +84,7 @@ export async function pipelineDeps(
     journal.record(workspace, event);
     show(event);
   };
+  for (const message of notes) emit({ type: 'model_note', message });
   return {
     plans,
     inbox: createPlanInbox(plans, workspace, emit),

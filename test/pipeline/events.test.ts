@@ -64,7 +64,13 @@ it('prints every transition as a JSON line, keeps them in the store, and says th
   const run = await cli.run(['pipeline', 'run', '--json', '--yolo']);
   expect(run.code, run.stderr).toBe(0);
   const events = lines(run.stdout);
-  expect(events[0]).toEqual({ type: 'plan_planned', planId: 1, tasks: 2, parts: 1 });
+  // The scripted server is no LM Studio: said once, before anything else, that models are not swapped.
+  expect(events[0]).toMatchObject({
+    type: 'model_note',
+    message: expect.stringContaining('loads models itself'),
+  });
+  expect(events.filter((e) => e.type === 'model_note')).toHaveLength(1);
+  expect(events[1]).toEqual({ type: 'plan_planned', planId: 1, tasks: 2, parts: 1 });
   // The second task's life, in order: claimed, coded, checked, sent back, redone, approved, committed.
   const second = events.filter((e) => 'seq' in e && e.seq === 2 && e.taskId === 2);
   const round = ['coding', 'coded', 'verifying', 'task_verified', 'reviewing', 'task_reviewed'];
