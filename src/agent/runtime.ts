@@ -94,6 +94,11 @@ export interface RuntimeOptions {
   memory?: MemoryFactory;
 }
 
+/** Closes a memory the runtime opened, if it opened (memory that failed to open has nothing to close). */
+async function closeMemory(memory: { opened: Promise<SessionMemory> } | undefined): Promise<void> {
+  await (await memory?.opened.catch(() => undefined))?.close();
+}
+
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
 export interface NamedPrompt {
   name: string;
@@ -189,6 +194,7 @@ export async function createRuntime(
       const factory = options.memory;
       if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
       if (!memory || memory.server !== connection?.baseUrl) {
+        void closeMemory(memory);
         memory = {
           server: connection?.baseUrl,
           opened: factory({ db: openDb(), config, workspace, connection }),
@@ -205,6 +211,7 @@ export async function createRuntime(
     },
     async close() {
       await options.external?.close();
+      await closeMemory(memory);
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },

@@ -1,0 +1,48 @@
+import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-rows.js';
+import { type StoredVector, vectorBytes } from './storage.js';
+import type { Memory, MemoryView, NewMemory } from './types.js';
+
+/** What runs a query: the pool, or one client inside a transaction. */
+export interface Queryable {
+  query<R extends object = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+/** The SQL of a view, its workspace appended to `params` as the next placeholder. */
+export function pgView(view: MemoryView, params: unknown[], column = 'workspace'): string {
+  if (view === 'all') return 'true';
+  params.push(view.workspace);
+  return `(${column} is null or ${column} = $${params.length})`;
+}
+
+/** Inserts one memory through `db` (inside a caller's transaction when it is a client). */
+export async function insertMemory(
+  db: Queryable,
+  memory: NewMemory,
+  at: number,
+  vector?: StoredVector,
+): Promise<Memory> {
+  const { rows } = await db.query<MemoryRow>(
+    `insert into hearth_memories (kind, workspace, text, detail, origin, source_file, session_id, message_seq,
+       created_at, updated_at, embedding, embedding_model, embedding_dim)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12)
+     returning ${MEMORY_COLUMNS}`,
+    [
+      memory.kind,
+      memory.workspace,
+      memory.text,
+      memory.detail ?? null,
+      memory.origin,
+      memory.sourceFile ?? null,
+      memory.sessionId ?? null,
+      memory.messageSeq ?? null,
+      at,
+      vector ? vectorBytes(vector.vector) : null,
+      vector?.space.model ?? null,
+      vector?.space.dim ?? null,
+    ],
+  );
+  return toMemory(rows[0]!);
+}
