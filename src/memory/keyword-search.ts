@@ -15,7 +15,8 @@ const STOPWORDS = new Set(
  */
 export function queryTerms(text: string): string[] {
   const terms = new Set<string>();
-  for (const raw of text.split(/\s+/)) {
+  // Control characters separate words: they mean nothing to search, and PostgreSQL refuses NUL.
+  for (const raw of text.replace(/\p{Cc}/gu, ' ').split(/\s+/)) {
     const word = raw.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '').replace(/"/g, ' ');
     if (!word.trim() || STOPWORDS.has(word.toLowerCase())) continue;
     if (!/[\p{L}\p{N}]/u.test(word)) continue;

@@ -1,5 +1,5 @@
 import { inTransaction, type PgPool } from '../store/postgres/connection.js';
-import { insertMemory, pgView } from './postgres-queries.js';
+import { insertMemory, pgView, type Queryable, withoutNul } from './postgres-queries.js';
 import {
   type NewProposal,
   type Proposal,
@@ -17,10 +17,14 @@ export class PostgresProposals implements ProposalStorage {
   constructor(
     private readonly pool: PgPool,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.db = withoutNul(pool);
+  }
+
+  private readonly db: Queryable;
 
   async get(id: number): Promise<Proposal | undefined> {
-    const { rows } = await this.pool.query<ProposalRow>(
+    const { rows } = await this.db.query<ProposalRow>(
       `select ${COLUMNS} from hearth_memory_proposals where id = $1`,
       [id],
     );
@@ -29,7 +33,7 @@ export class PostgresProposals implements ProposalStorage {
 
   async pending(view: MemoryView): Promise<Proposal[]> {
     const params: unknown[] = [];
-    const { rows } = await this.pool.query<ProposalRow>(
+    const { rows } = await this.db.query<ProposalRow>(
       `select ${COLUMNS} from hearth_memory_proposals
        where status = 'pending' and ${pgView(view, params)} order by id`,
       params,
@@ -38,14 +42,14 @@ export class PostgresProposals implements ProposalStorage {
   }
 
   async edit(id: number, text: string, detail?: ProposalDetail): Promise<void> {
-    await this.pool.query(
+    await this.db.query(
       'update hearth_memory_proposals set text = $1, detail = coalesce($2, detail) where id = $3',
       [text, detail ? JSON.stringify(detail) : null, id],
     );
   }
 
   async reject(id: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.db.query(
       `update hearth_memory_proposals set status = 'rejected', decided_at = $1
        where id = $2 and status = 'pending'`,
       [this.now(), id],
@@ -55,7 +59,8 @@ export class PostgresProposals implements ProposalStorage {
 
   async accept(id: number, memory: NewMemory): Promise<Memory | undefined> {
     try {
-      return await inTransaction(this.pool, async (client) => {
+      return await inTransaction(this.pool, async (pgClient) => {
+        const client = withoutNul(pgClient);
         const kept = await insertMemory(client, memory, this.now());
         const { rowCount } = await client.query(
           `update hearth_memory_proposals set status = 'accepted', memory_id = $1, decided_at = $2
@@ -72,7 +77,7 @@ export class PostgresProposals implements ProposalStorage {
   }
 
   async reflectedAt(sessionId: string): Promise<number | undefined> {
-    const { rows } = await this.pool.query<{ created_at: string }>(
+    const { rows } = await this.db.query<{ created_at: string }>(
       'select created_at from hearth_reflections where session_id = $1',
       [sessionId],
     );
@@ -84,7 +89,8 @@ export class PostgresProposals implements ProposalStorage {
     model: string,
     drafts: readonly NewProposal[],
   ): Promise<Proposal[] | undefined> {
-    return inTransaction(this.pool, async (client) => {
+    return inTransaction(this.pool, async (pgClient) => {
+      const client = withoutNul(pgClient);
       // The primary key makes a second reflection of the session write nothing, even from another machine.
       const marked = await client.query(
         `insert into hearth_reflections (session_id, model, proposals, created_at) values ($1, $2, $3, $4)

@@ -2,14 +2,14 @@ import { inTransaction, openPostgres, type PgPool } from '../store/postgres/conn
 import { type Ranked, websearchQuery } from './keyword-search.js';
 import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-rows.js';
 import { PostgresProposals } from './postgres-proposals.js';
-import { insertMemory, pgView } from './postgres-queries.js';
+import { insertMemory, pgView, type Queryable, withoutNul } from './postgres-queries.js';
 import {
   bytesVector,
   type ListOptions,
   type MemoryStorage,
   normalizeText,
   type StoredVector,
-  sameTextLengths,
+  sameTextMaxLength,
   vectorBytes,
 } from './storage.js';
 import type { Memory, MemoryView, NewMemory, VectorSpace } from './types.js';
@@ -40,11 +40,13 @@ export class PostgresMemoryStorage implements MemoryStorage {
   readonly backend = 'postgres';
   readonly vectorIndex = 'in-process';
   readonly proposals: PostgresProposals;
+  private readonly db: Queryable;
 
   constructor(
     private readonly pool: PgPool,
     private readonly options: PostgresMemoryOptions & { ownsPool?: boolean } = {},
   ) {
+    this.db = withoutNul(pool);
     this.proposals = new PostgresProposals(pool, this.now);
   }
 
@@ -56,11 +58,11 @@ export class PostgresMemoryStorage implements MemoryStorage {
   private readonly now = (): number => (this.options.now ?? Date.now)();
 
   insert(memory: NewMemory, vector?: StoredVector): Promise<Memory> {
-    return insertMemory(this.pool, memory, this.now(), vector);
+    return insertMemory(this.db, memory, this.now(), vector);
   }
 
   async get(id: number): Promise<Memory | undefined> {
-    const { rows } = await this.pool.query<MemoryRow>(
+    const { rows } = await this.db.query<MemoryRow>(
       `select ${MEMORY_COLUMNS} from hearth_memories where id = $1`,
       [id],
     );
@@ -69,7 +71,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
 
   async byIds(ids: readonly number[]): Promise<Memory[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.pool.query<MemoryRow>(
+    const { rows } = await this.db.query<MemoryRow>(
       `select ${MEMORY_COLUMNS} from hearth_memories where id = any($1::integer[])`,
       [ids],
     );
@@ -86,7 +88,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     }
     if (options.scope) where += ` and workspace is ${options.scope === 'user' ? 'null' : 'not null'}`;
     params.push(options.limit ?? null);
-    const { rows } = await this.pool.query<MemoryRow>(
+    const { rows } = await this.db.query<MemoryRow>(
       `select ${MEMORY_COLUMNS} from hearth_memories where ${where}
        order by updated_at desc, id desc limit $${params.length}`,
       params,
@@ -98,7 +100,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     const params: unknown[] = [];
     const where = pgView(view, params);
     params.push(limit);
-    const { rows } = await this.pool.query<MemoryRow>(
+    const { rows } = await this.db.query<MemoryRow>(
       `select ${MEMORY_COLUMNS} from hearth_memories where ${where}
        order by use_count desc, updated_at desc limit $${params.length}`,
       params,
@@ -108,10 +110,10 @@ export class PostgresMemoryStorage implements MemoryStorage {
 
   async sameText(view: MemoryView, text: string): Promise<Memory | undefined> {
     const wanted = normalizeText(text);
-    const params: unknown[] = [...sameTextLengths(wanted)];
-    const { rows } = await this.pool.query<MemoryRow>(
+    const params: unknown[] = [sameTextMaxLength(wanted)];
+    const { rows } = await this.db.query<MemoryRow>(
       `select ${MEMORY_COLUMNS} from hearth_memories
-       where length(text) between $1 and $2 and ${pgView(view, params)}`,
+       where length(text) <= $1 and ${pgView(view, params)}`,
       params,
     );
     const row = rows.find((r) => normalizeText(r.text) === wanted);
@@ -119,7 +121,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
   }
 
   async updateText(id: number, text: string): Promise<void> {
-    await this.pool.query(
+    await this.db.query(
       `update hearth_memories set text = $1, updated_at = $2, embedding = null, embedding_model = null,
          embedding_dim = null where id = $3`,
       [text, this.now(), id],
@@ -127,12 +129,12 @@ export class PostgresMemoryStorage implements MemoryStorage {
   }
 
   async delete(id: number): Promise<boolean> {
-    return ((await this.pool.query('delete from hearth_memories where id = $1', [id])).rowCount ?? 0) > 0;
+    return ((await this.db.query('delete from hearth_memories where id = $1', [id])).rowCount ?? 0) > 0;
   }
 
   async countUse(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.pool.query(
+    await this.db.query(
       'update hearth_memories set use_count = use_count + 1 where id = any($1::integer[])',
       [ids],
     );
@@ -140,7 +142,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
 
   async count(view: MemoryView): Promise<number> {
     const params: unknown[] = [];
-    const { rows } = await this.pool.query<{ n: number }>(
+    const { rows } = await this.db.query<{ n: number }>(
       `select count(*)::integer as n from hearth_memories where ${pgView(view, params)}`,
       params,
     );
@@ -148,7 +150,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
   }
 
   async unembedded(model: string, dim: number | undefined, limit: number) {
-    const { rows } = await this.pool.query<{ id: number; text: string }>(
+    const { rows } = await this.db.query<{ id: number; text: string }>(
       `select id, text from hearth_memories where ${STALE} order by use_count desc, id desc limit $3`,
       [model, dim ?? null, limit],
     );
@@ -156,7 +158,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
   }
 
   async countUnembedded(model: string, dim: number | undefined): Promise<number> {
-    const { rows } = await this.pool.query<{ n: number }>(
+    const { rows } = await this.db.query<{ n: number }>(
       `select count(*)::integer as n from hearth_memories where ${STALE}`,
       [model, dim ?? null],
     );
@@ -165,7 +167,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
 
   async setEmbeddings(space: VectorSpace, items: Array<{ id: number; vector: Float32Array }>): Promise<void> {
     if (items.length === 0) return;
-    await this.pool.query(
+    await this.db.query(
       `update hearth_memories m set embedding = v.embedding, embedding_model = $3, embedding_dim = $4
        from unnest($1::integer[], $2::bytea[]) as v(id, embedding) where m.id = v.id`,
       [items.map((item) => item.id), items.map((item) => vectorBytes(item.vector)), space.model, space.dim],
@@ -176,7 +178,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     const query = websearchQuery(text);
     if (!query) return [];
     const params: unknown[] = [query, limit];
-    const { rows } = await this.pool.query<{ id: number; rank: number }>(
+    const { rows } = await this.db.query<{ id: number; rank: number }>(
       `select id, ts_rank_cd(text_search, q) as rank
        from hearth_memories, websearch_to_tsquery('english', $1) as q
        where text_search @@ q and ${pgView(view, params)}
@@ -193,7 +195,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     for (;;) {
       const batch = this.options.vectorBatch ?? VECTOR_BATCH;
       const params: unknown[] = [space.model, space.dim, after, batch];
-      const { rows } = await this.pool.query<{ id: number; embedding: Buffer }>(
+      const { rows } = await this.db.query<{ id: number; embedding: Buffer }>(
         `select id, embedding from hearth_memories
          where embedding_model = $1 and embedding_dim = $2 and id > $3 and ${pgView(view, params)}
          order by id limit $4`,
@@ -206,7 +208,8 @@ export class PostgresMemoryStorage implements MemoryStorage {
   }
 
   async syncFile(path: string, entries: readonly string[]): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
+    await inTransaction(this.pool, async (pgClient) => {
+      const client = withoutNul(pgClient);
       // Two machines reading the same file at once would otherwise both add its new entries.
       await client.query('select pg_advisory_xact_lock(hashtext($1))', [`hearth memory file ${path}`]);
       const { rows } = await client.query<MemoryRow>(

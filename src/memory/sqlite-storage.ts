@@ -8,7 +8,7 @@ import {
   type MemoryStorage,
   normalizeText,
   type StoredVector,
-  sameTextLengths,
+  sameTextMaxLength,
   vectorBytes,
 } from './storage.js';
 import type { Memory, MemoryView, NewMemory, VectorSpace } from './types.js';
@@ -128,8 +128,8 @@ export class SqliteMemoryStorage implements MemoryStorage {
     const filter = viewFilter(view);
     // Memories are few and short: a length filter in SQL, the normalized compare in JS.
     const rows = this.db
-      .prepare(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${filter.sql} AND length(text) BETWEEN ? AND ?`)
-      .all(...filter.params, ...sameTextLengths(wanted)) as MemoryRow[];
+      .prepare(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${filter.sql} AND length(text) <= ?`)
+      .all(...filter.params, sameTextMaxLength(wanted)) as MemoryRow[];
     const row = rows.find((r) => normalizeText(r.text) === wanted);
     return row && toMemory(row);
   }

@@ -91,18 +91,22 @@ export interface ProposalStorage {
   ): Promise<Proposal[] | undefined>;
 }
 
-/** What counts as "the same text": case, spacing and trailing punctuation aside. */
+/** What counts as "the same text": case, spacing, control characters and trailing punctuation aside. */
 export function normalizeText(text: string): string {
   return text
     .toLowerCase()
     .replace(/\s+/g, ' ')
+    .replace(/\p{Cc}/gu, '')
     .replace(/[\s.!;,]+$/, '')
     .trim();
 }
 
-/** Lengths a stored text may have to normalize to `wanted`: a cheap filter before comparing. */
-export function sameTextLengths(wanted: string): [number, number] {
-  return [Math.floor(wanted.length / 2), wanted.length * 2 + 8];
+/**
+ * The longest stored text worth comparing with `wanted` for sameness: a cheap filter in SQL. Only
+ * an upper bound, as SQLite's length() stops at a NUL.
+ */
+export function sameTextMaxLength(wanted: string): number {
+  return wanted.length * 2 + 8;
 }
 
 /** Float32 vectors as both backends store them: the raw little-endian bytes. */

@@ -254,6 +254,22 @@ describeBackends('memory search', (backend) => {
       expect(await memory.store.sameText('all', '  RUN the tests with npm test!')).toEqual(a.memory);
     });
 
+    it('takes text with control characters, NUL included (PostgreSQL drops the NUL)', async () => {
+      const memory = await rig.open({ model: 'trigram-a' });
+      const kept = await memory.remember({
+        kind: 'fact',
+        workspace: rig.workspace,
+        text: 'The bell\u0000 rings\u0007 at noon.',
+        origin: 'user',
+      });
+      expect(kept.duplicate).toBe(false);
+      const found = await memory.find('bell\u0000 rings', 1);
+      expect(found.hits[0]?.memory.id).toBe(kept.memory.id);
+      expect(await memory.store.sameText(memory.view, 'the bell\u0000 rings\u0007 at noon')).toBeDefined();
+      const port = memory.forSession({ sessionId: 'x', messageSeq: () => 0 });
+      expect((await port.recall('\u0000bell\u0000', 1)).memories[0]?.id).toBe(kept.memory.id);
+    });
+
     it('counts a use of each memory a session is shown or recalls', async () => {
       const memory = await rig.open({ server: false, budget: 400 });
       const [code] = await seed(memory, NOTES);
