@@ -1,6 +1,6 @@
 /** Rows of the memories table as both backends read them back. */
-import { normalizeText } from './storage.js';
-import type { Memory, MemoryView } from './types.js';
+import { normalizeText, type StoredVector, vectorBytes } from './storage.js';
+import type { Memory, MemoryView, NewMemory } from './types.js';
 
 export interface MemoryRow {
   id: number;
@@ -58,4 +58,27 @@ export function viewFilter(view: MemoryView, column = 'workspace'): { sql: strin
   return view === 'all'
     ? { sql: '1', params: [] }
     : { sql: `(${column} IS NULL OR ${column} = ?)`, params: [view.workspace] };
+}
+
+/** The columns a new memory is inserted with, in the order of `newMemoryValues`. */
+export const INSERT_COLUMNS =
+  'kind, workspace, text, detail, origin, source_file, session_id, message_seq, created_at, updated_at, embedding, embedding_model, embedding_dim';
+
+/** A new memory's values for INSERT_COLUMNS: created and updated at `at`. */
+export function newMemoryValues(memory: NewMemory, at: number, vector?: StoredVector): unknown[] {
+  return [
+    memory.kind,
+    memory.workspace,
+    memory.text,
+    memory.detail ?? null,
+    memory.origin,
+    memory.sourceFile ?? null,
+    memory.sessionId ?? null,
+    memory.messageSeq ?? null,
+    at,
+    at,
+    vector ? vectorBytes(vector.vector) : null,
+    vector?.space.model ?? null,
+    vector?.space.dim ?? null,
+  ];
 }

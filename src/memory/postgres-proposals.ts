@@ -2,6 +2,8 @@ import { inTransaction, type PgPool } from '../store/postgres/connection.js';
 import { insertMemory, pgView, type Queryable, withoutNul } from './postgres-queries.js';
 import {
   type NewProposal,
+  newProposalValues,
+  PROPOSAL_INSERT_COLUMNS,
   type Proposal,
   type ProposalDetail,
   type ProposalRow,
@@ -101,17 +103,9 @@ export class PostgresProposals implements ProposalStorage {
       const written: Proposal[] = [];
       for (const draft of drafts) {
         const { rows } = await client.query<ProposalRow>(
-          `insert into hearth_memory_proposals (kind, workspace, text, detail, session_id, message_seq, status, created_at)
-           values ($1, $2, $3, $4, $5, $6, 'pending', $7) returning ${COLUMNS}`,
-          [
-            draft.kind,
-            draft.workspace,
-            draft.text,
-            JSON.stringify(draft.detail),
-            draft.sessionId,
-            draft.messageSeq,
-            this.now(),
-          ],
+          `insert into hearth_memory_proposals (${PROPOSAL_INSERT_COLUMNS})
+           values ($1, $2, $3, $4, $5, $6, $7) returning ${COLUMNS}`,
+          newProposalValues(draft, this.now()),
         );
         written.push(toProposal(rows[0]!));
       }

@@ -1,5 +1,5 @@
-import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-rows.js';
-import { type StoredVector, vectorBytes } from './storage.js';
+import { INSERT_COLUMNS, MEMORY_COLUMNS, type MemoryRow, newMemoryValues, toMemory } from './memory-rows.js';
+import type { StoredVector } from './storage.js';
 import type { Memory, MemoryView, NewMemory } from './types.js';
 
 /** What runs a query: the pool, or one client inside a transaction. */
@@ -36,24 +36,9 @@ export async function insertMemory(
   vector?: StoredVector,
 ): Promise<Memory> {
   const { rows } = await db.query<MemoryRow>(
-    `insert into hearth_memories (kind, workspace, text, detail, origin, source_file, session_id, message_seq,
-       created_at, updated_at, embedding, embedding_model, embedding_dim)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12)
-     returning ${MEMORY_COLUMNS}`,
-    [
-      memory.kind,
-      memory.workspace,
-      memory.text,
-      memory.detail ?? null,
-      memory.origin,
-      memory.sourceFile ?? null,
-      memory.sessionId ?? null,
-      memory.messageSeq ?? null,
-      at,
-      vector ? vectorBytes(vector.vector) : null,
-      vector?.space.model ?? null,
-      vector?.space.dim ?? null,
-    ],
+    `insert into hearth_memories (${INSERT_COLUMNS})
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning ${MEMORY_COLUMNS}`,
+    newMemoryValues(memory, at, vector),
   );
   return toMemory(rows[0]!);
 }

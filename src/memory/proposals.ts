@@ -63,3 +63,18 @@ export function toProposal(row: ProposalRow): Proposal {
     createdAt: Number(row.created_at),
   };
 }
+
+/** The columns a new proposal is inserted with, in the order of `newProposalValues`; its status is pending. */
+export const PROPOSAL_INSERT_COLUMNS = 'kind, workspace, text, detail, session_id, message_seq, created_at';
+
+export function newProposalValues(draft: NewProposal, at: number): unknown[] {
+  return [
+    draft.kind,
+    draft.workspace,
+    draft.text,
+    JSON.stringify(draft.detail),
+    draft.sessionId,
+    draft.messageSeq,
+    at,
+  ];
+}

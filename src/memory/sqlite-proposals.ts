@@ -1,7 +1,14 @@
 import type { Db } from '../store/database.js';
 import { viewFilter } from './memory-rows.js';
-import type { NewProposal, Proposal, ProposalDetail, ProposalRow } from './proposals.js';
-import { toProposal } from './proposals.js';
+import {
+  type NewProposal,
+  newProposalValues,
+  PROPOSAL_INSERT_COLUMNS,
+  type Proposal,
+  type ProposalDetail,
+  type ProposalRow,
+  toProposal,
+} from './proposals.js';
 import { NotPending, type ProposalStorage } from './storage.js';
 import type { Memory, MemoryView, NewMemory } from './types.js';
 
@@ -81,8 +88,7 @@ export class SqliteProposals implements ProposalStorage {
     drafts: readonly NewProposal[],
   ): Promise<Proposal[] | undefined> {
     const insert = this.db.prepare(
-      `INSERT INTO memory_proposals (kind, workspace, text, detail, session_id, message_seq, status, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)`,
+      `INSERT INTO memory_proposals (${PROPOSAL_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
     return this.db.transaction(() => {
       // The primary key makes a second reflection of the session write nothing, even from another process.
@@ -93,15 +99,7 @@ export class SqliteProposals implements ProposalStorage {
         .run(sessionId, model, drafts.length, this.now());
       if (marked.changes === 0) return undefined;
       return drafts.map((draft) => {
-        const info = insert.run(
-          draft.kind,
-          draft.workspace,
-          draft.text,
-          JSON.stringify(draft.detail),
-          draft.sessionId,
-          draft.messageSeq,
-          this.now(),
-        );
+        const info = insert.run(...newProposalValues(draft, this.now()));
         return this.getNow(Number(info.lastInsertRowid))!;
       });
     })();

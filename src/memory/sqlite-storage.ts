@@ -1,6 +1,14 @@
 import type { Db } from '../store/database.js';
 import { ftsQuery, type Ranked } from './keyword-search.js';
-import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory, viewFilter } from './memory-rows.js';
+import {
+  fileChanges,
+  INSERT_COLUMNS,
+  MEMORY_COLUMNS,
+  type MemoryRow,
+  newMemoryValues,
+  toMemory,
+  viewFilter,
+} from './memory-rows.js';
 import { SqliteProposals } from './sqlite-proposals.js';
 import { SqliteVecIndex } from './sqlite-vec-index.js';
 import {
@@ -51,28 +59,9 @@ export class SqliteMemoryStorage implements MemoryStorage {
   }
 
   private insertNow(memory: NewMemory, vector?: StoredVector): Memory {
-    const at = this.now();
     const info = this.db
-      .prepare(
-        `INSERT INTO memories (kind, workspace, text, detail, origin, source_file, session_id, message_seq,
-           created_at, updated_at, embedding, embedding_model, embedding_dim)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        memory.kind,
-        memory.workspace,
-        memory.text,
-        memory.detail ?? null,
-        memory.origin,
-        memory.sourceFile ?? null,
-        memory.sessionId ?? null,
-        memory.messageSeq ?? null,
-        at,
-        at,
-        vector ? vectorBytes(vector.vector) : null,
-        vector?.space.model ?? null,
-        vector?.space.dim ?? null,
-      );
+      .prepare(`INSERT INTO memories (${INSERT_COLUMNS}) VALUES (${Array(13).fill('?').join(', ')})`)
+      .run(...newMemoryValues(memory, this.now(), vector));
     return this.getNow(Number(info.lastInsertRowid))!;
   }
 

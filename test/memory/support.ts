@@ -28,9 +28,26 @@ export const SQLITE: Backend = { name: 'sqlite', newDatabase: async () => undefi
 /** Vectors per round trip in the rigs' PostgreSQL scans: small, so that a search crosses batches. */
 export const TEST_VECTOR_BATCH = 7;
 
-const NO_POSTGRES = postgresBin()
+/** Why the PostgreSQL half is skipped, or undefined when it runs. */
+export const NO_POSTGRES = postgresBin()
   ? undefined
   : 'PostgreSQL is not installed (apt-get install postgresql; .ci/run installs it)';
+
+/** A title that says when, and why, its tests are skipped. */
+export const pgTitle = (title: string): string =>
+  NO_POSTGRES ? `${title} (skipped: ${NO_POSTGRES})` : title;
+
+/** Starts a private PostgreSQL server for the enclosing describe; the getter reads it inside tests. */
+export function usePostgres(): () => TestPostgres {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => server!;
+}
 
 /**
  * Runs the same tests against SQLite and against a private PostgreSQL server started for the
@@ -38,16 +55,9 @@ const NO_POSTGRES = postgresBin()
  */
 export function describeBackends(title: string, body: (backend: Backend) => void): void {
   describe(`${title} [sqlite]`, () => body(SQLITE));
-  const skipped = NO_POSTGRES ? ` (skipped: ${NO_POSTGRES})` : '';
-  describe.skipIf(NO_POSTGRES !== undefined)(`${title} [postgres]${skipped}`, () => {
-    let server: TestPostgres | undefined;
-    beforeAll(async () => {
-      server = await startPostgres();
-    }, 120_000);
-    afterAll(async () => {
-      await server?.stop();
-    });
-    body({ name: 'postgres', newDatabase: () => newDatabase(server!) });
+  describe.skipIf(NO_POSTGRES !== undefined)(pgTitle(`${title} [postgres]`), () => {
+    const server = usePostgres();
+    body({ name: 'postgres', newDatabase: () => newDatabase(server()) });
   });
 }
 
