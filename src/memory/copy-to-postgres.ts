@@ -99,6 +99,18 @@ export async function copyMemoryToPostgres(from: Db, to: PgPool): Promise<Copied
   });
 }
 
+/**
+ * The copier `hearth storage migrate` runs after the sessions (the shape of its list of copiers):
+ * memories belong to no one session, so all of them at once; the rows copied.
+ */
+export const memoryCopier = {
+  name: 'memories',
+  async rest(source: Db, target: PgPool): Promise<number> {
+    const report = await copyMemoryToPostgres(source, target);
+    return report.reduce((n, table) => n + table.copied, 0);
+  },
+};
+
 async function copyTable(from: Db, client: PgClient, table: Table): Promise<CopiedTable> {
   const names = table.columns.map(([name]) => name);
   const select = from.prepare(

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyMemoryToPostgres } from '../../src/memory/copy-to-postgres.js';
+import { copyMemoryToPostgres, memoryCopier } from '../../src/memory/copy-to-postgres.js';
 import type { LongTermMemory } from '../../src/memory/memory.js';
 import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
 import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
@@ -114,6 +114,7 @@ describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('copying memory from SQLite t
       { table: 'hearth_reflections', copied: 0, skipped: 1 },
     ]);
     expect(await pg.count('all')).toBe(5);
+    expect(await memoryCopier.rest(rig.db, pool)).toBe(0);
 
     // New rows take ids after the copied ones.
     const added = await pg.insert({
@@ -136,10 +137,16 @@ describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('copying memory from SQLite t
     expect(reflected![0]!.id).toBe(4);
   });
 
-  it('copies nothing from an empty memory, and leaves the sequences usable', async () => {
+  it('copies nothing from an empty memory, then only what was added since, and leaves the sequences usable', async () => {
     await SqliteMemoryStorage.open(rig.db);
     expect((await copyMemoryToPostgres(rig.db, pool)).map((t) => t.copied)).toEqual([0, 0, 0]);
+    await rig.db
+      .prepare(
+        "INSERT INTO memories (kind, text, origin, created_at, updated_at) VALUES ('fact', 'Late.', 'user', 1, 1)",
+      )
+      .run();
+    expect(await memoryCopier.rest(rig.db, pool)).toBe(1);
     const pg = new PostgresMemoryStorage(pool);
-    expect((await pg.insert({ kind: 'fact', workspace: null, text: 'First.', origin: 'user' })).id).toBe(1);
+    expect((await pg.insert({ kind: 'fact', workspace: null, text: 'Next.', origin: 'user' })).id).toBe(2);
   });
 });
