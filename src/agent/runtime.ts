@@ -95,8 +95,8 @@ export interface RuntimeOptions {
 }
 
 /** Closes a memory the runtime opened, if it opened (memory that failed to open has nothing to close). */
-async function closeMemory(memory: { opened: Promise<SessionMemory> } | undefined): Promise<void> {
-  await (await memory?.opened.catch(() => undefined))?.close();
+async function closeMemory(opened: Promise<SessionMemory>): Promise<void> {
+  await (await opened.catch(() => undefined))?.close();
 }
 
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
@@ -162,6 +162,8 @@ export async function createRuntime(
   const dbPath = defaultDbPath(config);
   // Kept per server: a REPL that started without one opens memory again once it connects.
   let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
+  // Every memory opened, closed with the runtime: a session may still hold one the REPL replaced.
+  const memories: Array<Promise<SessionMemory>> = [];
   const openDb = () => {
     db ??= options.db ?? openDatabase(dbPath);
     return db;
@@ -194,11 +196,11 @@ export async function createRuntime(
       const factory = options.memory;
       if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
       if (!memory || memory.server !== connection?.baseUrl) {
-        void closeMemory(memory);
         memory = {
           server: connection?.baseUrl,
           opened: factory({ db: openDb(), config, workspace, connection }),
         };
+        memories.push(memory.opened);
       }
       return memory.opened;
     },
@@ -211,7 +213,7 @@ export async function createRuntime(
     },
     async close() {
       await options.external?.close();
-      await closeMemory(memory);
+      await Promise.all(memories.map(closeMemory));
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },
