@@ -1,14 +1,15 @@
 /**
  * The shared work queue of several machines, in PostgreSQL. Claiming, retrying and waking workers
  * is graphile-worker's (a maintained queue; 0.16 is its last release for Node 20). What it does not
- * keep is ours, in tables beside its schema: each worker process's lease (graphile-worker releases
- * a crashed worker's jobs only after four hours, so a lease that lapses releases them at once,
- * worker.ts), every claim, and one result per task (a task re-run after its worker died completes
- * once).
+ * keep is ours, in tables beside its schema (src/store/postgres/migrations.ts): each worker
+ * process's lease (graphile-worker releases a crashed worker's jobs only after four hours, so a
+ * lease that lapses releases them at once, worker.ts), every claim, and one result per task (a
+ * task re-run after its worker died completes once).
  */
 import { randomUUID } from 'node:crypto';
 import { Logger, makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
-import pg from 'pg';
+import type pg from 'pg';
+import { inTransaction, openPostgres, redact } from '../store/postgres/connection.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
 export const TASK_PREFIX = 'hearth_agent';
@@ -42,41 +43,6 @@ export interface QueueView {
 /** Silent: workers report through Hearth's own output, never graphile-worker's console logger. */
 export const quietLogger = new Logger(() => () => undefined);
 
-const TABLES = `
-create table if not exists hearth_tasks (
-  key text primary key,
-  task text not null,
-  workspace text not null,
-  model text,
-  tags text[] not null default '{}',
-  queued_at timestamptz not null default now()
-);
-create table if not exists hearth_workers (
-  id text primary key,
-  host text not null,
-  tags text[] not null default '{}',
-  graphile_ids text[] not null default '{}',
-  lease_until timestamptz not null,
-  started_at timestamptz not null default now()
-);
-create table if not exists hearth_task_claims (
-  key text not null,
-  worker text not null,
-  claimed_at timestamptz not null default now()
-);
-create index if not exists hearth_task_claims_key on hearth_task_claims (key);
-create table if not exists hearth_task_results (
-  key text primary key,
-  status text not null,
-  reason text,
-  session_id text,
-  worker text not null,
-  host text not null,
-  prompt_tokens integer not null default 0,
-  completion_tokens integer not null default 0,
-  finished_at timestamptz not null default now()
-);`;
-
 /** The task name for a set of tags (sorted, so the same set always names the same task). */
 export function taskName(tags: readonly string[]): string {
   const sorted = [...new Set(tags)].sort();
@@ -102,13 +68,10 @@ export class WorkQueue {
 
   /** Connects, and creates graphile-worker's schema and Hearth's tables when missing. */
   static async open(url: string): Promise<WorkQueue> {
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
-    // A server restart breaks idle connections; the pool replaces them, and must not crash the process.
-    pool.on('error', () => undefined);
+    const pool = await openPostgres(url);
     try {
       const utils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
       await utils.migrate();
-      await pool.query(TABLES);
       return new WorkQueue(pool, utils);
     } catch (err) {
       await pool.end().catch(() => undefined);
@@ -119,9 +82,7 @@ export class WorkQueue {
   /** Queues a task: Hearth's record of it and graphile-worker's job in one transaction (its SQL `add_job`). */
   async add(task: QueuedTask): Promise<string> {
     const key = randomUUID();
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
+    await inTransaction(this.pool, async (client) => {
       await client.query(
         'insert into hearth_tasks (key, task, workspace, model, tags) values ($1, $2, $3, $4, $5)',
         [key, task.task, task.workspace, task.model ?? null, task.tags],
@@ -132,13 +93,7 @@ export class WorkQueue {
         JSON.stringify({ ...task, key }),
         key,
       ]);
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
     return key;
   }
 
@@ -189,15 +144,4 @@ export function toResult(row: Record<string, unknown>): TaskResult {
     completionTokens: Number(row.completion_tokens),
     finishedAt: new Date(row.finished_at as string).toISOString(),
   };
-}
-
-/** The URL without its password, for messages. */
-export function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the configured database';
-  }
 }

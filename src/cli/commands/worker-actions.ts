@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { redact, type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
+import { type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
 import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
 import { defaultDbPath } from '../../config/load.js';
 import { runAgentTask } from '../../scheduler/agent-runner.js';
+import { redact } from '../../store/postgres/connection.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { terminalJson, visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';

@@ -1,0 +1,53 @@
+/**
+ * Connections to the PostgreSQL database several machines share (`storage: postgres://...`).
+ * Every Hearth part that uses it (the work queue, the stores) opens its pool here, so that a
+ * server restart or a wrong URL reads the same everywhere.
+ */
+import pg from 'pg';
+import { migratePostgres } from './migrations.js';
+
+export type PgPool = pg.Pool;
+export type PgClient = pg.PoolClient;
+
+/**
+ * Opens a pool and brings Hearth's schema up to date. A server restart breaks idle connections;
+ * the pool replaces them and must not crash the process, so its `error` events are absorbed.
+ */
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<PgPool> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 4 });
+  pool.on('error', () => undefined);
+  try {
+    await migratePostgres(pool);
+    return pool;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new Error(`Cannot use the PostgreSQL database at ${redact(url)}: ${(err as Error).message}`);
+  }
+}
+
+/** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await work(client);
+    await client.query('commit');
+    return result;
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** The URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the configured database';
+  }
+}
