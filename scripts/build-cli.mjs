@@ -12,9 +12,7 @@
  * Why the chunks are CommonJS: `main.js` (src/cli/boot.ts) loads them through src/cli/chunk-loader.ts
  * with a V8 code cache, which Node 20 offers only for scripts, not for ES modules. esbuild splits
  * code only into ES modules, so each chunk is split as one and then turned into CommonJS here: its
- * imports become `require` calls, a dynamic import of another chunk `require` behind a promise
- * (so the chunk loader handles it), while a dynamic import of a package left outside the bundle
- * stays an `import()` for Node's loader.
+ * imports become `require` calls and its dynamic imports calls of the loader's `__hearth_import`.
  *
  * better-sqlite3 stays outside: it loads a native addon relative to its own files. zod's messages in
  * other languages (about half of zod's code) are left out: Hearth words its errors in English and
@@ -43,26 +41,24 @@ const englishOnlyZod = {
   },
 };
 
+/** What esbuild writes for an `import(x)` it turns into CommonJS, up to `x`. */
+const CONVERTED_IMPORT = 'Promise.resolve().then(() => __toESM(require(';
+
 /**
- * One ES-module chunk as CommonJS, its source map carried through. `chunks` are the chunk files it
- * imports dynamically: each `import("./x.cjs")` esbuild wrote for them becomes a `require` that
- * settles as the import did.
+ * One ES-module chunk as CommonJS, its source map carried through. Every `import(x)` becomes
+ * `__hearth_import(() => x)`, which the chunk loader gives each chunk: another chunk through the
+ * loader, a package through Node's own `import()` (a script compiled from a V8 code cache cannot
+ * make one itself in Node 20: its dynamic-import callback is lost).
  */
-async function toCommonJs(file, code, map, chunks) {
+async function toCommonJs(file, code, map) {
   // The entry's `#!` line (src/cli/main.ts has one) is the bin's business, not a chunk's.
-  let text = code.replace(/^#!.*/, '');
-  for (const chunk of chunks) {
-    let path = relative(dirname(file), chunk);
-    if (!path.startsWith('.')) path = `./${path}`;
-    const call = `import(${JSON.stringify(path)})`;
-    if (!text.includes(call)) throw new Error(`${file}: no ${call} to rewrite`);
-    text = text.replaceAll(call, `Promise.resolve().then(() => require(${JSON.stringify(path)}))`);
-  }
+  const text = code.replace(/^#!.*/, '');
   const inline = `//# sourceMappingURL=data:application/json;base64,${Buffer.from(map).toString('base64')}`;
   const result = await transform(`${text.replace(/\/\/# sourceMappingURL=\S+\s*$/, '')}\n${inline}\n`, {
     format: 'cjs',
     platform: 'node',
     target: 'node20',
+    supported: { 'dynamic-import': false },
     sourcefile: file,
     sourcemap: 'external',
     define: { 'import.meta.url': '__hearth_url' },
@@ -72,8 +68,12 @@ async function toCommonJs(file, code, map, chunks) {
   const prelude = result.code.includes('__hearth_url')
     ? 'var __hearth_url = require("node:url").pathToFileURL(__filename).href;\n'
     : '';
+  // esbuild closes `require(`, `__toESM(` and `then(` after x: three parentheses, as many as opened here.
+  const body = result.code.replaceAll(CONVERTED_IMPORT, '__hearth_import(() => ((');
+  // The rewrite must leave valid JavaScript; esbuild says so or throws.
+  await transform(body, { loader: 'js', logLevel: 'silent' });
   return {
-    code: `${prelude}${result.code}//# sourceMappingURL=${file.split('/').pop()}.map\n`,
+    code: `${prelude}${body}//# sourceMappingURL=${file.split('/').pop()}.map\n`,
     map: prelude ? shiftMap(result.map) : result.map,
   };
 }
@@ -114,8 +114,7 @@ for (const file of split.outputFiles.filter((f) => f.path.endsWith('.cjs'))) {
   const name = relative(root, file.path);
   const meta = split.metafile.outputs[name];
   if (meta.entryPoint === 'src/cli/main.ts') entry = relative(outdir, name);
-  const dynamic = meta.imports.filter((i) => i.kind === 'dynamic-import' && !i.external).map((i) => i.path);
-  const out = await toCommonJs(name, file.text, maps.get(`${file.path}.map`), [...new Set(dynamic)]);
+  const out = await toCommonJs(name, file.text, maps.get(`${file.path}.map`));
   bundleHash.update(name).update(out.code);
   await mkdir(dirname(name), { recursive: true });
   await writeFile(name, out.code);

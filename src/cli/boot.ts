@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hearthHome } from '../config/sources.js';
 import { createChunkLoader } from './chunk-loader.js';
@@ -14,17 +14,12 @@ declare const HEARTH_BUNDLE: { id: string; entry: string };
 const here = dirname(fileURLToPath(import.meta.url));
 const off =
   process.env.NODE_DISABLE_COMPILE_CACHE !== undefined && process.env.NODE_DISABLE_COMPILE_CACHE !== '';
+const home = hearthHome();
+// A relative HEARTH_HOME lands wherever Hearth is started, likely inside a workspace: no code from there.
 const loader = createChunkLoader(
-  off
+  off || !isAbsolute(home)
     ? undefined
-    : join(hearthHome(), 'cache', 'code', `${process.version}-${process.arch}-${HEARTH_BUNDLE.id}`),
+    : join(home, 'cache', 'code', `${process.version}-${process.arch}-${HEARTH_BUNDLE.id}`),
 );
 process.on('exit', () => loader.flush());
-// A chunk's `import()` of a package outside the bundle (sqlite-vec, sharp, ...) goes to Node's own
-// loader through vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER, which Node 20 calls experimental and
-// says so on stderr at its first use. It is the documented way, and the warning is not the user's.
-const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = ((warning: string | Error, ...rest: never[]) => {
-  if (!String(warning).includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) emitWarning(warning, ...rest);
-}) as typeof process.emitWarning;
 loader.load(join(here, HEARTH_BUNDLE.entry));

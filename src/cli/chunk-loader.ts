@@ -71,19 +71,10 @@ type Module = { exports: unknown };
 
 /**
  * A loader keeping its caches in `cacheDir` (one folder per build and Node version: the caller
- * names it). Without `cacheDir`, or where `vm` cannot run a script's dynamic `import()` through
- * Node's own loader (before Node 20.12), chunks load through Node's `require` without a cache.
+ * names it); without one, chunks are compiled from source every time.
  */
 export function createChunkLoader(cacheDir: string | undefined): ChunkLoader {
   const counts: CacheCounts = { used: 0, compiled: 0, written: 0 };
-  const dynamicImport = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
-  if (cacheDir === undefined || dynamicImport === undefined) {
-    return {
-      load: (file) => createRequire(file)(file),
-      flush: () => {},
-      counts,
-    };
-  }
   const modules = new Map<string, Module>();
   const uncached: Compiled[] = [];
 
@@ -103,34 +94,42 @@ export function createChunkLoader(cacheDir: string | undefined): ChunkLoader {
     } finally {
       closeSync(fd);
     }
-    const cacheFile = join(cacheDir, `${basename(file)}.v8`);
-    const cachedData = readCache(cacheFile, stamp);
+    const cacheFile = cacheDir === undefined ? undefined : join(cacheDir, `${basename(file)}.v8`);
+    const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile, stamp);
     // The wrapper keeps the file's line numbers; ES modules (what the chunks were) are strict.
     const script = new vm.Script(
-      `(function (exports, require, module, __filename, __dirname) {"use strict";${source}\n})`,
-      { filename: file, cachedData, importModuleDynamically: dynamicImport },
+      `(function (exports, require, module, __filename, __dirname, __hearth_import) {"use strict";${source}\n})`,
+      { filename: file, cachedData },
     );
     if (cachedData && !script.cachedDataRejected) counts.used++;
     else {
       counts.compiled++;
-      uncached.push({ script, cacheFile, stamp });
+      if (cacheFile !== undefined) uncached.push({ script, cacheFile, stamp });
     }
     const dir = dirname(file);
     const nodeRequire = createRequire(file);
     // Chunks name each other by relative path; everything else (Node's modules, the packages left
     // outside the bundle) is Node's to load.
-    const require = Object.assign(
-      (id: string) =>
-        id.startsWith('./') || id.startsWith('../') ? load(resolve(dir, id)) : nodeRequire(id),
-      { resolve: nodeRequire.resolve, cache: nodeRequire.cache },
-    );
+    const isChunk = (id: string) => id.startsWith('./') || id.startsWith('../');
+    const require = Object.assign((id: string) => (isChunk(id) ? load(resolve(dir, id)) : nodeRequire(id)), {
+      resolve: nodeRequire.resolve,
+      cache: nodeRequire.cache,
+    });
+    // What the chunk's `import(x)` became (scripts/build-cli.mjs): `x` is evaluated as late as the
+    // import would have been. A package goes through this module's own `import()`, since a script
+    // compiled from a code cache loses its dynamic-import callback (Node 20).
+    const dynamicImport = (specifier: () => string) =>
+      Promise.resolve().then(() => {
+        const id = specifier();
+        return isChunk(id) ? load(resolve(dir, id)) : import(id);
+      });
     const run = script.runInThisContext() as (...args: unknown[]) => void;
-    run.call(undefined, module.exports, require, module, file, dir);
+    run.call(undefined, module.exports, require, module, file, dir, dynamicImport);
     return module.exports;
   };
 
   const flush = () => {
-    if (uncached.length === 0) return;
+    if (uncached.length === 0 || cacheDir === undefined) return;
     try {
       if (mkdirSync(cacheDir, { recursive: true, mode: 0o700 }) !== undefined) pruneOthers(cacheDir);
     } catch {

@@ -40,9 +40,10 @@ function run(): Run {
   return { answer, counts: { ...loader.counts } };
 }
 
+const loaderFile = fileURLToPath(new URL('../../dist/cli/chunk-loader.js', import.meta.url));
+
 /** `run` in a process of its own (the built loader, as the CLI has it), with `nodeFlags`. */
 function runInChild(nodeFlags: string[] = []): Run {
-  const loaderFile = fileURLToPath(new URL('../../dist/cli/chunk-loader.js', import.meta.url));
   const script = `import { createChunkLoader } from ${JSON.stringify(loaderFile)};
 const loader = createChunkLoader(${JSON.stringify(cacheDir)});
 const answer = loader.load(${JSON.stringify(join(dir, 'a.cjs'))}).answer();
@@ -59,6 +60,27 @@ describe('createChunkLoader', () => {
     expect(runInChild()).toEqual({ answer: 42, counts: { used: 0, compiled: 2, written: 2 } });
     expect((await readdir(cacheDir)).sort()).toEqual(['a.cjs.v8', 'b.cjs.v8']);
     expect(runInChild()).toEqual({ answer: 42, counts: { used: 2, compiled: 0, written: 0 } });
+  });
+
+  it("runs a chunk's dynamic imports, of chunks and of packages, also when compiled from its cache", async () => {
+    // As the build writes `import("./b.cjs")` and `import("node:path")`.
+    await writeFile(
+      join(dir, 'a.cjs'),
+      'exports.answer = async () => (await __hearth_import(() => ("./b.cjs"))).base() + (await __hearth_import(() => ("node:path"))).sep.length;\n',
+    );
+    const script = (file: string) => `import { createChunkLoader } from ${JSON.stringify(loaderFile)};
+const loader = createChunkLoader(${JSON.stringify(cacheDir)});
+const answer = await loader.load(${JSON.stringify(file)}).answer();
+loader.flush();
+process.stdout.write(JSON.stringify({ answer, counts: loader.counts }));`;
+    const run = () =>
+      JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', script(join(dir, 'a.cjs'))], {
+          encoding: 'utf8',
+        }),
+      ) as Run;
+    expect(run()).toEqual({ answer: 42, counts: { used: 0, compiled: 2, written: 2 } });
+    expect(run()).toEqual({ answer: 42, counts: { used: 2, compiled: 0, written: 0 } });
   });
 
   it('runs a chunk once however often it is required', async () => {
@@ -110,11 +132,11 @@ describe('createChunkLoader', () => {
     expect(run()).toEqual({ answer: 42, counts: { used: 0, compiled: 2, written: 0 } });
   });
 
-  it('loads through Node without a cache folder', () => {
+  it('compiles from source every time without a cache folder', () => {
     const loader = createChunkLoader(undefined);
     expect(answerOf(loader.load(join(dir, 'a.cjs')))).toBe(42);
     loader.flush();
-    expect(loader.counts).toEqual({ used: 0, compiled: 0, written: 0 });
+    expect(loader.counts).toEqual({ used: 0, compiled: 2, written: 0 });
   });
 
   it('keeps the newest few cache folders of other builds beside a new one', async () => {

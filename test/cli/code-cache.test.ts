@@ -33,6 +33,12 @@ describe('the built CLI with its code cache', () => {
     expect(await cacheFiles()).toEqual(files);
   });
 
+  it('keeps no code from a relative HEARTH_HOME, which would land in the folder it runs in', async () => {
+    const r = await cli.run(['--version'], { env: { HEARTH_HOME: 'relative-home' } });
+    expect(r).toMatchObject({ code: 0, stdout: `${version}\n` });
+    expect(await readdir(cli.workspace)).toEqual([]);
+  });
+
   it('writes none with NODE_DISABLE_COMPILE_CACHE set', async () => {
     const r = await cli.run(['--version'], { env: { NODE_DISABLE_COMPILE_CACHE: '1' } });
     expect(r).toMatchObject({ code: 0, stdout: `${version}\n` });
