@@ -2,13 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { ScriptedTurn } from '../test/support/scripted-server.js';
-
-/** When the server was busy with one chat request: from its first byte in to the response's end (epoch ms). */
-export interface ServedSpan {
-  start: number;
-  end: number;
-}
+import type { ScriptedTurn, ServedSpan } from '../test/support/scripted-server.js';
 
 /**
  * The scripted LLM server in a process of its own, so that what a benchmark measures in
@@ -29,8 +23,11 @@ export async function startMockServer(
   const served: ServedSpan[] = [];
   const baseUrl = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
-      const span = /^served (\S+) (\S+)$/.exec(line);
-      if (span) served.push({ start: Number(span[1]), end: Number(span[2]) });
+      const span = /^served (\S+) (\S+) (\S+) (\d+)$/.exec(line);
+      if (span) {
+        const [start, received, end, bytes] = span.slice(1).map(Number) as [number, number, number, number];
+        served.push({ start, received, end, bytes });
+      }
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) resolve(match[1]!);
     });

@@ -60,6 +60,7 @@ export type RunEvent =
       ok: boolean;
       output: string;
       display?: string;
+      /** How long the tool ran, to a hundredth of a millisecond. */
       ms: number;
     }
   | { type: 'usage'; prompt: number; completion: number; contextUsed: number; contextWindow: number }

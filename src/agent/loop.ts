@@ -7,6 +7,7 @@ import type { Sandbox, SandboxChoice, SandboxSource } from '../sandbox/types.js'
 import type { AuditEntry } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
+import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
@@ -40,6 +41,8 @@ export interface RunAgentOptions {
   preface?: string;
   /** Long-term memory for the memory tools, bound to this session. */
   memory?: MemoryPort;
+  /** The workspace's pipeline, for the pipeline tools; unset where there is none. */
+  pipeline?: PipelinePort;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
@@ -124,6 +127,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
     ...(options.memory ? { memory: options.memory } : {}),
+    ...(options.pipeline ? { pipeline: options.pipeline } : {}),
   };
   const append = (message: ChatMessage) => {
     messages.push(message);

@@ -13,6 +13,7 @@ import { type Db, openDatabase } from '../store/database.js';
 import { SessionStore } from '../store/sessions.js';
 import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
+import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
@@ -51,6 +52,8 @@ export interface Runtime {
    * off or no memory was wired in (src/setup/ wires it).
    */
   memory(connection: Connection | undefined): Promise<SessionMemory | undefined>;
+  /** The workspace's pipeline, for the pipeline tools; unset where it has none (they are then not offered). */
+  pipeline?: PipelinePort;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
   /**
@@ -92,6 +95,11 @@ export interface RuntimeOptions {
   loadNotes?: string[];
   /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
   memory?: MemoryFactory;
+  /**
+   * The workspace's pipeline over the session database, or undefined where it has none (src/pipeline
+   * is above agent/, so it is passed in). Asked once, when the tools are chosen.
+   */
+  pipeline?: (db: () => Db, workspace: string) => PipelinePort | undefined;
 }
 
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
@@ -122,8 +130,19 @@ export async function createRuntime(
     browser: config.web.browser,
     searxng: config.web.search?.searxng_url,
   };
+  let db: Db | undefined;
+  const dbPath = defaultDbPath(config);
+  const openDb = () => {
+    db ??= options.db ?? openDatabase(dbPath);
+    return db;
+  };
+  const pipeline = options.pipeline?.(openDb, workspace);
   const tools = buildRegistry(
-    { ...config.tools, also: options.groupsOn, configured: configuredTools(web) },
+    {
+      ...config.tools,
+      also: options.groupsOn,
+      configured: configuredTools(web, { pipeline: pipeline !== undefined }),
+    },
     options.extraTools ?? [],
     options.external,
     options.groups,
@@ -131,7 +150,6 @@ export async function createRuntime(
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
-  let db: Db | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
   const getSandbox = (): Promise<SandboxChoice> => {
@@ -154,13 +172,8 @@ export async function createRuntime(
     });
     return sandbox;
   };
-  const dbPath = defaultDbPath(config);
   // Kept per server: a REPL that started without one opens memory again once it connects.
   let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
-  const openDb = () => {
-    db ??= options.db ?? openDatabase(dbPath);
-    return db;
-  };
   return {
     config,
     workspace,
@@ -174,6 +187,7 @@ export async function createRuntime(
     commands: options.commands ?? [],
     loadNotes: options.loadNotes ?? [],
     ...(options.subagents ? { subagents: options.subagents } : {}),
+    ...(pipeline ? { pipeline } : {}),
     systemPrompt: buildSystemPrompt({
       workspace,
       context: await readProjectContext(workspace),

@@ -64,6 +64,7 @@ export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
     hooks: runtime.hooks,
     transcriptDir: runtime.transcriptDir,
     memory: await runtime.memory(connection),
+    ...(runtime.pipeline ? { pipeline: runtime.pipeline } : {}),
   };
   return runtime.subagents ? runtime.subagents(base, connection) : base;
 }

@@ -8,6 +8,7 @@ import type { SandboxSource } from '../sandbox/types.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
+import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import type { WebAccess } from '../tools/web/access.js';
@@ -42,6 +43,8 @@ export interface SessionDeps {
   subagents?: (sessionId: string) => SubagentPort;
   /** Long-term memory; unset: no memory block, and the memory tools say memory is off. */
   memory?: SessionMemory;
+  /** The workspace's pipeline, for the pipeline tools; unset where there is none. */
+  pipeline?: PipelinePort;
 }
 
 /** Long-term memory as a session uses it (src/memory implements it; the CLI wires it in). */

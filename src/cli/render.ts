@@ -141,7 +141,9 @@ export class TerminalRenderer {
         const label = this.calls.get(event.callId) ?? event.name;
         const status = event.ok ? this.style.green('✓') : this.style.red('✗');
         const detail = event.ok ? '' : ` ${this.style.red(firstLine(event.output))}`;
-        this.errLine(`${status} ${this.style.cyan(label)} ${this.style.dim(`${event.ms}ms`)}${detail}`);
+        this.errLine(
+          `${status} ${this.style.cyan(label)} ${this.style.dim(`${Math.round(event.ms)}ms`)}${detail}`,
+        );
         if (event.display && !this.previewed.has(event.callId)) {
           this.errLine(
             isDiff(event.display)

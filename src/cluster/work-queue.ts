@@ -21,6 +21,10 @@ export interface QueuedTask {
   model?: string;
   /** Only a worker with all of these tags takes it. */
   tags: string[];
+  /** The scheduled job and slot this task is (the scheduler's hand-off), for the worker's output. */
+  job?: { id: string; slotAt: number };
+  /** Sessions to continue, the first that exists on the worker's machine (a job's `session_id`). */
+  resume?: string[];
 }
 
 export interface TaskResult {
@@ -79,22 +83,97 @@ export class WorkQueue {
     }
   }
 
-  /** Queues a task: Hearth's record of it and graphile-worker's job in one transaction (its SQL `add_job`). */
+  /** Queues a task under a new key. */
   async add(task: QueuedTask): Promise<string> {
     const key = randomUUID();
-    await inTransaction(this.pool, async (client) => {
-      await client.query(
-        'insert into hearth_tasks (key, task, workspace, model, tags) values ($1, $2, $3, $4, $5)',
+    // A task that keeps failing is not retried for ever; one whose worker died is not a failure.
+    await this.addOnce(key, task, 25);
+    return key;
+  }
+
+  /**
+   * Queues a task under `key` unless one with that key was ever queued (waiting, running or done):
+   * Hearth's record of it and graphile-worker's job in one transaction (its SQL `add_job`). The
+   * record is what makes it once: graphile-worker's own job key would queue the key again once its
+   * job is done, or beside a job that is running. True when this call queued it.
+   */
+  async addOnce(key: string, task: QueuedTask, maxAttempts: number): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const inserted = await client.query(
+        `insert into hearth_tasks (key, task, workspace, model, tags) values ($1, $2, $3, $4, $5)
+         on conflict (key) do nothing`,
         [key, task.task, task.workspace, task.model ?? null, task.tags],
       );
-      // A task that keeps failing is not retried for ever; one whose worker died is not a failure.
-      await client.query('select graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => 25)', [
+      if (inserted.rowCount === 0) return false;
+      await client.query('select graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => $4)', [
         taskName(task.tags),
         JSON.stringify({ ...task, key }),
         key,
+        maxAttempts,
       ]);
+      return true;
     });
-    return key;
+  }
+
+  /**
+   * How these tasks ended, by key: the worker's result, or, for a task graphile-worker gave up on
+   * (its worker threw at every attempt: no model server, a broken config), that as a failure.
+   */
+  async results(keys: string[]): Promise<Map<string, TaskResult>> {
+    const found = new Map<string, TaskResult>();
+    if (keys.length === 0) return found;
+    const done = await this.pool.query('select * from hearth_task_results where key = any($1)', [keys]);
+    for (const row of done.rows) found.set(String(row.key), toResult(row));
+    const gaveUp = await this.pool.query(
+      `select key, attempts, last_error, updated_at from graphile_worker.jobs
+       where key = any($1) and attempts >= max_attempts and locked_at is null`,
+      [keys.filter((key) => !found.has(key))],
+    );
+    for (const row of gaveUp.rows) {
+      const error = String(row.last_error ?? 'no error recorded').split('\n')[0];
+      found.set(String(row.key), {
+        key: String(row.key),
+        status: 'failed',
+        reason: `the queue gave up after ${row.attempts} attempts: ${error}`,
+        worker: '',
+        host: '',
+        promptTokens: 0,
+        completionTokens: 0,
+        finishedAt: new Date(row.updated_at).toISOString(),
+      });
+    }
+    return found;
+  }
+
+  /**
+   * Calls `listener` whenever a task's result is recorded (a trigger's NOTIFY, migration 2), on a
+   * connection of its own. Resolves to a function that stops listening; `onLost` says the
+   * connection broke (the caller polls meanwhile and listens again).
+   */
+  async watchResults(listener: (key: string) => void, onLost: () => void): Promise<() => Promise<void>> {
+    const client = await this.pool.connect();
+    let released = false;
+    const release = (err?: Error) => {
+      if (released) return;
+      released = true;
+      client.removeAllListeners('notification');
+      client.release(err ?? true);
+    };
+    client.on('notification', (message) => listener(message.payload ?? ''));
+    client.on('error', (err) => {
+      release(err);
+      onLost();
+    });
+    try {
+      await client.query('listen hearth_task_done');
+    } catch (err) {
+      release(err as Error);
+      throw err;
+    }
+    return async () => {
+      await client.query('unlisten hearth_task_done').catch(() => undefined);
+      release();
+    };
   }
 
   async view(limit = 50): Promise<QueueView> {

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
+import { isConnectionError } from '../store/postgres/connection.js';
 import type { RunOutcome } from '../store/scheduler.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
 
@@ -18,7 +19,7 @@ export type TaskRunner = (task: ClaimedTask, signal: AbortSignal) => Promise<Run
 
 export type WorkerEvent =
   | { type: 'started'; worker: string; tags: string[]; concurrency: number }
-  | { type: 'claimed'; key: string; task: string }
+  | { type: 'claimed'; key: string; task: string; job?: ClaimedTask['job'] }
   | { type: 'finished'; key: string; status: 'ok' | 'failed'; reason?: string; duplicate: boolean }
   | { type: 'released'; workers: string[] }
   | { type: 'problem'; message: string };
@@ -80,7 +81,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
     const task = payload as ClaimedTask;
     const query = patient(queue, tasks.signal);
     await query(`insert into hearth_task_claims (key, worker) values ($1, $2)`, [task.key, id]);
-    o.emit({ type: 'claimed', key: task.key, task: task.task });
+    o.emit({ type: 'claimed', key: task.key, task: task.task, ...(task.job ? { job: task.job } : {}) });
     const done = await query(`select 1 from hearth_task_results where key = $1`, [task.key]);
     if (done.rowCount) return;
     let outcome: RunOutcome;
@@ -185,17 +186,6 @@ function patient(queue: WorkQueue, signal: AbortSignal) {
       }
     }
   };
-}
-
-/** Lost or refused connections and a server shutting down (SQLSTATE class 08, 57P01-57P03). */
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: string }).code ?? '';
-  return (
-    code.startsWith('08') ||
-    /^57P0[123]$/.test(code) ||
-    /^E(CONNREFUSED|CONNRESET|PIPE)$/.test(code) ||
-    /Connection terminated|connection timeout/i.test((err as Error).message)
-  );
 }
 
 /** Renews this worker's lease, and releases the claims of workers whose lease lapsed. */

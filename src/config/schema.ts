@@ -310,6 +310,18 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           error: 'expected a URL such as postgres://user@host:5432/hearth',
         })
         .optional(),
+      /** The scheduler (`hearth scheduler`, `hearth serve`). */
+      scheduler: z
+        .object({
+          /**
+           * Where scheduled runs go when a job does not say (its `run_on`; a job with `tags` goes to
+           * the queue): `here`, in the scheduler's process, or `queue`, to a `hearth worker` through
+           * the shared database (`storage`). A security setting: see security.ts.
+           */
+          run_on: z.enum(['here', 'queue']).default('here'),
+        })
+        .strict()
+        .default({ run_on: 'here' }),
       /** The SQLite file holding sessions; default <hearth home>/hearth.db. */
       db_path: z.string().optional(),
       /** `hearth serve`: where it listens and who may use it (security settings, see security.ts). */

@@ -12,6 +12,9 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * (memory.auto_accept: a session that read a prompt injection would otherwise plant it in every
  * later session's prompt).
  *
+ * `scheduler.run_on` too: `queue` sends every job's prompt to whichever machine's worker takes it,
+ * to run there with that machine's settings.
+ *
  * A model given as a GGUF file (`model`, a profile's, `memory.embedding_model`, a pipeline role's)
  * is one too: Hearth parses and runs that file on the host (namesModelFile).
  *
@@ -30,6 +33,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'permissions.allow',
   'db_path',
   'storage',
+  'scheduler.run_on',
   'web',
   'base_url',
   'models.*.base_url',

@@ -1,6 +1,7 @@
 import type { Clock } from '../util/clock.js';
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import { templateOpensReasoning } from './formats/reply.js';
+import type { HttpReply } from './http-post.js';
 import {
   type AttemptOutcome,
   finishReply,
@@ -107,17 +108,16 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
 
 /** Reads an SSE stream of `chat.completion.chunk`s, or a whole `chat.completion` from servers that ignore `stream`. */
 async function* readOpenAiReply(
-  response: Response,
+  response: HttpReply,
   touch: () => void,
   assembler: DeltaAssembler,
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
   let sawEnd = false;
   const malformed: Malformed = { count: 0 };
-  const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
-  if (isJson) {
+  if (response.header('content-type').includes('application/json')) {
     yield* assembler.push(JSON.parse(await response.text()));
     sawEnd = true;
-  } else if (response.body) {
+  } else {
     // A chunk some servers split over two events: its first part waits for the rest.
     let partial = '';
     for await (const data of readSseData(response.body)) {

@@ -1,5 +1,6 @@
 import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { DeltaAssembler } from './assemble.js';
+import { type HttpReply, postStreaming } from './http-post.js';
 import {
   defaultRetryPolicy,
   isRetryableStatus,
@@ -20,14 +21,15 @@ export type AttemptOutcome =
 export interface StreamSpec {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** The request body in pieces, sent one after another. */
+  body: readonly Uint8Array[];
   /** Named in the give-up message, so the user knows which server to check. */
   baseUrl: string;
   /**
    * Turns a 2xx response into events and says how the attempt ended. Call `touch` for every
    * chunk received: it restarts the idle timer. A throw counts as a connection dropped mid-stream.
    */
-  read(response: Response, touch: () => void): AsyncGenerator<LlmEvent, AttemptOutcome>;
+  read(response: HttpReply, touch: () => void): AsyncGenerator<LlmEvent, AttemptOutcome>;
 }
 
 export interface StreamLimits {
@@ -134,24 +136,21 @@ async function* attempt(
     return { outcome: 'retry', reason: streaming ? `connection dropped mid-stream (${reason})` : reason };
   };
 
+  let response: HttpReply | undefined;
+  let finished = false;
   try {
     touch();
-    let response: Response;
     try {
-      response = await fetch(spec.url, {
-        method: 'POST',
-        headers: spec.headers,
-        body: spec.body,
-        signal: controller.signal,
-      });
+      response = await postStreaming(spec.url, spec.headers, spec.body, controller.signal);
     } catch (err) {
       return failure(err, false);
     }
     if (!response.ok) return await rejected(response, clock);
-    if ((response.headers.get('content-type') ?? '').includes('text/html'))
-      return await htmlPage(response, spec);
+    if (response.header('content-type').includes('text/html')) return await htmlPage(response, spec);
     try {
-      return yield* spec.read(response, touch);
+      const outcome = yield* spec.read(response, touch);
+      finished = outcome.outcome === 'done';
+      return outcome;
     } catch (err) {
       return failure(err, true);
     }
@@ -159,8 +158,10 @@ async function* attempt(
     clock.clearTimeout(total);
     clock.clearTimeout(idle);
     signal?.removeEventListener('abort', onUserAbort);
-    // A consumer that stopped reading early must not leave the server generating for nobody.
-    controller.abort();
+    // A consumer that stopped reading early must not leave the server generating for nobody; a
+    // reply read to its end leaves the connection for the next request.
+    if (finished) response?.release(clock);
+    else controller.abort();
   }
 }
 
@@ -168,7 +169,7 @@ async function* attempt(
  * A page where a stream belongs: a proxy's login page, a web UI at the wrong path. Retrying gets the
  * same page, and reading it as a stream would end as an empty "success": say what came instead.
  */
-async function htmlPage(response: Response, spec: StreamSpec): Promise<AttemptOutcome> {
+async function htmlPage(response: HttpReply, spec: StreamSpec): Promise<AttemptOutcome> {
   const text = await response.text().catch(() => '');
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
   const words = text
@@ -187,7 +188,7 @@ async function htmlPage(response: Response, spec: StreamSpec): Promise<AttemptOu
   };
 }
 
-async function rejected(response: Response, clock: Clock): Promise<AttemptOutcome> {
+async function rejected(response: HttpReply, clock: Clock): Promise<AttemptOutcome> {
   const text = await response.text().catch(() => '');
   const message = `${response.status} ${response.statusText}: ${serverMessage(text)}`.trim();
   if (
@@ -201,7 +202,7 @@ async function rejected(response: Response, clock: Clock): Promise<AttemptOutcom
       outcome: 'retry',
       reason: message,
       status: response.status,
-      retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), clock.now()),
+      retryAfterMs: parseRetryAfter(response.header('retry-after') || null, clock.now()),
     };
   }
   return {

@@ -1,6 +1,7 @@
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import type { ChatRequest, LlmClient, LlmClientOptions } from './client.js';
 import { templateOpensReasoning } from './formats/reply.js';
+import type { HttpReply } from './http-post.js';
 import {
   type AttemptOutcome,
   finishReply,
@@ -145,7 +146,7 @@ function argsObject(text: string): Record<string, unknown> {
  * and id synthesis behave exactly as in the OpenAI transport.
  */
 async function* readOllamaReply(
-  response: Response,
+  response: HttpReply,
   touch: () => void,
   assembler: DeltaAssembler,
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
@@ -153,25 +154,23 @@ async function* readOllamaReply(
   const malformed: Malformed = { count: 0 };
   let callCount = 0;
   const nextIndex = () => callCount++;
-  if (response.body) {
-    for await (const line of readLines(response.body)) {
-      touch();
-      if (line.trim() === '') continue;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        malformed.count++;
-        malformed.first ??= line;
-        continue;
-      }
-      const record = asRecord(parsed);
-      if (record.error) return midStreamError(record.error);
-      yield* assembler.push(toOpenAiChunk(record, nextIndex, () => callCount));
-      if (record.done === true) {
-        sawDone = true;
-        break;
-      }
+  for await (const line of readLines(response.body)) {
+    touch();
+    if (line.trim() === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      malformed.count++;
+      malformed.first ??= line;
+      continue;
+    }
+    const record = asRecord(parsed);
+    if (record.error) return midStreamError(record.error);
+    yield* assembler.push(toOpenAiChunk(record, nextIndex, () => callCount));
+    if (record.done === true) {
+      sawDone = true;
+      break;
     }
   }
   if (!sawDone) return { outcome: 'retry', reason: 'the stream ended before the reply was complete' };
@@ -212,27 +211,20 @@ function toOpenAiChunk(
   return chunk;
 }
 
-async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+async function* readLines(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
-  const reader = body.getReader();
   let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline = buffer.indexOf('\n');
-      while (newline >= 0) {
-        yield buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        newline = buffer.indexOf('\n');
-      }
+  for await (const value of body) {
+    buffer += decoder.decode(value, { stream: true });
+    let newline = buffer.indexOf('\n');
+    while (newline >= 0) {
+      yield buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf('\n');
     }
-    buffer += decoder.decode();
-    if (buffer !== '') yield buffer;
-  } finally {
-    reader.releaseLock();
   }
+  buffer += decoder.decode();
+  if (buffer !== '') yield buffer;
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -12,7 +12,7 @@
 const FIELD = /^(?:data|event|id|retry)(?::|$)/;
 
 /** Reads a Server-Sent Events body and yields each event's data. */
-export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
@@ -20,28 +20,21 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
     if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
     else if (data.length > 0 && !line.startsWith(':') && !FIELD.test(line)) data.push(line);
   };
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline = buffer.search(/\r\n|\r|\n/);
-      // A lone trailing "\r" may be the first half of "\r\n": wait for the next chunk.
-      while (newline >= 0 && !(newline === buffer.length - 1 && buffer[newline] === '\r')) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer[newline] === '\r' && buffer[newline + 1] === '\n' ? 2 : 1));
-        if (line === '') {
-          if (data.length > 0) yield data.join('\n');
-          data = [];
-        } else take(line);
-        newline = buffer.search(/\r\n|\r|\n/);
-      }
+  for await (const value of body) {
+    buffer += decoder.decode(value, { stream: true });
+    let newline = buffer.search(/\r\n|\r|\n/);
+    // A lone trailing "\r" may be the first half of "\r\n": wait for the next chunk.
+    while (newline >= 0 && !(newline === buffer.length - 1 && buffer[newline] === '\r')) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + (buffer[newline] === '\r' && buffer[newline + 1] === '\n' ? 2 : 1));
+      if (line === '') {
+        if (data.length > 0) yield data.join('\n');
+        data = [];
+      } else take(line);
+      newline = buffer.search(/\r\n|\r|\n/);
     }
-    buffer += decoder.decode();
-    if (buffer !== '') take(buffer.replace(/\r$/, ''));
-    if (data.length > 0) yield data.join('\n');
-  } finally {
-    reader.releaseLock();
   }
+  buffer += decoder.decode();
+  if (buffer !== '') take(buffer.replace(/\r$/, ''));
+  if (data.length > 0) yield data.join('\n');
 }

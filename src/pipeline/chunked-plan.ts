@@ -23,6 +23,8 @@ export async function planInParts(
   plan: PlanRow,
   maxChars: number,
   signal?: AbortSignal,
+  /** Told after each part of a plan in several parts (1-based). */
+  onPart?: (part: number, parts: number) => void,
 ): Promise<PlanResult & { parts: number }> {
   const planLog = { id: null, planId: plan.id };
   const cut = plans.logOf(plan.id, 'plan_parts')[0]?.body as { parts: string[] } | undefined;
@@ -45,7 +47,10 @@ export async function planInParts(
       const where = parts.length > 1 ? ` (part ${index + 1} of ${parts.length})` : '';
       return { ...result, error: `${result.error}${where}`, tokens, parts: parts.length };
     }
-    if (parts.length > 1) plans.log(planLog, 'plan_part', { index, tasks: result.tasks });
+    if (parts.length > 1) {
+      plans.log(planLog, 'plan_part', { index, tasks: result.tasks });
+      onPart?.(index + 1, parts.length);
+    }
     tasks.push(...result.tasks);
   }
   return { ok: true, tasks, tokens, parts: parts.length };

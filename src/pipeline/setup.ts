@@ -9,6 +9,7 @@ import type { Approver } from '../permissions/gate.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
+import { PipelineJournal } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
 import { PlanStore } from './plan-store.js';
@@ -22,11 +23,15 @@ const declineUnattended: Approver = async () => ({
     'The pipeline runs unattended and this call needs approval. Do the task with the tools you may use without asking.',
 });
 
-/** The pipeline of a runtime: its store, sandbox and tools, with each role's model from `pipeline.roles`. */
+/**
+ * The pipeline of a runtime: its store, sandbox and tools, with each role's model from
+ * `pipeline.roles`. Every event is recorded in the journal before `show` gets it, and the
+ * workspace's pause flag is honoured.
+ */
 export async function pipelineDeps(
   runtime: Runtime,
   connection: Connection,
-  emit: (event: PipelineEvent) => void,
+  show: (event: PipelineEvent) => void,
   signal?: AbortSignal,
 ): Promise<PipelineDeps> {
   const { config, workspace } = runtime;
@@ -59,6 +64,11 @@ export async function pipelineDeps(
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
   const plans = new PlanStore(store.db);
+  const journal = new PipelineJournal(store.db);
+  const emit = (event: PipelineEvent) => {
+    journal.record(workspace, event);
+    show(event);
+  };
   return {
     plans,
     inbox: createPlanInbox(plans, workspace, emit),
@@ -79,6 +89,10 @@ export async function pipelineDeps(
     limits: { ...DEFAULT_LIMITS, maxRework: settings.max_rework },
     ...processOwner(),
     emit,
+    pause: {
+      paused: () => journal.paused(workspace),
+      resumed: (until) => journal.whilePaused(workspace, until),
+    },
     ...(signal ? { signal } : {}),
   };
 }

@@ -82,15 +82,37 @@ export interface PlanRow {
   error: string | null;
 }
 
-/** What the pipeline reports as it goes; plain JSON like the agent's events. */
+/**
+ * What the pipeline reports as it goes; plain JSON like the agent's events. Every surface shows
+ * the same events: `hearth pipeline run` (a line each, or `--json`), the journal in the store
+ * (`journal.ts`), the gateway's activity feed and the web UI.
+ */
 export type PipelineEvent =
-  | { type: 'plan_added'; planId: number; file: string; created: boolean }
+  /** A plan stored (`file` when it came from `plans/` or `hearth plan add`); `created` false: known already. */
+  | { type: 'plan_added'; planId: number; file?: string; created: boolean }
   | { type: 'plan_skipped'; file: string; reason: string }
-  | { type: 'idle' }
+  /** Nothing to claim: the queue is empty, or (`reason: paused`) the workspace is paused. */
+  | { type: 'idle'; reason?: 'paused' }
+  | { type: 'paused' }
+  | { type: 'resumed' }
+  /** One part of a plan too big for one request was planned (1-based). */
+  | { type: 'plan_part'; planId: number; part: number; parts: number }
   | { type: 'plan_planned'; planId: number; tasks: number; parts: number }
   | { type: 'plan_failed'; planId: number; error: string }
   | { type: 'task_state'; planId: number; taskId: number; seq: number; state: TaskState; note?: string }
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
+  /** The mechanical checks ran; no findings means they passed and the reviewer is next. */
+  | { type: 'task_verified'; taskId: number; seq: number; findings: string[] }
+  | {
+      type: 'task_reviewed';
+      taskId: number;
+      seq: number;
+      verdict: Verdict['verdict'];
+      findings: Finding[];
+      summary: string;
+    }
+  /** Failed tasks (and the dependents that failed with them) put back in the queue. */
+  | { type: 'tasks_retried'; count: number }
   | { type: 'plan_commit'; planId: number; hash: string }
   | { type: 'plan_commit_failed'; planId: number; error: string }
   | { type: 'commit'; taskId: number; hash: string };

@@ -37,6 +37,11 @@ export interface PipelineDeps {
   owner: string;
   alive(owner: string): boolean;
   emit(event: PipelineEvent): void;
+  /**
+   * The workspace's pause flag, set by any process (`hearth pipeline pause`, the agent's tools, the
+   * gateway): read before each step, waited on while set.
+   */
+  pause?: { paused(): boolean; resumed(signal?: AbortSignal): Promise<void> };
   signal?: AbortSignal;
 }
 
@@ -81,6 +86,12 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
   }
   await releaseStaleLock(deps, recovered);
   while (!deps.signal?.aborted) {
+    if (deps.pause?.paused()) {
+      // What was in flight has finished; nothing new is planned or claimed until resumed.
+      deps.emit({ type: 'idle', reason: 'paused' });
+      await deps.pause.resumed(deps.signal);
+      continue;
+    }
     await deps.inbox?.take();
     await planNew(deps, summary);
     await commitPlans(deps);
@@ -120,7 +131,9 @@ async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
   const { plans } = deps;
   for (const plan of plans.unplanned(deps.workspace)) {
     if (deps.signal?.aborted) return;
-    const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal);
+    const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal, (part, parts) =>
+      deps.emit({ type: 'plan_part', planId: plan.id, part, parts }),
+    );
     summary.tokens += result.tokens;
     if (deps.signal?.aborted) return;
     plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
@@ -200,6 +213,7 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
   });
   if (deps.signal?.aborted) return 0;
   deps.plans.log(task, 'verify', { findings });
+  deps.emit({ type: 'task_verified', taskId: task.id, seq: task.seq, findings });
   if (findings.length > 0) {
     settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
     return 0;
@@ -214,6 +228,7 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
     return answer.tokens;
   }
   deps.plans.log(task, 'review', answer.value);
+  deps.emit({ type: 'task_reviewed', taskId: task.id, seq: task.seq, ...answer.value });
   settle(deps, reviewing, nextAfter(reviewing, { verdict: answer.value }, deps.limits));
   return answer.tokens;
 }

@@ -1,5 +1,5 @@
 import type { AgentEvent } from '../agent/events.js';
-import { openSession } from '../agent/session-setup.js';
+import { openSession, runLimits } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
 import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
@@ -52,6 +52,22 @@ export interface AgentTask {
   /** The session to continue, if any. */
   resume?: (store: SessionStore) => SessionRow | undefined;
   onSession?: (id: string) => void;
+  /** Watches the run: told each event as it happens; its `end` is awaited before the outcome. */
+  observe?: (run: ObservedRun) => RunObserver;
+}
+
+/** What a run's observer is told first. */
+export interface ObservedRun {
+  sessionId: string;
+  model: string;
+  maxIterations: number;
+  tokenBudget?: number;
+}
+
+export interface RunObserver {
+  event(event: AgentEvent): void;
+  /** The run ended (however it ended); resolves once what was observed is kept. */
+  end(): Promise<void>;
 }
 
 /**
@@ -90,15 +106,31 @@ export async function runAgentTask(
         reason: `session ${session.id} waits for approval of earlier calls; answer them first: hearth --resume ${session.id} --approve all`,
       };
     }
-    return await drive(session.run(task.prompt, signal), session.id);
+    const { maxIterations, tokenBudget } = runLimits(config, false);
+    const observer = task.observe?.({
+      sessionId: session.id,
+      model: connection.model,
+      maxIterations,
+      tokenBudget,
+    });
+    try {
+      return await drive(session.run(task.prompt, signal), session.id, observer);
+    } finally {
+      await observer?.end();
+    }
   } finally {
     await runtime.close();
   }
 }
 
-async function drive(events: AsyncGenerator<AgentEvent>, sessionId: string): Promise<RunOutcome> {
+async function drive(
+  events: AsyncGenerator<AgentEvent>,
+  sessionId: string,
+  observer: RunObserver | undefined,
+): Promise<RunOutcome> {
   const outcome: RunOutcome = { status: 'failed', sessionId, promptTokens: 0, completionTokens: 0 };
   for await (const event of events) {
+    observer?.event(event);
     if (event.type === 'usage') {
       outcome.promptTokens! += event.prompt;
       outcome.completionTokens! += event.completion;
@@ -117,12 +149,13 @@ function continued(store: SessionStore, request: RunRequest): SessionRow | undef
   const { run, job, previousSession } = request;
   if (run.kind === 'wakeup') return store.get(run.sessionId!);
   if (!job?.sessionId) return undefined;
-  const named = find(store, job.sessionId);
+  const named = findSession(store, job.sessionId);
   if (named) return named;
-  return previousSession ? find(store, previousSession) : undefined;
+  return previousSession ? findSession(store, previousSession) : undefined;
 }
 
-function find(store: SessionStore, id: string): SessionRow | undefined {
+/** A stored session by id or prefix; undefined when there is none. */
+export function findSession(store: SessionStore, id: string): SessionRow | undefined {
   try {
     return store.resolve(id);
   } catch (err) {

@@ -30,6 +30,17 @@ export const jobInputSchema = z
     catch_up: z.enum(['skip', 'once', 'all']).default('once'),
     /** A slot that comes while the job's previous run still goes: skip it, or run it right after. */
     overlap: z.enum(['skip', 'queue']).default('skip'),
+    /**
+     * Where its scheduled runs go: `here` (the scheduler's process) or `queue` (the shared
+     * PostgreSQL queue, run by a `hearth worker`). Default: `queue` when it has tags, else the
+     * config's `scheduler.run_on`.
+     */
+    run_on: z.enum(['here', 'queue']).optional(),
+    /** On the queue, only a worker with all of these tags runs it (`hearth worker --tags gpu`). */
+    tags: z
+      .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/, 'a tag: letters, digits, "-", "_", "."'))
+      .max(8)
+      .optional(),
   })
   .strict();
 
@@ -48,6 +59,9 @@ export interface JobDefinition {
   timezone?: string;
   catchUp: 'skip' | 'once' | 'all';
   overlap: 'skip' | 'queue';
+  /** As written; `runsOnQueue` decides with the config's default. */
+  runOn?: 'here' | 'queue';
+  tags: string[];
   /** The cron.json it came from, or `cli` for jobs added with `hearth jobs add` (kept in the store). */
   source: string;
   /** The entry as written, for the store (CLI jobs) and for display. */
@@ -86,9 +100,16 @@ export function defineJob(entry: unknown, source: string, defaultWorkspace: stri
     timezone: input.timezone,
     catchUp: input.catch_up,
     overlap: input.overlap,
+    ...(input.run_on ? { runOn: input.run_on } : {}),
+    tags: [...new Set(input.tags ?? [])].sort(),
     source,
     input: { ...input, id },
   };
+}
+
+/** Whether a job's scheduled runs go to the shared queue, given the config's `scheduler.run_on`. */
+export function runsOnQueue(job: JobDefinition, defaultRunOn: 'here' | 'queue'): boolean {
+  return (job.runOn ?? (job.tags.length > 0 ? 'queue' : defaultRunOn)) === 'queue';
 }
 
 function slug(name: string): string {

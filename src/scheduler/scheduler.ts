@@ -3,8 +3,9 @@ import type { RunOutcome, RunRow, SchedulerStore } from '../store/scheduler.js';
 import type { WakeupStore } from '../store/wakeups.js';
 import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { Inbox } from './inbox.js';
-import type { JobDefinition, LoadedJobs } from './job-definitions.js';
+import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definitions.js';
 import { planSlots } from './plan-slots.js';
+import { QueueHandoff, type RunQueue } from './queue-handoff.js';
 import { nextSlot, slotsBetween } from './schedule.js';
 
 /**
@@ -61,6 +62,10 @@ export interface SchedulerOptions {
   lateAfter?: number;
   /** Runs going at once (default 1: a local model serves one request well at a time). */
   parallel?: number;
+  /** The shared queue scheduled runs may go to (queue-handoff.ts); undefined: no shared database. */
+  openQueue?: () => Promise<RunQueue>;
+  /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`; default here). */
+  runOn?: 'here' | 'queue';
   onEvent?: (event: SchedulerEvent) => void;
 }
 
@@ -88,6 +93,9 @@ export class Scheduler {
   private loopDone: Promise<void> | undefined;
   private stopping = false;
   private wake = new AbortController();
+  /** Set when a queued run's result may have come during a pass: the loop passes again at once. */
+  private nudged = false;
+  private readonly handoff: QueueHandoff;
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -95,6 +103,16 @@ export class Scheduler {
     this.poll = options.poll ?? 15_000;
     this.lateAfter = options.lateAfter ?? 120_000;
     this.parallel = options.parallel ?? 1;
+    this.handoff = new QueueHandoff({
+      store: options.store,
+      openQueue: options.openQueue,
+      clock: this.clock,
+      nudge: () => {
+        this.nudged = true;
+        this.wake.abort();
+      },
+      problem: (message) => this.emit({ type: 'problem', message }),
+    });
   }
 
   /** Whether this process holds the lease (as of its last tick). */
@@ -128,6 +146,9 @@ export class Scheduler {
     if (this.options.inbox) await this.takeInbox(this.options.inbox);
     store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
     this.dispatch();
+    const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
+    for (const run of settled) this.emit({ type: 'finished', run });
+    if (settled.length > 0) this.dispatch();
   }
 
   /** Reads the job definitions again (`POST /api/cron/reload` and every tick). */
@@ -261,16 +282,32 @@ export class Scheduler {
     });
   }
 
-  /** Starts queued runs, oldest slot first, one per job at a time and `parallel` in all. */
+  /**
+   * Starts queued runs, oldest slot first, one per job at a time and `parallel` in all here; a
+   * job's scheduled runs that go to the shared queue are handed to it instead (queue-handoff.ts).
+   */
   private dispatch(): void {
     const { store } = this.options;
     if (this.stopping || !store.holdsLease(this.owner, this.clock.now())) return;
     for (const run of store.queued(this.owner)) {
-      if (this.active.size >= this.parallel) return;
       if (run.jobId && store.openRuns(run.jobId).some((r) => r.status === 'running')) continue;
+      const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
+      if (run.kind === 'scheduled' && job && runsOnQueue(job, this.options.runOn ?? 'here')) {
+        if (!this.handoff.handOff(run, this.owner)) continue;
+        const handed = store.get(run.id)!;
+        this.emit({ type: handed.status === 'running' ? 'started' : 'finished', run: handed });
+        continue;
+      }
+      if (this.active.size >= this.parallel) continue;
       const now = this.clock.now();
       if (store.startRun(run.id, this.owner, now, now + this.ttl)) this.execute(store.get(run.id)!);
     }
+  }
+
+  /** The session of the job's latest run that had one (a job whose session_id is a name continues it). */
+  private previousSession(jobId: string, except?: number): string | undefined {
+    const runs = this.options.store.runs({ jobId, limit: 20 });
+    return runs.find((r) => r.sessionId && r.id !== except)?.sessionId ?? undefined;
   }
 
   /**
@@ -299,9 +336,6 @@ export class Scheduler {
     const { store, runner } = this.options;
     const controller = new AbortController();
     const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
-    const previous = run.jobId
-      ? store.runs({ jobId: run.jobId, limit: 20 }).find((r) => r.sessionId && r.id !== run.id)
-      : undefined;
     // The run's lease is renewed while it goes, so a long run is not taken for a dead one.
     let heartbeat: TimerHandle | undefined;
     const renew = () => {
@@ -317,7 +351,7 @@ export class Scheduler {
           {
             run,
             job,
-            previousSession: previous?.sessionId ?? undefined,
+            previousSession: run.jobId ? this.previousSession(run.jobId, run.id) : undefined,
             onSession: (id) => store.noteSession(run.id, id),
           },
           controller.signal,
@@ -365,6 +399,7 @@ export class Scheduler {
 
   private async loop(): Promise<void> {
     while (!this.stopping) {
+      this.nudged = false;
       try {
         await this.tick();
       } catch (err) {
@@ -374,6 +409,7 @@ export class Scheduler {
       const now = this.clock.now();
       const due = this.leader ? (this.nextDue() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
       this.wake = new AbortController();
+      if (this.nudged) continue;
       await sleep(Math.max(0, Math.min(this.poll, due - now)), this.wake.signal, this.clock);
     }
   }
@@ -386,6 +422,7 @@ export class Scheduler {
     await this.ticking;
     for (const active of this.active.values()) active.controller.abort();
     await this.idle();
+    await this.handoff.close();
     this.options.store.releaseLease(this.owner);
     this.leader = false;
   }

@@ -21,6 +21,7 @@ import {
   type JobInput,
   type LoadedJobs,
   loadJobFiles,
+  runsOnQueue,
 } from './job-definitions.js';
 import { nextSlot, upcoming } from './schedule.js';
 import { type Runner, Scheduler, type SchedulerEvent } from './scheduler.js';
@@ -40,6 +41,10 @@ export interface SchedulerServiceOptions {
   onEvent?: (event: SchedulerEvent) => void;
   parallel?: number;
   poll?: number;
+  /** The shared PostgreSQL database (config `storage`): jobs that run on the queue go there. */
+  storage?: string;
+  /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`). */
+  runOn?: 'here' | 'queue';
 }
 
 /** One job as `hearth jobs list` and `GET /api/cron` show it. */
@@ -54,6 +59,9 @@ export interface JobView {
   enabled: boolean;
   catchUp: JobDefinition['catchUp'];
   overlap: JobDefinition['overlap'];
+  /** Where its scheduled runs go: here, or the shared queue (with the tags a worker needs). */
+  runsOn: 'here' | 'queue';
+  tags: string[];
   workspace: string;
   /** A cron.json path, or `cli`. */
   source: string;
@@ -111,6 +119,8 @@ export class SchedulerService {
       onEvent: options.onEvent,
       parallel: options.parallel,
       poll: options.poll,
+      runOn: options.runOn,
+      ...(options.storage ? { openQueue: openSharedQueue(options.storage) } : {}),
     });
   }
 
@@ -164,6 +174,8 @@ export class SchedulerService {
       enabled,
       catchUp: job.catchUp,
       overlap: job.overlap,
+      runsOn: runsOnQueue(job, this.options.runOn ?? 'here') ? 'queue' : 'here',
+      tags: job.tags,
       workspace: job.workspace,
       source: job.source,
       nextAt: enabled
@@ -283,4 +295,12 @@ export class SchedulerService {
     await this.stop();
     if (this.ownsDb) this.options.db.close();
   }
+}
+
+/** The queue, loaded on first use: graphile-worker and pg stay out of schedulers that never use it. */
+function openSharedQueue(url: string) {
+  return async () => {
+    const { WorkQueue } = await import('../cluster/work-queue.js');
+    return WorkQueue.open(url);
+  };
 }

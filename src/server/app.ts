@@ -9,6 +9,7 @@ import { authRoutes } from './routes/auth.js';
 import { cronRoutes } from './routes/cron.js';
 import { fileRoutes } from './routes/files.js';
 import { memoryRoutes } from './routes/memory.js';
+import { pipelineRoutes } from './routes/pipeline.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { socketRoutes } from './routes/sockets.js';
 import type { GatewayApp, GatewayEnv, RouteDeps } from './types.js';
@@ -102,6 +103,7 @@ export function buildApp(options: AppOptions): GatewayApp {
   fileRoutes(app, options);
   memoryRoutes(app, options);
   cronRoutes(app, options);
+  pipelineRoutes(app, options);
   socketRoutes(app, options);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'token', { type: 'http', scheme: 'bearer' });

@@ -10,7 +10,8 @@ import { discoverServer, listModels } from '../llm/discover.js';
 import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import type { Db } from '../store/database.js';
-import { EventLog } from '../store/events.js';
+import type { EventLog, LogNotice } from '../store/event-log.js';
+import { SqliteEventLog } from '../store/events.js';
 import { type SessionRow, SessionStore } from '../store/sessions.js';
 import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
@@ -19,6 +20,8 @@ import type { RunMode, WireEvent } from './wire.js';
 
 export interface HubOptions {
   db: Db;
+  /** Where events are numbered and kept; default the SQLite log in `db`. The hub closes it. */
+  events?: EventLog;
   /** The gateway's own settings; sessions in its workspace run with them. */
   config: Config;
   /** Where sessions created without a workspace work. */
@@ -49,6 +52,7 @@ export class SessionHub implements SessionHost {
   /** One view of a server pool's health and load for all sessions (llm.endpoints). */
   private readonly pools = new Map<string, ServerPool>();
   private readonly watchers = new Set<(json: string) => void>();
+  private readonly unwatchLog: () => void;
   private readonly creating = new Map<string, Promise<SessionRow>>();
   /** Set by POST /api/models/select: later turns of every session use it. */
   private selection: { model?: string; baseUrl?: string } = {};
@@ -58,7 +62,8 @@ export class SessionHub implements SessionHost {
   constructor(private readonly options: HubOptions) {
     this.home = canonical(options.workspace);
     this.store = new SessionStore(options.db);
-    this.events = new EventLog(options.db);
+    this.events = options.events ?? new SqliteEventLog(options.db);
+    this.unwatchLog = this.events.watch((notice) => this.noticed(notice));
     this.now = options.now;
     this.tracer = options.tracer;
     this.approvalTimeoutMs = options.approvalTimeoutMs;
@@ -87,6 +92,8 @@ export class SessionHub implements SessionHost {
    */
   async ensure(id: string): Promise<void> {
     if (this.has(id)) return;
+    const remote = await this.watchable(id);
+    if (remote?.runsAt !== undefined) throw new GatewayError(409, remote.refusal);
     let creating = this.creating.get(id);
     if (!creating) {
       creating = this.create({ id }).finally(() => this.creating.delete(id));
@@ -97,6 +104,23 @@ export class SessionHub implements SessionHost {
 
   held(id: string): LiveSession | undefined {
     return this.live.get(id);
+  }
+
+  /**
+   * The session to watch: a stored one, or one only the shared event log knows (another process,
+   * e.g. a worker on another machine, runs it: read-only here). Undefined when nobody knows it.
+   */
+  async watchable(id: string): Promise<LiveSession | undefined> {
+    const held = this.live.get(id);
+    if (held) return held;
+    if (this.has(id)) return this.session(id);
+    if ((await this.events.lastSeq(id)) === 0) return undefined;
+    const writer = (await this.events.writer(id)) ?? 'another process';
+    const known = this.live.get(id);
+    if (known) return known;
+    const remote = new LiveSession(id, this, writer);
+    this.live.set(id, remote);
+    return remote;
   }
 
   /** Creates a stored session with the system prompt of its workspace. */
@@ -130,6 +154,7 @@ export class SessionHub implements SessionHost {
     this.store.get(id);
     this.live.delete(id);
     this.store.remove(id);
+    void this.events.forget(id).catch(() => undefined);
   }
 
   /** The tools sessions in the gateway's own folder are offered. */
@@ -279,8 +304,32 @@ export class SessionHub implements SessionHost {
   }
 
   /** Writes every session's buffered events (before reading the store as a whole). */
-  flushAll(): void {
-    for (const live of this.live.values()) live.recorder.flush();
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.live.values()].map((live) => live.recorder.flush()));
+  }
+
+  /**
+   * Events other processes stored: watchers of their sessions catch up, and their tool calls and
+   * results join the activity feed. After the log listens again, every watcher catches up.
+   */
+  private noticed(notice: LogNotice): void {
+    if (notice.type === 'resync') {
+      for (const live of this.live.values()) live.recorder.feed.notice();
+      return;
+    }
+    if (notice.local) return;
+    this.live.get(notice.sessionId)?.recorder.feed.notice(notice.to);
+    if (this.watchers.size === 0) return;
+    const count = notice.to - notice.from + 1;
+    this.events.since(notice.sessionId, notice.from - 1, count).then(
+      (rows) => {
+        for (const row of rows) {
+          if (row.type !== 'tool_call' && row.type !== 'tool_result') continue;
+          this.activity(JSON.parse(row.body) as WireEvent, notice.sessionId);
+        }
+      },
+      () => undefined, // the database is away; the feed is live only
+    );
   }
 
   idle(live: LiveSession): void {
@@ -295,6 +344,8 @@ export class SessionHub implements SessionHost {
     this.live.clear();
     await Promise.all(held.map((live) => live.close()));
     for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
+    this.unwatchLog();
+    await this.events.close();
     this.options.db.close();
   }
 

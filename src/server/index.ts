@@ -7,11 +7,13 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { type Db, openDatabase } from '../store/database.js';
+import type { EventLog } from '../store/event-log.js';
 import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
 import { SessionHub } from './hub.js';
 import { GatewayMemory } from './memory-access.js';
+import { GatewayPipeline } from './pipeline.js';
 import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import { DEFAULT_WEB_ROOT } from './web.js';
@@ -25,6 +27,12 @@ export interface GatewayOptions {
   workspace: string;
   /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
   db?: Db;
+  /**
+   * Where session events are numbered and kept (`store/open-event-log.ts`); default the SQLite
+   * log in `db`. With the shared PostgreSQL log, sessions other processes run are watched live.
+   * The gateway closes it.
+   */
+  events?: EventLog;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -107,6 +115,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const db = options.db ?? openDatabase(dbPath);
   const hub = new SessionHub({
     db,
+    events: options.events,
     config,
     workspace: options.workspace,
     configFor: options.configFor,
@@ -123,6 +132,8 @@ export function createServer(options: GatewayOptions): GatewayServer {
     now,
   });
   const scheduler = new GatewayScheduler({
+    storage: config.storage,
+    runOn: config.scheduler.run_on,
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
     db,
     dbPath,
@@ -131,11 +142,13 @@ export function createServer(options: GatewayOptions): GatewayServer {
     announce: (event, sessionId) => hub.activity(event, sessionId),
     log,
   });
+  const pipeline = new GatewayPipeline({ db, announce: (event) => hub.activity(event, null) });
   const app = buildApp({
     hub,
     guard,
     memory,
     scheduler,
+    pipeline,
     version,
     now,
     origins: settings.origins,
@@ -172,6 +185,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
       return;
     }
     guard.bound(address);
+    pipeline.start();
     // Only a gateway that really serves takes the scheduler's lease.
     if (options.scheduler !== undefined && options.scheduler !== false) scheduler.start();
     const url = `http://${urlHost(address)}:${port}`;
@@ -203,6 +217,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(heartbeat);
+      pipeline.stop();
       for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
       // Before the hub closes the database the scheduler writes its runs' ends to.
       await scheduler.stop();

@@ -3,7 +3,7 @@ import type { DoneEvent } from '../agent/events.js';
 import { blindNote, unansweredCalls } from '../agent/loop.js';
 import { type AgentSession, restartConversation } from '../agent/session.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
-import type { EventLog } from '../store/events.js';
+import type { EventLog } from '../store/event-log.js';
 import type { SessionRow, SessionStore } from '../store/sessions.js';
 import { readPlan, readTodos, renderTodos } from '../tools/tracking/index.js';
 import type { SessionState } from '../tools/types.js';
@@ -12,7 +12,7 @@ import { describeError, GatewayError } from './problem.js';
 import { EventRecorder, type Subscriber } from './recorder.js';
 import type { ImageInput } from './schemas.js';
 import { RunTrace } from './tracing.js';
-import { type RunFacts, type RunMode, toWire, usageJson, type WireEvent } from './wire.js';
+import { type RunFacts, type RunMode, usageJson, type WireEvent, wireRun } from './wire.js';
 
 /** What a finished turn returns over HTTP: the agent_computer reply, with Hearth's stop reason. */
 export interface TurnResult {
@@ -124,12 +124,17 @@ export class LiveSession {
   private tasks: string;
   private pumping: Promise<void> = Promise.resolve();
 
+  /**
+   * @param runsAt where the session runs when another process runs it (a worker on another
+   *   machine): it is then watched here and nothing else, each change refused with 409.
+   */
   constructor(
     readonly id: string,
     private readonly host: SessionHost,
+    readonly runsAt?: string,
   ) {
     this.state = host.store.state(id);
-    this.recorder = new EventRecorder(id, host.events, this.state, host.now);
+    this.recorder = new EventRecorder(id, host.events, host.now);
     this.approvals = new ApprovalBook(host.approvalTimeoutMs, (callId, answer, by) =>
       this.record({
         type: 'approval_resolved',
@@ -158,6 +163,7 @@ export class LiveSession {
 
   /** Runs a turn (`text` undefined: carries on a paused run). Position 0: it runs now. */
   send(input: { text?: string; images?: ImageInput[]; mode?: RunMode; model?: string }): Queued<TurnResult> {
+    this.refuseRemote();
     const job = {
       kind: 'message' as const,
       ...input,
@@ -168,12 +174,14 @@ export class LiveSession {
   }
 
   compact(): Queued<CompactResult> {
+    this.refuseRemote();
     const job = { kind: 'compact' as const, started: deferred<number>(), done: deferred<CompactResult>() };
     return { position: this.enqueue(job), started: job.started.promise, result: job.done.promise };
   }
 
   /** Adds a message to the running turn at its next safe point; false when nothing runs. */
   steer(text: string): boolean {
+    this.refuseRemote();
     if (!this.running || !this.agent) return false;
     this.agent.session.steer(text);
     return true;
@@ -181,6 +189,7 @@ export class LiveSession {
 
   /** Stops the running item (queued ones still run); false when nothing was running. */
   abort(): boolean {
+    this.refuseRemote();
     if (!this.running) return false;
     this.running.controller.abort();
     return true;
@@ -191,6 +200,7 @@ export class LiveSession {
    * not ask, e.g. in the CLI), the answer is kept and the run carries on.
    */
   answer(callId: string, answer: ApprovalAnswer): AnswerOutcome {
+    this.refuseRemote();
     if (!this.running && this.queue.length === 0) {
       const row = this.host.store.get(this.id);
       const waiting = row.status === 'paused' ? unansweredCalls(this.host.store.messages(this.id)) : [];
@@ -205,12 +215,14 @@ export class LiveSession {
   }
 
   setMode(mode: RunMode): void {
+    this.refuseRemote();
     this.state.set(MODE_KEY, mode);
     this.record({ type: 'mode_changed', mode });
   }
 
   /** Starts the conversation over (nothing stored is deleted); refused while work is under way. */
   clear(): void {
+    this.refuseRemote();
     if (this.running || this.queue.length > 0) {
       throw new GatewayError(409, `Session ${this.id} is busy; stop it (abort) before clearing it.`);
     }
@@ -236,7 +248,16 @@ export class LiveSession {
     }
     this.running?.controller.abort();
     await this.pumping;
-    this.recorder.close();
+    await this.recorder.close();
+  }
+
+  /** Why a session another process runs takes no orders here (409). */
+  get refusal(): string {
+    return `Session ${this.id} runs in ${this.runsAt ?? 'this gateway'}: it can be watched here, but messages, approvals and stops go to the process that runs it.`;
+  }
+
+  private refuseRemote(): void {
+    if (this.runsAt !== undefined) throw new GatewayError(409, this.refusal);
   }
 
   get isIdle(): boolean {
@@ -253,19 +274,32 @@ export class LiveSession {
   private async pump(): Promise<void> {
     while (!this.running && this.queue.length > 0) {
       const job = this.queue.shift()!;
-      this.running = { controller: new AbortController() };
-      job.started.resolve(this.recorder.lastSeq);
+      const controller = new AbortController();
+      this.running = { controller };
+      const { signal } = controller;
       try {
-        if (job.kind === 'message') job.done.resolve(await this.runTurn(job, this.running.controller.signal));
-        else job.done.resolve(await this.runCompaction(this.running.controller.signal));
+        // Watchers of this job's events start after everything recorded before it.
+        job.started.resolve(await this.recorder.stored());
+        // Settled once its events are stored and sent, so a stream that ends with it has them all.
+        if (job.kind === 'message') {
+          const result = await this.runTurn(job, signal);
+          await this.recorder.flush();
+          job.done.resolve(result);
+        } else {
+          const result = await this.runCompaction(signal);
+          await this.recorder.flush();
+          job.done.resolve(result);
+        }
       } catch (err) {
+        job.started.resolve(this.recorder.lastSeq);
         const { detail } = describeError(err);
         this.record({ type: 'error', message: detail });
+        await this.recorder.flush();
         job.done.reject(err);
       } finally {
         this.approvals.clear();
+        await this.recorder.flush();
         this.running = undefined;
-        this.recorder.flush();
         this.stamp = this.lastUpdate();
       }
     }
@@ -305,21 +339,19 @@ export class LiveSession {
     // Said before the run, not after a text-only answer that ignored the picture.
     if (images && vision === false) throw new GatewayError(422, blindNote(known.model));
     const facts: RunFacts = { ...known, mode, usage: { prompt: 0, completion: 0 } };
+    const wire = wireRun(facts);
     const trace = new RunTrace(this.host.tracer, { sessionId: this.id, model: facts.model, mode });
     let done: DoneEvent | undefined;
     try {
       const parts = images?.map((image) => ({ mimeType: image.mime_type, base64: image.data }));
       for await (const event of session.run(job.text, signal, parts)) {
         trace.observe(event);
-        if (event.type === 'usage') {
-          facts.usage.prompt += event.prompt;
-          facts.usage.completion += event.completion;
-        } else if (event.type === 'approval_request') {
+        if (event.type === 'approval_request') {
           this.approvals.expect(event.call.id);
         } else if (event.type === 'done') {
           done = event;
         }
-        this.record(toWire(event, facts));
+        this.record(wire(event));
         if (event.type === 'tool_result') this.reportTasks();
       }
     } catch (err) {

@@ -1,106 +1,103 @@
-import type { EventLog, NewEvent } from '../store/events.js';
-import type { SessionState } from '../tools/types.js';
+import type { EventLog, NewEvent } from '../store/event-log.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { SessionFeed } from './session-feed.js';
 import type { WireEvent } from './wire.js';
 
-/** A client watching a session: gets each event's JSON (which holds its `seq`) in order. */
-export type Subscriber = (json: string, seq: number) => void;
+export type { Subscriber } from './session-feed.js';
 
 /**
- * Events after which the buffer is written: where a crash would lose something a person acted
- * on, or a run ends. Streamed text waits for the next of these (or a full buffer), so a step costs
- * about one transaction however many chunks it streamed.
+ * A failed write is tried again after a pause, the events kept in order meanwhile. (A PostgreSQL
+ * log waits out a lost connection itself; what fails here is what waiting would not mend.)
  */
-const FLUSH_AFTER = new Set([
-  'tool_result',
-  'approval_request',
-  'approval_resolved',
-  'done',
-  'error',
-  'user_message',
-  'mode_changed',
-  'cleared',
-  'compaction',
-]);
-const MAX_BUFFERED = 256;
+const RETRY_MS = 1_000;
+const TRIES = 3;
 
 /**
- * Numbers are reserved in blocks kept in the session state, so that after a crash (which loses
- * the unwritten buffer) numbering resumes above anything a client may already have seen.
- */
-const SEQ_BLOCK = 1024;
-const RESERVED_KEY = 'gateway.seq_reserved';
-
-/**
- * Numbers a session's events, stores them and hands them to its watchers. Each event is turned
- * into JSON once; the same string goes to every client and into the store. A watcher that joins
- * with `since` first gets the stored events after it, then the live ones: none lost, none twice
- * (joining and recording both run synchronously, so nothing slips in between).
+ * Stores a session's events and hands them to its watchers. The log numbers them (`seq`) as it
+ * stores them, so two processes recording one session never clash; an event goes to watchers
+ * once stored, so a client never holds a number the store lacks. One write is under way at a
+ * time: what is recorded meanwhile goes in the next, so a fast stream of text costs one
+ * transaction per write, not per chunk, and a slow database (PostgreSQL on another machine)
+ * batches more. Used by the gateway for the sessions it runs and by `hearth worker` for its tasks.
  */
 export class EventRecorder {
-  private seq: number;
-  private reserved: number;
+  readonly feed: SessionFeed;
   private buffer: NewEvent[] = [];
-  private readonly subscribers = new Set<Subscriber>();
+  private writes: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private readonly clock: Clock;
+  private readonly onProblem: ((message: string) => void) | undefined;
 
   constructor(
-    private readonly sessionId: string,
-    private readonly log: EventLog,
-    private readonly state: SessionState,
+    readonly sessionId: string,
+    log: EventLog,
     private readonly now: () => number,
+    options: { clock?: Clock; onProblem?: (message: string) => void } = {},
   ) {
-    const reserved = state.get(RESERVED_KEY);
-    this.reserved = typeof reserved === 'number' ? reserved : 0;
-    this.seq = Math.max(log.lastSeq(sessionId), this.reserved);
+    this.feed = new SessionFeed(sessionId, log);
+    this.clock = options.clock ?? systemClock;
+    this.onProblem = options.onProblem;
   }
 
-  /** The number of the latest event. */
+  /** The number of the latest event known to be stored (see `stored` for an exact one). */
   get lastSeq(): number {
-    return this.seq;
+    return this.feed.lastSeq;
   }
 
   get watchers(): number {
-    return this.subscribers.size;
+    return this.feed.size;
   }
 
-  /** Numbers, stores (soon) and sends one event; returns its JSON. */
-  record(event: WireEvent): string {
-    const seq = ++this.seq;
-    if (seq > this.reserved) {
-      this.reserved = seq + SEQ_BLOCK;
-      this.state.set(RESERVED_KEY, this.reserved);
-    }
-    const json = JSON.stringify({ seq, ...event });
-    this.buffer.push({ sessionId: this.sessionId, seq, type: event.type, body: json, createdAt: this.now() });
-    if (FLUSH_AFTER.has(event.type) || this.buffer.length >= MAX_BUFFERED) this.flush();
-    for (const subscriber of this.subscribers) subscriber(json, seq);
-    return json;
+  /** Queues one event for the next write (started at once when none is under way). */
+  record(event: WireEvent): void {
+    this.buffer.push({ event, createdAt: this.now() });
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // After the events of this turn of the event loop, so a burst goes in one write.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
   }
 
-  /** Writes the buffered events in one transaction. */
-  flush(): void {
+  /** Resolves once everything recorded before the call is stored and sent to watchers. */
+  flush(): Promise<void> {
+    this.writes = this.writes.then(() => this.write());
+    return this.writes;
+  }
+
+  /** The seq of the last event, once everything recorded so far is stored. */
+  async stored(): Promise<number> {
+    await this.flush();
+    return this.feed.load();
+  }
+
+  /** Writes what is buffered; later records go on being numbered after it. */
+  close(): Promise<void> {
+    return this.flush();
+  }
+
+  /** Sends the stored events after `since` (none when it is undefined), then every new one. */
+  subscribe(subscriber: (json: string, seq: number) => void, since?: number): () => void {
+    return this.feed.subscribe(subscriber, since);
+  }
+
+  private async write(attempt = 1): Promise<void> {
     if (this.buffer.length === 0) return;
-    const rows = this.buffer;
+    const batch = this.buffer;
     this.buffer = [];
-    this.log.append(rows);
-  }
-
-  /** Writes what is buffered and keeps the exact last number, so numbering goes on without a gap. */
-  close(): void {
-    this.flush();
-    this.reserved = this.seq;
-    this.state.set(RESERVED_KEY, this.seq);
-  }
-
-  /**
-   * Sends the stored events after `since` (none when it is undefined), then every new one.
-   * Returns the function that stops it.
-   */
-  subscribe(subscriber: Subscriber, since?: number): () => void {
-    if (since !== undefined && since < this.seq) {
-      this.flush();
-      for (const row of this.log.since(this.sessionId, since)) subscriber(row.body, row.seq);
+    try {
+      this.feed.offer(await this.feed.log.append(this.sessionId, batch));
+    } catch (err) {
+      const why = `Could not store ${batch.length} event(s) of session ${this.sessionId}: ${(err as Error).message}`;
+      if (attempt >= TRIES) {
+        this.onProblem?.(`${why}; they are not kept.`);
+        return;
+      }
+      this.onProblem?.(`${why}; trying again.`);
+      this.buffer = [...batch, ...this.buffer];
+      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, RETRY_MS));
+      return this.write(attempt + 1);
     }
-    this.subscribers.add(subscriber);
-    return () => this.subscribers.delete(subscriber);
   }
 }

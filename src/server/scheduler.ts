@@ -15,6 +15,9 @@ export interface GatewaySchedulerSettings {
   /** The longest sleep between ticks (default 15 s). */
   poll?: number;
   env?: NodeJS.ProcessEnv;
+  /** The shared database and the default of `scheduler.run_on` (from the config). */
+  storage?: string;
+  runOn?: 'here' | 'queue';
 }
 
 export interface GatewaySchedulerOptions extends GatewaySchedulerSettings {
@@ -54,6 +57,8 @@ export class GatewayScheduler {
       parallel: options.parallel,
       poll: options.poll,
       env: options.env,
+      storage: options.storage,
+      runOn: options.runOn,
       onEvent: (event) => {
         // A cron.json that did not load is for the person who started the gateway too.
         if (event.type === 'problem') this.log(`scheduler: ${event.message}`);
@@ -113,6 +118,9 @@ export function runJson(run: RunRow) {
     caught_up: run.caughtUp,
     workspace: run.workspace,
     session_id: run.sessionId,
+    queue_key: run.queueKey,
+    worker: run.worker,
+    host: run.host,
     prompt_tokens: run.promptTokens,
     completion_tokens: run.completionTokens,
     created_at: run.createdAt,

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { SessionHub } from './hub.js';
 import type { LiveSession } from './live-session.js';
 import { describeError } from './problem.js';
-import type { Subscriber } from './recorder.js';
 import { ImageInput, MAX_IMAGES } from './schemas.js';
 
 /**
@@ -45,6 +44,8 @@ const MAX_BEHIND = 16 * 1024 * 1024;
  */
 export class SessionSocket {
   private stop: (() => void) | undefined;
+  /** Events that came before the `connected` greeting was sent. */
+  private early: string[] | undefined;
   /** Messages are handled one after another, in the order they came. */
   private chain: Promise<void> = Promise.resolve();
 
@@ -55,19 +56,32 @@ export class SessionSocket {
     private readonly since: number | undefined,
   ) {}
 
+  /** Says hello; a session another process runs (a worker elsewhere) is watched from the shared log. */
   open(): void {
-    const live = this.hub.has(this.id) ? this.hub.session(this.id) : undefined;
+    this.chain = this.chain.then(() => this.hello()).catch((err: unknown) => this.fail(err));
+  }
+
+  private async hello(): Promise<void> {
+    const live = await this.hub.watchable(this.id);
+    // Watched in the step it is found (the hub would let an unwatched session go); what comes
+    // before the greeting waits for it.
+    const early: string[] = [];
+    if (live) this.watch(live, this.since, early);
+    const lastSeq = live ? await live.recorder.stored() : 0;
     this.reply({
       type: 'connected',
       session_id: this.id,
       exists: live !== undefined,
-      last_seq: live?.recorder.lastSeq ?? 0,
+      last_seq: lastSeq,
       running: live?.busy ?? false,
       queued: live?.queued ?? 0,
       mode: live?.mode ?? 'bounded',
       waiting: live?.approvals.waiting ?? [],
+      ...(live?.runsAt ? { runs_at: live.runsAt } : {}),
     });
-    if (live) this.watch(live, this.since);
+    const waiting = early.splice(0);
+    this.early = undefined;
+    for (const json of waiting) this.send(json);
   }
 
   receive(text: string): void {
@@ -155,18 +169,20 @@ export class SessionSocket {
     return live;
   }
 
-  private watch(live: LiveSession, since: number | undefined): void {
-    const raw = this.ws.raw as WebSocket | undefined;
-    const send: Subscriber = (json) => {
-      if (raw && raw.bufferedAmount > MAX_BEHIND) {
-        this.close();
-        this.ws.close(1013, 'Too far behind; reconnect with ?since=<last seq> to continue.');
-        return;
-      }
-      this.ws.send(json);
-    };
-    this.stop = live.subscribe(send, since);
+  private watch(live: LiveSession, since: number | undefined, early?: string[]): void {
+    this.early = early;
+    this.stop = live.subscribe((json) => (this.early ? this.early.push(json) : this.send(json)), since);
   }
+
+  private readonly send = (json: string): void => {
+    const raw = this.ws.raw as WebSocket | undefined;
+    if (raw && raw.bufferedAmount > MAX_BEHIND) {
+      this.close();
+      this.ws.close(1013, 'Too far behind; reconnect with ?since=<last seq> to continue.');
+      return;
+    }
+    this.ws.send(json);
+  };
 
   private fail(err: unknown): void {
     this.error(describeError(err).detail);

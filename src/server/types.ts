@@ -3,6 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Guard } from './guard.js';
 import type { SessionHub } from './hub.js';
 import type { GatewayMemory } from './memory-access.js';
+import type { GatewayPipeline } from './pipeline.js';
 import type { GatewayScheduler } from './scheduler.js';
 
 export type GatewayEnv = { Bindings: HttpBindings };
@@ -14,6 +15,7 @@ export interface RouteDeps {
   guard: Guard;
   memory: GatewayMemory;
   scheduler: GatewayScheduler;
+  pipeline: GatewayPipeline;
   version: string;
   now: () => number;
   log: (line: string) => void;

@@ -84,6 +84,21 @@ export function toWire(event: AgentEvent, facts: RunFacts): WireEvent {
   }
 }
 
+/**
+ * One run's events as the wire carries them, with its usage summed into `facts` as they pass (a
+ * `thinking` and the `done` report the tokens spent so far). The gateway and `hearth worker` both
+ * record runs through it.
+ */
+export function wireRun(facts: RunFacts): (event: AgentEvent) => WireEvent {
+  return (event) => {
+    if (event.type === 'usage') {
+      facts.usage.prompt += event.prompt;
+      facts.usage.completion += event.completion;
+    }
+    return toWire(event, facts);
+  };
+}
+
 export function usageJson(usage: { prompt: number; completion: number }) {
   return {
     prompt_tokens: usage.prompt,

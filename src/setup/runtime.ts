@@ -2,6 +2,7 @@ import { createRuntime, type Runtime } from '../agent/runtime.js';
 import { hearthHome, type LoadedConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
+import { pipelinePort } from '../pipeline/steering.js';
 import { loadSkills } from '../skills/index.js';
 import type { Db } from '../store/database.js';
 import { setupSubagents } from '../subagents/setup.js';
@@ -89,6 +90,7 @@ export async function assembleRuntime(
       db: options.db,
       ...subagents,
       memory: sessionMemory(home),
+      pipeline: pipelinePort,
     });
     return runtime;
   } catch (err) {

@@ -282,4 +282,30 @@ export const migrations: string[] = [
   );
   CREATE INDEX pipeline_log_plan ON pipeline_log(plan_id, id);
   `,
+  `
+  -- Scheduled runs handed to the shared PostgreSQL queue (scheduler/queue-handoff.ts): the task's
+  -- key there, and the worker and machine that ran it.
+  ALTER TABLE scheduler_runs ADD COLUMN queue_key TEXT;
+  ALTER TABLE scheduler_runs ADD COLUMN worker TEXT;
+  ALTER TABLE scheduler_runs ADD COLUMN host TEXT;
+  CREATE INDEX scheduler_runs_queued_elsewhere ON scheduler_runs(queue_key) WHERE queue_key IS NOT NULL AND status = 'running';
+  `,
+  `
+  -- The pipeline's events as every surface showed them (src/pipeline/journal.ts), numbered across
+  -- workspaces so a reader resumes after the last id it saw, and the pause flag per workspace
+  -- that every running worker reads before it claims a task.
+  CREATE TABLE pipeline_events (
+    id INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX pipeline_events_workspace ON pipeline_events(workspace, id);
+  CREATE TABLE pipeline_control (
+    workspace TEXT PRIMARY KEY,
+    paused INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

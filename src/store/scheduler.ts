@@ -18,6 +18,11 @@ export interface RunRow {
   prompt: string;
   workspace: string | null;
   sessionId: string | null;
+  /** The task's key in the shared queue, when a worker runs it (`hearth worker`). */
+  queueKey: string | null;
+  /** The worker and machine that ran a queued run. */
+  worker: string | null;
+  host: string | null;
   promptTokens: number;
   completionTokens: number;
   owner: string | null;
@@ -48,10 +53,13 @@ export interface RunOutcome {
   sessionId?: string;
   promptTokens?: number;
   completionTokens?: number;
+  /** Who ran it, when that was a queue worker. */
+  worker?: string;
+  host?: string;
 }
 
 const RUN_COLUMNS = `id, kind, job_id AS jobId, slot_at AS slotAt, ref, status, reason, caught_up AS caughtUp,
-  prompt, workspace, session_id AS sessionId, prompt_tokens AS promptTokens,
+  prompt, workspace, session_id AS sessionId, queue_key AS queueKey, worker, host, prompt_tokens AS promptTokens,
   completion_tokens AS completionTokens, owner, lease_until AS leaseUntil, created_at AS createdAt,
   started_at AS startedAt, ended_at AS endedAt`;
 
@@ -203,22 +211,59 @@ export class SchedulerStore {
    * marked it interrupted meanwhile (a paused process that came back).
    */
   finishRun(id: number, owner: string, outcome: RunOutcome, now: number): void {
-    this.db
+    this.finish('id = @id AND owner = @owner', { id, owner }, outcome, now);
+  }
+
+  /**
+   * Marks a queued run as handed to the shared queue under `key`: running from now on, elsewhere,
+   * with no lease of this process (a worker's lease covers it there). False when it was not queued.
+   */
+  handOffRun(id: number, owner: string, now: number, key: string): boolean {
+    const result = this.db
+      .prepare(
+        `UPDATE scheduler_runs SET status = 'running', started_at = ?, queue_key = ?, lease_until = NULL
+         WHERE id = ? AND owner = ? AND status = 'queued'`,
+      )
+      .run(now, key, id, owner);
+    return result.changes === 1;
+  }
+
+  /** Runs a queue worker has and whose result has not been recorded yet, whoever handed them off. */
+  handedOff(): RunRow[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT ${RUN_COLUMNS} FROM scheduler_runs WHERE queue_key IS NOT NULL AND status = 'running' ORDER BY id`,
+        )
+        .all() as RawRun[]
+    ).map(toRun);
+  }
+
+  /** Records the result a queue worker gave; false when it was recorded already. */
+  finishHandedOff(key: string, outcome: RunOutcome, now: number): boolean {
+    return this.finish("queue_key = @key AND status = 'running'", { key }, outcome, now);
+  }
+
+  private finish(where: string, params: Record<string, unknown>, outcome: RunOutcome, now: number): boolean {
+    const result = this.db
       .prepare(
         `UPDATE scheduler_runs SET status = @status, reason = @reason, session_id = COALESCE(@sessionId, session_id),
-           prompt_tokens = @promptTokens, completion_tokens = @completionTokens, ended_at = @now, lease_until = NULL
-         WHERE id = @id AND owner = @owner`,
+           prompt_tokens = @promptTokens, completion_tokens = @completionTokens, ended_at = @now, lease_until = NULL,
+           worker = COALESCE(@worker, worker), host = COALESCE(@host, host)
+         WHERE ${where}`,
       )
       .run({
-        id,
-        owner,
+        ...params,
         now,
         status: outcome.status,
         reason: outcome.reason ?? null,
         sessionId: outcome.sessionId ?? null,
         promptTokens: outcome.promptTokens ?? 0,
         completionTokens: outcome.completionTokens ?? 0,
+        worker: outcome.worker ?? null,
+        host: outcome.host ?? null,
       });
+    return result.changes > 0;
   }
 
   /** Where a running run's session is known before it ends (so a crash still points at it). */
@@ -229,7 +274,7 @@ export class SchedulerStore {
   renewRunLeases(owner: string, until: number): void {
     this.db
       .prepare(
-        `UPDATE scheduler_runs SET lease_until = ? WHERE owner = ? AND status IN ('queued', 'running')`,
+        `UPDATE scheduler_runs SET lease_until = ? WHERE owner = ? AND status IN ('queued', 'running') AND queue_key IS NULL`,
       )
       .run(until, owner);
   }
@@ -237,14 +282,14 @@ export class SchedulerStore {
   /**
    * After a process died: its running runs are recorded as failed (they may have done part of
    * their work, so they are not run again: at most once); its queued runs never started, so the
-   * caller adopts them.
+   * caller adopts them. Runs handed to the shared queue are a worker's, not the process's: left alone.
    */
   recoverExpired(now: number, owner: string, leaseUntil: number): RunRow[] {
     const interrupted = this.db
       .prepare(
         `UPDATE scheduler_runs SET status = 'failed', ended_at = ?, lease_until = NULL,
            reason = 'interrupted: the process running it stopped before it ended'
-         WHERE status = 'running' AND lease_until < ? RETURNING ${RUN_COLUMNS}`,
+         WHERE status = 'running' AND queue_key IS NULL AND lease_until < ? RETURNING ${RUN_COLUMNS}`,
       )
       .all(now, now) as RawRun[];
     this.db

@@ -46,6 +46,8 @@ export class SessionNotFoundError extends Error {
 export class SessionStore {
   /** Prepared once per store: a step writes several rows, and preparing costs more than running. */
   private readonly statements = new Map<string, Statement>();
+  /** Made once, for the same reason: `db.transaction` builds its wrappers anew on every call. */
+  private appending?: (id: string, role: string, body: string, now: number) => void;
 
   /** The database, for the other stores that share it (the pipeline's queue). */
   constructor(readonly db: Db) {}
@@ -161,14 +163,14 @@ export class SessionStore {
   }
 
   appendMessage(id: string, message: ChatMessage): void {
-    const now = Date.now();
-    this.db.transaction(() => {
+    this.appending ??= this.db.transaction((id: string, role: string, body: string, now: number) => {
       this.sql(
         `INSERT INTO messages (session_id, seq, role, body, created_at)
            VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?), ?, ?, ?)`,
-      ).run(id, id, message.role, JSON.stringify(message), now);
+      ).run(id, id, role, body, now);
       this.sql('UPDATE sessions SET updated_at = ? WHERE id = ?').run(now, id);
-    })();
+    });
+    this.appending(id, message.role, JSON.stringify(message), Date.now());
   }
 
   messages(id: string): ChatMessage[] {
@@ -219,7 +221,7 @@ export class SessionStore {
       entry.arguments,
       entry.decision,
       entry.rule ?? null,
-      entry.durationMs ?? null,
+      entry.durationMs === undefined ? null : Math.round(entry.durationMs),
       entry.exitCode ?? null,
       Date.now(),
     );

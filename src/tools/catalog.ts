@@ -9,6 +9,7 @@ import { readFileTool } from './fs/read-file.js';
 import { writeFileTool } from './fs/write-file.js';
 import { gitTools } from './git/index.js';
 import { memoryTools } from './memory/index.js';
+import { pipelineTools } from './pipeline/index.js';
 import { ToolRegistry } from './registry.js';
 import { nodeTool, pythonTool } from './repl/repl-tools.js';
 import { searchTools } from './search/index.js';
@@ -37,6 +38,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   data: [dataViewTool],
   repl: [pythonTool, nodeTool],
   memory: memoryTools,
+  pipeline: pipelineTools,
 };
 
 /**
@@ -67,14 +69,21 @@ export const defaultTools = [
 const OPT_IN_GROUPS = new Set(['repl']);
 
 /**
- * Tools that work only with a setting: web_search needs a search instance. Without it they are left
- * out of the session altogether (not offered, not behind the index, unknown by name).
+ * Tools that work only with a setting or a state: web_search needs a search instance, the pipeline
+ * tools a workspace with a pipeline. Without it they are left out of the session altogether (not
+ * offered, not behind the index, unknown by name).
  */
-const NEEDS_SETTING = new Set([webSearchTool.name]);
+const NEEDS_SETTING = new Set([webSearchTool.name, ...pipelineTools.map((t) => t.name)]);
 
 /** The tools of NEEDS_SETTING whose setting is present, for `ToolSelection.configured`. */
-export function configuredTools(web: Pick<WebAccess, 'searxng'> | undefined): string[] {
-  return web?.searxng ? [webSearchTool.name] : [];
+export function configuredTools(
+  web: Pick<WebAccess, 'searxng'> | undefined,
+  present: { pipeline?: boolean } = {},
+): string[] {
+  return [
+    ...(web?.searxng ? [webSearchTool.name] : []),
+    ...(present.pipeline ? pipelineTools.map((t) => t.name) : []),
+  ];
 }
 
 /** The catalog as a selection sees it: without the tools whose setting is missing. */

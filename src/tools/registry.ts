@@ -15,6 +15,7 @@ export interface ToolResult {
   /** What the user sees, when it differs (diffs, full output). */
   display?: string;
   meta?: Record<string, unknown>;
+  /** How long the tool ran, to a hundredth of a millisecond (the bench takes it out of a step's time). */
   ms: number;
 }
 
@@ -162,7 +163,7 @@ export class ToolRegistry {
   /** Runs a prepared call. Never throws: failures become error results. */
   async run(prepared: Extract<PreparedCall, { ok: true }>, ctx: ToolContext): Promise<ToolResult> {
     const started = performance.now();
-    const ms = () => Math.round(performance.now() - started);
+    const ms = () => Math.round((performance.now() - started) * 100) / 100;
     try {
       const result = await prepared.tool.run(prepared.args, ctx);
       const out = typeof result === 'string' ? { output: result } : result;

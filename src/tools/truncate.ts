@@ -148,9 +148,15 @@ export function truncateMiddle(text: string, maxChars: number, opts: MiddleOptio
   return { text: `${head}${before}${note}${after}${tail}`, truncated: true, cutChars, cutLines };
 }
 
-/** `12,345`: thousands separators make large counts readable at a glance. */
+let counts: Intl.NumberFormat | undefined;
+
+/**
+ * `12,345`: thousands separators make large counts readable at a glance. One formatter, made on
+ * first use: `toLocaleString` builds a new one on every call (a tenth of a millisecond each).
+ */
 export function formatCount(n: number): string {
-  return n.toLocaleString('en-US');
+  counts ??= new Intl.NumberFormat('en-US');
+  return counts.format(n);
 }
 
 /** `532 B`, `1.2 KB`, `3.4 MB`. */

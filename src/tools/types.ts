@@ -5,6 +5,7 @@ import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from './memory/port.js';
+import type { PipelinePort } from './pipeline/port.js';
 import type { WebAccess } from './web/access.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
@@ -47,6 +48,8 @@ export interface ToolContext {
   memory?: MemoryPort;
   /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
   web?: WebAccess;
+  /** The workspace's pipeline; set only where the workspace has one. */
+  pipeline?: PipelinePort;
   /** The session's model, for a request outside the conversation; unset where there is none. */
   model?: SideModelPort;
 }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
-import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { waitUntil } from '../support/wait.js';
@@ -43,15 +43,7 @@ describe.skipIf(!postgresBin())('workers on several machines share a PostgreSQL 
     homes.push(home);
     return startCli(['worker', '--concurrency', '2', '--lease', String(LEASE_SECONDS)], {
       cwd: workspace,
-      env: {
-        HOME: home,
-        HEARTH_HOME: join(home, '.hearth'),
-        HEARTH_DATABASE_URL: db.url,
-        HEARTH_BASE_URL: llm.baseUrl,
-        HEARTH_MODEL: 'scripted-model',
-        HEARTH_SANDBOX: 'none',
-        HEARTH_CONTEXT_WINDOW: '32000',
-      },
+      env: machineEnv(home, db.url, llm.baseUrl),
     });
   }
 

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { RequestBodies } from '../../src/llm/request-body.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 
+/** The body as the server receives it: its pieces, one after another. */
+const text = (pieces: Buffer[]) => Buffer.concat(pieces).toString('utf8');
+
 /**
  * Prefix stability needs the body's bytes to be exactly what JSON.stringify writes for it, step
  * after step, while the messages already written are not serialised again.
@@ -24,7 +27,7 @@ describe('request bodies built from each message written once', () => {
     ];
     for (let step = 0; step < 4; step++) {
       const expected = JSON.stringify({ model: 'qwen "coder"', messages, ...rest });
-      expect(bodies.chat('qwen "coder"', messages, rest)).toBe(expected);
+      expect(text(bodies.chat('qwen "coder"', messages, rest))).toBe(expected);
       messages.push(
         {
           role: 'assistant',
@@ -58,6 +61,29 @@ describe('request bodies built from each message written once', () => {
     bodies.chat('m', messages, {});
     expect(calls).toBe(1);
     messages[1] = { ...old, content: '[elided]' };
-    expect(bodies.chat('m', messages, {})).toBe(JSON.stringify({ model: 'm', messages }));
+    expect(text(bodies.chat('m', messages, {}))).toBe(JSON.stringify({ model: 'm', messages }));
+  });
+
+  it('keeps each body it handed out intact while later ones grow, and writes a changed history anew', () => {
+    const bodies = new RequestBodies();
+    const messages: ChatMessage[] = [{ role: 'system', content: 'Be brief. 🔥' }];
+    const handedOut: { pieces: Buffer[]; expected: string }[] = [];
+    for (let step = 0; step < 300; step++) {
+      messages.push({ role: 'user', content: `step ${step} ${'é'.repeat(step % 7)} ${'x'.repeat(100)}` });
+      handedOut.push({
+        pieces: bodies.chat('m', messages, { stream: true }),
+        expected: JSON.stringify({ model: 'm', messages, stream: true }),
+      });
+    }
+    // Bodies still being sent (or retried) while the history grew are the bytes they were.
+    for (const { pieces, expected } of handedOut) expect(text(pieces)).toBe(expected);
+    // Compaction puts a shorter history in place; an edit changes a message in the middle.
+    const compacted: ChatMessage[] = [messages[0]!, { role: 'user', content: 'summary' }, messages.at(-1)!];
+    expect(text(bodies.chat('m', compacted, {}))).toBe(JSON.stringify({ model: 'm', messages: compacted }));
+    const edited = [...compacted];
+    edited[1] = { role: 'user', content: 'a shorter summary' };
+    expect(text(bodies.chat('m', edited, {}))).toBe(JSON.stringify({ model: 'm', messages: edited }));
+    edited.push({ role: 'assistant', content: 'ok' });
+    expect(text(bodies.chat('m', edited, {}))).toBe(JSON.stringify({ model: 'm', messages: edited }));
   });
 });

@@ -19,6 +19,7 @@ import {
   type TurnInput,
 } from '../support/scripted-server.js';
 import { fileToolSchemas } from '../support/tool-schemas.js';
+import { waitUntil } from '../support/wait.js';
 
 interface Transport {
   name: string;
@@ -27,6 +28,8 @@ interface Transport {
   create(options: LlmClientOptions): LlmClient;
   /** A raw response body: `text` streamed, then the server's error object in the stream. */
   errorMidStream(text: string, message: string): string;
+  /** A raw response body: `text` as the whole reply, in this many events (the last one ends it). */
+  wholeReply(text: string): { body: string; events: number };
 }
 
 const transports: Transport[] = [
@@ -37,6 +40,12 @@ const transports: Transport[] = [
     errorMidStream: (text, message) =>
       `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n` +
       `data: ${JSON.stringify({ error: { message } })}\n\n`,
+    wholeReply: (text) => ({
+      body:
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] })}\n\n` +
+        'data: [DONE]\n\n',
+      events: 2,
+    }),
   },
   {
     name: 'Ollama native (/api/chat, NDJSON)',
@@ -45,6 +54,10 @@ const transports: Transport[] = [
     errorMidStream: (text, message) =>
       `${JSON.stringify({ message: { role: 'assistant', content: text }, done: false })}\n` +
       `${JSON.stringify({ error: message })}\n`,
+    wholeReply: (text) => ({
+      body: `${JSON.stringify({ message: { role: 'assistant', content: text }, done: true, done_reason: 'stop' })}\n`,
+      events: 1,
+    }),
   },
 ];
 
@@ -341,6 +354,30 @@ describe.each(transports)('transport contract: $name', (transport) => {
       expect(r.error).toMatchObject({ kind: 'aborted' });
       expect(server!.requests).toHaveLength(1);
       expect(clock.pending).toEqual([]);
+    });
+  });
+
+  describe('connections', () => {
+    it('keeps the connection of a reply read to its last event for the next request', async () => {
+      const whole = transport.wholeReply('first');
+      const llm = await client([reply().raw(whole.body).holdAfter(whole.events), reply().text('second')]);
+      expect((await collect(llm, clock)).done?.message.content).toBe('first');
+      // The end of the body is still to come: the connection waits for it rather than being cut.
+      await server!.waitForHolds(1);
+      server!.release();
+      await waitUntil(() => clock.pending.length === 0, 'the first reply to end');
+      expect((await collect(llm, clock)).done?.message.content).toBe('second');
+      expect(server!.connections).toBe(1);
+    });
+
+    it('cuts a connection the server keeps open after the last event, once a second has passed', async () => {
+      const whole = transport.wholeReply('all of it');
+      const r = await run([reply().raw(whole.body).holdAfter(whole.events)]);
+      expect(r.done?.message.content).toBe('all of it');
+      await server!.waitForHolds(1);
+      expect(clock.pending).toEqual([1000]);
+      clock.advance(1000);
+      await server!.waitForDisconnects(1);
     });
   });
 

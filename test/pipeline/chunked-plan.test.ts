@@ -5,6 +5,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { splitPlan } from '../../src/pipeline/chunked-plan.js';
 import { PlanStore } from '../../src/pipeline/plan-store.js';
+import type { PipelineEvent } from '../../src/pipeline/types.js';
 import { openDatabase } from '../../src/store/database.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { answer, type Bench, makeBench, roleOf, runOnce, type Script } from './support.js';
@@ -69,11 +70,24 @@ it('plans in parts, resumes after a stop from the last finished part, and links 
   const plans = new PlanStore(openDatabase(bench.dbPath));
   plans.addPlan(bench.ws, PLAN);
 
-  const first = await runOnce(bench, { baseUrl: server.baseUrl, planChars: 260, signal: stop.signal });
+  const events: PipelineEvent[] = [];
+  const onEvent = (e: PipelineEvent) => events.push(e);
+  const first = await runOnce(bench, {
+    baseUrl: server.baseUrl,
+    planChars: 260,
+    signal: stop.signal,
+    onEvent,
+  });
   expect(first.planned).toBe(0);
   expect(plans.plan(1).state).toBe('new');
-  const second = await runOnce(bench, { baseUrl: server.baseUrl, planChars: 260 });
+  const second = await runOnce(bench, { baseUrl: server.baseUrl, planChars: 260, onEvent });
   expect(second.planned).toBe(1);
+  // Each finished part is an event; the part asked again after the stop is said once, when done.
+  expect(events.filter((e) => e.type === 'plan_part')).toEqual([
+    { type: 'plan_part', planId: 1, part: 1, parts: 3 },
+    { type: 'plan_part', planId: 1, part: 2, parts: 3 },
+    { type: 'plan_part', planId: 1, part: 3, parts: 3 },
+  ]);
 
   const asked = server.requests
     .filter((r) => roleOf(r.body) === 'planner')

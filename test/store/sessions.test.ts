@@ -129,7 +129,8 @@ describe('session store (real SQLite file)', () => {
       tool: 'shell',
       arguments: '{"command":"ls"}',
       decision: 'allowed',
-      durationMs: 12,
+      // Tools are timed to a hundredth of a millisecond; the audit keeps whole milliseconds.
+      durationMs: 12.37,
       exitCode: 0,
     });
     store.recordAudit(s.id, {

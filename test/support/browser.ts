@@ -3,8 +3,10 @@ import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildWeb } from '../../web/build.js';
-import { TOKEN } from './gateway.js';
+import { startGateway, type TestGateway, TOKEN } from './gateway.js';
+import type { TurnInput } from './scripted-server.js';
 
 /**
  * Debian's `chromium` driven by playwright-core (never a downloaded browser). HEARTH_CHROMIUM
@@ -62,4 +64,40 @@ export async function loggedIn(
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.locator('header.topbar').waitFor();
   return { context, page };
+}
+
+/**
+ * For a describe block of browser tests: Chromium started once, and after each test its contexts
+ * closed and the gateway `start` made closed. `start` serves the UI built for this run.
+ */
+export function useWebGateway() {
+  let rig: BrowserRig | undefined;
+  let gw: TestGateway | undefined;
+  beforeAll(async () => {
+    rig = await startBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await rig?.close();
+  });
+  afterEach(async () => {
+    for (const context of rig?.browser.contexts() ?? []) await context.close();
+    await gw?.close();
+    gw = undefined;
+  });
+  const started = (): BrowserRig => {
+    if (!rig) throw new Error('useWebGateway: the browser is not started yet');
+    return rig;
+  };
+  return {
+    get rig(): BrowserRig {
+      return started();
+    },
+    async start(
+      turns: TurnInput[] = [],
+      options: Omit<NonNullable<Parameters<typeof startGateway>[1]>, 'gateway'> = {},
+    ): Promise<TestGateway> {
+      gw = await startGateway(turns, { gateway: { webRoot: started().webRoot }, ...options });
+      return gw;
+    },
+  };
 }

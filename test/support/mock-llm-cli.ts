@@ -18,7 +18,8 @@
  * Faults: httpError, dropAfter, delayFirstByte, delayBetweenChunks, hang, reset, malformedChunk, raw
  * (holdAfter waits for a test's `release()`, so it would hold here forever).
  * When the script runs out every further request gets HTTP 500. Runs until killed.
- * --timings prints `served START END` on stdout for each chat response (epoch ms), for the bench.
+ * --timings prints `served START RECEIVED END BYTES` on stdout for each chat response (epoch ms:
+ * headers read, body read, response sent; the body's size), for the bench.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -77,7 +78,10 @@ async function main(): Promise<void> {
       process.stderr.write(`${summarize(r, isChat ? ++seen : 0)}\n`);
     },
     onServed: values.timings
-      ? (_r, { start, end }) => process.stdout.write(`served ${start.toFixed(3)} ${end.toFixed(3)}\n`)
+      ? (_r, { start, received, end, bytes }) =>
+          process.stdout.write(
+            `served ${start.toFixed(3)} ${received.toFixed(3)} ${end.toFixed(3)} ${bytes}\n`,
+          )
       : undefined,
   });
   process.stdout.write(`mock-llm listening on ${server.baseUrl}\n`);

@@ -122,3 +122,19 @@ export async function startPostgres(): Promise<TestPostgres> {
     },
   };
 }
+
+/**
+ * The environment of a Hearth process as on a machine of its own (its home and session database
+ * under `home`) sharing the database at `url`, with the scripted model at `baseUrl`.
+ */
+export function machineEnv(home: string, url: string, baseUrl: string): Record<string, string> {
+  return {
+    HOME: home,
+    HEARTH_HOME: join(home, '.hearth'),
+    HEARTH_DATABASE_URL: url,
+    HEARTH_BASE_URL: baseUrl,
+    HEARTH_MODEL: 'scripted-model',
+    HEARTH_SANDBOX: 'none',
+    HEARTH_CONTEXT_WINDOW: '32000',
+  };
+}

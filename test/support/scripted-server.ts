@@ -10,6 +10,7 @@ export {
   type ExtraRoute,
   type ScriptedServer,
   type ScriptedServerOptions,
+  type ServedSpan,
   startScriptedServer,
 } from './scripted/server.js';
 export {

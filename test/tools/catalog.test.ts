@@ -82,6 +82,11 @@ describe('tool catalog', () => {
         'mkdir',
         'multi_edit',
         'node',
+        // Queueing work, retrying it and pausing or resuming a pipeline change what runs unattended later.
+        'pipeline_pause',
+        'pipeline_resume',
+        'pipeline_retry_failed',
+        'plan_create',
         'python',
         'schedule_wakeup',
         'remember',
@@ -101,8 +106,8 @@ describe('tool catalog', () => {
     expect(direct.length).toBeGreaterThanOrEqual(12);
     expect(size.total.chars / 4).toBeLessThanOrEqual(1000);
     const reachable = new Set([...registry.names(), ...registry.deferredNames()]);
-    const { repl, ...rest } = toolGroups;
-    // web_search needs a search instance; without one it is not there at all (next test).
+    const { repl, pipeline, ...rest } = toolGroups;
+    // web_search needs a search instance and the pipeline tools a pipeline; without, they are not there at all.
     for (const tool of Object.values(rest)
       .flat()
       .filter((t) => t.name !== 'web_search'))
@@ -123,6 +128,18 @@ describe('tool catalog', () => {
       expect.arrayContaining(['web_fetch', 'web_search']),
     );
     expect(configuredTools({})).toEqual([]);
+  });
+
+  it('offers the pipeline tools only where there is a pipeline, behind the index: their names are all they add', () => {
+    const names = toolGroups.pipeline!.map((t) => t.name);
+    const without = buildRegistry();
+    for (const name of names) expect([...without.names(), ...without.deferredNames()]).not.toContain(name);
+    const registry = buildRegistry({ configured: configuredTools(undefined, { pipeline: true }) });
+    expect(registry.deferredNames()).toEqual(expect.arrayContaining(names));
+    for (const name of names) expect(registry.names()).not.toContain(name);
+    const prompt = buildSystemPrompt({ workspace: '/home/user/project' });
+    const added = measurePrompt(prompt, registry).total.chars - measurePrompt(prompt, without).total.chars;
+    expect(added).toBeLessThanOrEqual(names.map((n) => `, ${n}`).join('').length);
   });
 
   it('defers nothing a selection disabled, and nothing when every tool is offered', () => {

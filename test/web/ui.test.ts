@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserRig, chromiumMissing, loggedIn, SCREENSHOTS, startBrowser } from '../support/browser.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { chromiumMissing, loggedIn, SCREENSHOTS, useWebGateway } from '../support/browser.js';
 import { startRelay } from '../support/net.js';
-import { reply, type TurnInput } from '../support/scripted-server.js';
+import { reply } from '../support/scripted-server.js';
 
 /**
  * The web UI end to end: the real bundle served by the gateway, driven in headless Chromium,
@@ -51,27 +50,8 @@ const giveImage = (page: Page, how: 'paste' | 'drop', name: string) =>
   );
 
 describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
-  let rig: BrowserRig;
-  let gw: TestGateway | undefined;
-  beforeAll(async () => {
-    rig = await startBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
-  afterEach(async () => {
-    for (const context of rig.browser.contexts()) await context.close();
-    await gw?.close();
-    gw = undefined;
-  });
-
-  const start = async (
-    turns: TurnInput[],
-    options: { models?: string[]; config?: { vision?: boolean } } = {},
-  ) => {
-    gw = await startGateway(turns, { gateway: { webRoot: rig.webRoot }, ...options });
-    return gw;
-  };
+  const web = useWebGateway();
+  const { start } = web;
 
   /** Opens a new session and sends `text` with Enter. */
   const newSessionAndSend = async (page: Page, text: string) => {
@@ -94,7 +74,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
         .chunkSize(6),
     ]);
     await import('node:fs/promises').then((fs) => fs.writeFile(join(g.workspace, 'notes.txt'), 'hello\n'));
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'What does notes.txt say?');
 
     const answer = page.locator('.item.answer').last();
@@ -115,7 +95,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await page.locator('.sessions li.active').waitFor();
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const phone of [false, true]) {
-        const shot = await loggedIn(rig, g.url, { colorScheme, phone });
+        const shot = await loggedIn(web.rig, g.url, { colorScheme, phone });
         await shot.page.goto(page.url());
         await shot.page.locator('.item.answer strong').waitFor();
         await shot.page.screenshot({
@@ -134,12 +114,12 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
   it('logs in once through a one-time link, as hearth serve --open does', async () => {
     const g = await start([]);
     const link = g.server.loginLink(g.url);
-    const first = await rig.browser.newContext();
+    const first = await web.rig.browser.newContext();
     const page = await first.newPage();
     await page.goto(link);
     await page.getByRole('button', { name: 'New', exact: true }).waitFor();
     expect(new URL(page.url()).hash).toBe('');
-    const second = await (await rig.browser.newContext()).newPage();
+    const second = await (await web.rig.browser.newContext()).newPage();
     await second.goto(link);
     await second.getByLabel('PIN or token').waitFor();
   });
@@ -149,7 +129,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       reply().tool('write_file', { path: 'greeting.txt', content: 'hello\nworld\n' }),
       reply().text('Written.'),
     ]);
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'write a greeting');
     const approval = page.getByRole('group', { name: 'Approval' });
     await approval.waitFor();
@@ -169,7 +149,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       reply().tool('write_file', { path: 'secret.txt', content: 'x' }),
       reply().text('Understood, I will not.'),
     ]);
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'write secret.txt');
     const approval = page.getByRole('group', { name: 'Approval' });
     await approval.getByLabel('Reason for denying').fill('not that file');
@@ -185,7 +165,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
 
   it('stops a slow stream with Esc while the model is still sending', async () => {
     const g = await start([reply().text('Counting: one, two, three, four, five.').chunkSize(8).holdAfter(2)]);
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'count slowly');
     await page.locator('.item.answer', { hasText: 'Counting' }).waitFor();
     await g.llm.waitForHolds(1);
@@ -198,7 +178,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
 
   it('shows a message sent during a turn as queued, then runs it', async () => {
     const g = await start([reply().text('First answer.').holdAfter(1), reply().text('Second answer.')]);
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'first');
     await g.llm.waitForHolds(1);
     await send(page, 'second');
@@ -217,7 +197,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       reply().text('Alpha beta gamma delta.').chunkSize(6).holdAfter(2),
     ]);
     await import('node:fs/promises').then((fs) => fs.writeFile(join(g.workspace, 'a.txt'), 'a\n'));
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'read a');
     await page.locator('.item.answer', { hasText: 'Alpha' }).waitFor();
     await g.llm.waitForHolds(1);
@@ -235,7 +215,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     const g = await start([reply().text('Before the drop. After the drop.').chunkSize(17).holdAfter(2)]);
     const relay = await startRelay(g.port);
     try {
-      const { page } = await loggedIn(rig, relay.url);
+      const { page } = await loggedIn(web.rig, relay.url);
       await newSessionAndSend(page, 'talk');
       await page.locator('.item.answer', { hasText: 'Before the drop.' }).waitFor();
       await g.llm.waitForHolds(1);
@@ -260,7 +240,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
 
   it('attaches a pasted and a dropped image, removes one, and sends the other to the vision model', async () => {
     const g = await start([reply().text('A single pink pixel.')], { config: { vision: true } });
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.waitForURL(/#\/s\//);
     await giveImage(page, 'paste', 'pasted.png');
@@ -294,7 +274,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
 
   it('refuses an image at once, saying why, when the model cannot see', async () => {
     const g = await start([], { config: { vision: false } });
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.waitForURL(/#\/s\//);
     await giveImage(page, 'paste', 'pasted.png');
@@ -307,7 +287,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     const g = await start([reply().text('From the other model.')], {
       models: ['scripted-model', 'other-model'],
     });
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     const select = page.getByLabel('Model');
     await select.locator('option', { hasText: 'other-model' }).waitFor({ state: 'attached' });
@@ -324,7 +304,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       reply().tool('write_file', { path: 'b.txt', content: 'b\n' }),
       reply().text('Both see this.'),
     ]);
-    const { context, page } = await loggedIn(rig, g.url);
+    const { context, page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'write b');
     const other = await context.newPage();
     await other.goto(page.url());
@@ -343,7 +323,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
         'Look: ![x](http://127.0.0.1:9/pixel.png) <img src="http://127.0.0.1:9/p.png" onerror="document.title=\'pwned\'"> <script>document.title="pwned"</script> <a href="javascript:alert(1)">click</a> done.',
       ),
     ]);
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await newSessionAndSend(page, 'say something odd');
     const answer = page.locator('.item.answer', { hasText: 'done.' });
     await answer.waitFor();
@@ -361,7 +341,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await fs.mkdir(join(g.workspace, 'src'));
     await fs.writeFile(join(g.workspace, 'src', 'main.ts'), 'export const answer = 42;\n');
     await g.json('/api/sessions', { id: 'tree', title: 'Tree' });
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await page.goto(`${g.url}/#/s/tree`);
     const tree = page.getByLabel('Workspace files');
     await tree.getByText('src/').waitFor();
@@ -408,7 +388,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       { role: 'assistant', content: 'There is **notes.txt**.' },
     ]);
     db.close();
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     await page.goto(`${g.url}/#/s/from-cli`);
     await page.locator('.item.answer strong', { hasText: 'notes.txt' }).waitFor();
     expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['list the files']);
@@ -428,7 +408,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     const g = await start([reply().text('Noted.')]);
     await g.json('/api/sessions', { id: 'alpha-notes', title: 'Alpha notes' });
     await g.json('/api/sessions', { id: 'beta-plan', title: 'Beta plan' });
-    const { page } = await loggedIn(rig, g.url);
+    const { page } = await loggedIn(web.rig, g.url);
     const rows = page.locator('.sessions li[data-session]');
     await page.locator('.sessions li[data-session="beta-plan"]').waitFor();
     await page.getByLabel('Search sessions').fill('alpha');

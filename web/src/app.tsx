@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type SessionInfo, type Status } from './api.js';
 import { Conversation } from './conversation.js';
 import { Login } from './login.js';
+import { PipelinePanel } from './pipeline.js';
 import { SessionList } from './sessions.js';
 
 type Auth = 'checking' | 'login' | 'ready';
@@ -115,6 +116,7 @@ export function App() {
       ) : (
         <main class="empty">
           <p>Open a session on the left, or start a new one.</p>
+          <PipelinePanel onError={setError} />
         </main>
       )}
       {error && (

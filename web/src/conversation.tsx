@@ -126,7 +126,13 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
           )}
           <div ref={end} />
         </div>
-        <Composer running={view.running} onSend={send} onStop={stop} onError={onError} />
+        {view.runsAt ? (
+          <div class="link remote" role="status">
+            Runs in {view.runsAt}: watched here; send to it where it runs.
+          </div>
+        ) : (
+          <Composer running={view.running} onSend={send} onStop={stop} onError={onError} />
+        )}
       </main>
       <SidePanel
         id={id}

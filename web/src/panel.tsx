@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Models, type Status } from './api.js';
 import { FileTree, FileViewer } from './files.js';
+import { PipelinePanel } from './pipeline.js';
 import { tokens } from './sessions.js';
 import type { View } from './view.js';
 
@@ -71,6 +72,7 @@ export function SidePanel({ id, view, status, onMode, onError }: Props) {
           </>
         )}
       </section>
+      <PipelinePanel onError={onError} />
       <section>
         <h2>Context</h2>
         <meter class="meter" aria-label="Context used" min={0} max={1} value={share} />

@@ -63,6 +63,8 @@ export interface View {
   plan: Record<string, unknown> | null;
   /** Messages this page sent that wait behind a running turn. */
   queued: string[];
+  /** Another process runs the session (a worker elsewhere): it is watched here, not driven. */
+  runsAt?: string;
 }
 
 export const emptyView: View = {
@@ -114,6 +116,7 @@ export function apply(view: View, event: Wire): View {
         ...view,
         running: Boolean(event.running),
         mode: event.mode === 'deep_work' ? 'deep_work' : 'bounded',
+        ...(typeof event.runs_at === 'string' ? { runsAt: event.runs_at } : {}),
       };
     case 'user_message':
     case 'steer': {

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { SCHEDULE_FORMATS } from '../../scheduler/schedule-formats.js';
-import { positiveInt } from '../arg-parsers.js';
+import { nameList, positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { describeRun, localTime, withScheduler } from './scheduler-access.js';
 
@@ -8,12 +8,17 @@ const JOBS_HELP = `
 Jobs come from ~/.hearth/cron.json, <workspace>/.hearth/cron.json (once approved with
 hearth jobs trust) and hearth jobs add. A cron.json is a list of
   {"id", "name", "schedule", "prompt", "session_id"?, "workspace"?, "model"?, "enabled"?,
-   "timezone"?, "catch_up"?: "skip"|"once"|"all", "overlap"?: "skip"|"queue"}
+   "timezone"?, "catch_up"?: "skip"|"once"|"all", "overlap"?: "skip"|"queue",
+   "run_on"?: "here"|"queue", "tags"?: ["gpu", ...]}
 Schedules: ${SCHEDULE_FORMATS}. Times are in the job's timezone, else the machine's.
 Missed runs (no scheduler running, the machine asleep): catch_up once (default) runs the latest,
 all runs each (at most 24), skip records them as skipped. A slot that comes while the previous run
 still goes: overlap skip (default) records it as skipped, queue runs it right after (one waits).
-Jobs run while a scheduler runs: hearth scheduler, or hearth serve (the gateway).`;
+Jobs run while a scheduler runs: hearth scheduler, or hearth serve (the gateway).
+With a shared database (storage: postgres://..., or HEARTH_DATABASE_URL), a job with run_on
+"queue" or with tags (the config's scheduler.run_on sets the default) is not run by the
+scheduler: each slot is queued once and run by a hearth worker that has all of its tags, on
+any machine; hearth jobs runs ID shows the host that ran it. hearth jobs run ID runs it here.`;
 
 interface AddOptions {
   schedule: string;
@@ -25,6 +30,8 @@ interface AddOptions {
   session?: string;
   model?: string;
   disabled?: boolean;
+  runOn?: 'here' | 'queue';
+  tags?: string[];
 }
 
 export function addJobsCommands(program: Command): void {
@@ -61,6 +68,17 @@ export function addJobsCommands(program: Command): void {
     .option('--session <id>', 'continue this session at each run (or a name: the job keeps its own session)')
     .option('--model <name>', 'the model (or profile) the job uses')
     .option('--disabled', 'add it switched off')
+    .addOption(
+      new Option(
+        '--run-on <where>',
+        'here, or queue: a hearth worker runs it (storage: postgres://...)',
+      ).choices(['here', 'queue']),
+    )
+    .option(
+      '--tags <list>',
+      'on the queue, only a worker with all of these tags runs it (gpu,vision)',
+      nameList,
+    )
     .action(async (name: string, opts: AddOptions, cmd: Command) =>
       withScheduler(cmd, async (service) => {
         const job = await service.addJob({
@@ -74,6 +92,8 @@ export function addJobsCommands(program: Command): void {
           session_id: opts.session,
           model: opts.model,
           enabled: !opts.disabled,
+          run_on: opts.runOn,
+          tags: opts.tags,
         });
         const [next] = await service.next(job.id, 1);
         process.stdout.write(
@@ -177,9 +197,10 @@ async function listJobs(cmd: Command): Promise<void> {
       visible(job.schedule) + (job.timezone ? ` (${job.timezone})` : ''),
       job.enabled ? (job.nextAt ? localTime(job.nextAt) : 'at startup') : 'off',
       job.lastRun ? `${job.lastRun.status} ${localTime(job.lastRun.slotAt ?? job.lastRun.createdAt)}` : '-',
+      job.runsOn === 'queue' ? `queue${job.tags.length ? ` [${job.tags.join(',')}]` : ''}` : 'here',
       job.missed ? `${job.missed} missed` : '',
     ]);
-    const header = ['id', 'schedule', 'next', 'last', ''];
+    const header = ['id', 'schedule', 'next', 'last', 'runs', ''];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     const line = (cells: string[]) =>
       cells

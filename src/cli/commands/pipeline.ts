@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PlanStore } from '../../pipeline/plan-store.js';
+import type { PipelineControl } from '../../pipeline/steering.js';
 import type { PipelineEvent } from '../../pipeline/types.js';
 import type { GlobalFlags } from '../options.js';
 
@@ -9,6 +9,8 @@ const load = async () => ({
   ...(await import('../../pipeline/plan-store.js')),
   ...(await import('../../pipeline/report.js')),
   ...(await import('../../pipeline/setup.js')),
+  ...(await import('../../pipeline/status.js')),
+  ...(await import('../../pipeline/steering.js')),
   ...(await import('../../pipeline/worker.js')),
   ...(await import('../connect.js')),
   ...(await import('../options.js')),
@@ -18,11 +20,11 @@ const load = async () => ({
 
 type Flags = GlobalFlags & { json?: boolean; watch?: boolean };
 
-async function withPlans(cmd: Command, work: (plans: PlanStore, workspace: string) => void | Promise<void>) {
-  const { runtimeFromFlags, PlanStore } = await load();
+async function withPipeline(cmd: Command, work: (control: PipelineControl) => void | Promise<void>) {
+  const { runtimeFromFlags, PipelineControl } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
-    await work(new PlanStore(runtime.openStore().db), runtime.workspace);
+    await work(new PipelineControl(runtime.openStore().db, runtime.workspace));
   } finally {
     await runtime.close();
   }
@@ -41,8 +43,8 @@ export function addPipelineCommands(program: Command): void {
         throw new UsageError(`Cannot read the plan ${file}: ${err.message}`);
       });
       if (!markdown.trim()) throw new UsageError(`The plan ${file} is empty.`);
-      await withPlans(cmd, (plans, workspace) => {
-        const { plan: row, created } = plans.addPlan(workspace, markdown);
+      await withPipeline(cmd, (control) => {
+        const { plan: row, created } = control.addPlan(markdown, file);
         process.stdout.write(
           created
             ? `Stored plan #${row.id}: ${visible(row.title)}. Run: hearth pipeline run\n`
@@ -62,8 +64,15 @@ export function addPipelineCommands(program: Command): void {
     .option('--json', 'one JSON event per line')
     .option('--watch', 'when the queue is empty, wait for plans dropped into plans/ instead of stopping')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { runtimeFromFlags, resolveConnection, pipelineDeps, runPipeline, terminalJson, visible } =
-        await load();
+      const {
+        runtimeFromFlags,
+        resolveConnection,
+        pipelineDeps,
+        runPipeline,
+        terminalJson,
+        visible,
+        describeEvent,
+      } = await load();
       const flags = cmd.optsWithGlobals<Flags>();
       const runtime = await runtimeFromFlags(flags);
       const stop = new AbortController();
@@ -72,7 +81,7 @@ export function addPipelineCommands(program: Command): void {
       try {
         const connection = await resolveConnection(runtime.config);
         const emit = (e: PipelineEvent) =>
-          process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describe(e))}\n`);
+          process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describeEvent(e))}\n`);
         const deps = await pipelineDeps(runtime, connection, emit, stop.signal);
         const summary = await runPipeline({ ...deps, watch: flags.watch === true });
         if (!flags.json) {
@@ -90,34 +99,15 @@ export function addPipelineCommands(program: Command): void {
     .description('plans and their tasks by state, the current role and model, tokens')
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { terminalJson, visible, planReport } = await load();
-      await withPlans(cmd, (plans, workspace) => {
-        const rows = plans
-          .plans(workspace)
-          .map((p) => ({ plan: p, tasks: plans.tasks(p.id), report: planReport(plans, p) }));
+      const { terminalJson, visible, describeStatus } = await load();
+      await withPipeline(cmd, (control) => {
+        const status = control.status(0);
         if (cmd.optsWithGlobals<Flags>().json) {
+          const rows = status.plans.map((p) => ({ ...p, paused: status.paused }));
           process.stdout.write(`${terminalJson(rows)}\n`);
           return;
         }
-        if (rows.length === 0)
-          process.stdout.write('No plans in this workspace (add one: hearth plan add FILE.md).\n');
-        for (const { plan: p, tasks, report } of rows) {
-          const byState = Object.entries(report.byState)
-            .map(([s, n]) => `${n} ${s}`)
-            .join(', ');
-          const now = report.current
-            ? `; now #${report.current.seq} ${report.current.role}${report.current.model ? ` (${report.current.model})` : ''}`
-            : '';
-          process.stdout.write(
-            `#${p.id} ${visible(p.title)} [${p.state}] ${byState || p.error || ''} — ${report.tokens.total} tokens${visible(now)}\n`,
-          );
-          for (const t of tasks) {
-            const why = t.error ? ` — ${t.error}` : '';
-            process.stdout.write(
-              `  ${String(t.seq).padStart(3)}. ${t.state.padEnd(14)} ${visible(t.title)}${visible(why)}\n`,
-            );
-          }
-        }
+        process.stdout.write(`${visible(describeStatus(status))}\n`);
       });
     });
   pipeline
@@ -128,7 +118,7 @@ export function addPipelineCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
       const { terminalJson, visible, planReport, describeReport, UsageError } = await load();
-      await withPlans(cmd, (plans, workspace) => {
+      await withPipeline(cmd, ({ plans, workspace }) => {
         const chosen = plans.plans(workspace).filter((p) => id === undefined || String(p.id) === id);
         if (id !== undefined && chosen.length === 0)
           throw new UsageError(`No plan #${id} in this workspace (see: hearth pipeline status).`);
@@ -145,36 +135,55 @@ export function addPipelineCommands(program: Command): void {
     .command('retry-failed')
     .description('put failed tasks (and the dependents that failed with them) back in the queue')
     .action(async (_opts: unknown, cmd: Command) =>
-      withPlans(cmd, (plans, workspace) => {
-        const n = plans.retryFailed(workspace);
+      withPipeline(cmd, (control) => {
+        const n = control.retryFailed();
         process.stdout.write(
           n ? `${n} failed task(s) back in the queue. Run: hearth pipeline run\n` : 'No failed tasks.\n',
         );
       }),
     );
-}
-
-function describe(e: PipelineEvent): string {
-  switch (e.type) {
-    case 'plan_added':
-      return e.created ? `plan #${e.planId} added from ${e.file}` : `${e.file} is plan #${e.planId} already`;
-    case 'plan_skipped':
-      return `${e.file} skipped: ${e.reason}`;
-    case 'idle':
-      return 'queue empty; waiting for new plans in plans/ (Ctrl-C to stop)';
-    case 'plan_planned':
-      return `plan #${e.planId}: ${e.tasks} tasks${e.parts > 1 ? ` (planned in ${e.parts} parts)` : ''}`;
-    case 'plan_failed':
-      return `plan #${e.planId} could not be planned: ${e.error}`;
-    case 'task_state':
-      return `task #${e.seq}: ${e.state}${e.note ? ` (${e.note})` : ''}`;
-    case 'task_role':
-      return `task ${e.taskId}: ${e.role}${e.model ? ` (${e.model})` : ''}`;
-    case 'plan_commit':
-      return `plan #${e.planId}: plan and task list committed ${e.hash.slice(0, 10)}`;
-    case 'plan_commit_failed':
-      return `plan #${e.planId}: the plan could not be committed: ${e.error}`;
-    case 'commit':
-      return `task ${e.taskId}: committed ${e.hash.slice(0, 10)}`;
-  }
+  pipeline
+    .command('pause')
+    .description('running pipelines of this workspace finish their step and take no new one until resumed')
+    .action(async (_opts: unknown, cmd: Command) =>
+      withPipeline(cmd, (control) => {
+        process.stdout.write(
+          control.setPaused(true)
+            ? 'Paused: a running pipeline finishes its step, then waits. Resume: hearth pipeline resume\n'
+            : 'The pipeline is paused already.\n',
+        );
+      }),
+    );
+  pipeline
+    .command('resume')
+    .description('let the pipelines of this workspace take tasks again')
+    .action(async (_opts: unknown, cmd: Command) =>
+      withPipeline(cmd, (control) => {
+        process.stdout.write(
+          control.setPaused(false)
+            ? 'Resumed: a waiting pipeline goes on (or start one: hearth pipeline run).\n'
+            : 'The pipeline is not paused.\n',
+        );
+      }),
+    );
+  pipeline
+    .command('events')
+    .description('the recorded pipeline events of this workspace, oldest first')
+    .option('--since <id>', 'only the events after this number', '0')
+    .option('--json', 'one JSON event per line, with its number and time')
+    .action(async (opts: { since: string }, cmd: Command) => {
+      const { terminalJson, visible, UsageError, describeEvent } = await load();
+      const since = Number(opts.since);
+      if (!Number.isInteger(since) || since < 0) throw new UsageError('--since takes an event number.');
+      await withPipeline(cmd, ({ journal, workspace }) => {
+        const json = cmd.optsWithGlobals<Flags>().json;
+        for (const entry of journal.since(workspace, since, 1_000_000)) {
+          process.stdout.write(
+            json
+              ? `${terminalJson(entry)}\n`
+              : `${String(entry.id).padStart(5)} ${new Date(entry.at).toISOString()} ${visible(describeEvent(entry.event))}\n`,
+          );
+        }
+      });
+    });
 }

@@ -26,7 +26,17 @@ export async function withScheduler<T>(
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
     const { SchedulerService } = await import('../../scheduler/service.js');
-    return await work(new SchedulerService({ db, dbPath, home: hearthHome(), workspace, ...extra }));
+    return await work(
+      new SchedulerService({
+        db,
+        dbPath,
+        home: hearthHome(),
+        workspace,
+        storage: config.storage,
+        runOn: config.scheduler.run_on,
+        ...extra,
+      }),
+    );
   } finally {
     db.close();
   }
@@ -49,6 +59,11 @@ export function describeRun(run: RunRow): string {
     what.padEnd(9),
     run.status.padEnd(7),
     run.sessionId ? `session ${run.sessionId}` : '',
+    run.host
+      ? `on ${run.host} (worker ${run.worker})`
+      : run.queueKey && run.status === 'running'
+        ? 'on the queue'
+        : '',
     tokens ? `${tokens} tokens` : '',
     run.reason ? visible(run.reason) : '',
   ]

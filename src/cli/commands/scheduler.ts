@@ -17,6 +17,11 @@ Runs missed while no scheduler ran are handled by each job's catch_up and listed
 hearth jobs list and hearth jobs runs ID. A run that was going when the scheduler was killed is
 recorded as failed (interrupted) and not repeated.
 
+With a shared database (storage: postgres://..., or HEARTH_DATABASE_URL), jobs with run_on "queue"
+or tags (or every job, with scheduler.run_on: queue in the config) are queued for a hearth worker
+that has their tags, once per slot; their runs end when the worker's result arrives, and
+hearth jobs runs ID shows the machine that ran them.
+
 As a systemd user service (~/.config/systemd/user/hearth-scheduler.service):
   [Service]
   ExecStart=/usr/bin/env hearth scheduler -C %h/projects/app
@@ -46,7 +51,9 @@ function printEvent(event: SchedulerEvent): void {
       if (event.run.status === 'skipped') say(`${label(event.run)}: ${describeRun(event.run)}`);
       return;
     case 'started':
-      say(`${label(event.run)}: started${event.run.caughtUp ? ' (making up a missed run)' : ''}`);
+      say(
+        `${label(event.run)}: ${event.run.queueKey ? `queued for a worker as ${event.run.queueKey}` : 'started'}${event.run.caughtUp ? ' (making up a missed run)' : ''}`,
+      );
       return;
     case 'finished':
       say(`${label(event.run)}: ${describeRun(event.run)}`);
@@ -60,7 +67,7 @@ export function addSchedulerCommands(program: Command): void {
   program
     .command('scheduler')
     .description('run scheduled jobs, the inbox and wake-ups in the foreground (for systemd, launchd)')
-    .option('--once', 'one pass: start what is due, wait for it, exit')
+    .option('--once', 'one pass: start what is due, wait for what runs here, exit (queue results: next pass)')
     .option('--parallel <n>', 'runs going at once (default 1)', positiveInt)
     .addHelpText('after', SCHEDULER_HELP)
     .action(async (opts: { once?: boolean; parallel?: number }, cmd: Command) =>

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { renderUnicodeCompact } from 'uqr';
 import { defaultDbPath, type FlagSetting, loadConfig } from '../../config/load.js';
@@ -12,6 +12,8 @@ import {
   type ListeningInfo,
   newPin,
 } from '../../server/index.js';
+import { type Db, openDatabase } from '../../store/database.js';
+import { openEventLog } from '../../store/open-event-log.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -39,9 +41,18 @@ export async function runServe(flags: ServeFlags): Promise<number> {
 
   const workspace = resolve(flags.workspace);
   const sessionFlags = flagSettings(flags);
+  const db = openDatabase(defaultDbPath(config));
+  // With a shared database, events of sessions run elsewhere (hearth worker) stream here live.
+  const shared = config.storage ? await openShared(config.storage, db) : undefined;
+  const events = await openEventLog(shared ? { kind: 'postgres', ...shared } : { kind: 'sqlite', db }, {
+    writer: `hearth serve on ${hostname()} (pid ${process.pid})`,
+    onProblem: err,
+  });
   const server = createServer({
     config,
     workspace,
+    db,
+    events,
     pin: config.gateway.pin ? newPin() : undefined,
     scheduler: flags.scheduler,
     configFor: async (folder) => {
@@ -50,12 +61,16 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     },
     log: err,
     onListening: (info) => {
-      process.stdout.write(banner(info, defaultDbPath(config), workspace, flags.scheduler));
+      const where = `${defaultDbPath(config)}${shared ? `, events in ${shared.shown}` : ''}`;
+      process.stdout.write(banner(info, where, workspace, flags.scheduler));
       if (flags.open) openBrowser(server.loginLink(info.url), err);
     },
   });
   await new Promise<void>((done, fail) => {
-    server.once('error', (error: NodeJS.ErrnoException) => fail(listenError(error, host, port)));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      void server.shutdown().then(() => shared?.pool.end());
+      fail(listenError(error, host, port));
+    });
     server.listen(port, host, () => done());
   });
 
@@ -65,12 +80,26 @@ export async function runServe(flags: ServeFlags): Promise<number> {
       // A second Ctrl+C means "now": do not wait for runs to wind down.
       if (++signals > 1) process.exit(130);
       err('Stopping the gateway...');
-      server.shutdown().then(done, done);
+      server
+        .shutdown()
+        .then(() => shared?.pool.end())
+        .then(done, done);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
   return 0;
+}
+
+/** The shared PostgreSQL database; its driver loads only when one is configured. */
+async function openShared(url: string, db: Db) {
+  const { openPostgres, redact } = await import('../../store/postgres/connection.js');
+  try {
+    return { pool: await openPostgres(url), url, shown: redact(url) };
+  } catch (error) {
+    db.close();
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /**

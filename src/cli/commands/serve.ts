@@ -23,7 +23,9 @@ Serves the sessions in ~/.hearth/hearth.db (the same ones the terminal uses) to 
 scripts and phones: the agent_computer HTTP API and WebSocket protocol, SSE, and an OpenAPI
 document at /doc. It also runs the scheduler (jobs, the inbox, wake-ups; as hearth scheduler does,
 and only one of them fires at a time) and serves memory at /api/memory. Every request needs the token (or a cookie from the PIN); the token is written
-to ~/.hearth/gateway.json, readable by you alone, for local clients.
+to ~/.hearth/gateway.json, readable by you alone, for local clients. With a shared PostgreSQL
+database (storage: postgres://... or HEARTH_DATABASE_URL), sessions that hearth worker runs on any
+machine stream here live at /ws/<session> and on the activity feed (watched, not driven).
 
 Examples:
   hearth serve                                   (127.0.0.1:8000; the web UI is at its URL)

@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
 import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
 import { defaultDbPath } from '../../config/load.js';
-import { runAgentTask } from '../../scheduler/agent-runner.js';
+import { findSession, runAgentTask } from '../../scheduler/agent-runner.js';
+import { recordRun } from '../../server/recorded-run.js';
 import { redact } from '../../store/postgres/connection.js';
+import { PostgresEventLog } from '../../store/postgres/event-log.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { terminalJson, visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -35,7 +38,11 @@ function printEvent(event: WorkerEvent): void {
       );
       return;
     case 'claimed':
-      say(`${event.key}: started: ${event.task.slice(0, 80)}`);
+      say(
+        event.job
+          ? `${event.key}: started job ${event.job.id}, slot ${localTime(event.job.slotAt)}: ${event.task.slice(0, 80)}`
+          : `${event.key}: started: ${event.task.slice(0, 80)}`,
+      );
       return;
     case 'finished':
       say(
@@ -61,24 +68,41 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   process.stdout.write(`Hearth worker on ${redact(url)}. Ctrl+C stops.\n`);
-  await runWorker({
-    url,
-    concurrency: opts.concurrency,
-    tags: opts.tags,
-    leaseSeconds: opts.lease,
-    signal: stop.signal,
-    onEvent: printEvent,
-    run: async (task, signal) => {
-      if (!existsSync(task.workspace)) {
-        return { status: 'failed', reason: `there is no folder ${task.workspace} on this machine` };
-      }
-      return runAgentTask(
-        { dbPath, name: 'hearth worker' },
-        { workspace: task.workspace, prompt: task.task, model: task.model, label: `queued task ${task.key}` },
-        signal,
-      );
-    },
+  // Each task's events go to the shared log, so `hearth serve` on any machine shows them live.
+  const events = await PostgresEventLog.open(url, {
+    writer: `hearth worker on ${hostname()} (pid ${process.pid})`,
+    onProblem: (message) => say(`problem: ${message}`),
   });
+  try {
+    await runWorker({
+      url,
+      concurrency: opts.concurrency,
+      tags: opts.tags,
+      leaseSeconds: opts.lease,
+      signal: stop.signal,
+      onEvent: printEvent,
+      run: async (task, taskSignal) => {
+        if (!existsSync(task.workspace)) {
+          return { status: 'failed', reason: `there is no folder ${task.workspace} on this machine` };
+        }
+        return runAgentTask(
+          { dbPath, name: 'hearth worker' },
+          {
+            workspace: task.workspace,
+            prompt: task.task,
+            model: task.model,
+            label: task.job ? `job ${task.job.id}` : `queued task ${task.key}`,
+            // A job's session_id names a session on the machine that ran it; elsewhere it starts anew.
+            resume: (store) => task.resume?.map((id) => findSession(store, id)).find(Boolean),
+            observe: recordRun(events, task.task, { onProblem: (message) => say(`problem: ${message}`) }),
+          },
+          taskSignal,
+        );
+      },
+    });
+  } finally {
+    await events.close();
+  }
 }
 
 export async function queueAdd(words: string[], opts: { tags?: string[] }, cmd: Command): Promise<void> {

@@ -6,11 +6,15 @@ Runs tasks from the queue in the shared PostgreSQL database (storage: postgres:/
 or HEARTH_DATABASE_URL) on this machine, until stopped (Ctrl+C, SIGTERM). Start one on every
 machine that should take work; each task runs as an agent session in its workspace (a path on the
 worker's machine) with that workspace's settings, sessions kept in this machine's database, and
-calls that need approval declined.
+calls that need approval declined. Each task's events go to the shared database: hearth serve on
+any machine with the same storage shows them live.
 
 A worker takes a task only when it has all of the task's tags. It renews a lease every third of
 --lease; when a worker dies, another hands its tasks to the queue again once the lease lapses.
 Every task ends once: a task re-run after its worker died records one result.
+
+Scheduled jobs with run_on "queue" or tags (hearth jobs add --tags gpu) come here too: the
+scheduler queues each slot once and records the result; the output names the job and the slot.
 
 Examples:
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth worker --concurrency 2 --tags gpu

@@ -3,6 +3,7 @@ import type { Style } from '../render.js';
 import { visible } from '../sanitize.js';
 import { infoCommands } from './info-commands.js';
 import { memoryCommand } from './memory-commands.js';
+import { pipelineCommand } from './pipeline-command.js';
 import type { ReplRenderer } from './render-turn.js';
 import type { ReplState } from './repl-state.js';
 import { sessionCommands } from './session-commands.js';
@@ -60,7 +61,7 @@ const help: SlashCommand = {
   },
 };
 
-const COMMANDS: SlashCommand[] = [help, ...sessionCommands, ...infoCommands, memoryCommand];
+const COMMANDS: SlashCommand[] = [help, ...sessionCommands, ...infoCommands, memoryCommand, pipelineCommand];
 
 /** "/name rest" → name and argument; undefined for text that is not a command (a path such as /etc/hosts). */
 export function parseCommand(line: string): { name: string; arg: string } | undefined {

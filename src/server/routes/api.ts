@@ -236,9 +236,9 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
         ...refusals,
       },
     }),
-    (c) => {
-      hub.flushAll();
-      const rows = hub.events.activity(c.req.valid('query').limit);
+    async (c) => {
+      await hub.flushAll();
+      const rows = await hub.events.activity(c.req.valid('query').limit);
       const events = rows.map((row) => ({
         ...(JSON.parse(row.body) as Record<string, unknown>),
         session_id: row.sessionId,
@@ -253,7 +253,8 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
       method: 'get',
       path: '/api/events',
       tags: ['activity'],
-      summary: 'Tool calls and results of every session, live, as server-sent events',
+      summary:
+        'Tool calls and results of every session, scheduler and pipeline events, live, as server-sent events',
       responses: {
         200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } },
         ...refusals,

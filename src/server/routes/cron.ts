@@ -35,6 +35,12 @@ const Run = z
       .string()
       .nullable()
       .openapi({ description: 'Open it like any session: /api/sessions/{id}.' }),
+    queue_key: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Its task in the shared queue, when a `hearth worker` runs it.' }),
+    worker: z.string().nullable().openapi({ description: 'The queue worker that ran it.' }),
+    host: z.string().nullable().openapi({ description: 'The machine that worker runs on.' }),
     prompt_tokens: z.number().int(),
     completion_tokens: z.number().int(),
     created_at: z.number(),
@@ -60,6 +66,10 @@ const Job = z
     timezone: z.string().nullable(),
     catch_up: z.enum(['skip', 'once', 'all']),
     overlap: z.enum(['skip', 'queue']),
+    runs_on: z
+      .enum(['here', 'queue'])
+      .openapi({ description: 'Scheduled runs here, or by a `hearth worker` with all of `tags`.' }),
+    tags: z.array(z.string()),
     workspace: z.string(),
     source: z
       .string()
@@ -92,6 +102,8 @@ function jobJson(job: JobView) {
     timezone: job.timezone ?? null,
     catch_up: job.catchUp,
     overlap: job.overlap,
+    runs_on: job.runsOn,
+    tags: job.tags,
     workspace: job.workspace,
     source: job.source,
     next_at: job.nextAt ?? null,

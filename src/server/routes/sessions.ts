@@ -119,14 +119,15 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
       const live = hub.session(id);
+      const lastSeq = await live.recorder.stored();
       return c.json(
         {
           ...sessionJson(hub.store.get(id), live),
           mode: live.mode,
-          last_seq: live.recorder.lastSeq,
+          last_seq: lastSeq,
           waiting: live.approvals.waiting,
         },
         200,
@@ -291,9 +292,9 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       request: { params: SessionParams },
       responses: { 201: json(Session, 'The fork'), ...notFound, ...refusals },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      hub.held(id)?.recorder.flush();
+      await hub.held(id)?.recorder.flush();
       const row = hub.store.fork(id);
       return c.json(sessionJson(row, undefined), 201);
     },
@@ -429,10 +430,11 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
       const since = replayFrom(c.req.valid('query').since, c.req.valid('header')['last-event-id']);
-      const live = hub.session(id);
+      // A session another process runs (a worker elsewhere) is streamed from the shared log.
+      const live = (await hub.watchable(id)) ?? hub.session(id);
       return sseResponse(c, (send) => live.subscribe(send, since));
     },
   );

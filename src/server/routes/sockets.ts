@@ -31,7 +31,9 @@ export function socketRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       method: 'get',
       path: '/ws/activity',
       tags: ['streams'],
-      summary: 'WebSocket: tool calls and results of every session, live',
+      summary: 'WebSocket: tool calls and results of every session, scheduler and pipeline events, live',
+      description:
+        'Pipeline transitions (recorded by `hearth pipeline run` in any process) arrive as `{type: "pipeline", id, workspace, at, event}`; GET /api/pipeline/events has the ones before.',
       responses: { ...upgraded, ...refusals },
     }),
     (c) => {

@@ -51,3 +51,14 @@ export function redact(url: string): string {
     return 'the configured database';
   }
 }
+
+/** Lost or refused connections and a server shutting down (SQLSTATE class 08, 57P01-57P03). */
+export function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return (
+    code.startsWith('08') ||
+    /^57P0[123]$/.test(code) ||
+    /^E(CONNREFUSED|CONNRESET|PIPE)$/.test(code) ||
+    /Connection terminated|connection timeout/i.test((err as Error).message)
+  );
+}

@@ -40,6 +40,34 @@ export const postgresMigrations: readonly string[] = [
      completion_tokens integer not null default 0,
      finished_at timestamptz not null default now()
    );`,
+  // 2: a result wakes whoever waits for it (the scheduler, for the jobs it handed to workers).
+  `create or replace function hearth_task_done() returns trigger language plpgsql as $$
+   begin
+     perform pg_notify('hearth_task_done', new.key);
+     return null;
+   end $$;
+   create trigger hearth_task_done after insert on hearth_task_results
+     for each row execute function hearth_task_done();`,
+  // 3: the event log (src/store/postgres/event-log.ts): a head row per session numbers its events
+  // (locked by the append that moves it), and (session_id, seq) is unique whatever happens; `batch`
+  // names the append that wrote a row, so one retried after a lost reply is not written twice.
+  `create table if not exists hearth_event_heads (
+     session_id text primary key,
+     last_seq integer not null,
+     writer text not null,
+     updated_at timestamptz not null default now()
+   );
+   create table if not exists hearth_events (
+     session_id text not null,
+     seq integer not null,
+     type text not null,
+     body text not null,
+     created_at bigint not null,
+     batch text not null,
+     primary key (session_id, seq)
+   );
+   create index if not exists hearth_events_activity on hearth_events (created_at)
+     where type in ('tool_call', 'tool_result');`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

@@ -32,12 +32,25 @@ export interface ScriptedServerOptions {
   /** Called for every request after it is recorded, before the response. */
   onRequest?: (req: RecordedRequest) => void;
   /**
-   * Called once a chat response is sent, with when the request began to arrive and when the
-   * response ended (epoch milliseconds, sub-millisecond): the bench takes the server's time out.
+   * Called once a chat response is sent, with when the request began to arrive (its headers were
+   * read), when its body had all arrived, and when the response ended (epoch milliseconds,
+   * sub-millisecond): the bench takes the server's time out.
    */
-  onServed?: (req: RecordedRequest, span: { start: number; end: number }) => void;
+  onServed?: (req: RecordedRequest, span: ServedSpan) => void;
   /** Times `delayFirstByte` and `delayBetweenChunks`; real time unless a test injects a ManualClock. */
   clock?: Clock;
+}
+
+/** When one chat request reached the scripted server and when its response ended (epoch ms). */
+export interface ServedSpan {
+  /** The request's headers were read: the handler began. */
+  start: number;
+  /** The last byte of its body had arrived. */
+  received: number;
+  /** The response's last byte was handed to the socket. */
+  end: number;
+  /** The request body's size in bytes. */
+  bytes: number;
 }
 
 export interface ScriptedServer {
@@ -50,6 +63,8 @@ export interface ScriptedServer {
   push(...turns: TurnInput[]): void;
   readonly remaining: number;
   readonly played: number;
+  /** TCP connections clients opened so far: keep-alive reuses one. */
+  readonly connections: number;
   /** Resolves once at least `n` chat requests have arrived (useful with `.hang()`). */
   waitForRequests(n: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** Resolves once the client has given up on `n` chat responses (closed the connection before the end). */
@@ -77,10 +92,12 @@ function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
   return out;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The body, and when its last byte had arrived (epoch ms). */
+async function readBody(req: IncomingMessage): Promise<{ raw: string; received: number }> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
-  return Buffer.concat(parts).toString('utf8');
+  const received = performance.timeOrigin + performance.now();
+  return { raw: Buffer.concat(parts).toString('utf8'), received };
 }
 
 function parseJson(raw: string): unknown {
@@ -139,7 +156,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const start = performance.timeOrigin + performance.now();
-    const raw = await readBody(req);
+    const { raw, received } = await readBody(req);
     const method = req.method ?? 'GET';
     const key = `${method} ${new URL(req.url ?? '/', 'http://127.0.0.1').pathname}`;
     const body = parseJson(raw);
@@ -157,7 +174,14 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     opts.onRequest?.(rec);
     const { onServed } = opts;
     if (isChat && onServed) {
-      res.on('finish', () => onServed(rec, { start, end: performance.timeOrigin + performance.now() }));
+      res.on('finish', () =>
+        onServed(rec, {
+          start,
+          received,
+          end: performance.timeOrigin + performance.now(),
+          bytes: Buffer.byteLength(raw),
+        }),
+      );
     }
     if (isChat) arrived.bump();
 
@@ -192,6 +216,8 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       sendError(res, 500, `crashed: ${String(err)}`);
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', () => {
@@ -214,6 +240,9 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     },
     get played() {
       return played;
+    },
+    get connections() {
+      return connections;
     },
     async waitForRequests(n, timeoutMs = EVENT_WAIT_MS) {
       await arrived.reach(n, 'chat requests', timeoutMs);

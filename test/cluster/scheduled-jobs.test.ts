@@ -1,0 +1,397 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SchedulerEvent } from '../../src/scheduler/scheduler.js';
+import { SchedulerService } from '../../src/scheduler/service.js';
+import { type Db, openDatabase } from '../../src/store/database.js';
+import type { RunRow } from '../../src/store/scheduler.js';
+import { type CliRun, runCli, startCli } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { waitUntil } from '../support/wait.js';
+
+const MINUTE = 60_000;
+const START = Date.parse('2026-03-02T08:00:00Z');
+/** Agent runs in worker processes, through PostgreSQL: more than a unit test's few seconds. */
+const LONG = 60_000;
+
+describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through the shared queue', () => {
+  let db: TestPostgres;
+  let llm: ScriptedServer;
+  let workspace: string;
+  let sql: pg.Client;
+  const dirs: string[] = [];
+  const workers: Array<CliRun & { id: () => string }> = [];
+  const services: Array<{ service: SchedulerService; sqlite: Db }> = [];
+
+  const tempDir = (prefix: string) => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+    dirs.push(dir);
+    return dir;
+  };
+
+  /** A worker as on its own machine: its own home and session database. */
+  function startWorker(tags: string[]) {
+    const home = tempDir('hearth-jobworker-');
+    const run = startCli(['worker', '--lease', '3', ...(tags.length ? ['--tags', tags.join(',')] : [])], {
+      cwd: workspace,
+      env: machineEnv(home, db.url, llm.baseUrl),
+    });
+    let out = '';
+    run.child.stdout!.on('data', (d) => {
+      out += d;
+    });
+    const worker = {
+      ...run,
+      output: () => out,
+      id: () => /worker (\S+) takes tasks/.exec(out)?.[1] ?? '',
+    };
+    workers.push(worker);
+    return worker;
+  }
+
+  /** A scheduler as `hearth scheduler` opens it, on simulated time, with its home and database. */
+  function scheduler(
+    home: string,
+    clock: ManualClock,
+    onEvent?: (event: SchedulerEvent) => void,
+    storage: string | null = db.url,
+  ) {
+    const dbPath = join(home, 'hearth.db');
+    const sqlite = openDatabase(dbPath);
+    const service = new SchedulerService({
+      db: sqlite,
+      dbPath,
+      home,
+      workspace,
+      clock,
+      storage: storage ?? undefined,
+      onEvent,
+    });
+    services.push({ service, sqlite });
+    return service;
+  }
+
+  let gpu: ReturnType<typeof startWorker>;
+  let plain: ReturnType<typeof startWorker>;
+
+  beforeAll(async () => {
+    db = await startPostgres();
+    llm = await startScriptedServer({ models: ['scripted-model'] });
+    workspace = tempDir('hearth-jobs-ws-');
+    sql = new pg.Client({ connectionString: db.url });
+    // The workers create the schema; a query before they did waits for it below.
+    gpu = startWorker(['gpu']);
+    plain = startWorker([]);
+    await waitUntil(() => gpu.id() !== '' && plain.id() !== '', 'both workers to start', LONG);
+    await sql.connect();
+  }, 2 * LONG);
+
+  afterEach(async () => {
+    for (const { service, sqlite } of services.splice(0)) {
+      await service.stop();
+      sqlite.close();
+    }
+  });
+
+  afterAll(async () => {
+    for (const w of workers) w.child.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.result));
+    await sql?.end();
+    await llm?.close();
+    await db?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }, LONG);
+
+  const tasksOf = async (job: string) =>
+    (await sql.query<{ key: string }>('select key from hearth_tasks where key like $1', [`job:${job}:%`]))
+      .rows;
+  const claimsOf = async (key: string) =>
+    (await sql.query<{ worker: string }>('select worker from hearth_task_claims where key = $1', [key])).rows;
+
+  /** Ticks (the slot is decided and handed off) until the run has ended, as the loop does on NOTIFY. */
+  async function settled(service: SchedulerService, id: number): Promise<RunRow> {
+    await waitUntil(
+      async () => {
+        await service.scheduler.tick();
+        return !['queued', 'running'].includes(service.store.get(id)!.status);
+      },
+      `run ${id} to end`,
+      LONG,
+    );
+    return service.store.get(id)!;
+  }
+
+  it(
+    'runs a due job on a worker with its tags, never on one without, and records the host that ran it',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      const clock = new ManualClock(START);
+      const events: SchedulerEvent[] = [];
+      const service = scheduler(home, clock, (e) => events.push(e));
+      await service.addJob({
+        id: 'report',
+        name: 'report',
+        schedule: 'every 1m',
+        prompt: 'write it',
+        tags: ['gpu'],
+      });
+      llm.push(reply().text('report written'));
+      await service.scheduler.tick(); // first sight: nothing owed yet
+      clock.advance(MINUTE);
+      // The loop, as `hearth scheduler` runs it: the result's NOTIFY wakes it, the clock stays put.
+      service.start();
+      await waitUntil(
+        () => events.some((e) => e.type === 'finished' && e.run.jobId === 'report'),
+        'the run to be recorded from the worker’s result',
+        LONG,
+      );
+      const [run] = service.runs({ jobId: 'report' });
+      expect(run).toMatchObject({
+        kind: 'scheduled',
+        slotAt: START + MINUTE,
+        status: 'ok',
+        queueKey: `job:report:${new Date(START + MINUTE).toISOString()}`,
+        worker: gpu.id(),
+        host: hostname(),
+      });
+      expect(run!.sessionId).toBeTruthy();
+      expect(events.find((e) => e.type === 'started')).toMatchObject({ run: { status: 'running' } });
+      expect(await claimsOf(run!.queueKey!)).toEqual([{ worker: gpu.id() }]);
+      expect(gpu.output()).toContain(`started job report, slot `);
+      expect(plain.output()).not.toContain('job report');
+
+      // `hearth jobs runs` reads the same record, with where it ran.
+      const listed = await runCli(['jobs', 'runs', 'report'], {
+        cwd: workspace,
+        env: { HOME: home, HEARTH_HOME: home, HEARTH_DATABASE_URL: db.url },
+      });
+      expect(listed.stderr).toBe('');
+      expect(listed.stdout).toContain(`ok`);
+      expect(listed.stdout).toContain(`on ${hostname()} (worker ${gpu.id()})`);
+      const jobs = await runCli(['jobs', 'list'], {
+        cwd: workspace,
+        env: { HOME: home, HEARTH_HOME: home, HEARTH_DATABASE_URL: db.url },
+      });
+      expect(jobs.stdout).toMatch(/report .*queue \[gpu\]/);
+    },
+    2 * LONG,
+  );
+
+  it(
+    '`hearth scheduler` hands a job to the worker and prints where it ran',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      writeFileSync(
+        join(home, 'cron.json'),
+        JSON.stringify([
+          { id: 'boot', name: 'boot', schedule: 'startup', prompt: 'say hello', tags: ['gpu'] },
+        ]),
+      );
+      llm.push(reply().text('hello'));
+      const cli = startCli(['scheduler'], {
+        cwd: workspace,
+        env: { HOME: home, HEARTH_HOME: home, HEARTH_DATABASE_URL: db.url },
+      });
+      let out = '';
+      cli.child.stdout!.on('data', (d) => {
+        out += d;
+      });
+      try {
+        await waitUntil(() => /boot: .* ok /.test(out), 'the scheduler to print the finished run', LONG);
+      } finally {
+        cli.child.kill('SIGTERM');
+      }
+      expect((await cli.result).code).toBe(0);
+      expect(out).toMatch(/boot: queued for a worker as job:boot:/);
+      expect(out).toContain(`on ${hostname()} (worker ${gpu.id()})`);
+    },
+    2 * LONG,
+  );
+
+  it(
+    'queues a slot once through a restart, a second scheduler and a result that came while none ran',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      const clock = new ManualClock(START);
+      const first = scheduler(home, clock);
+      const job = { id: 'nightly', name: 'nightly', schedule: 'every 1m', prompt: 'check', tags: ['gpu'] };
+      await first.addJob(job);
+      await first.scheduler.tick();
+      // The worker's reply waits until the test lets it go: the run is going while schedulers change.
+      llm.push(reply().text('checked').holdAfter(0));
+      clock.advance(MINUTE);
+      await first.scheduler.tick();
+      const [handed] = first.runs({ jobId: 'nightly' });
+      expect(handed).toMatchObject({ status: 'running', slotAt: START + MINUTE });
+      await waitUntil(
+        async () => (await claimsOf(handed!.queueKey!)).length > 0,
+        'the gpu worker to claim it',
+        LONG,
+      );
+
+      // A slot that comes while the worker has the last one: overlap "skip" holds as for a local run.
+      clock.advance(MINUTE);
+      await first.scheduler.tick();
+      expect(first.runs({ jobId: 'nightly' })[0]).toMatchObject({
+        status: 'skipped',
+        slotAt: START + 2 * MINUTE,
+        reason: expect.stringContaining('still'),
+      });
+      await first.stop();
+
+      // Another machine's scheduler, with its own database and the same job, decides the same slot.
+      const elsewhereClock = new ManualClock(START);
+      const elsewhere = scheduler(tempDir('hearth-jobs-home-'), elsewhereClock);
+      await elsewhere.addJob(job);
+      await elsewhere.scheduler.tick();
+      elsewhereClock.advance(MINUTE);
+      await elsewhere.scheduler.tick();
+      expect(elsewhere.runs({ jobId: 'nightly' })[0]).toMatchObject({ queueKey: handed!.queueKey });
+
+      // The result comes while the first scheduler is down; a new process on its database picks it up.
+      llm.release();
+      await waitUntil(
+        async () =>
+          (await sql.query('select 1 from hearth_task_results where key = $1', [handed!.queueKey]))
+            .rowCount === 1,
+        'the worker’s result',
+        LONG,
+      );
+      const restarted = scheduler(home, clock);
+      const run = await settled(restarted, handed!.id);
+      expect(run).toMatchObject({ status: 'ok', worker: gpu.id(), host: hostname() });
+      const other = await settled(elsewhere, elsewhere.runs({ jobId: 'nightly' })[0]!.id);
+      expect(other).toMatchObject({ status: 'ok', sessionId: run.sessionId, worker: gpu.id() });
+
+      expect(await tasksOf('nightly')).toEqual([{ key: handed!.queueKey }]);
+      expect(await claimsOf(handed!.queueKey!)).toHaveLength(1);
+      expect(gpu.output().split(`started job nightly`).length - 1).toBe(1);
+    },
+    3 * LONG,
+  );
+
+  it(
+    'makes up missed slots by the job’s catch_up, one run of the job on the queue at a time',
+    async () => {
+      const HOUR = 60 * MINUTE;
+      const home = tempDir('hearth-jobs-home-');
+      const clock = new ManualClock(START);
+      const service = scheduler(home, clock);
+      const job = { id: 'asleep', name: 'asleep', schedule: 'every 1h', prompt: 'sum up', tags: ['gpu'] };
+      await service.addJob({ ...job, catch_up: 'all' });
+      await service.scheduler.tick();
+      llm.push(reply().text('one'), reply().text('two'), reply().text('three'));
+      clock.advance(3 * HOUR); // no scheduler ran through two slots; the third is on time
+      await service.scheduler.tick();
+      const byStatus = () => service.runs({ jobId: 'asleep' }).map((r) => [r.slotAt, r.status, r.caughtUp]);
+      expect(byStatus()).toEqual([
+        [START + 3 * HOUR, 'queued', false],
+        [START + 2 * HOUR, 'queued', true],
+        [START + HOUR, 'running', true],
+      ]);
+      const last = service.runs({ jobId: 'asleep' })[0]!;
+      await settled(service, last.id);
+      expect(byStatus()).toEqual([
+        [START + 3 * HOUR, 'ok', false],
+        [START + 2 * HOUR, 'ok', true],
+        [START + HOUR, 'ok', true],
+      ]);
+      expect((await tasksOf('asleep')).map((t) => t.key).sort()).toEqual(
+        [1, 2, 3].map((h) => `job:asleep:${new Date(START + h * HOUR).toISOString()}`),
+      );
+    },
+    2 * LONG,
+  );
+
+  it(
+    'queues a run marked as handed off by a scheduler that died before queueing it',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      const clock = new ManualClock(START);
+      const service = scheduler(home, clock);
+      await service.addJob({
+        id: 'orphan',
+        name: 'orphan',
+        schedule: 'every 1m',
+        prompt: 'tidy',
+        tags: ['gpu'],
+      });
+      // What a scheduler leaves when killed between its two steps: the run marked, nothing queued.
+      const store = service.store;
+      store.ensureJob('orphan', START);
+      store.moveCursor('orphan', START + MINUTE);
+      const id = store.insertRun(
+        {
+          kind: 'scheduled',
+          status: 'queued',
+          jobId: 'orphan',
+          slotAt: START + MINUTE,
+          prompt: 'tidy',
+          workspace,
+        },
+        START + MINUTE,
+        'a-dead-process',
+        START + MINUTE,
+      );
+      expect(store.handOffRun(id, 'a-dead-process', START + MINUTE, 'job:orphan:dead-process-slot')).toBe(
+        true,
+      );
+      expect(await tasksOf('orphan')).toEqual([]);
+      llm.push(reply().text('tidied'));
+      clock.advance(MINUTE);
+      const run = await settled(service, id);
+      expect(run).toMatchObject({ status: 'ok', worker: gpu.id() });
+      expect(await tasksOf('orphan')).toEqual([{ key: 'job:orphan:dead-process-slot' }]);
+    },
+    2 * LONG,
+  );
+
+  it(
+    'ends the run as failed, with the reason, when its task fails on the worker',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      const clock = new ManualClock(START);
+      const service = scheduler(home, clock);
+      await service.addJob({
+        id: 'broken',
+        name: 'broken',
+        schedule: 'every 1m',
+        prompt: 'try',
+        tags: ['gpu'],
+      });
+      llm.push(reply().httpError(400, { body: 'model refused the request' }));
+      await service.scheduler.tick();
+      clock.advance(MINUTE);
+      await service.scheduler.tick();
+      const run = await settled(service, service.runs({ jobId: 'broken' })[0]!.id);
+      expect(run.status).toBe('failed');
+      expect(run.reason).toContain('model refused the request');
+      expect(run.host).toBe(hostname());
+    },
+    2 * LONG,
+  );
+
+  it('fails a queue job at once, saying what to set, when no shared database is configured', async () => {
+    const home = tempDir('hearth-jobs-home-');
+    const clock = new ManualClock(START);
+    const service = scheduler(home, clock, undefined, null);
+    await service.addJob({
+      id: 'lonely',
+      name: 'lonely',
+      schedule: 'every 1m',
+      prompt: 'x',
+      run_on: 'queue',
+    });
+    await service.scheduler.tick();
+    clock.advance(MINUTE);
+    await service.scheduler.tick();
+    expect(service.runs({ jobId: 'lonely' })[0]).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('HEARTH_DATABASE_URL'),
+    });
+  });
+});
