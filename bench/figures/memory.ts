@@ -5,6 +5,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { createEmbeddingClient } from '../../src/llm/embeddings.js';
 import type { LongTermMemory } from '../../src/memory/memory.js';
 import { openMemory } from '../../src/memory/open-memory.js';
+import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
 import { openDatabase } from '../../src/store/database.js';
 import { startScriptedServer } from '../../test/support/scripted-server.js';
 import { type Corpus, makeCorpus, standInEmbedder } from '../memory-corpus.js';
@@ -45,18 +46,17 @@ export async function memoryFigures(): Promise<{ rows: Row[]; json: Record<strin
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-memory-'));
   const db = openDatabase(join(dir, 'hearth.db'));
   try {
-    const open = (vectors: 'auto' | 'in-process') =>
+    const open = async (vectors: 'auto' | 'in-process') =>
       openMemory({
-        db,
+        storage: await SqliteMemoryStorage.open(db, { vectors }),
         config: configSchema.parse({ memory: { embedding_model: MODEL } }),
         workspace: dir,
         home: join(dir, 'home'),
         server: { baseUrl: server.baseUrl },
-        vectors,
       });
     const withVec = await open('auto');
     const inProcess = await open('in-process');
-    await load(withVec, corpus, server.baseUrl);
+    await load(withVec, db, corpus, server.baseUrl);
 
     const recall = await measureRecall(withVec, corpus);
     const vecTimes = await timeQueries(withVec, corpus);
@@ -84,7 +84,7 @@ export async function memoryFigures(): Promise<{ rows: Row[]; json: Record<strin
       },
       {
         figure:
-          withVec.search.vectors.kind === 'sqlite-vec'
+          withVec.store.vectorIndex === 'sqlite-vec'
             ? 'memory query, sqlite-vec'
             : 'memory query, sqlite-vec (did not load: in process)',
         value: p(vecTimes),
@@ -100,7 +100,7 @@ export async function memoryFigures(): Promise<{ rows: Row[]; json: Record<strin
           queries: 2 * QUERIES_PER_KIND,
           dims: DIMS,
           recallAt5: recall,
-          vectorIndex: withVec.search.vectors.kind,
+          vectorIndex: withVec.store.vectorIndex,
           queryMs: { sqliteVec: summary(vecTimes), inProcess: summary(plainTimes) },
         },
       },
@@ -113,19 +113,25 @@ export async function memoryFigures(): Promise<{ rows: Row[]; json: Record<strin
 }
 
 /** The corpus, embedded through the endpoint in the client's batches, in one transaction. */
-async function load(memory: LongTermMemory, corpus: Corpus, baseUrl: string): Promise<void> {
+async function load(
+  memory: LongTermMemory,
+  db: ReturnType<typeof openDatabase>,
+  corpus: Corpus,
+  baseUrl: string,
+): Promise<void> {
   const client = createEmbeddingClient({ baseUrl, model: MODEL });
   const result = await client.embed(corpus.memories);
   if (!result.ok) throw new Error(`memory: embedding the corpus failed: ${result.error}`);
   const space = { model: MODEL, dim: DIMS };
-  memory.store.db.transaction(() => {
-    corpus.memories.forEach((text, i) => {
-      memory.store.insert(
-        { kind: 'fact', workspace: memory.workspace, text, origin: 'user' },
-        { space, vector: result.vectors[i]! },
-      );
-    });
-  })();
+  // SQLite's inserts run at once under their promise, so one transaction can hold them all.
+  db.exec('BEGIN');
+  for (const [i, text] of corpus.memories.entries()) {
+    await memory.store.insert(
+      { kind: 'fact', workspace: memory.workspace, text, origin: 'user' },
+      { space, vector: result.vectors[i]! },
+    );
+  }
+  db.exec('COMMIT');
 }
 
 async function measureRecall(memory: LongTermMemory, corpus: Corpus) {

@@ -102,6 +102,11 @@ export interface RuntimeOptions {
   pipeline?: (db: () => Db, workspace: string) => PipelinePort | undefined;
 }
 
+/** Closes a memory the runtime opened, if it opened (memory that failed to open has nothing to close). */
+async function closeMemory(opened: Promise<SessionMemory>): Promise<void> {
+  await (await opened.catch(() => undefined))?.close();
+}
+
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
 export interface NamedPrompt {
   name: string;
@@ -174,6 +179,8 @@ export async function createRuntime(
   };
   // Kept per server: a REPL that started without one opens memory again once it connects.
   let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
+  // Every memory opened, closed with the runtime: a session may still hold one the REPL replaced.
+  const memories: Array<Promise<SessionMemory>> = [];
   return {
     config,
     workspace,
@@ -207,6 +214,7 @@ export async function createRuntime(
           server: connection?.baseUrl,
           opened: factory({ db: openDb(), config, workspace, connection }),
         };
+        memories.push(memory.opened);
       }
       return memory.opened;
     },
@@ -219,6 +227,7 @@ export async function createRuntime(
     },
     async close() {
       await options.external?.close();
+      await Promise.all(memories.map(closeMemory));
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },

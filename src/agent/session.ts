@@ -57,6 +57,8 @@ export interface SessionMemory {
    * cached prefix is untouched.
    */
   preface(task: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** Releases what it holds (a PostgreSQL pool); the runtime calls it when it closes or replaces it. */
+  close(): Promise<void>;
 }
 
 /** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */

@@ -329,7 +329,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       hooks: hooksSchema.default({}),
       /**
        * The PostgreSQL database several machines share (postgres://...): the queue `hearth worker`
-       * runs tasks from. A security setting: it decides where tasks come from and results go.
+       * runs tasks from, and long-term memory. A security setting: it decides where tasks come from,
+       * where results go and what memories sessions start with.
        */
       storage: z
         .url({

@@ -1,9 +1,8 @@
 import { EMBED_BATCH, type EmbeddingClient } from '../llm/embeddings.js';
 import { reciprocalRankFusion } from './fusion.js';
-import { keywordSearch, type Ranked } from './keyword-search.js';
-import type { MemoryStore } from './memory-store.js';
+import type { Ranked } from './keyword-search.js';
+import type { MemoryStorage } from './storage.js';
 import type { Memory, MemoryView, VectorSpace } from './types.js';
-import type { VectorIndex } from './vector-index.js';
 
 export interface Hit {
   memory: Memory;
@@ -39,7 +38,8 @@ const CANDIDATES_PER_RESULT = 4;
 const EMBED_RETRY_MS = 60_000;
 
 /**
- * Hybrid memory search: BM25 over FTS5 and nearest vectors, merged by Reciprocal Rank Fusion
+ * Hybrid memory search: full-text ranking (BM25 over FTS5 in SQLite, ts_rank_cd in PostgreSQL) and
+ * nearest vectors, merged by Reciprocal Rank Fusion
  * (fusion.ts). The query and any memories not yet embedded by the current model go to the server
  * in one request, so a change of model re-embeds lazily, a batch per search.
  */
@@ -48,8 +48,7 @@ export class HybridSearch {
   private embedFailed: { at: number; error: string } | undefined;
 
   constructor(
-    private readonly store: MemoryStore,
-    readonly vectors: VectorIndex,
+    private readonly store: MemoryStorage,
     private readonly embedder: EmbeddingClient | undefined,
     /** Why there is no embedder, said with keyword-only results. */
     private readonly noEmbedder = 'no embeddings model on the server',
@@ -59,7 +58,7 @@ export class HybridSearch {
   async search(query: string, view: MemoryView, k: number, signal?: AbortSignal): Promise<SearchResult> {
     const ranked = await this.rank(query, view, k, signal);
     const top = ranked.fused.slice(0, k);
-    const byId = new Map(this.store.byIds(top.map((r) => r.id)).map((m) => [m.id, m]));
+    const byId = new Map((await this.store.byIds(top.map((r) => r.id))).map((m) => [m.id, m]));
     const hits = top.flatMap((r) => {
       const memory = byId.get(r.id);
       return memory ? [{ memory, score: r.score }] : [];
@@ -69,10 +68,10 @@ export class HybridSearch {
 
   async rank(query: string, view: MemoryView, k: number, signal?: AbortSignal): Promise<Rankings> {
     const limit = Math.max(k * CANDIDATES_PER_RESULT, 20);
-    const keyword = keywordSearch(this.store.db, query, view, limit);
+    const keyword = await this.store.keywordSearch(query, view, limit);
     const embedded = await this.embedQuery(query, signal);
     if (!embedded.ok) return { keyword, vector: [], fused: keyword, keywordOnly: embedded.error };
-    const vector = this.vectors.search(embedded.vector, embedded.space, view, limit);
+    const vector = await this.store.nearest(embedded.vector, embedded.space, view, limit);
     return {
       keyword,
       vector,
@@ -110,7 +109,7 @@ export class HybridSearch {
       return { ok: false, error: this.embedFailed.error };
     }
     const model = this.embedder.model;
-    const stale = this.store.unembedded(model, this.space?.dim, REEMBED_PER_SEARCH);
+    const stale = await this.store.unembedded(model, this.space?.dim, REEMBED_PER_SEARCH);
     const result = await this.embedder.embed([query, ...stale.map((m) => m.text)], signal);
     if (!result.ok) {
       this.embedFailed = { at: this.now(), error: result.error };
@@ -120,7 +119,7 @@ export class HybridSearch {
     const [vector, ...rest] = result.vectors;
     const space = { model, dim: vector!.length };
     this.space = space;
-    this.store.setEmbeddings(
+    await this.store.setEmbeddings(
       space,
       stale.map((m, i) => ({ id: m.id, vector: rest[i]! })),
     );

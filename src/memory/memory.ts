@@ -1,21 +1,18 @@
 import type { EmbeddingClient } from '../llm/embeddings.js';
-import type { Db } from '../store/database.js';
 import type { MemoryPort, RecalledMemory } from '../tools/memory/port.js';
 import { HybridSearch, type SearchResult } from './hybrid-search.js';
-import { keywordSearch } from './keyword-search.js';
 import { memoryBlock } from './memory-block.js';
-import { MemoryStore, normalizeText } from './memory-store.js';
+import { type MemoryStorage, normalizeText } from './storage.js';
 import { type Memory, type MemoryView, type NewMemory, scopeOf, type VectorSpace } from './types.js';
 import { memoryFileEntries, readOptional, userFiles } from './user-files.js';
-import type { VectorIndex } from './vector-index.js';
 
 export interface MemoryOptions {
-  db: Db;
+  /** Where memories are kept (SQLite or PostgreSQL); closed with this memory. */
+  storage: MemoryStorage;
   /** The workspace sessions run in: project memories are this workspace's. */
   workspace: string;
   /** Where USER.md and MEMORY.md are kept (the Hearth home). */
   home: string;
-  vectors: VectorIndex;
   embedder?: EmbeddingClient;
   /** Why there is no embedder, when there is none. */
   noEmbedder?: string;
@@ -37,20 +34,14 @@ const BLOCK_CANDIDATES = 12;
  * instruction to Hearth.
  */
 export class LongTermMemory {
-  readonly store: MemoryStore;
+  readonly store: MemoryStorage;
   readonly search: HybridSearch;
   readonly view: MemoryView;
   private filesSynced: Promise<void> | undefined;
 
   constructor(private readonly options: MemoryOptions) {
-    this.store = new MemoryStore(options.db, options.now);
-    this.search = new HybridSearch(
-      this.store,
-      options.vectors,
-      options.embedder,
-      options.noEmbedder,
-      options.now,
-    );
+    this.store = options.storage;
+    this.search = new HybridSearch(this.store, options.embedder, options.noEmbedder, options.now);
     this.view = { workspace: options.workspace };
   }
 
@@ -65,10 +56,10 @@ export class LongTermMemory {
   async remember(memory: NewMemory, signal?: AbortSignal): Promise<{ memory: Memory; duplicate: boolean }> {
     const text = memory.text.trim();
     const embedded = await this.search.embedOne(text, signal);
-    const existing = this.findDuplicate(text, embedded);
+    const existing = await this.findDuplicate(text, embedded);
     if (existing) return { memory: existing, duplicate: true };
     return {
-      memory: this.store.insert(
+      memory: await this.store.insert(
         { ...memory, text },
         embedded && { space: embedded.space, vector: embedded.vector },
       ),
@@ -80,19 +71,20 @@ export class LongTermMemory {
    * The memory already kept that says the same as `text`: the same text, nearly the same words, or
    * (with vectors) the same meaning.
    */
-  findDuplicate(
+  async findDuplicate(
     text: string,
     embedded?: { vector: Float32Array; space: VectorSpace },
     view: MemoryView = this.view,
-  ): Memory | undefined {
-    const same = this.store.sameText(view, text);
+  ): Promise<Memory | undefined> {
+    const same = await this.store.sameText(view, text);
     if (same) return same;
-    const close = keywordSearch(this.store.db, text, view, 3)
-      .map((hit) => this.store.get(hit.id))
-      .find((memory) => memory !== undefined && sayTheSame(memory.text, text));
+    const hits = await this.store.keywordSearch(text, view, 3);
+    const close = (await this.store.byIds(hits.map((hit) => hit.id))).find((memory) =>
+      sayTheSame(memory.text, text),
+    );
     if (close) return close;
     if (embedded) {
-      const [nearest] = this.search.vectors.search(embedded.vector, embedded.space, view, 1);
+      const [nearest] = await this.store.nearest(embedded.vector, embedded.space, view, 1);
       if (nearest && nearest.score >= DUPLICATE_COSINE) return this.store.get(nearest.id);
     }
     return undefined;
@@ -108,8 +100,8 @@ export class LongTermMemory {
   }
 
   /** Deletes a memory visible here (this workspace's or user-wide); false when there is none. */
-  forget(id: number): boolean {
-    const memory = this.store.get(id);
+  async forget(id: number): Promise<boolean> {
+    const memory = await this.store.get(id);
     if (!memory || (memory.workspace !== null && memory.workspace !== this.options.workspace)) return false;
     return this.store.delete(id);
   }
@@ -123,17 +115,17 @@ export class LongTermMemory {
     await this.syncFiles();
     const profile = await readOptional(userFiles(this.options.home).profile);
     const found =
-      this.store.count(this.view) > 0
+      (await this.store.count(this.view)) > 0
         ? await this.search.search(task, this.view, BLOCK_CANDIDATES, signal)
         : { hits: [] };
     const candidates = new Map<number, Memory>();
     for (const hit of found.hits) candidates.set(hit.memory.id, hit.memory);
-    for (const memory of this.store.mostUsed(this.view, BLOCK_CANDIDATES)) {
+    for (const memory of await this.store.mostUsed(this.view, BLOCK_CANDIDATES)) {
       if (!candidates.has(memory.id)) candidates.set(memory.id, memory);
     }
     const block = memoryBlock({ profile, memories: [...candidates.values()], budget: this.options.budget });
     if (!block) return undefined;
-    this.store.countUse(block.shown.map((m) => m.id));
+    await this.store.countUse(block.shown.map((m) => m.id));
     return block.text;
   }
 
@@ -153,13 +145,13 @@ export class LongTermMemory {
       },
       recall: async (query, k, signal) => {
         const found = await this.find(query, k, { signal });
-        this.store.countUse(found.hits.map((hit) => hit.memory.id));
+        await this.store.countUse(found.hits.map((hit) => hit.memory.id));
         return {
           memories: found.hits.map((hit) => recalled(hit.memory)),
           ...(found.keywordOnly ? { keywordOnly: found.keywordOnly } : {}),
         };
       },
-      forget: async (id) => this.forget(id),
+      forget: (id) => this.forget(id),
     };
   }
 
@@ -171,19 +163,14 @@ export class LongTermMemory {
     this.filesSynced ??= (async () => {
       const path = userFiles(this.options.home).notes;
       const entries = memoryFileEntries((await readOptional(path)) ?? '');
-      const kept = this.store.fromFile(path);
-      const wanted = new Set(entries.map(normalizeText));
-      const have = new Set(kept.map((m) => normalizeText(m.text)));
-      this.options.db.transaction(() => {
-        for (const memory of kept) if (!wanted.has(normalizeText(memory.text))) this.store.delete(memory.id);
-        for (const text of entries) {
-          if (!have.has(normalizeText(text))) {
-            this.store.insert({ kind: 'fact', workspace: null, text, origin: 'file', sourceFile: path });
-          }
-        }
-      })();
+      await this.store.syncFile(path, entries);
     })();
     return this.filesSynced;
+  }
+
+  /** Closes the storage (a PostgreSQL pool); a SQLite database stays open for its owner. */
+  close(): Promise<void> {
+    return this.store.close();
   }
 }
 

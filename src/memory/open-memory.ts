@@ -1,49 +1,34 @@
 import type { Config } from '../config/schema.js';
 import { isEmbeddedBaseUrl, isModelFile, modelFilePath } from '../llm/embedded/connect.js';
 import { createEmbeddingClient, type EmbeddingClient, resolveEmbeddingModel } from '../llm/embeddings.js';
-import type { Db } from '../store/database.js';
 import { LongTermMemory } from './memory.js';
-import { SqliteVecIndex } from './sqlite-vec-index.js';
-import { InProcessVectorIndex, type VectorIndex } from './vector-index.js';
+import type { MemoryStorage } from './storage.js';
 
 export interface OpenMemoryOptions {
-  db: Db;
+  /** Where memories are kept (memoryStorage in src/setup/memory-access.ts chooses); closed with the memory. */
+  storage: MemoryStorage;
   config: Pick<Config, 'memory' | 'api_key' | 'timeout'>;
   workspace: string;
   home: string;
   /** The model server; unset (no server yet), search is keyword-only. */
   server?: { baseUrl: string };
-  /** 'in-process' skips sqlite-vec (the benchmark compares both). */
-  vectors?: 'auto' | 'in-process';
 }
 
 /**
- * Opens long-term memory over the session database: sqlite-vec when it loads, else vectors in
- * process; the embeddings model from the config, else the one the server lists, else none.
+ * Opens long-term memory over a storage, with the embeddings model from the config, else the one
+ * the server lists, else none (search is then keyword-only, and says so).
  */
 export async function openMemory(options: OpenMemoryOptions): Promise<LongTermMemory> {
-  const { db, config } = options;
-  const [vectors, embedding] = await Promise.all([
-    chooseVectorIndex(db, options.vectors ?? 'auto'),
-    chooseEmbedder(options),
-  ]);
+  const { config } = options;
+  const embedding = await chooseEmbedder(options);
   return new LongTermMemory({
-    db,
+    storage: options.storage,
     workspace: options.workspace,
     home: options.home,
-    vectors,
     embedder: embedding.embedder,
     noEmbedder: embedding.reason,
     budget: config.memory.budget,
   });
-}
-
-export async function chooseVectorIndex(db: Db, choice: 'auto' | 'in-process'): Promise<VectorIndex> {
-  if (choice === 'auto') {
-    const loaded = await SqliteVecIndex.load(db);
-    if (loaded.index) return loaded.index;
-  }
-  return new InProcessVectorIndex(db);
 }
 
 async function chooseEmbedder(

@@ -1,8 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { LongTermMemory } from './memory.js';
-import type { Proposal, ProposalStore } from './proposals.js';
+import type { Proposal } from './proposals.js';
 import { writeSkill } from './skill-files.js';
+import type { ProposalStorage } from './storage.js';
 import type { Memory } from './types.js';
 
 export type Reviewed = { ok: true; memory: Memory; skillPath?: string } | { ok: false; error: string };
@@ -14,11 +15,11 @@ export type Reviewed = { ok: true; memory: Memory; skillPath?: string } | { ok: 
  */
 export async function acceptProposal(
   memory: LongTermMemory,
-  proposals: ProposalStore,
   proposal: Proposal,
   options: { skillsDir: string; text?: string },
 ): Promise<Reviewed> {
-  const status = proposals.get(proposal.id)?.status;
+  const proposals = memory.store.proposals;
+  const status = (await proposals.get(proposal.id))?.status;
   if (status !== 'pending')
     return { ok: false, error: `proposal ${proposal.id} was ${status ?? 'removed'} already` };
   const text = options.text?.trim() || proposal.text;
@@ -30,8 +31,11 @@ export async function acceptProposal(
     if (!written.ok) return { ok: false, error: written.error };
     skillPath = written.path;
   }
-  const stored = memory.store.db.transaction(() => {
-    const kept = memory.store.insert({
+  const undoSkill = async () => {
+    if (skillPath) await rm(dirname(skillPath), { recursive: true, force: true });
+  };
+  try {
+    const stored = await proposals.accept(proposal.id, {
       kind: proposal.kind,
       workspace: proposal.workspace,
       text: skill ? `Skill ${skill.name}: ${text}` : text,
@@ -40,26 +44,23 @@ export async function acceptProposal(
       sessionId: proposal.sessionId,
       messageSeq: proposal.messageSeq,
     });
-    if (!proposals.decide(proposal.id, 'accepted', kept.id))
-      throw new Error(`proposal ${proposal.id} was decided meanwhile`);
-    return kept;
-  });
-  try {
-    return { ok: true, memory: stored(), ...(skillPath ? { skillPath } : {}) };
+    if (stored) return { ok: true, memory: stored, ...(skillPath ? { skillPath } : {}) };
+    await undoSkill();
+    return { ok: false, error: `proposal ${proposal.id} was decided meanwhile` };
   } catch (err) {
-    if (skillPath) await rm(dirname(skillPath), { recursive: true, force: true });
+    await undoSkill();
     return { ok: false, error: (err as Error).message };
   }
 }
 
-export function rejectProposal(
-  proposals: ProposalStore,
+export async function rejectProposal(
+  proposals: ProposalStorage,
   proposal: Proposal,
-): { ok: true } | { ok: false; error: string } {
-  if (!proposals.decide(proposal.id, 'rejected')) {
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  if (!(await proposals.reject(proposal.id))) {
     return {
       ok: false,
-      error: `proposal ${proposal.id} was ${proposals.get(proposal.id)?.status ?? 'removed'} already`,
+      error: `proposal ${proposal.id} was ${(await proposals.get(proposal.id))?.status ?? 'removed'} already`,
     };
   }
   return { ok: true };

@@ -1,12 +1,12 @@
 import type { Db } from '../store/database.js';
 import type { Ranked } from './keyword-search.js';
-import { blobVector, memoryRevision } from './memory-store.js';
+import { bytesVector } from './storage.js';
 import type { MemoryView, VectorSpace } from './types.js';
 
 /**
- * Nearest memories to a query vector, among those embedded in the query's space (model and
- * dimension); memories of other spaces are never compared. Scores are cosine similarities (the
- * stored vectors and the query are unit length).
+ * Nearest memories to a query vector in the SQLite database, among those embedded in the query's
+ * space (model and dimension); memories of other spaces are never compared. Scores are cosine
+ * similarities (the stored vectors and the query are unit length).
  */
 export interface VectorIndex {
   readonly kind: 'sqlite-vec' | 'in-process';
@@ -37,19 +37,15 @@ export class InProcessVectorIndex implements VectorIndex {
     const data = this.load(space);
     const { dim } = space;
     if (query.length !== dim) return [];
-    const best: Ranked[] = [];
+    const best = new BestScores(limit);
     for (let row = 0; row < data.ids.length; row++) {
       if (view !== 'all') {
         const ws = data.workspaces[row];
         if (ws !== null && ws !== view.workspace) continue;
       }
-      let dot = 0;
-      const base = row * dim;
-      for (let i = 0; i < dim; i++) dot += data.matrix[base + i]! * query[i]!;
-      if (best.length < limit || dot > best[best.length - 1]!.score)
-        insertSorted(best, { id: data.ids[row]!, score: dot }, limit);
+      best.offer(data.ids[row]!, dot(data.matrix, row * dim, query));
     }
-    return best;
+    return best.items;
   }
 
   private load(space: VectorSpace): Loaded {
@@ -63,7 +59,7 @@ export class InProcessVectorIndex implements VectorIndex {
       .all(space.model, space.dim) as Array<{ id: number; workspace: string | null; embedding: Buffer }>;
     const matrix = new Float32Array(rows.length * space.dim);
     rows.forEach((row, i) => {
-      matrix.set(blobVector(row.embedding), i * space.dim);
+      matrix.set(bytesVector(row.embedding), i * space.dim);
     });
     this.loaded = {
       space,
@@ -76,14 +72,34 @@ export class InProcessVectorIndex implements VectorIndex {
   }
 }
 
+/** A counter the memory triggers move on every change that matters to a vector index. */
+export function memoryRevision(db: Db): number {
+  return (db.prepare('SELECT value FROM memory_revision WHERE id = 1').get() as { value: number }).value;
+}
+
 export function sameSpace(a: VectorSpace, b: VectorSpace): boolean {
   return a.model === b.model && a.dim === b.dim;
 }
 
-/** Keeps `list` sorted best first and at most `limit` long. */
-function insertSorted(list: Ranked[], item: Ranked, limit: number): void {
-  let at = list.length;
-  while (at > 0 && list[at - 1]!.score < item.score) at--;
-  list.splice(at, 0, item);
-  if (list.length > limit) list.pop();
+/** The dot product of `query` with the vector at `offset` in `vectors` (cosine, for unit vectors). */
+export function dot(vectors: Float32Array, offset: number, query: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < query.length; i++) sum += vectors[offset + i]! * query[i]!;
+  return sum;
+}
+
+/** The `limit` best-scored ids seen so far, best first. */
+export class BestScores {
+  readonly items: Ranked[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  offer(id: number, score: number): void {
+    const list = this.items;
+    if (this.limit <= 0 || (list.length >= this.limit && score <= list[list.length - 1]!.score)) return;
+    let at = list.length;
+    while (at > 0 && list[at - 1]!.score < score) at--;
+    list.splice(at, 0, { id, score });
+    if (list.length > this.limit) list.pop();
+  }
 }

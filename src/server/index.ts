@@ -221,6 +221,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
       for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
       // Before the hub closes the database the scheduler writes its runs' ends to.
       await scheduler.stop();
+      await memory.close();
       await hub.close();
       await written.catch(() => undefined);
       if (stateFile) await removeGatewayFile(stateFile, process.pid);

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { discoverServer } from '../llm/discover.js';
 import type { LongTermMemory } from '../memory/memory.js';
-import { ProposalStore } from '../memory/proposals.js';
+import type { MemoryStorage, ProposalStorage } from '../memory/storage.js';
+import { openMemoryStorage } from '../setup/memory-access.js';
 import type { Db } from '../store/database.js';
 
 export interface GatewayMemoryOptions {
@@ -19,13 +20,14 @@ export interface GatewayMemoryOptions {
 const RETRY_EMBEDDER_MS = 60_000;
 
 /**
- * Long-term memory as the gateway serves it: the same database and scoping as `hearth memory`
- * (a workspace sees its own memories and the user-wide ones), one `LongTermMemory` per workspace,
- * opened on first use. The code is imported then too, so a gateway nobody asks about memory does
- * not load it.
+ * Long-term memory as the gateway serves it: the same storage and scoping as `hearth memory`
+ * (a workspace sees its own memories and the user-wide ones), one `LongTermMemory` per workspace
+ * over one storage, opened on first use. The code is imported then too, so a gateway nobody asks
+ * about memory does not load it.
  */
 export class GatewayMemory {
   private readonly opened = new Map<string, { memory: Promise<LongTermMemory>; at: number }>();
+  private storage: Promise<MemoryStorage> | undefined;
 
   constructor(private readonly options: GatewayMemoryOptions) {}
 
@@ -33,8 +35,28 @@ export class GatewayMemory {
     return join(this.options.home, 'skills');
   }
 
-  get proposals(): ProposalStore {
-    return new ProposalStore(this.options.db, this.options.now);
+  /** The review queue (of every workspace: callers check whose a proposal is). */
+  async proposals(): Promise<ProposalStorage> {
+    return (await this.openStorage()).proposals;
+  }
+
+  /** Closes the storage (a PostgreSQL pool); the gateway's database is closed by its owner. */
+  async close(): Promise<void> {
+    await (await this.storage?.catch(() => undefined))?.close();
+  }
+
+  private openStorage(): Promise<MemoryStorage> {
+    if (!this.storage) {
+      const opening = openMemoryStorage(this.options.config, () => this.options.db, {
+        now: this.options.now,
+      });
+      // A database that was down is tried again by the next request.
+      opening.catch(() => {
+        if (this.storage === opening) this.storage = undefined;
+      });
+      this.storage = opening;
+    }
+    return this.storage;
   }
 
   /** The memory of `workspace` (a canonical path), with MEMORY.md read in. */
@@ -63,7 +85,7 @@ export class GatewayMemory {
         () => undefined,
       ));
     const memory = await openMemory({
-      db: this.options.db,
+      storage: await this.openStorage(),
       config: this.options.config,
       workspace,
       home: this.options.home,

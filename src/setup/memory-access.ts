@@ -1,11 +1,33 @@
 import { join } from 'node:path';
 import type { MemoryFactory, Runtime } from '../agent/runtime.js';
 import { hearthHome } from '../config/load.js';
+import type { Config } from '../config/schema.js';
 import type { Connection } from '../llm/connection.js';
 import { createClient } from '../llm/connection.js';
 import { discoverServer } from '../llm/discover.js';
 import type { LongTermMemory } from '../memory/memory.js';
 import type { ReflectOutcome } from '../memory/reflection/reflect.js';
+import type { MemoryStorage } from '../memory/storage.js';
+import type { Db } from '../store/database.js';
+
+/**
+ * Where memory is kept: the shared PostgreSQL database when `storage` is set (in the config or
+ * HEARTH_DATABASE_URL), else the session database. The choice belongs with the one that opens the
+ * session store; it moves into that factory once sessions have two backends too. Each backend's
+ * code is imported only when chosen, so a SQLite user never loads `pg`.
+ */
+export async function openMemoryStorage(
+  config: Pick<Config, 'storage'>,
+  database: () => Db,
+  options: { vectors?: 'auto' | 'in-process'; now?: () => number } = {},
+): Promise<MemoryStorage> {
+  if (config.storage) {
+    const { PostgresMemoryStorage } = await import('../memory/postgres-storage.js');
+    return PostgresMemoryStorage.open(config.storage, options);
+  }
+  const { SqliteMemoryStorage } = await import('../memory/sqlite-storage.js');
+  return SqliteMemoryStorage.open(database(), options);
+}
 
 /**
  * Long-term memory as every surface opens it, with the user files (USER.md, MEMORY.md) of the
@@ -15,13 +37,14 @@ import type { ReflectOutcome } from '../memory/reflection/reflect.js';
 export function sessionMemory(home: string): MemoryFactory {
   return async ({ db, config, workspace, connection }) => {
     const { openMemory } = await import('../memory/open-memory.js');
-    return openMemory({ db, config, workspace, home, server: connection });
+    const storage = await openMemoryStorage(config, () => db);
+    return openMemory({ storage, config, workspace, home, server: connection });
   };
 }
 
 /**
  * Memory for a `hearth memory` command or /memory. Embeddings come from the configured server, or
- * the one discovery finds; with none, search is keyword-only (and says so).
+ * the one discovery finds; with none, search is keyword-only (and says so). The caller closes it.
  */
 export async function openCliMemory(
   runtime: Runtime,
@@ -35,7 +58,7 @@ export async function openCliMemory(
         : await discoverServer().catch(() => undefined)
       : server;
   return openMemory({
-    db: runtime.database(),
+    storage: await openMemoryStorage(runtime.config, () => runtime.database()),
     config: runtime.config,
     workspace: runtime.workspace,
     home: hearthHome(),
@@ -70,9 +93,13 @@ export async function reflectAfterSessions(
   const worth = sessionIds.filter((id) => store.messages(id).length - 1 >= MIN_MESSAGES_TO_REFLECT);
   if (worth.length === 0) return;
   const longTerm = await openCliMemory(runtime, connection);
-  for (const id of worth) {
-    say(`Reflecting on session ${id} to learn from it (memory.reflect; Ctrl+C skips)...`);
-    say(describeReflection(id, await reflect(runtime, connection, longTerm, id)));
+  try {
+    for (const id of worth) {
+      say(`Reflecting on session ${id} to learn from it (memory.reflect; Ctrl+C skips)...`);
+      say(describeReflection(id, await reflect(runtime, connection, longTerm, id)));
+    }
+  } finally {
+    await longTerm.close();
   }
 }
 
@@ -84,10 +111,8 @@ export async function reflect(
   onProgress?: (text: string) => void,
 ): Promise<ReflectOutcome> {
   const { reflectOnSession } = await import('../memory/reflection/reflect.js');
-  const { ProposalStore } = await import('../memory/proposals.js');
   return reflectOnSession({
     memory,
-    proposals: new ProposalStore(runtime.database()),
     sessions: runtime.openStore(),
     llm: createClient(connection, runtime.config),
     sessionId,

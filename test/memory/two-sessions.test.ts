@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../src/llm/types.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
 import { trigramEmbeddingsRoute } from '../support/trigram-embeddings.js';
+import { NO_POSTGRES, newDatabase, pgTitle, usePostgres } from './support.js';
 
 const cli = useCliHarness('memory');
 beforeEach(async () => {
@@ -14,12 +15,15 @@ beforeEach(async () => {
   });
 });
 
-const hearth = (args: string[]) => cli.run(args);
+/** The environment of every run: with HEARTH_DATABASE_URL, memory lives in PostgreSQL. */
+let env: Record<string, string> = {};
+const hearth = (args: string[]) => cli.run(args, { env });
 const sessionOf = (stderr: string) => /session (\w+) · continue/.exec(stderr)![1]!;
 const firstRequestOf = (n: number) =>
   cli.server.requests[n]!.body as { messages: ChatMessage[]; tools: unknown };
 
-describe('memory across two sessions (the built CLI, a real server, a real database)', () => {
+/** The same scenarios whichever backend keeps memories (sessions stay in the SQLite file). */
+function scenarios(): void {
   it('learns from a correction in session 1 and tells session 2, after the unchanged system prompt', async () => {
     cli.server.push(
       reply().text('Run the tests with npm test.'),
@@ -146,4 +150,22 @@ describe('memory across two sessions (the built CLI, a real server, a real datab
     ]);
     expect((await hearth(['memory', 'list'])).stdout).toContain('No memories here yet');
   });
+}
+
+describe('memory across two sessions (the built CLI, a real server, a real database) [sqlite]', () => {
+  beforeEach(() => {
+    env = {};
+  });
+  scenarios();
 });
+
+describe.skipIf(NO_POSTGRES !== undefined)(
+  pgTitle('memory across two sessions (the built CLI, a real server, a real database) [postgres]'),
+  () => {
+    const server = usePostgres();
+    beforeEach(async () => {
+      env = { HEARTH_DATABASE_URL: await newDatabase(server()) };
+    });
+    scenarios();
+  },
+);

@@ -6,7 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProposalStore } from '../../src/memory/proposals.js';
+import type { Proposal } from '../../src/memory/proposals.js';
+import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
 import { openDatabase } from '../../src/store/database.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 
@@ -140,31 +141,34 @@ describe('memory over the gateway', () => {
     await gw.json('/api/sessions', { id: 's-1' });
     // Proposals as reflection stores them, written through a second connection to the same file.
     const db = openDatabase(gw.dbPath);
-    const store = new ProposalStore(db);
-    const learning = store.add({
-      kind: 'learning',
-      workspace: gw.workspace,
-      text: 'Run the tests with --runInBand here.',
-      detail: { evidence: 'jest ran out of memory in parallel' },
-      sessionId: 's-1',
-      messageSeq: 7,
-    });
-    const fact = store.add({
-      kind: 'fact',
-      workspace: null,
-      text: 'The user works in UTC+2.',
-      detail: {},
-      sessionId: 's-1',
-      messageSeq: 9,
-    });
-    const foreign = store.add({
-      kind: 'fact',
-      workspace: '/somewhere/else',
-      text: 'Not this workspace.',
-      detail: {},
-      sessionId: null,
-      messageSeq: null,
-    });
+    const storage = await SqliteMemoryStorage.open(db, { vectors: 'in-process' });
+    const written = (await storage.proposals.recordReflection('s-1', 'scripted-model', [
+      {
+        kind: 'learning',
+        workspace: gw.workspace,
+        text: 'Run the tests with --runInBand here.',
+        detail: { evidence: 'jest ran out of memory in parallel' },
+        sessionId: 's-1',
+        messageSeq: 7,
+      },
+      {
+        kind: 'fact',
+        workspace: null,
+        text: 'The user works in UTC+2.',
+        detail: {},
+        sessionId: 's-1',
+        messageSeq: 9,
+      },
+      {
+        kind: 'fact',
+        workspace: '/somewhere/else',
+        text: 'Not this workspace.',
+        detail: {},
+        sessionId: null,
+        messageSeq: null,
+      },
+    ]))!;
+    const [learning, fact, foreign] = written as [Proposal, Proposal, Proposal];
     db.close();
 
     const { proposals } = await gw.json<{ proposals: Json[] }>('/api/memory/proposals');

@@ -98,7 +98,9 @@ export function useCliHarness(label: string): CliHarness {
     // A killed CLI may still be writing into its home: let it go before the directory does.
     await withDeadline(Promise.all(s.running.map((p) => p.exited)), 'the CLI processes to exit');
     await s.server?.close();
-    for (const dir of s.dirs) await rm(dir, { recursive: true, force: true });
+    // On a terminal, what exits is `script`: the CLI under it, hung up, may still be leaving (the
+    // REPL saves, the code cache is written at exit) while the directories go, so removal retries.
+    for (const dir of s.dirs) await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
 
   const harness: CliHarness = {

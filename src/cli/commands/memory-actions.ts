@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Runtime } from '../../agent/runtime.js';
 import { memoriesMarkdown } from '../../memory/export.js';
 import type { LongTermMemory } from '../../memory/memory.js';
-import { type Proposal, ProposalStore } from '../../memory/proposals.js';
+import type { Proposal } from '../../memory/proposals.js';
 import { acceptProposal, rejectProposal } from '../../memory/review.js';
 import { MEMORY_KINDS, type Memory, type MemoryKind } from '../../memory/types.js';
 import { describeReflection, openCliMemory, reflect, skillsDir } from '../../setup/memory-access.js';
@@ -23,8 +23,12 @@ async function withMemory(
   const runtime = await runtimeFromFlags(flags);
   try {
     const memory = await openCliMemory(runtime, server === 'find' ? 'find' : undefined);
-    await memory.syncFiles();
-    await work(memory, runtime, flags);
+    try {
+      await memory.syncFiles();
+      await work(memory, runtime, flags);
+    } finally {
+      await memory.close();
+    }
   } finally {
     await runtime.close();
   }
@@ -69,14 +73,14 @@ function memoryId(text: string): number {
 }
 
 export function list(cmd: Command, opts: { kind?: string; limit: string }): Promise<void> {
-  return withMemory(cmd, 'none', (memory, _runtime, flags) => {
+  return withMemory(cmd, 'none', async (memory, _runtime, flags) => {
     const kind = kindNamed(opts.kind);
-    const rows = memory.store.list(flags.all ? 'all' : memory.view, {
+    const rows = await memory.store.list(flags.all ? 'all' : memory.view, {
       limit: Number(opts.limit) || 50,
       kinds: kind ? [kind] : undefined,
     });
     printMemories(rows, flags.json);
-    const waiting = new ProposalStore(memory.store.db).pending(flags.all ? 'all' : memory.view).length;
+    const waiting = (await memory.store.proposals.pending(flags.all ? 'all' : memory.view)).length;
     if (!flags.json && waiting > 0) out(`${waiting} proposal(s) wait for review: hearth memory review`);
   });
 }
@@ -112,10 +116,10 @@ export function add(cmd: Command, text: string, opts: { kind: string; user?: boo
 }
 
 export function forget(cmd: Command, id: string): Promise<void> {
-  return withMemory(cmd, 'none', (memory) => {
+  return withMemory(cmd, 'none', async (memory) => {
     const n = memoryId(id);
-    const gone = memory.store.get(n);
-    if (!gone || !memory.forget(n))
+    const gone = await memory.store.get(n);
+    if (!gone || !(await memory.forget(n)))
       throw new UsageError(`No memory #${n} in this workspace (hearth memory list shows ids).`);
     out(`Forgot #${n}: ${visible(gone.text)}`);
   });
@@ -125,7 +129,7 @@ export function exportMemories(cmd: Command, opts: { format: string; output?: st
   return withMemory(cmd, 'none', async (memory, _runtime, flags) => {
     if (opts.format !== 'md' && opts.format !== 'json')
       throw new UsageError(`Unknown format "${opts.format}": use md or json.`);
-    const rows = memory.store.list(flags.all ? 'all' : memory.view);
+    const rows = await memory.store.list(flags.all ? 'all' : memory.view);
     const text = opts.format === 'md' ? memoriesMarkdown(rows) : `${JSON.stringify(rows, null, 2)}\n`;
     if (opts.output) await writeFile(opts.output, text);
     else out(opts.format === 'md' ? visible(text) : terminalJson(rows, 2));
@@ -141,11 +145,12 @@ export function reflectCommand(cmd: Command, sessionId: string | undefined): Pro
         `No session in ${runtime.workspace} to reflect on. Name one: hearth memory reflect ID`,
       );
     const connection = await resolveConnection(runtime.config);
-    const memory = await openCliMemory(runtime, connection);
+    // Opened again with the chat model's server: its embedder checks proposals for duplicates.
+    const withServer = await openCliMemory(runtime, connection);
     process.stderr.write(`Reflecting on session ${row.id} with ${connection.model}...\n`);
-    const outcome = await reflect(runtime, connection, memory, row.id, (text) =>
+    const outcome = await reflect(runtime, connection, withServer, row.id, (text) =>
       process.stderr.write(`  ${text}\n`),
-    );
+    ).finally(() => withServer.close());
     out(visible(describeReflection(row.id, outcome)));
     if (outcome.status === 'reflected') for (const p of outcome.proposals) out(describeProposal(p));
     if (outcome.status === 'failed') process.exitCode = 1;
@@ -180,10 +185,10 @@ export function review(
   opts: { accept?: string; reject?: string; text?: string },
 ): Promise<void> {
   return withMemory(cmd, 'find', async (memory, _runtime, flags) => {
-    const proposals = new ProposalStore(memory.store.db);
-    const pending = proposals.pending(flags.all ? 'all' : memory.view);
+    const proposals = memory.store.proposals;
+    const pending = await proposals.pending(flags.all ? 'all' : memory.view);
     const accept = async (p: Proposal, text?: string) => {
-      const result = await acceptProposal(memory, proposals, p, { skillsDir: skillsDir(), text });
+      const result = await acceptProposal(memory, p, { skillsDir: skillsDir(), text });
       out(
         result.ok
           ? `Accepted [${p.id}] as #${result.memory.id}${result.skillPath ? ` (skill written to ${result.skillPath})` : ''}.`
@@ -198,7 +203,7 @@ export function review(
       const rejecting = opts.reject ? pickIds(opts.reject, pending) : [];
       for (const p of accepting) await accept(p, opts.text);
       for (const p of rejecting) {
-        rejectProposal(proposals, p);
+        await rejectProposal(proposals, p);
         out(`Rejected [${p.id}].`);
       }
       return;
@@ -223,7 +228,7 @@ export function review(
           const text = await rl.question('  new text: ');
           if (text.trim()) await accept(p, text);
         } else if (answer.startsWith('r')) {
-          rejectProposal(proposals, p);
+          await rejectProposal(proposals, p);
           out(`Rejected [${p.id}].`);
         }
       }

@@ -21,6 +21,8 @@ export function addMemoryCommands(program: Command): void {
 Memories are kept per workspace (project) or for every workspace (user). A new session starts with
 the ones its first task needs (within memory.budget tokens), after the fixed system prompt. Notes
 in ~/.hearth/MEMORY.md are memories too, and ~/.hearth/USER.md describes you to every session.
+They live in the session database, or with storage: postgres://... (or HEARTH_DATABASE_URL) in
+that shared database, where every machine pointed at it sees the same memories.
 After a session ends, Hearth can reflect on it (memory.reflect: interactive, always, off) and
 propose what to remember; proposals wait for: hearth memory review (memory.auto_accept keeps
 them unreviewed; only your own config, or a project file you approved, can set it).

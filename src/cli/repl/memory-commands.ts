@@ -1,5 +1,4 @@
 import type { LongTermMemory } from '../../memory/memory.js';
-import { ProposalStore } from '../../memory/proposals.js';
 import type { Memory } from '../../memory/types.js';
 import { openCliMemory } from '../../setup/memory-access.js';
 import { visible } from '../sanitize.js';
@@ -14,9 +13,9 @@ function row(ctx: CommandContext, m: Memory): string {
 }
 
 const verbs: Record<string, Verb> = {
-  list(memory, _text, ctx) {
-    const rows = memory.store.list(memory.view, { limit: 30 });
-    const waiting = new ProposalStore(memory.store.db).pending(memory.view).length;
+  async list(memory, _text, ctx) {
+    const rows = await memory.store.list(memory.view, { limit: 30 });
+    const waiting = (await memory.store.proposals.pending(memory.view)).length;
     return [
       ...(rows.length ? rows.map((m) => row(ctx, m)) : ['No memories here yet. /memory add TEXT keeps one.']),
       ...(waiting ? [`${waiting} proposal(s) wait for review: hearth memory review`] : []),
@@ -37,9 +36,9 @@ const verbs: Record<string, Verb> = {
       kept.duplicate ? `Already remembered as #${kept.memory.id}.` : `Remembered as #${kept.memory.id}.`,
     ];
   },
-  forget(memory, text) {
+  async forget(memory, text) {
     const id = Number(text.replace(/^#/, ''));
-    return [memory.forget(id) ? `Forgot #${id}.` : `No memory #${visible(text)} here.`];
+    return [(await memory.forget(id)) ? `Forgot #${id}.` : `No memory #${visible(text)} here.`];
   },
 };
 
@@ -53,9 +52,13 @@ export const memoryCommand: SlashCommand = {
     const handler = verbs[verb];
     if (!handler) return ctx.print(`Usage: ${USAGE}`);
     const memory = await openCliMemory(ctx.repl.runtime, ctx.repl.connection ?? 'find');
-    await memory.syncFiles();
-    const lines = await handler(memory, rest.join(' '), ctx);
-    // Lines are made safe where stored text goes in (row, visible), before any styling.
-    ctx.print(lines.join('\n'));
+    try {
+      await memory.syncFiles();
+      const lines = await handler(memory, rest.join(' '), ctx);
+      // Lines are made safe where stored text goes in (row, visible), before any styling.
+      ctx.print(lines.join('\n'));
+    } finally {
+      await memory.close();
+    }
   },
 };

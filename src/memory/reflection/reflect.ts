@@ -1,9 +1,10 @@
 import type { LlmClient } from '../../llm/client.js';
 import type { SessionStore } from '../../store/sessions.js';
 import { type LongTermMemory, sayTheSame } from '../memory.js';
-import type { NewProposal, Proposal, ProposalStore } from '../proposals.js';
+import type { NewProposal, Proposal } from '../proposals.js';
 import { acceptProposal } from '../review.js';
 import { skillName } from '../skill-files.js';
+import { normalizeText } from '../storage.js';
 import {
   type Extracted,
   parseReflection,
@@ -14,7 +15,6 @@ import { chunkTranscript, type TranscriptLine, transcriptLines } from './transcr
 
 export interface ReflectOptions {
   memory: LongTermMemory;
-  proposals: ProposalStore;
   sessions: SessionStore;
   llm: LlmClient;
   sessionId: string;
@@ -49,8 +49,9 @@ const MIN_CHUNK_TOKENS = 1000;
  * transaction, so a crash leaves nothing half-written and a session is reflected once.
  */
 export async function reflectOnSession(options: ReflectOptions): Promise<ReflectOutcome> {
-  const { proposals, sessions, sessionId } = options;
-  const already = proposals.reflectedAt(sessionId);
+  const { sessions, sessionId } = options;
+  const proposals = options.memory.store.proposals;
+  const already = await proposals.reflectedAt(sessionId);
   if (already !== undefined) return { status: 'already', at: already };
   const session = sessions.get(sessionId);
   const lines = transcriptLines(sessions.messages(sessionId));
@@ -78,22 +79,14 @@ export async function reflectOnSession(options: ReflectOptions): Promise<Reflect
   );
   const fresh = await withoutDuplicates(options, drafts, session.workspace);
   const dropped = found.reduce((n, f) => n + f.extracted.dropped, 0);
-  let written: Proposal[];
-  try {
-    written = options.memory.store.db.transaction(() => {
-      proposals.markReflected(sessionId, options.llm.model, fresh.length);
-      return fresh.map((draft) => proposals.add(draft));
-    })();
-  } catch (err) {
-    const at = proposals.reflectedAt(sessionId);
-    if (at !== undefined) return { status: 'already', at };
-    throw err;
-  }
+  const written = await proposals.recordReflection(sessionId, options.llm.model, fresh);
+  // Undefined: another process reflected on it meanwhile, and its mark is there to read.
+  if (!written) return { status: 'already', at: (await proposals.reflectedAt(sessionId))! };
   const notes: string[] = [];
   let accepted = 0;
   if (options.autoAccept) {
     for (const proposal of written) {
-      const result = await acceptProposal(options.memory, proposals, proposal, {
+      const result = await acceptProposal(options.memory, proposal, {
         skillsDir: options.skillsDir,
       });
       if (result.ok) accepted++;
@@ -178,11 +171,12 @@ async function withoutDuplicates(
 ): Promise<NewProposal[]> {
   const view = { workspace };
   const kept: NewProposal[] = [];
+  const pending = await options.memory.store.proposals.pending(view);
   for (const draft of drafts) {
     if (kept.some((k) => sayTheSame(k.text, draft.text))) continue;
-    if (options.proposals.pendingText(view, draft.text)) continue;
+    if (pending.some((p) => normalizeText(p.text) === normalizeText(draft.text))) continue;
     const embedded = await options.memory.search.embedOne(draft.text, options.signal);
-    if (options.memory.findDuplicate(draft.text, embedded, view)) continue;
+    if (await options.memory.findDuplicate(draft.text, embedded, view)) continue;
     kept.push(draft);
   }
   return kept;

@@ -101,8 +101,8 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
   const viewOf = (workspace: string, view: 'workspace' | 'all'): MemoryView =>
     view === 'all' ? 'all' : { workspace };
   /** A pending proposal this workspace may decide (its own or a user-wide one). */
-  const pendingProposal = (id: number, workspace: string): Proposal => {
-    const found = memory.proposals.get(id);
+  const pendingProposal = async (id: number, workspace: string): Promise<Proposal> => {
+    const found = await (await memory.proposals()).get(id);
     if (!found || (found.workspace !== null && found.workspace !== workspace))
       throw new GatewayError(
         404,
@@ -147,7 +147,7 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
       const where = place(workspace);
       const longTerm = await memory.of(where);
       const view = viewOf(where, scope === 'all' ? 'all' : 'workspace');
-      const rows = longTerm.store.list(view, {
+      const rows = await longTerm.store.list(view, {
         limit,
         kinds: kind ? [kind] : undefined,
         scope: scope === 'project' || scope === 'user' ? scope : undefined,
@@ -156,7 +156,7 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
         {
           workspace: where,
           memories: rows.map(memoryJson),
-          pending_proposals: memory.proposals.pending(view).length,
+          pending_proposals: (await longTerm.store.proposals.pending(view)).length,
         },
         200,
       );
@@ -270,8 +270,8 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
       const { id } = c.req.valid('param');
       const where = place(c.req.valid('query').workspace);
       const longTerm = await memory.of(where);
-      const gone = longTerm.store.get(id);
-      if (!gone || !longTerm.forget(id))
+      const gone = await longTerm.store.get(id);
+      if (!gone || !(await longTerm.forget(id)))
         throw new GatewayError(404, `No memory #${id} in ${where} or user-wide (GET /api/memory lists ids).`);
       return c.json({ status: 'forgotten' as const, memory: memoryJson(gone) }, 200);
     },
@@ -300,7 +300,7 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
     async (c) => {
       const { format, scope, workspace } = c.req.valid('query');
       const where = place(workspace);
-      const rows = (await memory.of(where)).store.list(viewOf(where, scope));
+      const rows = await (await memory.of(where)).store.list(viewOf(where, scope));
       if (format === 'json') return c.json({ memories: rows.map(memoryJson) }, 200);
       return c.body(memoriesMarkdown(rows), 200, { 'content-type': 'text/markdown; charset=utf-8' });
     },
@@ -318,9 +318,9 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { scope, workspace } = c.req.valid('query');
-      const pending = memory.proposals.pending(viewOf(place(workspace), scope));
+      const pending = await (await memory.proposals()).pending(viewOf(place(workspace), scope));
       return c.json({ proposals: pending.map(proposalJson) }, 200);
     },
   );
@@ -339,12 +339,13 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
       },
       responses: { 200: json(ProposalJson, 'The edited proposal'), ...decided, ...refusals },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
       const { text, workspace } = c.req.valid('json');
-      pendingProposal(id, place(workspace));
-      memory.proposals.edit(id, text);
-      return c.json(proposalJson(memory.proposals.get(id)!), 200);
+      await pendingProposal(id, place(workspace));
+      const proposals = await memory.proposals();
+      await proposals.edit(id, text);
+      return c.json(proposalJson((await proposals.get(id))!), 200);
     },
   );
 
@@ -386,8 +387,8 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
       const { id } = c.req.valid('param');
       const { text, workspace } = c.req.valid('json');
       const where = place(workspace);
-      const proposal = pendingProposal(id, where);
-      const result = await acceptProposal(await memory.of(where), memory.proposals, proposal, {
+      const proposal = await pendingProposal(id, where);
+      const result = await acceptProposal(await memory.of(where), proposal, {
         skillsDir: memory.skillsDir,
         text,
       });
@@ -416,12 +417,13 @@ export function memoryRoutes(app: GatewayApp, { hub, memory }: RouteDeps): void 
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      const proposal = pendingProposal(id, place(c.req.valid('json').workspace));
-      const result = rejectProposal(memory.proposals, proposal);
+      const proposal = await pendingProposal(id, place(c.req.valid('json').workspace));
+      const proposals = await memory.proposals();
+      const result = await rejectProposal(proposals, proposal);
       if (!result.ok) throw new GatewayError(409, `Could not reject proposal ${id}: ${result.error}`);
-      return c.json({ status: 'rejected' as const, proposal: proposalJson(memory.proposals.get(id)!) }, 200);
+      return c.json({ status: 'rejected' as const, proposal: proposalJson((await proposals.get(id))!) }, 200);
     },
   );
 }

@@ -10,6 +10,7 @@ import { configSchema } from '../../../src/config/schema.js';
 import { createEmbeddedEmbeddingClient } from '../../../src/llm/embedded/embedding-client.js';
 import { importNodeLlamaCpp, isInstalled } from '../../../src/llm/embedded/node-llama-cpp.js';
 import { openMemory } from '../../../src/memory/open-memory.js';
+import { SqliteMemoryStorage } from '../../../src/memory/sqlite-storage.js';
 import { type Db, openDatabase } from '../../../src/store/database.js';
 import { writeTinyLlamaGguf } from '../../support/tiny-gguf.js';
 
@@ -44,11 +45,10 @@ describe.skipIf(!installed)('embeddings from an embedded GGUF model', () => {
 
   it('stores an embedding into memory and searches with it, with no server', async () => {
     const memory = await openMemory({
-      db,
+      storage: await SqliteMemoryStorage.open(db, { vectors: 'in-process' }),
       config: configSchema.parse({ memory: { embedding_model: './tiny.gguf' } }),
       workspace: dir,
       home: join(dir, 'home'),
-      vectors: 'in-process',
     });
     const { memory: kept } = await memory.remember({
       kind: 'fact',

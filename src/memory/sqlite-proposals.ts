@@ -1,0 +1,107 @@
+import type { Db } from '../store/database.js';
+import { viewFilter } from './memory-rows.js';
+import {
+  type NewProposal,
+  newProposalValues,
+  PROPOSAL_INSERT_COLUMNS,
+  type Proposal,
+  type ProposalDetail,
+  type ProposalRow,
+  toProposal,
+} from './proposals.js';
+import { NotPending, type ProposalStorage } from './storage.js';
+import type { Memory, MemoryView, NewMemory } from './types.js';
+
+/** The memory_proposals and reflections tables of the session database. */
+export class SqliteProposals implements ProposalStorage {
+  constructor(
+    private readonly db: Db,
+    /** Inserts a memory, inside the caller's transaction. */
+    private readonly insertMemory: (memory: NewMemory) => Memory,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private getNow(id: number): Proposal | undefined {
+    const row = this.db.prepare('SELECT * FROM memory_proposals WHERE id = ?').get(id) as
+      | ProposalRow
+      | undefined;
+    return row && toProposal(row);
+  }
+
+  async get(id: number): Promise<Proposal | undefined> {
+    return this.getNow(id);
+  }
+
+  async pending(view: MemoryView): Promise<Proposal[]> {
+    const filter = viewFilter(view);
+    return (
+      this.db
+        .prepare(`SELECT * FROM memory_proposals WHERE status = 'pending' AND ${filter.sql} ORDER BY id`)
+        .all(...filter.params) as ProposalRow[]
+    ).map(toProposal);
+  }
+
+  async edit(id: number, text: string, detail?: ProposalDetail): Promise<void> {
+    this.db
+      .prepare('UPDATE memory_proposals SET text = ?, detail = coalesce(?, detail) WHERE id = ?')
+      .run(text, detail ? JSON.stringify(detail) : null, id);
+  }
+
+  private decide(id: number, status: 'accepted' | 'rejected', memoryId?: number): boolean {
+    return (
+      this.db
+        .prepare(
+          "UPDATE memory_proposals SET status = ?, memory_id = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
+        )
+        .run(status, memoryId ?? null, this.now(), id).changes > 0
+    );
+  }
+
+  async reject(id: number): Promise<boolean> {
+    return this.decide(id, 'rejected');
+  }
+
+  async accept(id: number, memory: NewMemory): Promise<Memory | undefined> {
+    const accepted = this.db.transaction(() => {
+      const kept = this.insertMemory(memory);
+      if (!this.decide(id, 'accepted', kept.id)) throw new NotPending();
+      return kept;
+    });
+    try {
+      return accepted();
+    } catch (err) {
+      if (err instanceof NotPending) return undefined;
+      throw err;
+    }
+  }
+
+  async reflectedAt(sessionId: string): Promise<number | undefined> {
+    const row = this.db.prepare('SELECT created_at FROM reflections WHERE session_id = ?').get(sessionId) as
+      | { created_at: number }
+      | undefined;
+    return row?.created_at;
+  }
+
+  async recordReflection(
+    sessionId: string,
+    model: string,
+    drafts: readonly NewProposal[],
+  ): Promise<Proposal[] | undefined> {
+    const insert = this.db.prepare(
+      `INSERT INTO memory_proposals (${PROPOSAL_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    return this.db.transaction(() => {
+      // The primary key makes a second reflection of the session write nothing, even from another process.
+      const marked = this.db
+        .prepare(
+          'INSERT INTO reflections (session_id, model, proposals, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        )
+        .run(sessionId, model, drafts.length, this.now());
+      if (marked.changes === 0) return undefined;
+      return drafts.map((draft) => {
+        const info = insert.run(...newProposalValues(draft, this.now()));
+        return this.getNow(Number(info.lastInsertRowid))!;
+      });
+    })();
+  }
+}
