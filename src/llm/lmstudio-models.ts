@@ -7,6 +7,8 @@
  * and would be a large dependency for three HTTP calls. Every call returns a value; nothing throws.
  */
 
+import { asRecord, type Json } from './probe.js';
+
 export interface LoadedModel {
   /** The model's key (`/api/v1`) or id (`/api/v0`): what chat requests name as `model`. */
   key: string;
@@ -44,8 +46,6 @@ export interface LmStudioModelsOptions {
   /** A load reads gigabytes from disk: minutes on a slow one. */
   loadTimeoutMs?: number;
 }
-
-type Json = Record<string, unknown>;
 
 export function createLmStudioModels(options: LmStudioModelsOptions): LmStudioModels {
   const origin = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
@@ -154,8 +154,4 @@ function parse(text: string): Json | undefined {
 
 function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
-}
-
-function asRecord(value: unknown): Json {
-  return value && typeof value === 'object' ? (value as Json) : {};
 }

@@ -130,7 +130,7 @@ interface Http {
   timeoutMs: number;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 async function probeLmStudio(origin: string, model: string, http: Http): Promise<ModelInfo | undefined> {
   // LM Studio 0.4 added /api/v1; asking all at once bounds the probe to one timeout.
@@ -350,6 +350,7 @@ function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }
 
-function asRecord(value: unknown): Json {
+/** A JSON value read as an object: anything else reads as an empty one (fields then come out undefined). */
+export function asRecord(value: unknown): Json {
   return value && typeof value === 'object' ? (value as Json) : {};
 }
