@@ -72,9 +72,11 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
   it('shows no pipeline panel where the workspace has no plans', async () => {
     const g = await web.start();
     const { page } = await loggedIn(web.rig, g.url);
-    const answered = page.waitForResponse((r) => r.url().includes('/api/pipeline'));
-    await page.reload();
-    expect(await (await answered).json()).toMatchObject({ plans: [] });
+    // Waited for once the reloaded page is committed: the page before it may have asked too, and
+    // its answer's body is gone once it is navigated away from.
+    await page.reload({ waitUntil: 'commit' });
+    const answered = await page.waitForResponse((r) => r.url().includes('/api/pipeline'));
+    expect(await answered.json()).toMatchObject({ plans: [] });
     await page.locator('main.empty').waitFor();
     // A frame after the answer: the panel has rendered whatever it would.
     await page.evaluate(
