@@ -21,7 +21,7 @@ export class SqliteVecIndex implements VectorIndex {
    * Loads the extension into this connection; undefined, with the reason, when it cannot (not
    * installed, no binary for this platform, or SQLite refusing extensions). Search then runs in process.
    */
-  static async load(db: Db): Promise<{ index?: SqliteVecIndex; reason?: string }> {
+  static load(db: Db): { index?: SqliteVecIndex; reason?: string } {
     try {
       // A variable specifier: the package is optional, and the build must not need it. Required,
       // not imported: its CommonJS build loads without starting Node's ES-module loader, which a
