@@ -90,10 +90,8 @@ export async function resolveConnection(
     settings.model === undefined
       ? undefined
       : readModelList(baseUrl, { apiKey: settings.api_key }).catch(() => undefined);
-  const [probed, listBody] = await Promise.all([
-    probeModel(baseUrl, found.model, { kind, apiKey: settings.api_key, ...(list ? { models: list } : {}) }),
-    list,
-  ]);
+  const probeOptions = { kind, apiKey: settings.api_key, ...(list ? { models: list } : {}) };
+  const [probed, listBody] = await Promise.all([probeModel(baseUrl, found.model, probeOptions), list]);
   const listed = listBody && modelIds(listBody);
   let model = found.model;
   let info = probed;
@@ -105,7 +103,7 @@ export async function resolveConnection(
       );
     }
     model = meant;
-    info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
+    info = await probeModel(baseUrl, model, probeOptions);
   }
   const models = listed ?? found.models;
   return {
