@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger, makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
 import { inTransaction, openPostgres, redact } from '../store/postgres/connection.js';
+import { underMigrationLock } from '../store/postgres/migrations.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
 export const TASK_PREFIX = 'hearth_agent';
@@ -74,8 +75,11 @@ export class WorkQueue {
   static async open(url: string): Promise<WorkQueue> {
     const pool = await openPostgres(url);
     try {
-      const utils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
-      await utils.migrate();
+      // Making the utilities installs or updates graphile-worker's schema (so does its runner, which
+      // then finds it done): one process at a time (migrations.ts).
+      const utils = await underMigrationLock(pool, () =>
+        makeWorkerUtils({ pgPool: pool, logger: quietLogger }),
+      );
       return new WorkQueue(pool, utils);
     } catch (err) {
       await pool.end().catch(() => undefined);

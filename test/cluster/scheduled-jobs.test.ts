@@ -7,11 +7,12 @@ import type { SchedulerEvent } from '../../src/scheduler/scheduler.js';
 import { SchedulerService } from '../../src/scheduler/service.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
 import type { RunRow } from '../../src/store/scheduler.js';
-import { type CliRun, runCli, startCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
+import { startWorkerProcess, untilWorkersStart, type WorkerProcess } from '../support/workers.js';
 
 const MINUTE = 60_000;
 const START = Date.parse('2026-03-02T08:00:00Z');
@@ -24,7 +25,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   let workspace: string;
   let sql: pg.Client;
   const dirs: string[] = [];
-  const workers: Array<CliRun & { id: () => string }> = [];
+  const workers: WorkerProcess[] = [];
   const services: Array<{ service: SchedulerService; sqlite: Db }> = [];
 
   const tempDir = (prefix: string) => {
@@ -36,19 +37,10 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   /** A worker as on its own machine: its own home and session database. */
   function startWorker(tags: string[]) {
     const home = tempDir('hearth-jobworker-');
-    const run = startCli(['worker', '--lease', '3', ...(tags.length ? ['--tags', tags.join(',')] : [])], {
+    const worker = startWorkerProcess(['--lease', '3', ...(tags.length ? ['--tags', tags.join(',')] : [])], {
       cwd: workspace,
       env: machineEnv(home, db.url, llm.baseUrl),
     });
-    let out = '';
-    run.child.stdout!.on('data', (d) => {
-      out += d;
-    });
-    const worker = {
-      ...run,
-      output: () => out,
-      id: () => /worker (\S+) takes tasks/.exec(out)?.[1] ?? '',
-    };
     workers.push(worker);
     return worker;
   }
@@ -75,8 +67,8 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     return service;
   }
 
-  let gpu: ReturnType<typeof startWorker>;
-  let plain: ReturnType<typeof startWorker>;
+  let gpu: WorkerProcess;
+  let plain: WorkerProcess;
 
   beforeAll(async () => {
     db = await startPostgres();
@@ -86,7 +78,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     // The workers create the schema; a query before they did waits for it below.
     gpu = startWorker(['gpu']);
     plain = startWorker([]);
-    await waitUntil(() => gpu.id() !== '' && plain.id() !== '', 'both workers to start', LONG);
+    await untilWorkersStart([gpu, plain], LONG);
     await sql.connect();
   }, 2 * LONG);
 

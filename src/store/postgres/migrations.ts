@@ -122,6 +122,28 @@ export const postgresMigrations: readonly string[] = [
 const MIGRATION_LOCK = 0x4865_6172;
 
 /**
+ * Runs `work` (another library's migration, over other connections of `pool`) while this process
+ * holds the lock Hearth's own migrations take, on a connection of its own; a lost connection
+ * drops the lock with it. graphile-worker 0.16's `migrate()` is not safe to run from two
+ * processes at once on a new database: both see no schema and both `create schema`, and the
+ * second fails with a duplicate key in pg_namespace (graphile/worker#496, fixed only in 0.17,
+ * which needs Node 22). Under the lock the first installs it and the others find it done.
+ */
+export async function underMigrationLock<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      return await work();
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * Applies the pending migrations in one transaction under an advisory lock: of several processes
  * opening a new database at once, the first does the work and the others find it done.
  */
