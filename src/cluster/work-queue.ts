@@ -22,8 +22,11 @@ export interface QueuedTask {
   model?: string;
   /** Only a worker with all of these tags takes it. */
   tags: string[];
-  /** The scheduled job and slot this task is (the scheduler's hand-off), for the worker's output. */
-  job?: { id: string; slotAt: number };
+  /**
+   * The scheduled job and slot this task is (the scheduler's hand-off), for the worker's output;
+   * `manual` for a run asked for by hand (`hearth jobs run`), at `slotAt`.
+   */
+  job?: { id: string; slotAt: number; manual?: boolean };
   /** Sessions to continue, the first that exists on the worker's machine (a job's `session_id`). */
   resume?: string[];
 }

@@ -92,6 +92,8 @@ export class Scheduler {
   private ticking: Promise<void> | undefined;
   private loopDone: Promise<void> | undefined;
   private stopping = false;
+  /** Ends what waits on the queue for a manual run's result when the scheduler stops. */
+  private readonly stopped = new AbortController();
   private wake = new AbortController();
   /** Set when a queued run's result may have come during a pass: the loop passes again at once. */
   private nudged = false;
@@ -149,6 +151,15 @@ export class Scheduler {
     const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
     for (const run of settled) this.emit({ type: 'finished', run });
     if (settled.length > 0) this.dispatch();
+  }
+
+  /**
+   * Records the results that came for runs handed to the queue, leader or not (a command that
+   * shows runs while no scheduler runs); `addOnce` makes queueing any not yet queued harmless.
+   */
+  async collectResults(): Promise<RunRow[]> {
+    await this.reload();
+    return this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
   }
 
   /** Reads the job definitions again (`POST /api/cron/reload` and every tick). */
@@ -311,10 +322,12 @@ export class Scheduler {
   }
 
   /**
-   * Runs a job now, in this process, as a manual run: recorded on its own, leaving the job's
-   * slots and cursor as they are. Resolves with the finished record.
+   * Runs a job now as a manual run: recorded on its own, leaving the job's slots and cursor as
+   * they are. A job that runs on the shared queue goes to a worker (queue-handoff.ts); unless
+   * `wait` is false, this waits for its result (until `signal` or `stop`). Resolves with the record:
+   * ended, or `running` on the queue when it did not wait.
    */
-  async runNow(jobId: string): Promise<RunRow> {
+  async runNow(jobId: string, options: { wait?: boolean; signal?: AbortSignal } = {}): Promise<RunRow> {
     const { store } = this.options;
     await this.reload();
     const job = this.jobs.find((j) => j.id === jobId);
@@ -327,8 +340,41 @@ export class Scheduler {
       this.owner,
       now + this.ttl,
     );
+    if (runsOnQueue(job, this.options.runOn ?? 'here')) return this.runOnQueue(id, job, options);
     store.startRun(id, this.owner, now, now + this.ttl);
     await this.execute(store.get(id)!);
+    return store.get(id)!;
+  }
+
+  private async runOnQueue(
+    id: number,
+    job: JobDefinition,
+    options: { wait?: boolean; signal?: AbortSignal },
+  ): Promise<RunRow> {
+    const { store } = this.options;
+    this.handoff.handOff(store.get(id)!, this.owner);
+    const run = store.get(id)!;
+    if (run.status !== 'running') {
+      this.emit({ type: 'finished', run });
+      return run;
+    }
+    try {
+      await this.handoff.queueNow(run, job, this.previousSession(job.id, id));
+    } catch (err) {
+      // Asked for now: it fails now, rather than waiting for a scheduler to queue it later.
+      store.finishHandedOff(
+        run.queueKey!,
+        { status: 'failed', reason: `the shared queue did not answer: ${(err as Error).message}` },
+        this.clock.now(),
+      );
+      this.emit({ type: 'finished', run: store.get(id)! });
+      return store.get(id)!;
+    }
+    this.emit({ type: 'started', run: store.get(id)! });
+    if (options.wait === false) return store.get(id)!;
+    const signal = AbortSignal.any([this.stopped.signal, ...(options.signal ? [options.signal] : [])]);
+    if (await this.handoff.waitFor(run.queueKey!, signal))
+      this.emit({ type: 'finished', run: store.get(id)! });
     return store.get(id)!;
   }
 
@@ -417,6 +463,7 @@ export class Scheduler {
   /** Stops ticking, stops the runs going (recorded as failed: stopped) and gives up the lease. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.wake.abort();
     await this.loopDone;
     await this.ticking;

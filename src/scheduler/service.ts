@@ -174,7 +174,7 @@ export class SchedulerService {
       enabled,
       catchUp: job.catchUp,
       overlap: job.overlap,
-      runsOn: runsOnQueue(job, this.options.runOn ?? 'here') ? 'queue' : 'here',
+      runsOn: this.runsOnQueue(job) ? 'queue' : 'here',
       tags: job.tags,
       workspace: job.workspace,
       source: job.source,
@@ -255,10 +255,26 @@ export class SchedulerService {
     this.store.removeJob(job.id);
   }
 
-  /** Runs a job now in this process; the record says how it went (`POST /api/cron/{id}/run`). */
-  async runNow(id: string): Promise<RunRow> {
+  /**
+   * Runs a job now, here or, for a job that runs on the queue, on a worker; the record says how it
+   * went (`POST /api/cron/{id}/run`, `hearth jobs run`). See `Scheduler.runNow`.
+   */
+  async runNow(id: string, options: { wait?: boolean; signal?: AbortSignal } = {}): Promise<RunRow> {
     const job = await this.job(id);
-    return this.scheduler.runNow(job.id);
+    return this.scheduler.runNow(job.id, options);
+  }
+
+  /** Whether a job's runs go to the shared queue (the config's `scheduler.run_on` decides when it does not say). */
+  runsOnQueue(job: JobDefinition): boolean {
+    return runsOnQueue(job, this.options.runOn ?? 'here');
+  }
+
+  /**
+   * Records the results workers gave for runs handed to the queue since a scheduler last looked
+   * (`hearth jobs runs`, when no scheduler runs here). Returns the runs it finished.
+   */
+  collectResults(): Promise<RunRow[]> {
+    return this.scheduler.collectResults();
   }
 
   reload(): Promise<LoadedJobs> {

@@ -367,6 +367,98 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     2 * LONG,
   );
 
+  /** `hearth jobs ...` as on the scheduler's machine: its home (cron.json, config.json) and the shared database. */
+  const jobsCli = (home: string, args: string[]) =>
+    runCli(['jobs', ...args], {
+      cwd: workspace,
+      env: {
+        HOME: home,
+        HEARTH_HOME: home,
+        HEARTH_DATABASE_URL: db.url,
+        HEARTH_BASE_URL: llm.baseUrl,
+        HEARTH_MODEL: 'scripted-model',
+        HEARTH_SANDBOX: 'none',
+        HEARTH_CONTEXT_WINDOW: '32000',
+      },
+    });
+
+  it(
+    '`hearth jobs run` sends a queue job to a worker, waits for its result and prints where it ran',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      writeFileSync(
+        join(home, 'cron.json'),
+        JSON.stringify([
+          { id: 'adhoc', name: 'adhoc', schedule: 'daily 03:00', prompt: 'do it now', tags: ['gpu'] },
+        ]),
+      );
+      llm.push(reply().text('done by hand'));
+      const ran = await jobsCli(home, ['run', 'adhoc']);
+      expect(ran.stderr).toMatch(/^Queued for a worker as job:adhoc:manual:\S+; waiting for its result/);
+      expect(ran.code).toBe(0);
+      expect(ran.stdout).toMatch(
+        new RegExp(`manual +ok .*session \\S+ +on ${hostname()} \\(worker ${gpu.id()}\\)`),
+      );
+      expect(gpu.output()).toMatch(/job:adhoc:manual:\S+: started job adhoc, run by hand at /);
+      expect(plain.output()).not.toContain('adhoc');
+      // The record is the manual run's; the job's schedule is as it was (no slot was taken).
+      const runs = await jobsCli(home, ['runs', 'adhoc']);
+      expect(runs.stdout.trim().split('\n')).toHaveLength(1);
+      expect(runs.stdout).toMatch(/manual +ok /);
+      const key = /job:adhoc:manual:\S+/.exec(ran.stderr)![0]!.replace(/;$/, '');
+      expect(await claimsOf(key)).toEqual([{ worker: gpu.id() }]);
+    },
+    2 * LONG,
+  );
+
+  it(
+    '`hearth jobs run --no-wait` queues it and returns; `hearth jobs runs` records the result later',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      // scheduler.run_on: queue sends a job that names no tags to any worker.
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ scheduler: { run_on: 'queue' } }));
+      writeFileSync(
+        join(home, 'cron.json'),
+        JSON.stringify([{ id: 'later', name: 'later', schedule: 'daily 04:00', prompt: 'take your time' }]),
+      );
+      llm.push(reply().text('done later').holdAfter(0));
+      const queued = await jobsCli(home, ['run', 'later', '--no-wait']);
+      expect(queued.code).toBe(0);
+      expect(queued.stderr).toBe('');
+      const key = /queued for a worker as (job:later:manual:\S+)\./.exec(queued.stdout)?.[1];
+      expect(key, queued.stdout).toBeDefined();
+      const pending = await jobsCli(home, ['runs', 'later']);
+      expect(pending.stdout).toMatch(/manual +running +on the queue/);
+
+      llm.release();
+      await waitUntil(
+        async () =>
+          (await sql.query('select 1 from hearth_task_results where key = $1', [key])).rowCount === 1,
+        'the worker’s result',
+        LONG,
+      );
+      const done = await jobsCli(home, ['runs', 'later']);
+      const [claim] = await claimsOf(key!);
+      expect(done.stdout).toMatch(new RegExp(`manual +ok .* on ${hostname()} \\(worker ${claim!.worker}\\)`));
+    },
+    2 * LONG,
+  );
+
+  it('`hearth jobs run` still runs a job that stays here in this process', async () => {
+    const home = tempDir('hearth-jobs-home-');
+    writeFileSync(
+      join(home, 'cron.json'),
+      JSON.stringify([{ id: 'local', name: 'local', schedule: 'daily 05:00', prompt: 'here please' }]),
+    );
+    llm.push(reply().text('done here'));
+    const ran = await jobsCli(home, ['run', 'local']);
+    expect(ran.stderr).toBe('Running job local now…\n');
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/manual +ok +session /);
+    expect(ran.stdout).not.toContain(' on ');
+    expect(await tasksOf('local')).toEqual([]);
+  });
+
   it('fails a queue job at once, saying what to set, when no shared database is configured', async () => {
     const home = tempDir('hearth-jobs-home-');
     const clock = new ManualClock(START);
@@ -382,6 +474,12 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     clock.advance(MINUTE);
     await service.scheduler.tick();
     expect(service.runs({ jobId: 'lonely' })[0]).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('HEARTH_DATABASE_URL'),
+    });
+    // Run by hand, it fails the same way, at once.
+    expect(await service.runNow('lonely')).toMatchObject({
+      kind: 'manual',
       status: 'failed',
       reason: expect.stringContaining('HEARTH_DATABASE_URL'),
     });
