@@ -7,6 +7,7 @@ import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definiti
 import { planSlots } from './plan-slots.js';
 import { QueueHandoff, type RunQueue } from './queue-handoff.js';
 import { nextSlot, slotsBetween } from './schedule.js';
+import { SharedSlots, type SlotClaims } from './shared-slots.js';
 
 /**
  * The scheduler loop, with its exactly-once rules (ours: no job-queue library keeps a per-slot
@@ -66,6 +67,8 @@ export interface SchedulerOptions {
   openQueue?: () => Promise<RunQueue>;
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`; default here). */
   runOn?: 'here' | 'queue';
+  /** Claims of slots that run here, shared with other machines' schedulers (shared-slots.ts). */
+  openClaims?: () => Promise<SlotClaims>;
   onEvent?: (event: SchedulerEvent) => void;
 }
 
@@ -98,6 +101,7 @@ export class Scheduler {
   /** Set when a queued run's result may have come during a pass: the loop passes again at once. */
   private nudged = false;
   private readonly handoff: QueueHandoff;
+  private readonly slots: SharedSlots;
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -113,6 +117,12 @@ export class Scheduler {
         this.nudged = true;
         this.wake.abort();
       },
+      problem: (message) => this.emit({ type: 'problem', message }),
+    });
+    this.slots = new SharedSlots({
+      store: options.store,
+      openClaims: options.openClaims,
+      clock: this.clock,
       problem: (message) => this.emit({ type: 'problem', message }),
     });
   }
@@ -147,6 +157,8 @@ export class Scheduler {
     for (const run of recorded) this.emit({ type: 'recorded', run });
     if (this.options.inbox) await this.takeInbox(this.options.inbox);
     store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
+    const local = store.queued(this.owner).filter((run) => !this.onQueue(run));
+    for (const run of await this.slots.claim(local, this.owner)) this.emit({ type: 'finished', run });
     this.dispatch();
     const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
     for (const run of settled) this.emit({ type: 'finished', run });
@@ -302,17 +314,25 @@ export class Scheduler {
     if (this.stopping || !store.holdsLease(this.owner, this.clock.now())) return;
     for (const run of store.queued(this.owner)) {
       if (run.jobId && store.openRuns(run.jobId).some((r) => r.status === 'running')) continue;
-      const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
-      if (run.kind === 'scheduled' && job && runsOnQueue(job, this.options.runOn ?? 'here')) {
+      if (this.onQueue(run)) {
         if (!this.handoff.handOff(run, this.owner)) continue;
         const handed = store.get(run.id)!;
         this.emit({ type: handed.status === 'running' ? 'started' : 'finished', run: handed });
         continue;
       }
-      if (this.active.size >= this.parallel) continue;
+      if (this.active.size >= this.parallel || !this.slots.mayStart(run)) continue;
       const now = this.clock.now();
-      if (store.startRun(run.id, this.owner, now, now + this.ttl)) this.execute(store.get(run.id)!);
+      if (store.startRun(run.id, this.owner, now, now + this.ttl)) {
+        this.slots.started(run.id);
+        this.execute(store.get(run.id)!);
+      }
     }
+  }
+
+  /** A scheduled run of a job whose runs go to the shared queue. */
+  private onQueue(run: RunRow): boolean {
+    const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
+    return run.kind === 'scheduled' && job !== undefined && runsOnQueue(job, this.options.runOn ?? 'here');
   }
 
   /** The session of the job's latest run that had one (a job whose session_id is a name continues it). */
@@ -470,6 +490,7 @@ export class Scheduler {
     for (const active of this.active.values()) active.controller.abort();
     await this.idle();
     await this.handoff.close();
+    await this.slots.close();
     this.options.store.releaseLease(this.owner);
     this.leader = false;
   }

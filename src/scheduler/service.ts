@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
@@ -25,6 +26,7 @@ import {
 } from './job-definitions.js';
 import { nextSlot, upcoming } from './schedule.js';
 import { type Runner, Scheduler, type SchedulerEvent } from './scheduler.js';
+import type { SlotClaims } from './shared-slots.js';
 
 export interface SchedulerServiceOptions {
   db: Db;
@@ -120,7 +122,12 @@ export class SchedulerService {
       parallel: options.parallel,
       poll: options.poll,
       runOn: options.runOn,
-      ...(options.storage ? { openQueue: openSharedQueue(options.storage) } : {}),
+      ...(options.storage
+        ? {
+            openQueue: openSharedQueue(options.storage),
+            openClaims: openSlotClaims(options.storage, `${hostname()}:${options.dbPath}`),
+          }
+        : {}),
     });
   }
 
@@ -318,5 +325,20 @@ function openSharedQueue(url: string) {
   return async () => {
     const { WorkQueue } = await import('../cluster/work-queue.js');
     return WorkQueue.open(url);
+  };
+}
+
+/**
+ * The shared slot claims, loaded on first use. `claimer` names this scheduler's machine and
+ * database: a restarted scheduler on them keeps the claims it made.
+ */
+function openSlotClaims(url: string, claimer: string) {
+  return async (): Promise<SlotClaims> => {
+    const { PostgresSlotClaims } = await import('../store/postgres/slot-claims.js');
+    const claims = await PostgresSlotClaims.open(url);
+    return {
+      claim: (jobId, slotAt) => claims.claim(jobId, slotAt, claimer, hostname()),
+      close: () => claims.close(),
+    };
   };
 }

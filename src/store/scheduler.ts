@@ -206,6 +206,17 @@ export class SchedulerStore {
     return result.changes === 1;
   }
 
+  /** Queued → skipped, with the reason, only for its owner: its slot runs elsewhere. */
+  skipRun(id: number, owner: string, reason: string, now: number): boolean {
+    const result = this.db
+      .prepare(
+        `UPDATE scheduler_runs SET status = 'skipped', reason = ?, ended_at = ?, lease_until = NULL
+         WHERE id = ? AND owner = ? AND status = 'queued'`,
+      )
+      .run(reason, now, id, owner);
+    return result.changes === 1;
+  }
+
   /**
    * Records how a run ended. The run did happen, so its outcome is written even if a takeover
    * marked it interrupted meanwhile (a paused process that came back).

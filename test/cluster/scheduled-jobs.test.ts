@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SchedulerEvent } from '../../src/scheduler/scheduler.js';
+import type { Runner, SchedulerEvent } from '../../src/scheduler/scheduler.js';
 import { SchedulerService } from '../../src/scheduler/service.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
 import type { RunRow } from '../../src/store/scheduler.js';
@@ -51,6 +51,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     clock: ManualClock,
     onEvent?: (event: SchedulerEvent) => void,
     storage: string | null = db.url,
+    runner?: Runner,
   ) {
     const dbPath = join(home, 'hearth.db');
     const sqlite = openDatabase(dbPath);
@@ -62,6 +63,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       clock,
       storage: storage ?? undefined,
       onEvent,
+      ...(runner ? { runner } : {}),
     });
     services.push({ service, sqlite });
     return service;
@@ -366,6 +368,60 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     },
     2 * LONG,
   );
+
+  it('runs a slot of a job that runs here on one of two machines’ schedulers; the other records it skipped', async () => {
+    const ran: string[] = [];
+    // The agent run itself is not what this is about: each machine's runner notes that it ran.
+    const runner =
+      (machine: string): Runner =>
+      async ({ run }) => {
+        ran.push(`${machine} ${run.slotAt}`);
+        return { status: 'ok' };
+      };
+    const job = {
+      id: 'tidy-here',
+      name: 'tidy-here',
+      schedule: 'every 1m',
+      prompt: 'tidy',
+      run_on: 'here' as const,
+    };
+    const machines = ['a', 'b'].map((machine) => {
+      const clock = new ManualClock(START);
+      return {
+        clock,
+        service: scheduler(tempDir('hearth-jobs-home-'), clock, undefined, db.url, runner(machine)),
+      };
+    });
+    for (const { service } of machines) {
+      await service.addJob(job);
+      await service.scheduler.tick();
+    }
+    for (const { clock } of machines) clock.advance(MINUTE);
+    await Promise.all(machines.map(({ service }) => service.scheduler.tick()));
+    await Promise.all(machines.map(({ service }) => service.scheduler.idle()));
+
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toMatch(new RegExp(`^[ab] ${START + MINUTE}$`));
+    const runs = machines.flatMap(({ service }) => service.runs({ jobId: 'tidy-here' }));
+    expect(runs.map((r) => [r.slotAt, r.status]).sort()).toEqual([
+      [START + MINUTE, 'ok'],
+      [START + MINUTE, 'skipped'],
+    ]);
+    expect(runs.find((r) => r.status === 'skipped')!.reason).toBe(
+      `run on ${hostname()} by another scheduler`,
+    );
+    const claims = await sql.query(
+      'select job_id, slot_at::float8 as slot_at from hearth_slot_claims where job_id = $1',
+      ['tidy-here'],
+    );
+    expect(claims.rows).toEqual([{ job_id: 'tidy-here', slot_at: START + MINUTE }]);
+
+    // The next slot, decided by one machine alone, runs there.
+    machines[1]!.clock.advance(MINUTE);
+    await machines[1]!.service.scheduler.tick();
+    await machines[1]!.service.scheduler.idle();
+    expect(ran.at(-1)).toBe(`b ${START + 2 * MINUTE}`);
+  });
 
   /** `hearth jobs ...` as on the scheduler's machine: its home (cron.json, config.json) and the shared database. */
   const jobsCli = (home: string, args: string[]) =>

@@ -116,6 +116,17 @@ export const postgresMigrations: readonly string[] = [
      proposals integer not null,
      created_at bigint not null
    );`,
+  // 5: which scheduler runs a job's slot here (src/store/postgres/slot-claims.ts): schedulers on
+  // several machines, each with its own database, decide the same slots; the first claim runs it.
+  // `claimer` names the scheduler's machine and database, so one restarted keeps its claims.
+  `create table if not exists hearth_slot_claims (
+     job_id text not null,
+     slot_at bigint not null,
+     claimer text not null,
+     host text not null,
+     claimed_at timestamptz not null default now(),
+     primary key (job_id, slot_at)
+   );`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */
