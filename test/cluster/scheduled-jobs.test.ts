@@ -45,6 +45,10 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     return worker;
   }
 
+  /** The jobs of a machine's user cron.json. */
+  const writeJobs = (home: string, jobs: object[]) =>
+    writeFileSync(join(home, 'cron.json'), JSON.stringify(jobs));
+
   /** A scheduler as `hearth scheduler` opens it, on simulated time, with its home and database. */
   function scheduler(
     home: string,
@@ -179,12 +183,9 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     '`hearth scheduler` hands a job to the worker and prints where it ran',
     async () => {
       const home = tempDir('hearth-jobs-home-');
-      writeFileSync(
-        join(home, 'cron.json'),
-        JSON.stringify([
-          { id: 'boot', name: 'boot', schedule: 'startup', prompt: 'say hello', tags: ['gpu'] },
-        ]),
-      );
+      writeJobs(home, [
+        { id: 'boot', name: 'boot', schedule: 'startup', prompt: 'say hello', tags: ['gpu'] },
+      ]);
       llm.push(reply().text('hello'));
       const cli = startCli(['scheduler'], {
         cwd: workspace,
@@ -442,12 +443,9 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     '`hearth jobs run` sends a queue job to a worker, waits for its result and prints where it ran',
     async () => {
       const home = tempDir('hearth-jobs-home-');
-      writeFileSync(
-        join(home, 'cron.json'),
-        JSON.stringify([
-          { id: 'adhoc', name: 'adhoc', schedule: 'daily 03:00', prompt: 'do it now', tags: ['gpu'] },
-        ]),
-      );
+      writeJobs(home, [
+        { id: 'adhoc', name: 'adhoc', schedule: 'daily 03:00', prompt: 'do it now', tags: ['gpu'] },
+      ]);
       llm.push(reply().text('done by hand'));
       const ran = await jobsCli(home, ['run', 'adhoc']);
       expect(ran.stderr).toMatch(/^Queued for a worker as job:adhoc:manual:\S+; waiting for its result/);
@@ -473,10 +471,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       const home = tempDir('hearth-jobs-home-');
       // scheduler.run_on: queue sends a job that names no tags to any worker.
       writeFileSync(join(home, 'config.json'), JSON.stringify({ scheduler: { run_on: 'queue' } }));
-      writeFileSync(
-        join(home, 'cron.json'),
-        JSON.stringify([{ id: 'later', name: 'later', schedule: 'daily 04:00', prompt: 'take your time' }]),
-      );
+      writeJobs(home, [{ id: 'later', name: 'later', schedule: 'daily 04:00', prompt: 'take your time' }]);
       llm.push(reply().text('done later').holdAfter(0));
       const queued = await jobsCli(home, ['run', 'later', '--no-wait']);
       expect(queued.code).toBe(0);
@@ -502,10 +497,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
 
   it('`hearth jobs run` still runs a job that stays here in this process', async () => {
     const home = tempDir('hearth-jobs-home-');
-    writeFileSync(
-      join(home, 'cron.json'),
-      JSON.stringify([{ id: 'local', name: 'local', schedule: 'daily 05:00', prompt: 'here please' }]),
-    );
+    writeJobs(home, [{ id: 'local', name: 'local', schedule: 'daily 05:00', prompt: 'here please' }]);
     llm.push(reply().text('done here'));
     const ran = await jobsCli(home, ['run', 'local']);
     expect(ran.stderr).toBe('Running job local now…\n');
