@@ -137,8 +137,8 @@ const MIGRATION_LOCK = 0x4865_6172;
  * holds the lock Hearth's own migrations take, on a connection of its own; a lost connection
  * drops the lock with it. graphile-worker 0.16's `migrate()` is not safe to run from two
  * processes at once on a new database: both see no schema and both `create schema`, and the
- * second fails with a duplicate key in pg_namespace (graphile/worker#496, fixed only in 0.17,
- * which needs Node 22). Under the lock the first installs it and the others find it done.
+ * second fails with a duplicate key in pg_namespace (graphile/worker#496, fixed only after
+ * 0.16, the line we pin for Node 20). Under the lock the first installs it and the others find it done.
  */
 export async function underMigrationLock<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
   const client = await pool.connect();
