@@ -8,12 +8,12 @@ import type { ScriptedTurn } from '../../test/support/scripted-server.js';
 import { startMockServer } from '../mock-server.js';
 import { type Figures, type Spread, spread } from '../stats.js';
 
-const STEPS = 200;
+export const STEPS = 200;
 /** Issue 13: Hearth's own cost per step, without the server's and the tool's time. */
 const STEP_BUDGET_MS = 2;
 
 /** 200 read-only steps (different arguments each time, so the loop guard stays out of it), then an answer. */
-function script(): ScriptedTurn[] {
+export function stepScript(): ScriptedTurn[] {
   const turns: ScriptedTurn[] = [];
   for (let i = 0; i < STEPS; i++) {
     turns.push({
@@ -72,7 +72,7 @@ interface RunResult {
  * hide a client that writes its body slowly, as fetch() did).
  */
 async function oneRun(dir: string, index: number): Promise<RunResult> {
-  const server = await startMockServer(dir, script());
+  const server = await startMockServer(dir, stepScript());
   const starts: number[] = [];
   const toolMs: number[] = [];
   let peak: number | undefined;
@@ -156,7 +156,7 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
  * own work; this much is two processes passing the bytes through loopback TCP and waking each other.
  */
 async function bareExchanges(dir: string, sizes: number[]): Promise<number[]> {
-  const server = await startMockServer(dir, script());
+  const server = await startMockServer(dir, stepScript());
   const agent = new Agent({ keepAlive: true });
   const url = `${server.baseUrl}/chat/completions`;
   const shell = '{"model":"m","messages":[{"role":"user","content":""}],"stream":true}';
