@@ -8,13 +8,12 @@
  *
  *   npm run build && node --import tsx bench/profile-steps.ts [--runs 3] [--top 40] [-- NODE_FLAG ...]
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { STEPS, stepScript } from './figures/steps.js';
+import { STEPS, spawnSession, stepScript, warmUp, writeStepData } from './figures/steps.js';
 import { startMockServer } from './mock-server.js';
 
 interface ProfileNode {
@@ -43,32 +42,12 @@ const LATE: [number, number] = [STEPS - 10, STEPS];
 /** One profiled session; `starts` are the turn_start times, on the profile's clock. */
 async function profiledRun(dir: string, index: number, nodeFlags: string[]): Promise<[Profile, number[]]> {
   const server = await startMockServer(dir, stepScript());
+  await warmUp(server.baseUrl);
   const profDir = join(dir, `prof-${index}`);
   const starts: number[] = [];
   try {
-    const child = spawn(
-      process.execPath,
-      [
-        '--cpu-prof',
-        '--cpu-prof-interval',
-        '100',
-        '--cpu-prof-dir',
-        profDir,
-        ...nodeFlags,
-        'dist/cli/main.js',
-        ...['--yolo', '--json', '--max-iterations', String(STEPS + 10), '--base-url', server.baseUrl],
-        ...['-m', 'm', '-C', dir, 'read data.txt piece by piece'],
-      ],
-      {
-        env: {
-          PATH: process.env.PATH,
-          HOME: dir,
-          HEARTH_HOME: join(dir, `.hearth-${index}`),
-          HEARTH_CONTEXT_WINDOW: '100000000',
-        },
-        stdio: ['ignore', 'pipe', 'ignore'],
-      },
-    );
+    const profile = ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', profDir];
+    const child = spawnSession(dir, index, server.baseUrl, [...profile, ...nodeFlags]);
     for await (const line of createInterface({ input: child.stdout })) {
       // V8 stamps samples in monotonic microseconds, the clock hrtime reads too.
       if (line.includes('"type":"turn_start"')) starts.push(Number(process.hrtime.bigint() / 1000n));
@@ -125,10 +104,7 @@ async function main(): Promise<void> {
   let earlyWall = 0;
   let lateWall = 0;
   try {
-    await writeFile(
-      join(dir, 'data.txt'),
-      Array.from({ length: 300 }, (_, i) => `line ${i + 1}: ${'lorem ipsum '.repeat(4)}`).join('\n'),
-    );
+    await writeStepData(dir);
     for (let i = 0; i < runs; i++) {
       const [profile, starts] = await profiledRun(dir, i, positionals);
       addCosts(early, profile, starts[EARLY[0]]!, starts[EARLY[1]]!);

@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ScriptedTurn } from '../../test/support/scripted-server.js';
 import { startMockServer } from '../mock-server.js';
@@ -33,7 +34,7 @@ export function stepScript(): ScriptedTurn[] {
  * a path that is not a chat route, with bodies of the sizes a session sends, warm that code first;
  * they play no turn and are not counted among the served chat requests.
  */
-async function warmUp(baseUrl: string): Promise<void> {
+export async function warmUp(baseUrl: string): Promise<void> {
   const agent = new Agent({ keepAlive: true });
   try {
     for (let i = 0; i < 200; i++) {
@@ -59,6 +60,42 @@ async function warmUp(baseUrl: string): Promise<void> {
   } finally {
     agent.destroy();
   }
+}
+
+/** The file the session reads, a few lines a step. */
+export function writeStepData(dir: string): Promise<void> {
+  return writeFile(
+    join(dir, 'data.txt'),
+    Array.from({ length: 300 }, (_, i) => `line ${i + 1}: ${'lorem ipsum '.repeat(4)}`).join('\n'),
+  );
+}
+
+/** The built CLI running the 200-step session in `dir` with a fresh home, its events on stdout. */
+export function spawnSession(
+  dir: string,
+  index: number,
+  baseUrl: string,
+  nodeFlags: string[] = [],
+): ChildProcessByStdio<null, Readable, null> {
+  return spawn(
+    process.execPath,
+    [
+      ...nodeFlags,
+      'dist/cli/main.js',
+      ...['--yolo', '--json', '--max-iterations', String(STEPS + 10), '--base-url', baseUrl],
+      ...['-m', 'm', '-C', dir, 'read data.txt piece by piece'],
+    ],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        HEARTH_HOME: join(dir, `.hearth-${index}`),
+        // Large enough that no compaction happens: this measures the loop, not summaries.
+        HEARTH_CONTEXT_WINDOW: '100000000',
+      },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
 }
 
 /** VmHWM is the process's peak resident set so far: the last reading before exit is the peak. */
@@ -117,33 +154,7 @@ async function oneRun(dir: string, index: number): Promise<RunResult> {
   let cpuAtFirst: Promise<number | undefined> | undefined;
   let cpuAtDone: number | undefined;
   try {
-    const child = spawn(
-      process.execPath,
-      [
-        'dist/cli/main.js',
-        '--yolo',
-        '--json',
-        '--max-iterations',
-        String(STEPS + 10),
-        '--base-url',
-        server.baseUrl,
-        '-m',
-        'm',
-        '-C',
-        dir,
-        'read data.txt piece by piece',
-      ],
-      {
-        env: {
-          PATH: process.env.PATH,
-          HOME: dir,
-          HEARTH_HOME: join(dir, `.hearth-${index}`),
-          // Large enough that no compaction happens: this measures the loop, not summaries.
-          HEARTH_CONTEXT_WINDOW: '100000000',
-        },
-        stdio: ['ignore', 'pipe', 'ignore'],
-      },
-    );
+    const child = spawnSession(dir, index, server.baseUrl);
     const poll = setInterval(async () => {
       peak = (await peakRss(child.pid!)) ?? peak;
     }, 20);
@@ -242,10 +253,7 @@ const EARLY: [number, number] = [0, 10];
 const LATE: [number, number] = [STEPS - 10, STEPS];
 
 export async function stepFigures(dir: string): Promise<Figures> {
-  await writeFile(
-    join(dir, 'data.txt'),
-    Array.from({ length: 300 }, (_, i) => `line ${i + 1}: ${'lorem ipsum '.repeat(4)}`).join('\n'),
-  );
+  await writeStepData(dir);
   const runs: RunResult[] = [];
   const bare: number[][] = [];
   // Hearth's runs and the bare exchanges take turns, so a machine whose speed drifts moves both.
