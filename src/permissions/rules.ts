@@ -116,6 +116,34 @@ export function matchPath(pattern: string, subject: string, opts: GlobOptions = 
   return test(glob.includes('/') ? subject : subject.slice(subject.lastIndexOf('/') + 1));
 }
 
+/**
+ * `matchPath` for a fixed list of patterns at once: true when any of them matches. The patterns
+ * become two regular expressions (those tried against the base name, those against the whole
+ * path), so a check costs two tests however long the list: the secret patterns are checked for
+ * every path of every call.
+ */
+export function matchAnyPath(
+  patterns: readonly string[],
+  opts: GlobOptions = {},
+): (subject: string) => boolean {
+  const globs = patterns.map(normalizePattern);
+  const flags = opts.nocase ? 'i' : '';
+  const union = (group: string[]) =>
+    group.length === 0
+      ? undefined
+      : new RegExp(
+          group.map((glob) => picomatch.makeRe(glob, { dot: true, nocase: opts.nocase }).source).join('|'),
+          flags,
+        );
+  const whole = union(globs.filter((glob) => glob.includes('/')));
+  const base = union(globs.filter((glob) => !glob.includes('/')));
+  const coversRoot = globs.includes('**');
+  return (subject) =>
+    (coversRoot && subject === '.') ||
+    (whole?.test(subject) ?? false) ||
+    (base?.test(subject.slice(subject.lastIndexOf('/') + 1)) ?? false);
+}
+
 // Every tool call is matched against every rule and secret pattern: compiling each pattern once,
 // not once per call, keeps that cheap. Patterns come from config and "always" answers, so the
 // set is small; the bound only guards against a session that keeps inventing new ones.

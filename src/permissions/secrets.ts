@@ -1,4 +1,4 @@
-import { matchPath } from './rules.js';
+import { matchAnyPath, matchPath } from './rules.js';
 
 /**
  * Files that usually hold credentials. Touching one through a file tool asks the user even in
@@ -22,18 +22,16 @@ const SECRET_PATTERNS: readonly string[] = [
   '**/.aws/credentials',
 ];
 
+const matchesSecretPattern = matchAnyPath(SECRET_PATTERNS, { nocase: true });
+
 // Templates committed next to a real .env hold placeholders, and models read them to learn the keys.
 const TEMPLATE_SUFFIXES = ['.example', '.sample', '.template', '.dist'];
 
-/** The secret pattern a normalised path matches, if any; case-insensitive, as some file systems are. */
-function secretPattern(p: string): string | undefined {
-  const base = p.slice(p.lastIndexOf('/') + 1).toLowerCase();
-  if (base.startsWith('.env') && TEMPLATE_SUFFIXES.some((suffix) => base.endsWith(suffix))) return undefined;
-  return SECRET_PATTERNS.find((pattern) => matchPath(pattern, p, { nocase: true }));
-}
-
+/** Whether a normalised path matches a secret pattern; case-insensitive, as some file systems are. */
 export function isSecretPath(p: string): boolean {
-  return secretPattern(p) !== undefined;
+  const base = p.slice(p.lastIndexOf('/') + 1).toLowerCase();
+  if (base.startsWith('.env') && TEMPLATE_SUFFIXES.some((suffix) => base.endsWith(suffix))) return false;
+  return matchesSecretPattern(p);
 }
 
 const SECRET_SAMPLES = [

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   escapeGlob,
+  matchAnyPath,
   matchPath,
   matchText,
   matchTextPrefix,
@@ -88,6 +89,38 @@ describe('matchPath', () => {
     expect(matchPath(escapeGlob('src/[id]'), 'src/i')).toBe(false);
     expect(matchPath(`${escapeGlob('a(b)*')}`, 'a(b)*')).toBe(true);
     expect(matchPath(`${escapeGlob('a(b)*')}`, 'a(b)c')).toBe(false);
+  });
+});
+
+describe('matchAnyPath', () => {
+  const patterns = ['src/**', '*.md', '.env', './lib/*.ts', '**/.aws/credentials', 'src/\\[id\\]/**'];
+  const subjects = [
+    'src/a/b.ts',
+    'src',
+    'srcx/a.ts',
+    'docs/a.md',
+    'a.mdx',
+    'config/.env',
+    'lib/a.ts',
+    'lib/x/a.ts',
+    'home/.aws/credentials',
+    '.aws/credentials',
+    'src/[id]/page.tsx',
+    '.',
+    'README.MD',
+  ];
+
+  it.each(subjects)('matches %j exactly when one of the patterns does', (subject) => {
+    for (const nocase of [false, true]) {
+      const one = patterns.some((pattern) => matchPath(pattern, subject, { nocase }));
+      expect(matchAnyPath(patterns, { nocase })(subject)).toBe(one);
+    }
+  });
+
+  it('covers the workspace root with `**`, as matchPath does', () => {
+    expect(matchAnyPath(['*.md', '**'])('.')).toBe(true);
+    expect(matchAnyPath(['*.md'])('.')).toBe(false);
+    expect(matchAnyPath([])('a.md')).toBe(false);
   });
 });
 
