@@ -9,10 +9,10 @@ import type { Approver } from '../permissions/gate.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
-import { PipelineJournal } from './journal.js';
+import { journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
-import { PlanStore } from './plan-store.js';
+import { openPipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
 import { type PipelineDeps, processOwner } from './worker.js';
@@ -24,17 +24,22 @@ const declineUnattended: Approver = async () => ({
     'The pipeline runs unattended and this call needs approval. Do the task with the tools you may use without asking.',
 });
 
+/** A run's deps, and what the caller does once the run ended: wait for the journal, close the store. */
+export type PipelineRun = PipelineDeps & { close(): Promise<void> };
+
 /**
- * The pipeline of a runtime: its store, sandbox and tools, with each role's model from
- * `pipeline.roles`. Every event is recorded in the journal before `show` gets it, and the
- * workspace's pause flag is honoured.
+ * The pipeline of a runtime: its store (the session database, or the shared one of `storage`),
+ * sandbox and tools, with each role's model from `pipeline.roles`. Every event is shown and
+ * recorded in the journal in order, and the workspace's pause flag is honoured. Problems writing
+ * the journal go to `onProblem`.
  */
 export async function pipelineDeps(
   runtime: Runtime,
   connection: Connection,
   show: (event: PipelineEvent) => void,
   signal?: AbortSignal,
-): Promise<PipelineDeps> {
+  onProblem: (message: string) => void = () => {},
+): Promise<PipelineRun> {
   const { config, workspace } = runtime;
   const settings = config.pipeline;
   const { sandbox } = await runtime.sandbox();
@@ -78,10 +83,11 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const plans = new PlanStore(store.db);
-  const journal = new PipelineJournal(store.db);
+  const storage = await openPipelineStorage(config, () => store.db);
+  const { plans, journal } = storage;
+  const writer = journalWriter(journal, workspace, onProblem);
   const emit = (event: PipelineEvent) => {
-    journal.record(workspace, event);
+    writer.write(event);
     show(event);
   };
   for (const message of notes) emit({ type: 'model_note', message });
@@ -109,8 +115,12 @@ export async function pipelineDeps(
     emit,
     pause: {
       paused: () => journal.paused(workspace),
-      resumed: (until) => journal.whilePaused(workspace, until),
+      resumed: (until) => whilePaused(journal, workspace, until),
     },
     ...(signal ? { signal } : {}),
+    async close() {
+      await writer.flush();
+      await storage.close();
+    },
   };
 }

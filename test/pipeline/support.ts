@@ -17,7 +17,9 @@ import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
 import { createGitTrace } from '../../src/pipeline/git-trace.js';
 import { leasedClient, type ModelSwapper, roleModels } from '../../src/pipeline/model-swap.js';
 import { createPlanInbox } from '../../src/pipeline/plan-inbox.js';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
+import type { PlanStore } from '../../src/pipeline/plan-store.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
+import type { PipelineStorage } from '../../src/pipeline/storage.js';
 import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
 import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
 import { createSandbox } from '../../src/sandbox/select.js';
@@ -163,6 +165,10 @@ export interface RunOptions {
   swapper?: ModelSwapper;
   /** Phase batching (default 1: alternate). */
   batch?: number;
+  /** Where plans and tasks are kept; default the bench's SQLite file. */
+  plans?: PlanStore;
+  /** Who holds claimed tasks (default this test process). */
+  owner?: string;
 }
 
 /** Runs the pipeline once over the bench's workspace, as `hearth pipeline run` does. */
@@ -193,7 +199,7 @@ export async function runOnce(
       workspace: bench.ws,
       maxIterations: 10,
     };
-    const plans = new PlanStore(db);
+    const plans = opts.plans ?? new SqlitePlanStore(db);
     const emit = opts.onEvent ?? (() => {});
     return await runPipeline({
       plans,
@@ -222,7 +228,7 @@ export async function runOnce(
           }
         : {}),
       ...(opts.batch ? { batch: opts.batch } : {}),
-      owner: `test:${process.pid}`,
+      owner: opts.owner ?? `test:${process.pid}`,
       alive: () => false,
       emit,
       signal: opts.signal,
@@ -234,13 +240,14 @@ export async function runOnce(
 }
 
 /**
- * Per test: a bench, the role server following `script` and the plan `markdown` added; torn down
- * after the test.
+ * Per test: a bench, the role server following `script` and the plan `markdown` added, in the
+ * bench's SQLite file or in the store `open` makes (a PostgreSQL one); torn down after the test.
  */
-export function usePipeline() {
-  let made: { bench: Bench; server: ScriptedServer } | undefined;
+export function usePipeline(open?: () => Promise<PipelineStorage>) {
+  let made: { bench: Bench; server: ScriptedServer; storage?: PipelineStorage } | undefined;
   afterEach(async () => {
     await made?.server.close();
+    await made?.storage?.close();
     await made?.bench.cleanup();
     made = undefined;
   });
@@ -248,9 +255,10 @@ export function usePipeline() {
     async start(script: Script, markdown: string) {
       const bench = await makeBench();
       const server = await startRoleServer(script);
-      made = { bench, server };
-      const plans = new PlanStore(openDatabase(bench.dbPath));
-      plans.addPlan(bench.ws, markdown);
+      const storage = await open?.();
+      made = { bench, server, ...(storage ? { storage } : {}) };
+      const plans = storage?.plans ?? new SqlitePlanStore(openDatabase(bench.dbPath));
+      await plans.addPlan(bench.ws, markdown);
       return { bench, server, plans };
     },
   };
