@@ -6,6 +6,7 @@ import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
+import { SessionNotFoundError } from '../store/sessions.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
@@ -104,7 +105,14 @@ export async function pipelineDeps(
     batch: settings.batch,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
-      open: (id) => AgentSession.open(coderDeps, store.get(id)),
+      open: (id) => {
+        try {
+          return AgentSession.open(coderDeps, store.get(id));
+        } catch (err) {
+          if (err instanceof SessionNotFoundError) return undefined;
+          throw err;
+        }
+      },
       state: (id, key) => store.state(id).get(key),
     },
     ...(git ? { git } : {}),

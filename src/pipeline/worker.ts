@@ -113,7 +113,7 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     if (!keeper) await recoverDead(deps, summary);
     await work(deps, summary, keeper);
   } catch (err) {
-    if (!(err instanceof ModelsUnavailable)) throw err;
+    if (!(err instanceof RunStopped)) throw err;
     summary.stopped = err.message;
     deps.emit({ type: 'model_note', message: `stopped: ${err.message}` });
   } finally {
@@ -139,6 +139,7 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
   /** How long a worker that stands by waits before it looks again. */
   const pauseMs = (plans.leaseMs ?? 3000) / 3;
   let standing = false;
+  const checked = new Set<string>();
   while (!deps.signal?.aborted) {
     if (await deps.pause?.paused()) {
       // What was in flight has finished; nothing new is planned or claimed until resumed.
@@ -157,6 +158,7 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
       }
       standing = false;
       await recoverDead(deps, summary);
+      await checkSameFolder(deps, checked);
     }
     const pass = keeper ? { ...deps, signal: keeper.iteration() } : deps;
     await pass.inbox?.take();
@@ -188,6 +190,27 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
   }
 }
 
+/**
+ * Workers on several machines must share the workspace's folder (a network mount), not each have
+ * a clone at the same path: a task's phases and its prerequisites' commits must be in the one
+ * worktree the next phase runs in. A committed plan whose commit this folder lacks says it is
+ * another copy, and the run stops before it touches anything.
+ */
+async function checkSameFolder(deps: PipelineDeps, checked: Set<string>): Promise<void> {
+  if (!deps.git) return;
+  for (const plan of await deps.plans.plans(deps.workspace)) {
+    const hash = ((await deps.plans.logOf(plan.id, 'plan_commit'))[0]?.body as { hash?: string } | undefined)
+      ?.hash;
+    if (!hash || checked.has(hash)) continue;
+    if (!(await deps.git.has(hash, deps.signal))) {
+      throw new RunStopped(
+        `plan #${plan.id} was committed as ${hash.slice(0, 10)} in a folder at ${deps.workspace} that is not this one (another clone?). Workers of one workspace must share its folder, e.g. over a network mount.`,
+      );
+    }
+    checked.add(hash);
+  }
+}
+
 /** Whether the workspace has plans to plan or tasks not yet finished or failed. */
 async function workLeft(plans: PlanStore, workspace: string): Promise<boolean> {
   if ((await plans.unplanned(workspace)).length > 0) return true;
@@ -200,8 +223,11 @@ async function workLeft(plans: PlanStore, workspace: string): Promise<boolean> {
   return false;
 }
 
-/** A role's model could not be put in memory: the run stops with the reason, its task back in its phase. */
-class ModelsUnavailable extends Error {}
+/**
+ * The run cannot go on here: a role's model could not be put in memory (its task back in its
+ * phase), or this machine's workspace is not the folder the plan was committed in.
+ */
+class RunStopped extends Error {}
 
 /** Puts the role's model in memory (with `deps.models`), logging the swaps with the plan. */
 async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: number }, role: SwapRole) {
@@ -211,7 +237,7 @@ async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: numbe
   if (result.ok || deps.signal?.aborted) return;
   const back = at.id === null ? undefined : RECOVER_TO[(at as TaskRow).state];
   if (back) await move(deps, at as TaskRow, back, {}, `the ${role}'s model could not be loaded`);
-  throw new ModelsUnavailable(`the ${role}'s model could not be put in memory: ${result.error}`);
+  throw new RunStopped(`the ${role}'s model could not be put in memory: ${result.error}`);
 }
 
 async function logSwaps(deps: PipelineDeps, at: { id: number | null; planId: number }): Promise<void> {
