@@ -20,6 +20,18 @@ const load = async () => ({
 
 type Flags = GlobalFlags & { json?: boolean; watch?: boolean };
 
+const RUN_HELP = `
+The queue is kept in this machine's session database, or with storage: postgres://... (config or
+HEARTH_DATABASE_URL) in the shared database, where hearth pipeline run on several machines works the
+same plans. A workspace is worked by one machine at a time (its tasks share one worktree and git
+index); the others stand by and take over when its lease lapses (pipeline.lease, 60 s), putting the
+task it held back in its phase. The workspace must be the same folder on each machine, at the same
+path (a network mount): a clone is refused.
+
+Examples:
+  hearth pipeline run --yolo
+  HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth pipeline run --watch -C /mnt/shared/app`;
+
 async function withPipeline(cmd: Command, work: (control: PipelineControl) => void | Promise<void>) {
   const { runtimeFromFlags, PipelineControl, openPipelineStorage } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
@@ -68,6 +80,7 @@ export function addPipelineCommands(program: Command): void {
     )
     .option('--json', 'one JSON event per line')
     .option('--watch', 'when the queue is empty, wait for plans dropped into plans/ instead of stopping')
+    .addHelpText('after', RUN_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
       const {
         runtimeFromFlags,
