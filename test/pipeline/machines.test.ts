@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../support/cli.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
-import { answer, inDependencyOrder, roleOf, twelveTasks } from './support.js';
+import { answer, inDependencyOrder, onTransitions, roleOf, twelveTasks } from './support.js';
 
 /** Seconds a worker's claim lasts unrenewed: short, so the takeover comes soon. */
 const LEASE_SECONDS = 2;
@@ -26,19 +26,9 @@ const script = twelveTasks(
 
 /** Resolves with the first `task_state` line of a held phase after `n` transitions of the run's own. */
 function holdsTaskAfter(child: ChildProcess, n: number): Promise<string> {
-  return new Promise((resolve) => {
-    let seen = 0;
-    let partial = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.includes('"type":"task_state"') || line.includes('recovered')) continue;
-        seen++;
-        if (seen >= n && line.includes('"state":"coding"')) resolve(line);
-      }
-    });
-  });
+  return new Promise((resolve) =>
+    onTransitions(child, (line, seen) => seen >= n && line.includes('"state":"coding"') && resolve(line)),
+  );
 }
 
 describe.skipIf(!postgresBin())('the pipeline on two machines sharing PostgreSQL', () => {

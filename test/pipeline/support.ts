@@ -5,7 +5,7 @@
  * worked out from each request, not from a fixed queue, so a pipeline killed and restarted
  * anywhere gets the same answers for the same questions.
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -287,4 +287,21 @@ export function twelveTasks(file: (n: number) => string, content: (n: number) =>
 /** Every dependency of `tasks` comes before its dependent in `order` (task numbers, 1-based). */
 export function inDependencyOrder(tasks: Script['tasks'], order: number[]): boolean {
   return tasks.every((t, i) => (t.depends_on ?? []).every((d) => order.indexOf(d) < order.indexOf(i + 1)));
+}
+
+/**
+ * Calls `listener` with each `task_state` line a `pipeline run --json` process prints of its own
+ * transitions (recoveries of what an earlier run left do not count), and how many it printed so far.
+ */
+export function onTransitions(child: ChildProcess, listener: (line: string, seen: number) => void): void {
+  let seen = 0;
+  let partial = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.includes('"type":"task_state"') || line.includes('recovered')) continue;
+      listener(line, ++seen);
+    }
+  });
 }
