@@ -9,8 +9,13 @@
 import type { PlanStore } from './plan-store.js';
 
 export interface LeaseKeeper {
-  /** A signal for one pass of the loop: aborted when the run stops or the leases are lost. */
+  /**
+   * The worker holds the workspace now: its leases are renewed from here on. Returns a signal for
+   * this pass of the loop, aborted when the run stops or the leases are lost.
+   */
   iteration(): AbortSignal;
+  /** The worker let the workspace go (paused) or does not hold it (standing by): nothing to renew. */
+  letGo(): void;
   /** The task whose claim is renewed with the workspace, or none between steps. */
   holding(taskId: number | undefined): void;
   stop(): void;
@@ -26,13 +31,15 @@ export function keepLeases(
 ): LeaseKeeper {
   let current = new AbortController();
   let task: number | undefined;
+  let held = false;
   let renewing = false;
   const renew = async () => {
-    if (renewing) return;
+    if (renewing || !held) return;
     renewing = true;
     try {
       const kept = await plans.renew(owner, workspace, task).catch(() => true);
-      if (!kept && !current.signal.aborted) {
+      if (!kept && held) {
+        held = false;
         current.abort();
         onLost();
       }
@@ -44,8 +51,12 @@ export function keepLeases(
   timer.unref();
   return {
     iteration() {
+      held = true;
       current = new AbortController();
       return signal ? AbortSignal.any([signal, current.signal]) : current.signal;
+    },
+    letGo() {
+      held = false;
     },
     holding(id) {
       task = id;

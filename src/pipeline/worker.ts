@@ -143,13 +143,17 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
   while (!deps.signal?.aborted) {
     if (await deps.pause?.paused()) {
       // What was in flight has finished; nothing new is planned or claimed until resumed.
-      if (keeper) await plans.release(workspace, deps.owner);
+      if (keeper) {
+        keeper.letGo();
+        await plans.release(workspace, deps.owner);
+      }
       deps.emit({ type: 'idle', reason: 'paused' });
       await deps.pause!.resumed(deps.signal);
       continue;
     }
     if (keeper) {
       if (!(await plans.hold(workspace, deps.owner))) {
+        keeper.letGo();
         if (!deps.watch && !(await workLeft(plans, workspace))) break;
         if (!standing) deps.emit({ type: 'idle', reason: 'standby' });
         standing = true;

@@ -105,6 +105,8 @@ describe.skipIf(!postgresBin())('the pipeline on two machines sharing PostgreSQL
     // It stood by while the other worked, then took over and put the dead worker's task back.
     expect(events).toContainEqual({ type: 'idle', reason: 'standby' });
     expect(events.some((e) => e.note === 'recovered after an interruption')).toBe(true);
+    // Standing by is not holding: it never lost a lease it did not have.
+    expect(events.filter((e) => e.reason === 'lease_lost')).toEqual([]);
 
     const status = await b.run(['pipeline', 'status', '--json']);
     const [plan] = JSON.parse(status.stdout) as Array<{ tasks: Array<{ state: string }> }>;
