@@ -96,10 +96,11 @@ export interface RuntimeOptions {
   /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
   memory?: MemoryFactory;
   /**
-   * The workspace's pipeline over the session database, or undefined where it has none (src/pipeline
-   * is above agent/, so it is passed in). Asked once, when the tools are chosen.
+   * The workspace's pipeline (in the session database, or the shared one of `storage`), or
+   * undefined where it has none (src/pipeline is above agent/, so it is passed in). Asked once,
+   * when the tools are chosen.
    */
-  pipeline?: (db: () => Db, workspace: string) => PipelinePort | undefined;
+  pipeline?: (db: () => Db, workspace: string, config: Config) => PipelinePort | undefined;
 }
 
 /** Closes a memory the runtime opened, if it opened (memory that failed to open has nothing to close). */
@@ -141,7 +142,7 @@ export async function createRuntime(
     db ??= options.db ?? openDatabase(dbPath);
     return db;
   };
-  const pipeline = options.pipeline?.(openDb, workspace);
+  const pipeline = options.pipeline?.(openDb, workspace, config);
   const tools = buildRegistry(
     {
       ...config.tools,

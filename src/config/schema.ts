@@ -296,6 +296,11 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           batch: z.number().int().min(1).max(100).default(4),
           /** With LM Studio, one role model in memory at a time (`pipeline/model-swap.ts`). */
           swap: pipelineSwap.default(SWAP_DEFAULTS),
+          /**
+           * With `storage` (PostgreSQL): seconds a worker's claim on a task (and on the workspace)
+           * lasts without renewal; a worker silent that long counts as dead and another takes over.
+           */
+          lease: z.number().min(1).max(3600).default(60),
         })
         .strict()
         .default({
@@ -306,6 +311,7 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           roles: {},
           batch: 4,
           swap: SWAP_DEFAULTS,
+          lease: 60,
         }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),

@@ -27,12 +27,12 @@ export async function planInParts(
   onPart?: (part: number, parts: number) => void,
 ): Promise<PlanResult & { parts: number }> {
   const planLog = { id: null, planId: plan.id };
-  const cut = plans.logOf(plan.id, 'plan_parts')[0]?.body as { parts: string[] } | undefined;
+  const cut = (await plans.logOf(plan.id, 'plan_parts'))[0]?.body as { parts: string[] } | undefined;
   const parts = cut?.parts ?? splitPlan(plan.markdown, maxChars);
-  if (!cut && parts.length > 1) plans.log(planLog, 'plan_parts', { parts });
-  const done = plans
-    .logOf(plan.id, 'plan_part')
-    .map((e) => e.body as { index: number; tasks: PlannedTask[] });
+  if (!cut && parts.length > 1) await plans.log(planLog, 'plan_parts', { parts });
+  const done = (await plans.logOf(plan.id, 'plan_part')).map(
+    (e) => e.body as { index: number; tasks: PlannedTask[] },
+  );
   const tasks = done.flatMap((d) => d.tasks);
   let tokens = 0;
   for (let index = done.length; index < parts.length; index++) {
@@ -48,7 +48,7 @@ export async function planInParts(
       return { ...result, error: `${result.error}${where}`, tokens, parts: parts.length };
     }
     if (parts.length > 1) {
-      plans.log(planLog, 'plan_part', { index, tasks: result.tasks });
+      await plans.log(planLog, 'plan_part', { index, tasks: result.tasks });
       onPart?.(index + 1, parts.length);
     }
     tasks.push(...result.tasks);

@@ -4,7 +4,11 @@ import type { TaskRow } from './types.js';
 /** Makes the coder's sessions: a normal Hearth agent session per task, resumed for its rework. */
 export interface CoderSessions {
   create(title: string): AgentSession;
-  open(id: string): AgentSession;
+  /**
+   * The task's session, or undefined where this machine does not have it: sessions live in each
+   * machine's database, and a task may move to another machine's worker (PostgreSQL plan store).
+   */
+  open(id: string): AgentSession | undefined;
   /** The session's durable state value (its todo list). */
   state(id: string, key: string): unknown;
 }
@@ -30,12 +34,14 @@ export async function runCoder(
   prerequisites: TaskRow[],
   signal?: AbortSignal,
 ): Promise<CoderResult> {
-  const session = task.sessionId
-    ? sessions.open(task.sessionId)
-    : sessions.create(`task #${task.seq}: ${task.title}`);
-  const message = task.sessionId
+  const earlier = task.sessionId ? sessions.open(task.sessionId) : undefined;
+  const session = earlier ?? sessions.create(`task #${task.seq}: ${task.title}`);
+  // A session begun elsewhere starts over here from the brief, with the findings it was sent back for.
+  const message = earlier
     ? (task.feedback ?? 'Your previous run was interrupted. Check what is done and finish the task.')
-    : brief(task, prerequisites);
+    : [brief(task, prerequisites), task.feedback ? `Findings on earlier work:\n${task.feedback}` : '']
+        .filter(Boolean)
+        .join('\n\n');
   let tokens = 0;
   let end: { reason: string; text: string } | undefined;
   for await (const event of session.run(message, signal)) {

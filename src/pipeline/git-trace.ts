@@ -42,6 +42,8 @@ export interface GitTrace {
   commitTask(task: TaskRow, files: TraceFiles, signal?: AbortSignal): Promise<string | undefined>;
   /** Paths with changes not committed (untracked files included); empty without a repository. */
   dirty(signal?: AbortSignal): Promise<string[]>;
+  /** Whether the repository has the commit `hash` (true without a repository: nothing to compare). */
+  has(hash: string, signal?: AbortSignal): Promise<boolean>;
 }
 
 const COMMIT_TIMEOUT_MS = 5 * 60_000;
@@ -132,6 +134,11 @@ export function createGitTrace(
         .join('\n\n');
       const only = files.paths && [traceDir(task.planId), ...files.paths];
       return commit(`hearth(coder): task #${task.seq} ${task.title}`, body, signal, only);
+    },
+    async has(hash, signal) {
+      if (!isRepo() || !/^[0-9a-f]{7,64}$/.test(hash)) return true;
+      const r = await git.run(ctx(signal), ['cat-file', '-e', `${hash}^{commit}`]);
+      return r.exitCode === 0;
     },
     async dirty(signal) {
       if (!isRepo()) return [];

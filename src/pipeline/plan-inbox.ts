@@ -54,7 +54,7 @@ export function createPlanInbox(
         }
         const markdown = await readFile(file, 'utf8');
         if (!markdown.trim()) continue;
-        const { plan, created } = plans.addPlan(workspace, markdown);
+        const { plan, created } = await plans.addPlan(workspace, markdown);
         emit({ type: 'plan_added', planId: plan.id, file: `${INBOX}/${name}`, created });
         if (created) added++;
       }

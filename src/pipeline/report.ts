@@ -3,7 +3,7 @@
  * line) and the review log committed with each task. Both are computed from the database alone, so
  * they come out the same however often a killed run wrote them.
  */
-import type { LogEntry, PlanStore } from './plan-store.js';
+import { HELD, type LogEntry, type PlanStore } from './plan-store.js';
 import type { Finding, PlanRow, TaskRow, TaskState, Verdict } from './types.js';
 
 export type Role = 'planner' | 'coder' | 'reviewer';
@@ -32,11 +32,13 @@ export interface PlanReport {
   current?: { seq: number; role: string; model?: string };
 }
 
-const HELD: TaskState[] = ['coding', 'verifying', 'reviewing', 'committing'];
+/** The report of a stored plan, read from the store. */
+export async function reportOf(plans: PlanStore, plan: PlanRow): Promise<PlanReport> {
+  return planReport(plan, await plans.tasks(plan.id), await plans.logOf(plan.id));
+}
 
-export function planReport(plans: PlanStore, plan: PlanRow): PlanReport {
-  const tasks = plans.tasks(plan.id);
-  const log = plans.logOf(plan.id);
+/** The report of `plan` from its tasks and its whole log. */
+export function planReport(plan: PlanRow, tasks: TaskRow[], log: LogEntry[]): PlanReport {
   const byState: PlanReport['byState'] = {};
   for (const t of tasks) byState[t.state] = (byState[t.state] ?? 0) + 1;
   const findings = { critical: 0, major: 0, minor: 0 };
@@ -134,11 +136,11 @@ function formatDuration(ms: number): string {
 }
 
 /** The review log in Markdown: every check that sent work back and every review, in order. */
-export function reviewLog(plans: PlanStore, plan: PlanRow): string {
-  const tasks = new Map<number, TaskRow>(plans.tasks(plan.id).map((t) => [t.id, t]));
+export async function reviewLog(plans: PlanStore, plan: PlanRow): Promise<string> {
+  const tasks = new Map<number, TaskRow>((await plans.tasks(plan.id)).map((t) => [t.id, t]));
   const rounds = new Map<number, number>();
   const out = [`# Review log: plan #${plan.id} ${plan.title}`, ''];
-  for (const entry of plans.logOf(plan.id)) {
+  for (const entry of await plans.logOf(plan.id)) {
     const task = entry.taskId === null ? undefined : tasks.get(entry.taskId);
     if (!task) continue;
     const written = logSection(entry, task, rounds);

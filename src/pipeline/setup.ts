@@ -6,13 +6,14 @@ import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
+import { SessionNotFoundError } from '../store/sessions.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
-import { PipelineJournal } from './journal.js';
+import { journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
-import { PlanStore } from './plan-store.js';
+import { openPipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
 import { type PipelineDeps, processOwner } from './worker.js';
@@ -24,17 +25,22 @@ const declineUnattended: Approver = async () => ({
     'The pipeline runs unattended and this call needs approval. Do the task with the tools you may use without asking.',
 });
 
+/** A run's deps, and what the caller does once the run ended: wait for the journal, close the store. */
+export type PipelineRun = PipelineDeps & { close(): Promise<void> };
+
 /**
- * The pipeline of a runtime: its store, sandbox and tools, with each role's model from
- * `pipeline.roles`. Every event is recorded in the journal before `show` gets it, and the
- * workspace's pause flag is honoured.
+ * The pipeline of a runtime: its store (the session database, or the shared one of `storage`),
+ * sandbox and tools, with each role's model from `pipeline.roles`. Every event is shown and
+ * recorded in the journal in order, and the workspace's pause flag is honoured. Problems writing
+ * the journal go to `onProblem`.
  */
 export async function pipelineDeps(
   runtime: Runtime,
   connection: Connection,
   show: (event: PipelineEvent) => void,
   signal?: AbortSignal,
-): Promise<PipelineDeps> {
+  onProblem: (message: string) => void = () => {},
+): Promise<PipelineRun> {
   const { config, workspace } = runtime;
   const settings = config.pipeline;
   const { sandbox } = await runtime.sandbox();
@@ -78,10 +84,11 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const plans = new PlanStore(store.db);
-  const journal = new PipelineJournal(store.db);
+  const storage = await openPipelineStorage(config, () => store.db);
+  const { plans, journal } = storage;
+  const writer = journalWriter(journal, workspace, onProblem);
   const emit = (event: PipelineEvent) => {
-    journal.record(workspace, event);
+    writer.write(event);
     show(event);
   };
   for (const message of notes) emit({ type: 'model_note', message });
@@ -98,7 +105,14 @@ export async function pipelineDeps(
     batch: settings.batch,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
-      open: (id) => AgentSession.open(coderDeps, store.get(id)),
+      open: (id) => {
+        try {
+          return AgentSession.open(coderDeps, store.get(id));
+        } catch (err) {
+          if (err instanceof SessionNotFoundError) return undefined;
+          throw err;
+        }
+      },
       state: (id, key) => store.state(id).get(key),
     },
     ...(git ? { git } : {}),
@@ -109,8 +123,12 @@ export async function pipelineDeps(
     emit,
     pause: {
       paused: () => journal.paused(workspace),
-      resumed: (until) => journal.whilePaused(workspace, until),
+      resumed: (until) => whilePaused(journal, workspace, until),
     },
     ...(signal ? { signal } : {}),
+    async close() {
+      await writer.flush();
+      await storage.close();
+    },
   };
 }

@@ -15,19 +15,22 @@ export interface PipelineStatus {
   recent: JournalEntry[];
 }
 
-export function pipelineStatus(
+export async function pipelineStatus(
   plans: PlanStore,
   journal: PipelineJournal,
   workspace: string,
   recent = 20,
-): PipelineStatus {
+): Promise<PipelineStatus> {
+  const rows: PipelineStatus['plans'] = [];
+  for (const plan of await plans.plans(workspace)) {
+    const tasks = await plans.tasks(plan.id);
+    rows.push({ plan, tasks, report: planReport(plan, tasks, await plans.logOf(plan.id)) });
+  }
   return {
     workspace,
-    paused: journal.paused(workspace),
-    plans: plans
-      .plans(workspace)
-      .map((plan) => ({ plan, tasks: plans.tasks(plan.id), report: planReport(plans, plan) })),
-    recent: recent > 0 ? journal.recent(workspace, recent) : [],
+    paused: await journal.paused(workspace),
+    plans: rows,
+    recent: recent > 0 ? await journal.recent(workspace, recent) : [],
   };
 }
 
@@ -72,9 +75,12 @@ export function describeEvent(e: PipelineEvent): string {
     case 'plan_skipped':
       return `${e.file} skipped: ${e.reason}`;
     case 'idle':
-      return e.reason === 'paused'
-        ? 'paused; waiting for hearth pipeline resume (Ctrl-C to stop)'
-        : 'queue empty; waiting for new plans in plans/ (Ctrl-C to stop)';
+      if (e.reason === 'paused') return 'paused; waiting for hearth pipeline resume (Ctrl-C to stop)';
+      if (e.reason === 'standby')
+        return 'another worker works this workspace; standing by to take over if it stops (Ctrl-C to stop)';
+      if (e.reason === 'lease_lost')
+        return 'lease lost (the database was out of reach); the step stopped and another worker has the task';
+      return 'queue empty; waiting for new plans in plans/ (Ctrl-C to stop)';
     case 'paused':
       return 'pipeline paused';
     case 'resumed':

@@ -5,31 +5,26 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { Config } from '../config/schema.js';
 import type { Db } from '../store/database.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
-import type { Clock } from '../util/clock.js';
-import { PipelineJournal } from './journal.js';
+import type { PipelineJournal } from './journal.js';
 import { INBOX } from './plan-inbox.js';
-import { PlanStore } from './plan-store.js';
+import type { PlanStore } from './plan-store.js';
 import { describeStatus, pipelineStatus } from './status.js';
+import { openPipelineStorage } from './storage.js';
 import type { PlanRow } from './types.js';
 
 export class PipelineControl {
-  readonly plans: PlanStore;
-  readonly journal: PipelineJournal;
-
   constructor(
-    db: Db,
+    readonly plans: PlanStore,
+    readonly journal: PipelineJournal,
     readonly workspace: string,
-    clock?: Clock,
-  ) {
-    this.plans = new PlanStore(db, clock ? () => clock.now() : undefined);
-    this.journal = new PipelineJournal(db, clock);
-  }
+  ) {}
 
-  addPlan(markdown: string, file?: string): { plan: PlanRow; created: boolean } {
-    const added = this.plans.addPlan(this.workspace, markdown);
-    this.journal.record(this.workspace, {
+  async addPlan(markdown: string, file?: string): Promise<{ plan: PlanRow; created: boolean }> {
+    const added = await this.plans.addPlan(this.workspace, markdown);
+    await this.journal.record(this.workspace, {
       type: 'plan_added',
       planId: added.plan.id,
       ...(file ? { file } : {}),
@@ -38,13 +33,13 @@ export class PipelineControl {
     return added;
   }
 
-  retryFailed(): number {
-    const count = this.plans.retryFailed(this.workspace);
-    if (count > 0) this.journal.record(this.workspace, { type: 'tasks_retried', count });
+  async retryFailed(): Promise<number> {
+    const count = await this.plans.retryFailed(this.workspace);
+    if (count > 0) await this.journal.record(this.workspace, { type: 'tasks_retried', count });
     return count;
   }
 
-  setPaused(paused: boolean): boolean {
+  setPaused(paused: boolean): Promise<boolean> {
     return this.journal.setPaused(this.workspace, paused);
   }
 
@@ -55,19 +50,34 @@ export class PipelineControl {
 
 /**
  * The pipeline tools' port over a workspace, or undefined where it has no pipeline. A `plans/`
- * folder is looked for before the database is asked for stored plans.
+ * folder is looked for before the session database is asked for stored plans. With PostgreSQL
+ * (`storage`) only the folder counts: asking the database would cost every start a connection.
+ * Each call opens the storage for its one change.
  */
-export function pipelinePort(db: () => Db, workspace: string): PipelinePort | undefined {
-  if (!existsSync(path.join(workspace, INBOX)) && !hasPlans(db(), workspace)) return undefined;
-  const control = new PipelineControl(db(), workspace);
+export function pipelinePort(
+  db: () => Db,
+  workspace: string,
+  config: Pick<Config, 'storage' | 'pipeline'>,
+): PipelinePort | undefined {
+  if (!existsSync(path.join(workspace, INBOX)) && (config.storage || !hasPlans(db(), workspace)))
+    return undefined;
+  const withControl = async <T>(work: (control: PipelineControl) => Promise<T>): Promise<T> => {
+    const storage = await openPipelineStorage(config, db);
+    try {
+      return await work(new PipelineControl(storage.plans, storage.journal, workspace));
+    } finally {
+      await storage.close();
+    }
+  };
   return {
-    status: () => describeStatus(control.status(0)),
-    addPlan(markdown) {
-      const { plan, created } = control.addPlan(markdown);
-      return { id: plan.id, title: plan.title, state: plan.state, created };
-    },
-    retryFailed: () => control.retryFailed(),
-    setPaused: (paused) => control.setPaused(paused),
+    status: () => withControl(async (control) => describeStatus(await control.status(0))),
+    addPlan: (markdown) =>
+      withControl(async (control) => {
+        const { plan, created } = await control.addPlan(markdown);
+        return { id: plan.id, title: plan.title, state: plan.state, created };
+      }),
+    retryFailed: () => withControl((control) => control.retryFailed()),
+    setPaused: (paused) => withControl((control) => control.setPaused(paused)),
   };
 }
 

@@ -41,14 +41,14 @@ export async function commitPaths(
   task: TaskRow,
   signal?: AbortSignal,
 ): Promise<string[] | undefined> {
-  const others = plans
-    .plans(workspace)
-    .flatMap((p) => plans.tasks(p.id))
+  const all: TaskRow[] = [];
+  for (const p of await plans.plans(workspace)) all.push(...(await plans.tasks(p.id)));
+  const others = all
     .filter((t) => t.id !== task.id && t.sessionId !== null)
     .some((t) => UNCOMMITTED.includes(t.state) || t.state === 'pending' || t.state === 'coding');
   if (!others) return undefined;
   const own = new Set(task.files.map((f) => path.posix.normalize(f).replace(/^\.\//, '')));
-  for (const entry of plans.logOf(task.planId, 'changed'))
+  for (const entry of await plans.logOf(task.planId, 'changed'))
     if (entry.taskId === task.id) for (const p of (entry.body as { paths: string[] }).paths) own.add(p);
   const dirty = await git.dirty(signal);
   return dirty.filter((p) => own.has(p));

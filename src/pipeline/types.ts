@@ -91,8 +91,12 @@ export type PipelineEvent =
   /** A plan stored (`file` when it came from `plans/` or `hearth plan add`); `created` false: known already. */
   | { type: 'plan_added'; planId: number; file?: string; created: boolean }
   | { type: 'plan_skipped'; file: string; reason: string }
-  /** Nothing to claim: the queue is empty, or (`reason: paused`) the workspace is paused. */
-  | { type: 'idle'; reason?: 'paused' }
+  /**
+   * Nothing to claim: the queue is empty, or (`reason`) the workspace is paused, another worker
+   * works it (`standby`: this one takes over if that one's lease lapses), or this worker's lease
+   * lapsed and another took over (`lease_lost`: the step in flight stopped unrecorded).
+   */
+  | { type: 'idle'; reason?: 'paused' | 'standby' | 'lease_lost' }
   | { type: 'paused' }
   | { type: 'resumed' }
   /** One part of a plan too big for one request was planned (1-based). */

@@ -1,18 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Sandbox } from '../sandbox/types.js';
+import { sleep } from '../util/clock.js';
 import { planInParts } from './chunked-plan.js';
 import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
+import { keepLeases, type LeaseKeeper } from './lease-keeper.js';
 import type { RoleClient } from './llm-call.js';
 import type { RoleModels, SwapRole } from './model-swap.js';
 import { PhaseBatch } from './phase-batch.js';
 import type { PlanInbox } from './plan-inbox.js';
-import type { PlanStore } from './plan-store.js';
+import type { PlanStore, TaskUpdate } from './plan-store.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
-import { type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
+import { FINISHED, type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
 import { verifyTask } from './verifier.js';
 
 export interface PipelineDeps {
@@ -48,7 +51,7 @@ export interface PipelineDeps {
    * The workspace's pause flag, set by any process (`hearth pipeline pause`, the agent's tools, the
    * gateway): read before each step, waited on while set.
    */
-  pause?: { paused(): boolean; resumed(signal?: AbortSignal): Promise<void> };
+  pause?: { paused(): Promise<boolean>; resumed(signal?: AbortSignal): Promise<void> };
   signal?: AbortSignal;
 }
 
@@ -61,11 +64,14 @@ export interface RunSummary {
   stopped?: string;
 }
 
-/** This process as a task holder, and whether a holder of this host still runs. */
+/**
+ * This process as a task holder, and whether a holder of this host still runs. The owner ends in
+ * a random part: two machines may share a host name, and leases must tell their workers apart.
+ */
 export function processOwner(): { owner: string; alive(owner: string): boolean } {
   const host = hostname();
   return {
-    owner: `${host}:${process.pid}`,
+    owner: `${host}:${process.pid}:${randomUUID().slice(0, 8)}`,
     alive(owner) {
       const [h, pid] = owner.split(':');
       if (h !== host) return true; // another machine's worker: not ours to judge
@@ -84,72 +90,163 @@ export function processOwner(): { owner: string; alive(owner: string): boolean }
  * held, then in turn adds the plans dropped into `plans/`, plans new plans, commits them and takes
  * one task phase from the queue; with `watch`, an empty queue waits for new plans. Every transition is
  * committed before the next step, so a kill at any point resumes without losing or redoing work.
+ *
+ * On a store with leases (PostgreSQL, several machines), one worker works a workspace at a time:
+ * its tasks share one worktree and one git index, so two workers' steps at once would mix their
+ * changes and race for git's lock. The others stand by and take over once the holder's lease
+ * lapses (it died, or lost the database), putting the task it held back in its phase. The model
+ * servers a step uses are the pool's (`llm.endpoints`), whichever machine runs it; workspaces are
+ * worked in parallel by whichever workers take them.
  */
 export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
-  const { plans, workspace } = deps;
   const summary: RunSummary = { recovered: 0, planned: 0, steps: 0, tokens: 0 };
-  const recovered = plans.recover(workspace, deps.alive);
+  const { leaseMs } = deps.plans;
+  const keeper =
+    leaseMs === undefined
+      ? undefined
+      : keepLeases(deps.plans, leaseMs, deps.workspace, deps.owner, deps.signal, () =>
+          deps.emit({ type: 'idle', reason: 'lease_lost' }),
+        );
+  try {
+    // Without leases, a dead worker is found by its process once, at the start; with them, each
+    // pass recovers what lapsed (recoverDead in work).
+    if (!keeper) await recoverDead(deps, summary);
+    await work(deps, summary, keeper);
+  } catch (err) {
+    if (!(err instanceof RunStopped)) throw err;
+    summary.stopped = err.message;
+    deps.emit({ type: 'model_note', message: `stopped: ${err.message}` });
+  } finally {
+    keeper?.stop();
+    if (keeper) await deps.plans.release(deps.workspace, deps.owner).catch(() => undefined);
+  }
+  return summary;
+}
+
+/** Puts back in their phase the tasks dead workers held, and frees git's lock if one was committing. */
+async function recoverDead(deps: PipelineDeps, summary: RunSummary): Promise<void> {
+  const recovered = await deps.plans.recover(deps.workspace, deps.alive);
   for (const task of recovered) {
     summary.recovered++;
     announce(deps, task, 'recovered after an interruption');
   }
   await releaseStaleLock(deps, recovered);
-  try {
-    await work(deps, summary);
-  } catch (err) {
-    if (!(err instanceof ModelsUnavailable)) throw err;
-    summary.stopped = err.message;
-    deps.emit({ type: 'model_note', message: `stopped: ${err.message}` });
-  }
-  return summary;
 }
 
-async function work(deps: PipelineDeps, summary: RunSummary): Promise<void> {
+async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeeper): Promise<void> {
   const { plans, workspace } = deps;
   const batch = new PhaseBatch(deps.batch ?? 1);
+  /** How long a worker that stands by waits before it looks again. */
+  const pauseMs = (plans.leaseMs ?? 3000) / 3;
+  let standing = false;
+  const checked = new Set<string>();
   while (!deps.signal?.aborted) {
-    if (deps.pause?.paused()) {
+    if (await deps.pause?.paused()) {
       // What was in flight has finished; nothing new is planned or claimed until resumed.
+      if (keeper) {
+        keeper.letGo();
+        await plans.release(workspace, deps.owner);
+      }
       deps.emit({ type: 'idle', reason: 'paused' });
-      await deps.pause.resumed(deps.signal);
+      await deps.pause!.resumed(deps.signal);
       continue;
     }
-    await deps.inbox?.take();
-    await planNew(deps, summary);
-    await commitPlans(deps);
-    if (deps.signal?.aborted) break;
-    const task = plans.claim(deps.owner, workspace, batch.order());
+    if (keeper) {
+      if (!(await plans.hold(workspace, deps.owner))) {
+        keeper.letGo();
+        if (!deps.watch && !(await workLeft(plans, workspace))) break;
+        if (!standing) deps.emit({ type: 'idle', reason: 'standby' });
+        standing = true;
+        await sleep(pauseMs, deps.signal);
+        continue;
+      }
+      standing = false;
+      await recoverDead(deps, summary);
+      await checkSameFolder(deps, checked);
+    }
+    const pass = keeper ? { ...deps, signal: keeper.iteration() } : deps;
+    await pass.inbox?.take();
+    await planNew(pass, summary);
+    await commitPlans(pass);
+    if (pass.signal?.aborted) continue;
+    const task = await plans.claim(deps.owner, workspace, batch.order());
     if (!task) {
+      // A task a dead worker held comes back once its lease lapses.
+      if (keeper && (await plans.heldIn(workspace)) > 0) {
+        await sleep(pauseMs, deps.signal);
+        continue;
+      }
       if (!deps.watch || !deps.inbox) break;
       deps.emit({ type: 'idle' });
       await deps.inbox.changed(deps.signal);
       continue;
     }
+    keeper?.holding(task.id);
     announce(deps, task);
     batch.took(task.state);
-    summary.tokens += await step(deps, task);
-    logSwaps(deps, task);
+    try {
+      summary.tokens += await step(pass, task);
+    } finally {
+      keeper?.holding(undefined);
+    }
+    await logSwaps(deps, task);
     summary.steps++;
   }
 }
 
-/** A role's model could not be put in memory: the run stops with the reason, its task back in its phase. */
-class ModelsUnavailable extends Error {}
+/**
+ * Workers on several machines must share the workspace's folder (a network mount), not each have
+ * a clone at the same path: a task's phases and its prerequisites' commits must be in the one
+ * worktree the next phase runs in. A committed plan whose commit this folder lacks says it is
+ * another copy, and the run stops before it touches anything.
+ */
+async function checkSameFolder(deps: PipelineDeps, checked: Set<string>): Promise<void> {
+  if (!deps.git) return;
+  for (const plan of await deps.plans.plans(deps.workspace)) {
+    const hash = ((await deps.plans.logOf(plan.id, 'plan_commit'))[0]?.body as { hash?: string } | undefined)
+      ?.hash;
+    if (!hash || checked.has(hash)) continue;
+    if (!(await deps.git.has(hash, deps.signal))) {
+      throw new RunStopped(
+        `plan #${plan.id} was committed as ${hash.slice(0, 10)} in a folder at ${deps.workspace} that is not this one (another clone?). Workers of one workspace must share its folder, e.g. over a network mount.`,
+      );
+    }
+    checked.add(hash);
+  }
+}
+
+/** Whether the workspace has plans to plan or tasks not yet finished or failed. */
+async function workLeft(plans: PlanStore, workspace: string): Promise<boolean> {
+  if ((await plans.unplanned(workspace)).length > 0) return true;
+  for (const plan of await plans.plans(workspace)) {
+    const open = (await plans.tasks(plan.id)).some(
+      (t) => !FINISHED.includes(t.state) && t.state !== 'failed',
+    );
+    if (open) return true;
+  }
+  return false;
+}
+
+/**
+ * The run cannot go on here: a role's model could not be put in memory (its task back in its
+ * phase), or this machine's workspace is not the folder the plan was committed in.
+ */
+class RunStopped extends Error {}
 
 /** Puts the role's model in memory (with `deps.models`), logging the swaps with the plan. */
 async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: number }, role: SwapRole) {
   if (!deps.models) return;
   const result = await deps.models.ready(role, deps.signal);
-  logSwaps(deps, at);
+  await logSwaps(deps, at);
   if (result.ok || deps.signal?.aborted) return;
   const back = at.id === null ? undefined : RECOVER_TO[(at as TaskRow).state];
-  if (back) move(deps, at as TaskRow, back, {}, `the ${role}'s model could not be loaded`);
-  throw new ModelsUnavailable(`the ${role}'s model could not be put in memory: ${result.error}`);
+  if (back) await move(deps, at as TaskRow, back, {}, `the ${role}'s model could not be loaded`);
+  throw new RunStopped(`the ${role}'s model could not be put in memory: ${result.error}`);
 }
 
-function logSwaps(deps: PipelineDeps, at: { id: number | null; planId: number }): void {
+async function logSwaps(deps: PipelineDeps, at: { id: number | null; planId: number }): Promise<void> {
   for (const swap of deps.models?.drain() ?? []) {
-    deps.plans.log(at, 'model_swap', swap);
+    await deps.plans.log(at, 'model_swap', swap);
     deps.emit({ type: 'model_swap', planId: at.planId, taskId: at.id, ...swap });
   }
 }
@@ -162,18 +259,19 @@ function logSwaps(deps: PipelineDeps, at: { id: number | null; planId: number })
 async function releaseStaleLock(deps: PipelineDeps, recovered: TaskRow[]): Promise<void> {
   if (!deps.git) return;
   const { plans, workspace } = deps;
-  const planUncommitted = plans
-    .plans(workspace)
-    .some((p) => p.state === 'planned' && plans.logOf(p.id, 'plan_commit').length === 0);
+  let planUncommitted = false;
+  for (const p of await plans.plans(workspace))
+    if (p.state === 'planned' && (await plans.logOf(p.id, 'plan_commit')).length === 0)
+      planUncommitted = true;
   if (!planUncommitted && !recovered.some((t) => t.state === 'approved')) return;
-  if (plans.heldIn(workspace) > 0) return;
+  if ((await plans.heldIn(workspace)) > 0) return;
   await deps.git.releaseStaleLock(deps.signal);
 }
 
 /** Plans the workspace's new plans (in parts where one is too big for the window). */
 async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
   const { plans } = deps;
-  for (const plan of plans.unplanned(deps.workspace)) {
+  for (const plan of await plans.unplanned(deps.workspace)) {
     if (deps.signal?.aborted) return;
     await ready(deps, { id: null, planId: plan.id }, 'planner');
     if (deps.signal?.aborted) return;
@@ -182,13 +280,14 @@ async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
     );
     summary.tokens += result.tokens;
     if (deps.signal?.aborted) return;
-    plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
+    await plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: result.tokens });
     if (result.ok) {
-      plans.setTasks(plan.id, result.tasks);
+      // False when another worker planned it meanwhile: its tasks stand, these are dropped.
+      if (!(await plans.setTasks(plan.id, result.tasks))) continue;
       summary.planned++;
       deps.emit({ type: 'plan_planned', planId: plan.id, tasks: result.tasks.length, parts: result.parts });
     } else {
-      plans.failPlan(plan.id, result.error);
+      await plans.failPlan(plan.id, result.error);
       deps.emit({ type: 'plan_failed', planId: plan.id, error: result.error });
     }
   }
@@ -200,20 +299,20 @@ async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
  */
 async function commitPlans(deps: PipelineDeps): Promise<void> {
   if (!deps.git) return;
-  for (const plan of deps.plans.plans(deps.workspace)) {
-    if (plan.state !== 'planned' || deps.plans.logOf(plan.id, 'plan_commit').length > 0) continue;
+  for (const plan of await deps.plans.plans(deps.workspace)) {
+    if (plan.state !== 'planned' || (await deps.plans.logOf(plan.id, 'plan_commit')).length > 0) continue;
     const planLog = { id: null, planId: plan.id };
     try {
-      const hash = await deps.git.commitPlan(plan, deps.plans.tasks(plan.id), deps.signal);
+      const hash = await deps.git.commitPlan(plan, await deps.plans.tasks(plan.id), deps.signal);
       if (deps.signal?.aborted) return;
       if (hash) {
-        deps.plans.log(planLog, 'plan_commit', { hash });
+        await deps.plans.log(planLog, 'plan_commit', { hash });
         deps.emit({ type: 'plan_commit', planId: plan.id, hash });
       }
     } catch (err) {
       // The tasks can still be done; the failure is said, logged and not tried again.
       const error = (err as Error).message;
-      deps.plans.log(planLog, 'plan_commit', { error });
+      await deps.plans.log(planLog, 'plan_commit', { error });
       deps.emit({ type: 'plan_commit_failed', planId: plan.id, error });
     }
   }
@@ -228,20 +327,20 @@ async function step(deps: PipelineDeps, task: TaskRow): Promise<number> {
 }
 
 async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  role(deps, task, 'coder', deps.coderModel);
+  await role(deps, task, 'coder', deps.coderModel);
   await ready(deps, task, 'coder');
   if (deps.signal?.aborted) return 0;
-  const prerequisites = task.dependsOn.map((id) => deps.plans.task(id));
+  const prerequisites = await Promise.all(task.dependsOn.map((id) => deps.plans.task(id)));
   const before = deps.git && (await dirtyNow(deps.git, deps.signal));
   const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
-  deps.plans.log(task, 'tokens', { role: 'coder', tokens: result.tokens });
+  await deps.plans.log(task, 'tokens', { role: 'coder', tokens: result.tokens });
   if (deps.signal?.aborted) return result.tokens;
   const after = before && deps.git && (await dirtyNow(deps.git, deps.signal));
-  if (before && after) deps.plans.log(task, 'changed', { paths: changedSince(before, after) });
+  if (before && after) await deps.plans.log(task, 'changed', { paths: changedSince(before, after) });
   if (result.ok) {
-    move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
+    await move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
   } else {
-    settle(
+    await settle(
       deps,
       { ...task, sessionId: result.sessionId },
       nextAfter(task, { verifier: [result.error] }, deps.limits),
@@ -251,7 +350,7 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
 }
 
 async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  role(deps, task, 'verifier');
+  await role(deps, task, 'verifier');
   const todos = task.sessionId ? deps.coder.state(task.sessionId, 'todos') : undefined;
   const findings = await verifyTask({
     workspace: deps.workspace,
@@ -263,33 +362,33 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
     signal: deps.signal,
   });
   if (deps.signal?.aborted) return 0;
-  deps.plans.log(task, 'verify', { findings });
+  await deps.plans.log(task, 'verify', { findings });
   deps.emit({ type: 'task_verified', taskId: task.id, seq: task.seq, findings });
   if (findings.length > 0) {
-    settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
+    await settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
     return 0;
   }
-  const reviewing = move(deps, task, 'reviewing');
-  role(deps, task, 'reviewer', deps.reviewer.llm.model);
+  const reviewing = await move(deps, task, 'reviewing');
+  await role(deps, task, 'reviewer', deps.reviewer.llm.model);
   await ready(deps, reviewing, 'reviewer');
   if (deps.signal?.aborted) return 0;
   const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
-  deps.plans.log(task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
+  await deps.plans.log(task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
   if (deps.signal?.aborted) return answer.tokens;
   if (!answer.ok) {
-    fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
+    await fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
     return answer.tokens;
   }
-  deps.plans.log(task, 'review', answer.value);
+  await deps.plans.log(task, 'review', answer.value);
   deps.emit({ type: 'task_reviewed', taskId: task.id, seq: task.seq, ...answer.value });
-  settle(deps, reviewing, nextAfter(reviewing, { verdict: answer.value }, deps.limits));
+  await settle(deps, reviewing, nextAfter(reviewing, { verdict: answer.value }, deps.limits));
   return answer.tokens;
 }
 
 async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
   const final: TaskState = task.outcome ?? 'done';
   try {
-    const log = deps.git ? reviewLog(deps.plans, deps.plans.plan(task.planId)) : '';
+    const log = deps.git ? await reviewLog(deps.plans, await deps.plans.plan(task.planId)) : '';
     const paths = deps.git && (await commitPaths(deps.plans, deps.git, deps.workspace, task, deps.signal));
     const hash = await deps.git?.commitTask(
       task,
@@ -298,42 +397,48 @@ async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
     );
     if (deps.signal?.aborted) return;
     if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
-    move(deps, task, final, { commitHash: hash ?? null });
+    await move(deps, task, final, { commitHash: hash ?? null });
   } catch (err) {
-    fail(deps, task, (err as Error).message);
+    await fail(deps, task, (err as Error).message);
   }
 }
 
 /** Which role works on a task now, with its model: an event, and logged for `pipeline status`. */
-function role(deps: PipelineDeps, task: TaskRow, name: 'coder' | 'verifier' | 'reviewer', model?: string) {
-  deps.plans.log(task, 'role', { role: name, ...(model ? { model } : {}) });
+async function role(
+  deps: PipelineDeps,
+  task: TaskRow,
+  name: 'coder' | 'verifier' | 'reviewer',
+  model?: string,
+): Promise<void> {
+  await deps.plans.log(task, 'role', { role: name, ...(model ? { model } : {}) });
   deps.emit({ type: 'task_role', taskId: task.id, role: name, ...(model ? { model } : {}) });
 }
 
-function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): void {
-  if (next.state === 'failed') fail(deps, task, next.error);
+async function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): Promise<void> {
+  if (next.state === 'failed') await fail(deps, task, next.error);
   else if (next.state === 'approved')
-    move(deps, task, 'approved', { outcome: next.outcome, findings: next.findings });
+    await move(deps, task, 'approved', { outcome: next.outcome, findings: next.findings });
   else {
     const { feedback, rework, signatures } = next;
-    move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
+    await move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
   }
 }
 
-function move(
+async function move(
   deps: PipelineDeps,
   task: TaskRow,
   state: TaskState,
-  update: Parameters<PlanStore['transition']>[2] = {},
+  update: TaskUpdate = {},
   note?: string,
-) {
-  const moved = deps.plans.transition(task.id, state, update, note);
+): Promise<TaskRow> {
+  const moved = await deps.plans.transition(task.id, state, update, note);
   announce(deps, moved);
   return moved;
 }
 
-function fail(deps: PipelineDeps, task: TaskRow, error: string): void {
-  for (const failed of deps.plans.fail(task.id, error)) announce(deps, failed, failed.error ?? undefined);
+async function fail(deps: PipelineDeps, task: TaskRow, error: string): Promise<void> {
+  for (const failed of await deps.plans.fail(task.id, error))
+    announce(deps, failed, failed.error ?? undefined);
 }
 
 function announce(deps: PipelineDeps, task: TaskRow, note?: string): void {

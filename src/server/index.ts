@@ -142,7 +142,12 @@ export function createServer(options: GatewayOptions): GatewayServer {
     announce: (event, sessionId) => hub.activity(event, sessionId),
     log,
   });
-  const pipeline = new GatewayPipeline({ db, announce: (event) => hub.activity(event, null) });
+  const pipeline = new GatewayPipeline({
+    db,
+    config,
+    announce: (event) => hub.activity(event, null),
+    onProblem: log,
+  });
   const app = buildApp({
     hub,
     guard,
@@ -185,7 +190,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
       return;
     }
     guard.bound(address);
-    pipeline.start();
+    void pipeline.start();
     // Only a gateway that really serves takes the scheduler's lease.
     if (options.scheduler !== undefined && options.scheduler !== false) scheduler.start();
     const url = `http://${urlHost(address)}:${port}`;
@@ -217,7 +222,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(heartbeat);
-      pipeline.stop();
+      await pipeline.stop();
       for (const ws of wss.clients) ws.close(1001, 'The gateway is shutting down.');
       // Before the hub closes the database the scheduler writes its runs' ends to.
       await scheduler.stop();

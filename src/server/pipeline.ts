@@ -1,6 +1,7 @@
+import type { Config } from '../config/schema.js';
 import type { JournalEntry } from '../pipeline/journal.js';
-import { PipelineJournal } from '../pipeline/journal.js';
 import { PipelineControl } from '../pipeline/steering.js';
+import { openPipelineStorage, type PipelineStorage } from '../pipeline/storage.js';
 import type { Db } from '../store/database.js';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 import type { WireEvent } from './wire.js';
@@ -10,48 +11,74 @@ const POLL_MS = 1000;
 
 export interface GatewayPipelineOptions {
   db: Db;
+  /** `storage` (PostgreSQL) and `pipeline.lease`: where the pipelines are kept. */
+  config?: Pick<Config, 'storage' | 'pipeline'>;
   clock?: Clock;
   /** Where pipeline events go: the activity feed (`/ws/activity`, `GET /api/events`). */
   announce: (event: WireEvent) => void;
+  /** A problem reading the journal (the shared database out of reach), said and retried. */
+  onProblem?: (message: string) => void;
 }
 
 /**
- * The pipelines of the gateway's database. A pipeline runs in its own process (`hearth pipeline
- * run`), so its events reach the gateway through the journal in the shared database: read every
- * second once started, each new entry announced on the activity feed as `{type: "pipeline",
- * id, workspace, at, event}`. What the routes change (pause, resume) is recorded there too, and
- * so reaches watchers the same way.
+ * The pipelines of the gateway's store (the session database, or the shared PostgreSQL one). A
+ * pipeline runs in its own process (`hearth pipeline run`, on this machine or another), so its
+ * events reach the gateway through the journal: read every second once started, each new entry
+ * announced on the activity feed as `{type: "pipeline", id, workspace, at, event}`. What the
+ * routes change (pause, resume) is recorded there too, and so reaches watchers the same way.
  */
 export class GatewayPipeline {
-  readonly journal: PipelineJournal;
   private readonly clock: Clock;
   private last = 0;
   private timer: TimerHandle | undefined;
+  private started = false;
+  private storage: Promise<PipelineStorage> | undefined;
 
   constructor(private readonly options: GatewayPipelineOptions) {
     this.clock = options.clock ?? systemClock;
-    this.journal = new PipelineJournal(options.db, this.clock);
   }
 
-  control(workspace: string): PipelineControl {
-    return new PipelineControl(this.options.db, workspace, this.clock);
+  /** The store, opened on first use. */
+  private open(): Promise<PipelineStorage> {
+    this.storage ??= openPipelineStorage(this.options.config ?? {}, () => this.options.db, {
+      clock: this.clock,
+    }).catch((err: Error) => {
+      this.storage = undefined;
+      throw err;
+    });
+    return this.storage;
+  }
+
+  async control(workspace: string): Promise<PipelineControl> {
+    const { plans, journal } = await this.open();
+    return new PipelineControl(plans, journal, workspace);
   }
 
   /** Announces every event recorded from now on. */
-  start(): void {
-    if (this.timer) return;
-    this.last = this.journal.lastId();
-    this.schedule();
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    try {
+      this.last = await (await this.open()).journal.lastId();
+    } catch (err) {
+      this.options.onProblem?.(`The pipeline journal cannot be read: ${(err as Error).message}`);
+    }
+    if (this.started) this.schedule();
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
+    this.started = false;
     this.clock.clearTimeout(this.timer);
     this.timer = undefined;
+    const storage = this.storage;
+    this.storage = undefined;
+    await (await storage?.catch(() => undefined))?.close();
   }
 
   /** Announces what was recorded since the last look. */
-  poll(): void {
-    for (const entry of this.journal.since(undefined, this.last)) {
+  async poll(): Promise<void> {
+    const { journal } = await this.open();
+    for (const entry of await journal.since(undefined, this.last)) {
       this.last = entry.id;
       this.options.announce(pipelineWire(entry));
     }
@@ -59,11 +86,13 @@ export class GatewayPipeline {
 
   private schedule(): void {
     this.timer = this.clock.setTimeout(() => {
-      try {
-        this.poll();
-      } finally {
-        if (this.timer) this.schedule();
-      }
+      this.poll()
+        .catch((err: Error) =>
+          this.options.onProblem?.(`The pipeline journal cannot be read: ${err.message}`),
+        )
+        .finally(() => {
+          if (this.started) this.schedule();
+        });
     }, POLL_MS);
     this.timer.unref();
   }

@@ -4,7 +4,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { splitPlan } from '../../src/pipeline/chunked-plan.js';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import type { PipelineEvent } from '../../src/pipeline/types.js';
 import { openDatabase } from '../../src/store/database.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
@@ -67,8 +67,8 @@ it('plans in parts, resumes after a stop from the last finished part, and links 
     },
   });
   made = { bench, server };
-  const plans = new PlanStore(openDatabase(bench.dbPath));
-  plans.addPlan(bench.ws, PLAN);
+  const plans = new SqlitePlanStore(openDatabase(bench.dbPath));
+  await plans.addPlan(bench.ws, PLAN);
 
   const events: PipelineEvent[] = [];
   const onEvent = (e: PipelineEvent) => events.push(e);
@@ -79,7 +79,7 @@ it('plans in parts, resumes after a stop from the last finished part, and links 
     onEvent,
   });
   expect(first.planned).toBe(0);
-  expect(plans.plan(1).state).toBe('new');
+  expect((await plans.plan(1)).state).toBe('new');
   const second = await runOnce(bench, { baseUrl: server.baseUrl, planChars: 260, onEvent });
   expect(second.planned).toBe(1);
   // Each finished part is an event; the part asked again after the stop is said once, when done.
@@ -100,8 +100,9 @@ it('plans in parts, resumes after a stop from the last finished part, and links 
   ]);
   expect(asked[2]).toContain('Tasks 1-2 come from the earlier parts:\n1. alpha one\n2. alpha two');
   expect(asked[3]).toContain('Number your tasks from 4;');
-  const tasks = plans.tasks(1);
-  expect(tasks.map((t) => [t.title, t.dependsOn.map((id) => plans.task(id).seq).sort(), t.state])).toEqual([
+  const tasks = await plans.tasks(1);
+  const seqOf = new Map(tasks.map((t) => [t.id, t.seq]));
+  expect(tasks.map((t) => [t.title, t.dependsOn.map((id) => seqOf.get(id)).sort(), t.state])).toEqual([
     ['alpha one', [], 'done'],
     ['alpha two', [1], 'done'],
     ['beta', [2], 'done'],

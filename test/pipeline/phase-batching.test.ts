@@ -9,8 +9,8 @@
 import { expect, it } from 'vitest';
 import { createLmStudioModels } from '../../src/llm/lmstudio-models.js';
 import { ModelSwapper } from '../../src/pipeline/model-swap.js';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
-import { planReport } from '../../src/pipeline/report.js';
+import { reportOf } from '../../src/pipeline/report.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import type { PipelineEvent } from '../../src/pipeline/types.js';
 import { openDatabase } from '../../src/store/database.js';
 import { startLmStudio } from '../support/lmstudio-server.js';
@@ -42,7 +42,7 @@ async function runWith(batch: number) {
     },
   });
   try {
-    new PlanStore(openDatabase(bench.dbPath)).addPlan(bench.ws, PLAN);
+    await new SqlitePlanStore(openDatabase(bench.dbPath)).addPlan(bench.ws, PLAN);
     const swapper = new ModelSwapper({ models: createLmStudioModels({ baseUrl: lms.baseUrl }) });
     const events: PipelineEvent[] = [];
     const summary = await runOnce(bench, {
@@ -51,14 +51,14 @@ async function runWith(batch: number) {
       batch,
       onEvent: (e) => events.push(e),
     });
-    const plans = new PlanStore(openDatabase(bench.dbPath));
+    const plans = new SqlitePlanStore(openDatabase(bench.dbPath));
     return {
       summary,
       loads: [...lms.loads],
       unloads: [...lms.unloads],
       overlaps: [...lms.overlaps],
-      states: plans.tasks().map((t) => t.state),
-      report: planReport(plans, plans.plan(1)),
+      states: (await plans.tasks()).map((t) => t.state),
+      report: await reportOf(plans, await plans.plan(1)),
       swapEvents: events.filter((e) => e.type === 'model_swap'),
       commits: bench.subjects().slice(1),
       /** The files (trace files aside) of the last six commits, oldest first. */
@@ -111,8 +111,8 @@ it('a memory gate that times out stops the run with its reason; the next run goe
     chat: (body) => answer(SIX, reviews, body),
   });
   try {
-    const plans = new PlanStore(openDatabase(bench.dbPath));
-    plans.addPlan(bench.ws, PLAN);
+    const plans = new SqlitePlanStore(openDatabase(bench.dbPath));
+    await plans.addPlan(bench.ws, PLAN);
     const models = createLmStudioModels({ baseUrl: lms.baseUrl });
     const full = new ModelSwapper({
       models,
@@ -131,7 +131,7 @@ it('a memory gate that times out stops the run with its reason; the next run goe
     expect(lms.unloads).toEqual(['reviewer']);
     expect(lms.loads).toEqual([]);
     expect(lms.server.requests).toHaveLength(0);
-    expect(plans.plan(1).state).toBe('new');
+    expect((await plans.plan(1)).state).toBe('new');
 
     const resumed = await runOnce(bench, {
       baseUrl: lms.baseUrl,
@@ -139,7 +139,7 @@ it('a memory gate that times out stops the run with its reason; the next run goe
       batch: 6,
     });
     expect(resumed.stopped).toBeUndefined();
-    expect(plans.tasks().map((t) => t.state)).toEqual(Array(6).fill('done'));
+    expect((await plans.tasks()).map((t) => t.state)).toEqual(Array(6).fill('done'));
     expect(lms.loads).toEqual(['planner', 'coder', 'reviewer']);
     expect(lms.overlaps).toEqual([]);
   } finally {

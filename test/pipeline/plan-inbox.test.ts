@@ -40,12 +40,12 @@ it('adds dropped plans once, skips links, and waits for more while watching', as
   });
 
   expect(idle).toBe(2);
-  expect(plans.plans(bench.ws).map((p) => [p.title, p.state])).toEqual([
+  expect((await plans.plans(bench.ws)).map((p) => [p.title, p.state])).toEqual([
     ['Already stored', 'planned'],
     ['First', 'planned'],
     ['Second', 'planned'],
   ]);
-  expect(plans.tasks().map((t) => t.state)).toEqual(['done', 'done', 'done']);
+  expect((await plans.tasks()).map((t) => t.state)).toEqual(['done', 'done', 'done']);
   const added = events.filter((e) => e.type === 'plan_added');
   expect(added).toEqual([
     { type: 'plan_added', planId: 2, file: 'plans/first.md', created: true },

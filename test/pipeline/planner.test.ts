@@ -4,8 +4,8 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { createLlmClient } from '../../src/llm/client.js';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
 import { planTasks } from '../../src/pipeline/planner.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import { openDatabase } from '../../src/store/database.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 
@@ -33,16 +33,16 @@ function role(baseUrl: string) {
   return { llm: createLlmClient({ baseUrl, model: 'planner', retry: { maxRetries: 0 } }), jsonSchema: true };
 }
 
-it('stores identical plan content once', () => {
-  const plans = new PlanStore(openDatabase(':memory:'));
-  const first = plans.addPlan('/w', PLAN);
-  const again = plans.addPlan('/w', `${PLAN.replace(/\n/g, '\r\n')}\n\n`);
+it('stores identical plan content once', async () => {
+  const plans = new SqlitePlanStore(openDatabase(':memory:'));
+  const first = await plans.addPlan('/w', PLAN);
+  const again = await plans.addPlan('/w', `${PLAN.replace(/\n/g, '\r\n')}\n\n`);
   expect(first.created).toBe(true);
   expect(again.created).toBe(false);
   expect(again.plan.id).toBe(first.plan.id);
   expect(first.plan.title).toBe('Greeter');
-  expect(plans.addPlan('/w', `${PLAN} And a README.`).created).toBe(true);
-  expect(plans.addPlan('/other', PLAN).created).toBe(true);
+  expect((await plans.addPlan('/w', `${PLAN} And a README.`)).created).toBe(true);
+  expect((await plans.addPlan('/other', PLAN)).created).toBe(true);
 });
 
 it('asks for JSON-schema output and reads tasks from fenced JSON after reasoning and prose', async () => {
@@ -53,8 +53,8 @@ it('asks for JSON-schema output and reads tasks from fenced JSON after reasoning
         .text(`Here you go:\n\`\`\`json\n${JSON.stringify(TASKS)}\n\`\`\`\nDone.`),
     ],
   });
-  const plans = new PlanStore(openDatabase(':memory:'));
-  const { plan } = plans.addPlan('/w', PLAN);
+  const plans = new SqlitePlanStore(openDatabase(':memory:'));
+  const { plan } = await plans.addPlan('/w', PLAN);
   const result = await planTasks(role(server.baseUrl), plan);
   expect(result.ok).toBe(true);
   if (!result.ok) return;
@@ -66,11 +66,11 @@ it('asks for JSON-schema output and reads tasks from fenced JSON after reasoning
   expect(format.type).toBe('json_schema');
   expect(format.json_schema.schema.properties).toBeDefined();
 
-  plans.setTasks(plan.id, result.tasks);
-  const stored = plans.tasks(plan.id);
+  await plans.setTasks(plan.id, result.tasks);
+  const stored = await plans.tasks(plan.id);
   expect(stored.map((t) => t.state)).toEqual(['pending', 'pending']);
   expect(stored[1]!.dependsOn).toEqual([stored[0]!.id]);
-  expect(plans.plan(plan.id).state).toBe('planned');
+  expect((await plans.plan(plan.id)).state).toBe('planned');
 });
 
 it('drops response_format when the server refuses it, and reads a bare array from prose', async () => {
@@ -81,7 +81,9 @@ it('drops response_format when the server refuses it, and reads a bare array fro
     ],
   });
   const r = role(server.baseUrl);
-  const result = await planTasks(r, { ...new PlanStore(openDatabase(':memory:')).addPlan('/w', PLAN).plan });
+  const result = await planTasks(r, {
+    ...(await new SqlitePlanStore(openDatabase(':memory:')).addPlan('/w', PLAN)).plan,
+  });
   expect(result.ok && result.tasks.length).toBe(2);
   expect(r.jsonSchema).toBe(false);
   expect(server.requests[1]!.body.response_format).toBeUndefined();
@@ -94,7 +96,7 @@ it('answers an invalid plan with what is wrong and asks once more, then gives up
   });
   const result = await planTasks(
     role(server.baseUrl),
-    new PlanStore(openDatabase(':memory:')).addPlan('/w', PLAN).plan,
+    (await new SqlitePlanStore(openDatabase(':memory:')).addPlan('/w', PLAN)).plan,
   );
   expect(result.ok).toBe(false);
   if (result.ok) return;

@@ -1,60 +1,133 @@
 /**
- * The queue in real SQLite: prerequisites first, one claimant per task even across connections,
- * interrupted tasks back to their phase, failures passed on to dependents with the reason, and
- * retry-failed resetting exactly those.
+ * The queue on both backends (real SQLite, a private PostgreSQL): prerequisites first, one
+ * claimant per task even across connections, interrupted tasks back to their phase, failures
+ * passed on to dependents with the reason, retry-failed resetting exactly those, and a plan
+ * planned once when two workers plan it at once. On PostgreSQL, claims are leased: a lapsed
+ * lease puts the task back, a renewed one keeps it, and one worker holds a workspace at a time.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
-import { openDatabase } from '../../src/store/database.js';
+import type { PlanStore } from '../../src/pipeline/plan-store.js';
+import { waitUntil } from '../support/wait.js';
+import { describeBackends, useStoreRigs } from './backends.js';
 
-function planned(store: PlanStore) {
-  const { plan } = store.addPlan('/w', '# P');
-  store.setTasks(plan.id, [
-    { title: 'a', description: '', files: [], depends_on: [], acceptance: [] },
-    { title: 'b', description: '', files: [], depends_on: [1], acceptance: [] },
-    { title: 'c', description: '', files: [], depends_on: [2], acceptance: [] },
-    { title: 'd', description: '', files: [], depends_on: [], acceptance: [] },
-  ]);
+const task = (title: string, depends_on: number[] = []) => ({
+  title,
+  description: '',
+  files: [],
+  depends_on,
+  acceptance: [],
+});
+
+async function planned(store: PlanStore) {
+  const { plan } = await store.addPlan('/w', '# P');
+  await store.setTasks(plan.id, [task('a'), task('b', [1]), task('c', [2]), task('d')]);
   return store.tasks(plan.id);
 }
 
-it('hands out only tasks whose prerequisites are finished, each to one claimant', () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'hearth-queue-')), 'q.db');
-  const one = new PlanStore(openDatabase(file));
-  const two = new PlanStore(openDatabase(file));
-  const [a, b, , d] = planned(one);
-  expect(one.claim('w1', '/w')?.id).toBe(a!.id);
-  expect(two.claim('w2', '/w')?.id).toBe(d!.id);
-  expect(one.claim('w1', '/w')).toBeUndefined();
-  one.transition(a!.id, 'done');
-  expect(two.claim('w2', '/w')?.id).toBe(b!.id);
-  expect(one.claim('w1', '/other')).toBeUndefined();
-});
+describeBackends('the pipeline queue', (backend) => {
+  const rig = useStoreRigs(backend);
 
-it('puts a dead worker’s tasks back in the phase they were in and leaves a live one’s alone', () => {
-  const store = new PlanStore(openDatabase(':memory:'));
-  const [a, , , d] = planned(store);
-  store.claim('dead', '/w');
-  store.transition(a!.id, 'reviewing');
-  store.claim('alive', '/w');
-  const recovered = store.recover('/w', (owner) => owner === 'alive');
-  expect(recovered.map((t) => [t.id, t.state])).toEqual([[a!.id, 'coded']]);
-  expect(store.task(d!.id).state).toBe('coding');
-});
+  it('hands out only tasks whose prerequisites are finished, each to one claimant', async () => {
+    const r = await rig();
+    const one = (await r.open()).plans;
+    const two = (await r.open()).plans;
+    const [a, b, , d] = await planned(one);
+    expect((await one.claim('w1', '/w'))?.id).toBe(a!.id);
+    expect((await two.claim('w2', '/w'))?.id).toBe(d!.id);
+    expect(await one.claim('w1', '/w')).toBeUndefined();
+    await one.transition(a!.id, 'done');
+    expect((await two.claim('w2', '/w'))?.id).toBe(b!.id);
+    expect(await one.claim('w1', '/other')).toBeUndefined();
+  });
 
-it('fails the dependents of a failed task with the reason, and retry-failed resets only those', () => {
-  const store = new PlanStore(openDatabase(':memory:'));
-  const [a, b, c, d] = planned(store);
-  store.transition(d!.id, 'done');
-  store.fail(a!.id, 'impasse: tests keep failing');
-  expect(store.task(b!.id).state).toBe('failed');
-  expect(store.task(c!.id).error).toBe(
-    'prerequisite task #2 (b) failed: prerequisite task #1 (a) failed: impasse: tests keep failing',
-  );
-  expect(store.retryFailed('/w')).toBe(3);
-  expect(store.tasks().map((t) => t.state)).toEqual(['pending', 'pending', 'pending', 'done']);
-  expect(store.task(c!.id).error).toBeNull();
+  it('never hands one task to two claimants racing for it', async () => {
+    const r = await rig();
+    const stores = await Promise.all([r.open(), r.open(), r.open(), r.open()]);
+    const { plan } = await stores[0]!.plans.addPlan('/w', '# Many');
+    await stores[0]!.plans.setTasks(
+      plan.id,
+      Array.from({ length: 12 }, (_, i) => task(`t${i + 1}`)),
+    );
+    const taken = await Promise.all(
+      stores.flatMap((s, i) => [0, 1, 2, 3].map(() => s.plans.claim(`w${i}`, '/w'))),
+    );
+    const ids = taken.filter((t) => t !== undefined).map((t) => t.id);
+    expect(ids).toHaveLength(12);
+    expect(new Set(ids).size).toBe(12);
+  });
+
+  it('stores a plan’s tasks once when two workers planned it', async () => {
+    const r = await rig();
+    const [one, two] = [(await r.open()).plans, (await r.open()).plans];
+    const { plan } = await one.addPlan('/w', '# Twice');
+    const results = await Promise.all([
+      one.setTasks(plan.id, [task('x')]),
+      two.setTasks(plan.id, [task('y'), task('z')]),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await one.tasks(plan.id)).length).toBe(results[0] ? 1 : 2);
+    expect((await two.plan(plan.id)).state).toBe('planned');
+  });
+
+  it('fails the dependents of a failed task with the reason, and retry-failed resets only those', async () => {
+    const store = (await (await rig()).open()).plans;
+    const [a, b, c, d] = await planned(store);
+    await store.transition(d!.id, 'done');
+    await store.fail(a!.id, 'impasse: tests keep failing');
+    expect((await store.task(b!.id)).state).toBe('failed');
+    expect((await store.task(c!.id)).error).toBe(
+      'prerequisite task #2 (b) failed: prerequisite task #1 (a) failed: impasse: tests keep failing',
+    );
+    expect(await store.retryFailed('/w')).toBe(3);
+    expect((await store.tasks()).map((t) => t.state)).toEqual(['pending', 'pending', 'pending', 'done']);
+    expect((await store.task(c!.id)).error).toBeNull();
+    const log = await store.logOf(a!.planId, 'state');
+    expect(log.filter((e) => e.taskId === a!.id).map((e) => (e.body as { state: string }).state)).toEqual([
+      'failed',
+      'pending',
+    ]);
+  });
+
+  if (backend.name === 'sqlite') {
+    it('puts a dead worker’s tasks back in the phase they were in and leaves a live one’s alone', async () => {
+      const store = (await (await rig()).open()).plans;
+      const [a, , , d] = await planned(store);
+      await store.claim('dead', '/w');
+      await store.transition(a!.id, 'reviewing');
+      await store.claim('alive', '/w');
+      const recovered = await store.recover('/w', (owner) => owner === 'alive');
+      expect(recovered.map((t) => [t.id, t.state])).toEqual([[a!.id, 'coded']]);
+      expect((await store.task(d!.id)).state).toBe('coding');
+    });
+  } else {
+    it('puts a task back in its phase once its lease lapses, and keeps a renewed one', async () => {
+      const r = await rig();
+      // One second: long enough for the renewals below, short enough to wait out.
+      const store = (await r.open({ leaseSeconds: 1 })).plans;
+      const [a, , , d] = await planned(store);
+      expect(await store.hold('/w', 'dead')).toBe(true);
+      await store.claim('dead', '/w');
+      await store.transition(a!.id, 'reviewing');
+      expect(await store.recover('/w', () => true)).toEqual([]);
+      // Another worker gets the workspace only once the holder's lease lapsed.
+      expect(await store.hold('/w', 'alive')).toBe(false);
+      await waitUntil(() => store.hold('/w', 'alive'), 'the dead worker’s hold to lapse');
+      const held = await store.claim('alive', '/w');
+      expect(held?.id).toBe(d!.id);
+      let recovered: Awaited<ReturnType<PlanStore['recover']>> = [];
+      await waitUntil(async () => {
+        // The live worker renews its claim meanwhile; the dead one's lapses.
+        expect(await store.renew('alive', '/w', d!.id)).toBe(true);
+        recovered = await store.recover('/w', () => true);
+        return recovered.length > 0;
+      }, 'the dead worker’s lease to lapse');
+      expect(recovered.map((t) => [t.id, t.state])).toEqual([[a!.id, 'coded']]);
+      expect((await store.task(d!.id)).state).toBe('coding');
+      // The dead worker, back, finds it lost both.
+      expect(await store.renew('dead', '/w', a!.id)).toBe(false);
+      await store.release('/w', 'alive');
+      expect(await store.hold('/w', 'dead')).toBe(true);
+      expect(await store.renew('dead', '/w', a!.id)).toBe(false);
+    });
+  }
 });

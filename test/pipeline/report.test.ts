@@ -4,30 +4,34 @@
  * the store's clock.
  */
 import { expect, it } from 'vitest';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
-import { describeReport, planReport, reviewLog } from '../../src/pipeline/report.js';
+import { describeReport, reportOf, reviewLog } from '../../src/pipeline/report.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import { openDatabase } from '../../src/store/database.js';
 
-it('counts attempts, rejections, findings, debt and tokens, and times the plan by its log', () => {
+it('counts attempts, rejections, findings, debt and tokens, and times the plan by its log', async () => {
   let now = 1_000_000;
-  const plans = new PlanStore(openDatabase(':memory:'), () => now);
-  const { plan } = plans.addPlan('/w', '# Two steps');
-  plans.setTasks(plan.id, [
+  const plans = new SqlitePlanStore(openDatabase(':memory:'), () => now);
+  const { plan } = await plans.addPlan('/w', '# Two steps');
+  await plans.setTasks(plan.id, [
     { title: 'one', description: '', files: [], depends_on: [], acceptance: [] },
     { title: 'two', description: '', files: [], depends_on: [1], acceptance: [] },
   ]);
-  plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: 100 });
+  await plans.log({ id: null, planId: plan.id }, 'tokens', { role: 'planner', tokens: 100 });
   // Swaps as the worker logs them: the planner's model loaded, then the coder's in its place.
-  plans.log({ id: null, planId: plan.id }, 'model_swap', { loaded: 'planner', unloaded: [], ms: 20_000 });
-  const one = plans.claim('w', '/w')!;
-  plans.log(one, 'model_swap', { loaded: 'coder', unloaded: ['planner'], ms: 45_000 });
-  plans.log(one, 'tokens', { role: 'coder', tokens: 40 });
-  plans.log(one, 'verify', { findings: ['one.js does not exist'] });
+  await plans.log({ id: null, planId: plan.id }, 'model_swap', {
+    loaded: 'planner',
+    unloaded: [],
+    ms: 20_000,
+  });
+  const one = (await plans.claim('w', '/w'))!;
+  await plans.log(one, 'model_swap', { loaded: 'coder', unloaded: ['planner'], ms: 45_000 });
+  await plans.log(one, 'tokens', { role: 'coder', tokens: 40 });
+  await plans.log(one, 'verify', { findings: ['one.js does not exist'] });
   now += 60_000;
-  plans.transition(one.id, 'pending');
-  plans.claim('w', '/w');
-  plans.log(one, 'verify', { findings: [] });
-  plans.log(one, 'review', {
+  await plans.transition(one.id, 'pending');
+  await plans.claim('w', '/w');
+  await plans.log(one, 'verify', { findings: [] });
+  await plans.log(one, 'review', {
     verdict: 'rework',
     findings: [
       { severity: 'minor', message: 'naming' },
@@ -35,15 +39,15 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
     ],
     summary: 'not yet',
   });
-  plans.log(one, 'tokens', { role: 'reviewer', tokens: 7 });
+  await plans.log(one, 'tokens', { role: 'reviewer', tokens: 7 });
   const minor = [{ severity: 'minor' as const, message: 'naming' }];
-  plans.log(one, 'review', { verdict: 'rework', findings: minor, summary: '' });
-  plans.transition(one.id, 'done_with_debt', { outcome: 'done_with_debt', findings: minor });
-  const two = plans.claim('w', '/w')!;
+  await plans.log(one, 'review', { verdict: 'rework', findings: minor, summary: '' });
+  await plans.transition(one.id, 'done_with_debt', { outcome: 'done_with_debt', findings: minor });
+  const two = (await plans.claim('w', '/w'))!;
   now += 3_725_000;
-  plans.log(two, 'role', { role: 'coder', model: 'qwen-coder' });
+  await plans.log(two, 'role', { role: 'coder', model: 'qwen-coder' });
 
-  const report = planReport(plans, plans.plan(plan.id));
+  const report = await reportOf(plans, await plans.plan(plan.id));
   expect(report).toEqual({
     planId: plan.id,
     title: 'Two steps',
@@ -66,7 +70,7 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
   expect(text).toContain('now: task #2, coder (qwen-coder)');
   expect(text).toContain('    - [minor] naming');
 
-  expect(reviewLog(plans, plans.plan(plan.id))).toBe(
+  expect(await reviewLog(plans, await plans.plan(plan.id))).toBe(
     [
       '# Review log: plan #1 Two steps',
       '',

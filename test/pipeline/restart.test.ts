@@ -13,7 +13,7 @@ import { expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
 // The seeded generator the memory bench makes its corpus with.
 import { seededRandom } from '../support/seeded-random.js';
-import { answer, inDependencyOrder, twelveTasks } from './support.js';
+import { answer, inDependencyOrder, onTransitions, twelveTasks } from './support.js';
 
 const cli = useCliHarness('pipeline-restart');
 
@@ -28,16 +28,7 @@ const script = twelveTasks(
  * left do not count), so every run gets somewhere and the kills spread over the whole plan.
  */
 function progressed(child: ChildProcess, n: number): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = 0;
-    let partial = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      seen += lines.filter((l) => l.includes('"type":"task_state"') && !l.includes('recovered')).length;
-      if (seen >= n) resolve();
-    });
-  });
+  return new Promise((resolve) => onTransitions(child, (_line, seen) => seen >= n && resolve()));
 }
 
 it('finishes every task of a 12-task plan exactly once across 30 kills and restarts', async () => {

@@ -31,7 +31,7 @@ it('ends a task whose reviewer keeps repeating a minor finding as done_with_debt
   );
   await runOnce(bench, { baseUrl: server.baseUrl });
 
-  const [task] = plans.tasks();
+  const [task] = await plans.tasks();
   expect(task!.state).toBe('done_with_debt');
   expect(task!.rework).toBe(3);
   expect(task!.findings).toEqual(nitpick.findings);
@@ -51,7 +51,7 @@ it('ends a task whose reviewer keeps repeating a minor finding as done_with_debt
     false,
     true,
   ]);
-  expect(plans.logOf(task!.planId, 'review')).toHaveLength(4);
+  expect(await plans.logOf(task!.planId, 'review')).toHaveLength(4);
 }, 120_000);
 
 it('fails a task whose reviewer keeps a major finding, and its dependents with the reason', async () => {
@@ -69,7 +69,7 @@ it('fails a task whose reviewer keeps a major finding, and its dependents with t
   );
   await runOnce(bench, { baseUrl: server.baseUrl });
 
-  const [value, uses] = plans.tasks();
+  const [value, uses] = await plans.tasks();
   expect(value!.state).toBe('failed');
   expect(value!.error).toBe('no approval after 3 rework rounds: the function returns the wrong value');
   expect(uses!.state).toBe('failed');

@@ -5,7 +5,7 @@
  * worked out from each request, not from a fixed queue, so a pipeline killed and restarted
  * anywhere gets the same answers for the same questions.
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,9 @@ import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
 import { createGitTrace } from '../../src/pipeline/git-trace.js';
 import { leasedClient, type ModelSwapper, roleModels } from '../../src/pipeline/model-swap.js';
 import { createPlanInbox } from '../../src/pipeline/plan-inbox.js';
-import { PlanStore } from '../../src/pipeline/plan-store.js';
+import type { PlanStore } from '../../src/pipeline/plan-store.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
+import type { PipelineStorage } from '../../src/pipeline/storage.js';
 import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
 import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
 import { createSandbox } from '../../src/sandbox/select.js';
@@ -163,6 +165,10 @@ export interface RunOptions {
   swapper?: ModelSwapper;
   /** Phase batching (default 1: alternate). */
   batch?: number;
+  /** Where plans and tasks are kept; default the bench's SQLite file. */
+  plans?: PlanStore;
+  /** Who holds claimed tasks (default this test process). */
+  owner?: string;
 }
 
 /** Runs the pipeline once over the bench's workspace, as `hearth pipeline run` does. */
@@ -193,7 +199,7 @@ export async function runOnce(
       workspace: bench.ws,
       maxIterations: 10,
     };
-    const plans = new PlanStore(db);
+    const plans = opts.plans ?? new SqlitePlanStore(db);
     const emit = opts.onEvent ?? (() => {});
     return await runPipeline({
       plans,
@@ -222,7 +228,7 @@ export async function runOnce(
           }
         : {}),
       ...(opts.batch ? { batch: opts.batch } : {}),
-      owner: `test:${process.pid}`,
+      owner: opts.owner ?? `test:${process.pid}`,
       alive: () => false,
       emit,
       signal: opts.signal,
@@ -234,13 +240,14 @@ export async function runOnce(
 }
 
 /**
- * Per test: a bench, the role server following `script` and the plan `markdown` added; torn down
- * after the test.
+ * Per test: a bench, the role server following `script` and the plan `markdown` added, in the
+ * bench's SQLite file or in the store `open` makes (a PostgreSQL one); torn down after the test.
  */
-export function usePipeline() {
-  let made: { bench: Bench; server: ScriptedServer } | undefined;
+export function usePipeline(open?: () => Promise<PipelineStorage>) {
+  let made: { bench: Bench; server: ScriptedServer; storage?: PipelineStorage } | undefined;
   afterEach(async () => {
     await made?.server.close();
+    await made?.storage?.close();
     await made?.bench.cleanup();
     made = undefined;
   });
@@ -248,9 +255,10 @@ export function usePipeline() {
     async start(script: Script, markdown: string) {
       const bench = await makeBench();
       const server = await startRoleServer(script);
-      made = { bench, server };
-      const plans = new PlanStore(openDatabase(bench.dbPath));
-      plans.addPlan(bench.ws, markdown);
+      const storage = await open?.();
+      made = { bench, server, ...(storage ? { storage } : {}) };
+      const plans = storage?.plans ?? new SqlitePlanStore(openDatabase(bench.dbPath));
+      await plans.addPlan(bench.ws, markdown);
       return { bench, server, plans };
     },
   };
@@ -279,4 +287,21 @@ export function twelveTasks(file: (n: number) => string, content: (n: number) =>
 /** Every dependency of `tasks` comes before its dependent in `order` (task numbers, 1-based). */
 export function inDependencyOrder(tasks: Script['tasks'], order: number[]): boolean {
   return tasks.every((t, i) => (t.depends_on ?? []).every((d) => order.indexOf(d) < order.indexOf(i + 1)));
+}
+
+/**
+ * Calls `listener` with each `task_state` line a `pipeline run --json` process prints of its own
+ * transitions (recoveries of what an earlier run left do not count), and how many it printed so far.
+ */
+export function onTransitions(child: ChildProcess, listener: (line: string, seen: number) => void): void {
+  let seen = 0;
+  let partial = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.includes('"type":"task_state"') || line.includes('recovered')) continue;
+      listener(line, ++seen);
+    }
+  });
 }

@@ -64,7 +64,7 @@ it('sends each failing check back to the coder without a review, then reviews th
   );
   await runOnce(bench, { baseUrl: server.baseUrl });
 
-  expect(plans.tasks().map((t) => [t.title, t.state, t.rework])).toEqual(
+  expect((await plans.tasks()).map((t) => [t.title, t.state, t.rework])).toEqual(
     CASES.map((c) => [c.title, 'done', 0]),
   );
   for (const c of CASES) {
@@ -100,7 +100,7 @@ it('catches a path outside the workspace and a failing test command, in the sand
     commands: ['grep -q right f.txt || { echo "f.txt should say right"; exit 1; }'],
     limits: { maxRework: 3, stepBackAt: 2, impasseAt: 3 },
   });
-  const [escaping, tested] = plans.tasks();
+  const [escaping, tested] = await plans.tasks();
   expect(escaping!.state).toBe('failed');
   expect(escaping!.error).toContain('impasse');
   expect(escaping!.error).toContain('../outside.txt is outside the workspace');

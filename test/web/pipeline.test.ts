@@ -7,6 +7,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SqliteJournal } from '../../src/pipeline/sqlite-journal.js';
+import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import { PipelineControl } from '../../src/pipeline/steering.js';
 import { openDatabase } from '../../src/store/database.js';
 import { chromiumMissing, loggedIn, SCREENSHOTS, useWebGateway } from '../support/browser.js';
@@ -20,16 +22,16 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
     const g = await web.start();
     const db = openDatabase(g.dbPath);
     try {
-      const worker = new PipelineControl(db, g.workspace);
+      const worker = new PipelineControl(new SqlitePlanStore(db), new SqliteJournal(db), g.workspace);
       const { plans, journal } = worker;
       const record = (event: Parameters<typeof journal.record>[1]) => journal.record(g.workspace, event);
-      const { plan } = worker.addPlan('# Numbers\n\nWrite one, two and three.');
+      const { plan } = await worker.addPlan('# Numbers\n\nWrite one, two and three.');
       const task = (title: string) => ({ title, description: '', files: [], depends_on: [], acceptance: [] });
-      plans.setTasks(plan.id, [task('one'), task('two'), task('three')]);
-      record({ type: 'plan_planned', planId: plan.id, tasks: 3, parts: 1 });
-      const claimed = plans.claim('other:1', g.workspace)!;
-      plans.log(claimed, 'role', { role: 'coder', model: 'coder-model' });
-      record({ type: 'task_state', planId: plan.id, taskId: claimed.id, seq: 1, state: 'coding' });
+      await plans.setTasks(plan.id, [task('one'), task('two'), task('three')]);
+      await record({ type: 'plan_planned', planId: plan.id, tasks: 3, parts: 1 });
+      const claimed = (await plans.claim('other:1', g.workspace))!;
+      await plans.log(claimed, 'role', { role: 'coder', model: 'coder-model' });
+      await record({ type: 'task_state', planId: plan.id, taskId: claimed.id, seq: 1, state: 'coding' });
 
       const { page } = await loggedIn(web.rig, g.url);
       const panel = page.getByRole('region', { name: 'Pipeline' });
@@ -46,8 +48,8 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
       ]);
 
       // Another process moves the task on: the page follows without a reload.
-      const coded = plans.transition(claimed.id, 'coded');
-      record({ type: 'task_state', planId: plan.id, taskId: coded.id, seq: 1, state: 'coded' });
+      const coded = await plans.transition(claimed.id, 'coded');
+      await record({ type: 'task_state', planId: plan.id, taskId: coded.id, seq: 1, state: 'coded' });
       await panel.locator('.states', { hasText: '1 coded · 2 pending' }).waitFor();
       await recent.locator('li', { hasText: 'task #1 coded' }).waitFor();
       await page.screenshot({ path: join(SCREENSHOTS, 'pipeline-panel.png') });
@@ -59,11 +61,11 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
       // Pause from the page: the flag every worker of the workspace reads.
       await panel.getByRole('button', { name: 'Pause' }).click();
       await page.locator('section.pipeline[data-paused="yes"]').waitFor();
-      expect(journal.paused(g.workspace)).toBe(true);
+      expect(await journal.paused(g.workspace)).toBe(true);
       await recent.locator('li', { hasText: 'paused' }).first().waitFor();
       await panel.getByRole('button', { name: 'Resume' }).click();
       await page.locator('section.pipeline[data-paused="no"]').waitFor();
-      expect(journal.paused(g.workspace)).toBe(false);
+      expect(await journal.paused(g.workspace)).toBe(false);
     } finally {
       db.close();
     }

@@ -72,7 +72,10 @@ function said(e: PipelineEvent): string {
     case 'plan_added':
       return `plan #${String(e.planId)} ${e.created ? 'added' : 'known already'}`;
     case 'idle':
-      return e.reason === 'paused' ? 'worker waits (paused)' : 'queue empty';
+      if (e.reason === 'paused') return 'worker waits (paused)';
+      if (e.reason === 'standby') return 'a worker stands by (another works this workspace)';
+      if (e.reason === 'lease_lost') return 'a worker lost its lease; another took over';
+      return 'queue empty';
     default:
       return e.type.replace(/_/g, ' ');
   }

@@ -6,11 +6,11 @@ import type { GlobalFlags } from '../options.js';
 /** Loaded when a pipeline command runs: `--help` stays light (test/cli/bundle.test.ts). */
 const load = async () => ({
   ...(await import('node:fs/promises')),
-  ...(await import('../../pipeline/plan-store.js')),
   ...(await import('../../pipeline/report.js')),
   ...(await import('../../pipeline/setup.js')),
   ...(await import('../../pipeline/status.js')),
   ...(await import('../../pipeline/steering.js')),
+  ...(await import('../../pipeline/storage.js')),
   ...(await import('../../pipeline/worker.js')),
   ...(await import('../connect.js')),
   ...(await import('../options.js')),
@@ -20,11 +20,28 @@ const load = async () => ({
 
 type Flags = GlobalFlags & { json?: boolean; watch?: boolean };
 
+const RUN_HELP = `
+The queue is kept in this machine's session database, or with storage: postgres://... (config or
+HEARTH_DATABASE_URL) in the shared database, where hearth pipeline run on several machines works the
+same plans. A workspace is worked by one machine at a time (its tasks share one worktree and git
+index); the others stand by and take over when its lease lapses (pipeline.lease, 60 s), putting the
+task it held back in its phase. The workspace must be the same folder on each machine, at the same
+path (a network mount): a clone is refused.
+
+Examples:
+  hearth pipeline run --yolo
+  HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth pipeline run --watch -C /mnt/shared/app`;
+
 async function withPipeline(cmd: Command, work: (control: PipelineControl) => void | Promise<void>) {
-  const { runtimeFromFlags, PipelineControl } = await load();
+  const { runtimeFromFlags, PipelineControl, openPipelineStorage } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
-    await work(new PipelineControl(runtime.openStore().db, runtime.workspace));
+    const storage = await openPipelineStorage(runtime.config, () => runtime.openStore().db);
+    try {
+      await work(new PipelineControl(storage.plans, storage.journal, runtime.workspace));
+    } finally {
+      await storage.close();
+    }
   } finally {
     await runtime.close();
   }
@@ -43,8 +60,8 @@ export function addPipelineCommands(program: Command): void {
         throw new UsageError(`Cannot read the plan ${file}: ${err.message}`);
       });
       if (!markdown.trim()) throw new UsageError(`The plan ${file} is empty.`);
-      await withPipeline(cmd, (control) => {
-        const { plan: row, created } = control.addPlan(markdown, file);
+      await withPipeline(cmd, async (control) => {
+        const { plan: row, created } = await control.addPlan(markdown, file);
         process.stdout.write(
           created
             ? `Stored plan #${row.id}: ${visible(row.title)}. Run: hearth pipeline run\n`
@@ -63,6 +80,7 @@ export function addPipelineCommands(program: Command): void {
     )
     .option('--json', 'one JSON event per line')
     .option('--watch', 'when the queue is empty, wait for plans dropped into plans/ instead of stopping')
+    .addHelpText('after', RUN_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
       const {
         runtimeFromFlags,
@@ -82,8 +100,11 @@ export function addPipelineCommands(program: Command): void {
         const connection = await resolveConnection(runtime.config);
         const emit = (e: PipelineEvent) =>
           process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describeEvent(e))}\n`);
-        const deps = await pipelineDeps(runtime, connection, emit, stop.signal);
-        const summary = await runPipeline({ ...deps, watch: flags.watch === true });
+        const problem = (message: string) => process.stderr.write(`${visible(message)}\n`);
+        const deps = await pipelineDeps(runtime, connection, emit, stop.signal, problem);
+        const summary = await runPipeline({ ...deps, watch: flags.watch === true }).finally(() =>
+          deps.close(),
+        );
         if (summary.stopped) {
           process.stderr.write(`${visible(`Pipeline stopped: ${summary.stopped}`)}\n`);
           process.exitCode = 1;
@@ -105,8 +126,8 @@ export function addPipelineCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
       const { terminalJson, visible, describeStatus } = await load();
-      await withPipeline(cmd, (control) => {
-        const status = control.status(0);
+      await withPipeline(cmd, async (control) => {
+        const status = await control.status(0);
         if (cmd.optsWithGlobals<Flags>().json) {
           const rows = status.plans.map((p) => ({ ...p, paused: status.paused }));
           process.stdout.write(`${terminalJson(rows)}\n`);
@@ -122,12 +143,13 @@ export function addPipelineCommands(program: Command): void {
     )
     .option('--json', 'as JSON')
     .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
-      const { terminalJson, visible, planReport, describeReport, UsageError } = await load();
-      await withPipeline(cmd, ({ plans, workspace }) => {
-        const chosen = plans.plans(workspace).filter((p) => id === undefined || String(p.id) === id);
+      const { terminalJson, visible, reportOf, describeReport, UsageError } = await load();
+      await withPipeline(cmd, async ({ plans, workspace }) => {
+        const chosen = (await plans.plans(workspace)).filter((p) => id === undefined || String(p.id) === id);
         if (id !== undefined && chosen.length === 0)
           throw new UsageError(`No plan #${id} in this workspace (see: hearth pipeline status).`);
-        const reports = chosen.map((p) => planReport(plans, p));
+        const reports = [];
+        for (const p of chosen) reports.push(await reportOf(plans, p));
         if (cmd.optsWithGlobals<Flags>().json) {
           process.stdout.write(`${terminalJson(reports)}\n`);
           return;
@@ -140,8 +162,8 @@ export function addPipelineCommands(program: Command): void {
     .command('retry-failed')
     .description('put failed tasks (and the dependents that failed with them) back in the queue')
     .action(async (_opts: unknown, cmd: Command) =>
-      withPipeline(cmd, (control) => {
-        const n = control.retryFailed();
+      withPipeline(cmd, async (control) => {
+        const n = await control.retryFailed();
         process.stdout.write(
           n ? `${n} failed task(s) back in the queue. Run: hearth pipeline run\n` : 'No failed tasks.\n',
         );
@@ -151,9 +173,9 @@ export function addPipelineCommands(program: Command): void {
     .command('pause')
     .description('running pipelines of this workspace finish their step and take no new one until resumed')
     .action(async (_opts: unknown, cmd: Command) =>
-      withPipeline(cmd, (control) => {
+      withPipeline(cmd, async (control) => {
         process.stdout.write(
-          control.setPaused(true)
+          (await control.setPaused(true))
             ? 'Paused: a running pipeline finishes its step, then waits. Resume: hearth pipeline resume\n'
             : 'The pipeline is paused already.\n',
         );
@@ -163,9 +185,9 @@ export function addPipelineCommands(program: Command): void {
     .command('resume')
     .description('let the pipelines of this workspace take tasks again')
     .action(async (_opts: unknown, cmd: Command) =>
-      withPipeline(cmd, (control) => {
+      withPipeline(cmd, async (control) => {
         process.stdout.write(
-          control.setPaused(false)
+          (await control.setPaused(false))
             ? 'Resumed: a waiting pipeline goes on (or start one: hearth pipeline run).\n'
             : 'The pipeline is not paused.\n',
         );
@@ -180,9 +202,9 @@ export function addPipelineCommands(program: Command): void {
       const { terminalJson, visible, UsageError, describeEvent } = await load();
       const since = Number(opts.since);
       if (!Number.isInteger(since) || since < 0) throw new UsageError('--since takes an event number.');
-      await withPipeline(cmd, ({ journal, workspace }) => {
+      await withPipeline(cmd, async ({ journal, workspace }) => {
         const json = cmd.optsWithGlobals<Flags>().json;
-        for (const entry of journal.since(workspace, since, 1_000_000)) {
+        for (const entry of await journal.since(workspace, since, 1_000_000)) {
           process.stdout.write(
             json
               ? `${terminalJson(entry)}\n`

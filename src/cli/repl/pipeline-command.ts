@@ -1,5 +1,6 @@
 import { describeEvent, describeStatus } from '../../pipeline/status.js';
 import { PipelineControl } from '../../pipeline/steering.js';
+import { openPipelineStorage } from '../../pipeline/storage.js';
 import { visible } from '../sanitize.js';
 import type { SlashCommand } from './commands.js';
 
@@ -10,12 +11,21 @@ const RECENT = 5;
 export const pipelineCommand: SlashCommand = {
   name: 'pipeline',
   summary: 'plans, tasks by state, current role and model, tokens (ask the agent to steer it)',
-  run(ctx) {
+  async run(ctx) {
     const { runtime } = ctx.repl;
-    const status = new PipelineControl(runtime.database(), runtime.workspace).status(RECENT);
-    const recent = status.recent.map(
-      (e) => ctx.style.dim(`  ${new Date(e.at).toLocaleTimeString()} `) + visible(describeEvent(e.event)),
-    );
-    ctx.print([visible(describeStatus(status)), ...(recent.length ? ['Recent:', ...recent] : [])].join('\n'));
+    const storage = await openPipelineStorage(runtime.config, () => runtime.database());
+    try {
+      const status = await new PipelineControl(storage.plans, storage.journal, runtime.workspace).status(
+        RECENT,
+      );
+      const recent = status.recent.map(
+        (e) => ctx.style.dim(`  ${new Date(e.at).toLocaleTimeString()} `) + visible(describeEvent(e.event)),
+      );
+      ctx.print(
+        [visible(describeStatus(status)), ...(recent.length ? ['Recent:', ...recent] : [])].join('\n'),
+      );
+    } finally {
+      await storage.close();
+    }
   },
 };

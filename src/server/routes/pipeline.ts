@@ -92,9 +92,9 @@ export function pipelineRoutes(app: GatewayApp, { hub, pipeline }: RouteDeps): v
       },
       responses: { 200: json(Status, 'The pipeline'), ...refusals },
     }),
-    (c) => {
+    async (c) => {
       const { workspace, recent } = c.req.valid('query');
-      return c.json(statusJson(control(workspace).status(recent)), 200);
+      return c.json(statusJson(await (await control(workspace)).status(recent)), 200);
     },
   );
 
@@ -112,10 +112,10 @@ export function pipelineRoutes(app: GatewayApp, { hub, pipeline }: RouteDeps): v
       },
       responses: { 200: json(z.object({ events: z.array(Entry) }), 'Events'), ...refusals },
     }),
-    (c) => {
+    async (c) => {
       const { workspace, since, limit } = c.req.valid('query');
-      const { journal, workspace: where } = control(workspace);
-      return c.json({ events: journal.since(where, since, limit).map(entryJson) }, 200);
+      const { journal, workspace: where } = await control(workspace);
+      return c.json({ events: (await journal.since(where, since, limit)).map(entryJson) }, 200);
     },
   );
 
@@ -134,8 +134,8 @@ export function pipelineRoutes(app: GatewayApp, { hub, pipeline }: RouteDeps): v
         request: { query: Workspace },
         responses: { 200: json(Paused, paused ? 'Paused' : 'Resumed'), ...refusals },
       }),
-      (c) => {
-        const changed = control(c.req.valid('query').workspace).setPaused(paused);
+      async (c) => {
+        const changed = await (await control(c.req.valid('query').workspace)).setPaused(paused);
         return c.json({ paused, changed }, 200);
       },
     );

@@ -39,7 +39,7 @@ export const planCreateTool = defineTool({
   label: (args) => `plan_create: ${titleOf(args.markdown)}`,
   preview: async (args) => args.markdown,
   async run(args, ctx) {
-    const added = pipelineOf(ctx).addPlan(args.markdown);
+    const added = await pipelineOf(ctx).addPlan(args.markdown);
     return added.created
       ? `Stored plan #${added.id}: ${added.title}. A running pipeline picks it up; else: hearth pipeline run.`
       : `This plan is stored already as #${added.id} (${added.state}); nothing added.`;
@@ -54,7 +54,7 @@ export const pipelineRetryFailedTool = defineTool({
   touches: () => ({ text: 'retry failed tasks' }),
   label: () => 'retry the failed pipeline tasks',
   async run(_args, ctx) {
-    const n = pipelineOf(ctx).retryFailed();
+    const n = await pipelineOf(ctx).retryFailed();
     return n ? `${n} failed task(s) back in the queue.` : 'No failed tasks.';
   },
 });
@@ -67,7 +67,7 @@ export const pipelinePauseTool = defineTool({
   touches: () => ({ text: 'pause' }),
   label: () => 'pause the pipeline',
   async run(_args, ctx) {
-    return pipelineOf(ctx).setPaused(true) ? 'Paused.' : 'It was paused already.';
+    return (await pipelineOf(ctx).setPaused(true)) ? 'Paused.' : 'It was paused already.';
   },
 });
 
@@ -79,7 +79,7 @@ export const pipelineResumeTool = defineTool({
   touches: () => ({ text: 'resume' }),
   label: () => 'resume the pipeline',
   async run(_args, ctx) {
-    return pipelineOf(ctx).setPaused(false) ? 'Resumed.' : 'It was not paused.';
+    return (await pipelineOf(ctx).setPaused(false)) ? 'Resumed.' : 'It was not paused.';
   },
 });
 

@@ -5,11 +5,11 @@
  */
 export interface PipelinePort {
   /** Plans, tasks by state, the current role and model, tokens, paused or not: as text. */
-  status(): string;
+  status(): Promise<string>;
   /** Stores a plan as `hearth plan add` does; the same content is recognised, not stored twice. */
-  addPlan(markdown: string): { id: number; title: string; state: string; created: boolean };
+  addPlan(markdown: string): Promise<{ id: number; title: string; state: string; created: boolean }>;
   /** Failed tasks (and the dependents that failed with them) back to pending; how many. */
-  retryFailed(): number;
+  retryFailed(): Promise<number>;
   /** False when it was paused (or running) already. */
-  setPaused(paused: boolean): boolean;
+  setPaused(paused: boolean): Promise<boolean>;
 }

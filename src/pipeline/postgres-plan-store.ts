@@ -1,0 +1,336 @@
+/**
+ * The plan store in the PostgreSQL database several machines share (`storage: postgres://...`).
+ * A claim is one conditional UPDATE over a row picked `FOR UPDATE SKIP LOCKED`, so two workers
+ * never take the same task, and it leases the task until `leaseMs` from now on the server's clock;
+ * the worker renews the lease while its phase runs (`lease-keeper.ts`). A task whose lease lapsed
+ * (its worker died, or lost the database longer than the lease) goes back to its phase at the
+ * next `recover`. One worker works a workspace at a time (`hold`), because the workspace's tasks
+ * share one worktree and one git index (see `task-paths.ts`).
+ */
+import type pg from 'pg';
+import { inTransaction } from '../store/postgres/connection.js';
+import {
+  claimOrder,
+  HELD,
+  type LogEntry,
+  type PlanStore,
+  planHash,
+  planTitle,
+  prerequisiteFailed,
+  type RawTask,
+  type TaskUpdate,
+  toTask,
+  updateColumns,
+} from './plan-store.js';
+import {
+  FINISHED,
+  type PlannedTask,
+  type PlanRow,
+  RECOVER_TO,
+  type TaskRow,
+  type TaskState,
+} from './types.js';
+
+type Query = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+const TASK_SELECT = `select t.*, (select string_agg(d.depends_on::text, ',' order by d.depends_on)
+    from hearth_pipeline_task_deps d where d.task_id = t.id) as deps
+  from hearth_pipeline_tasks t`;
+
+const lease = (param: string) => `now() + make_interval(secs => ${param}::double precision / 1000)`;
+
+export class PostgresPlanStore implements PlanStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly leaseMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async addPlan(workspace: string, markdown: string): Promise<{ plan: PlanRow; created: boolean }> {
+    const hash = planHash(markdown);
+    const inserted = await this.pool.query<PlanRow>(
+      `insert into hearth_plans (hash, workspace, title, markdown, created_at) values ($1, $2, $3, $4, $5)
+       on conflict (workspace, hash) do nothing returning *`,
+      [hash, workspace, planTitle(markdown), markdown, this.now()],
+    );
+    if (inserted.rows[0]) return { plan: toPlan(inserted.rows[0]), created: true };
+    const existing = await this.pool.query<PlanRow>(
+      'select * from hearth_plans where workspace = $1 and hash = $2',
+      [workspace, hash],
+    );
+    return { plan: toPlan(existing.rows[0]!), created: false };
+  }
+
+  async plan(id: number): Promise<PlanRow> {
+    const { rows } = await this.pool.query<PlanRow>('select * from hearth_plans where id = $1', [id]);
+    if (!rows[0]) throw new Error(`No plan #${id}.`);
+    return toPlan(rows[0]);
+  }
+
+  async plans(workspace?: string): Promise<PlanRow[]> {
+    const { rows } = workspace
+      ? await this.pool.query<PlanRow>('select * from hearth_plans where workspace = $1 order by id', [
+          workspace,
+        ])
+      : await this.pool.query<PlanRow>('select * from hearth_plans order by id');
+    return rows.map(toPlan);
+  }
+
+  async unplanned(workspace: string): Promise<PlanRow[]> {
+    const { rows } = await this.pool.query<PlanRow>(
+      "select * from hearth_plans where workspace = $1 and state = 'new' order by id",
+      [workspace],
+    );
+    return rows.map(toPlan);
+  }
+
+  async setTasks(planId: number, tasks: PlannedTask[]): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const marked = await client.query(
+        "update hearth_plans set state = 'planned', error = null where id = $1 and state = 'new'",
+        [planId],
+      );
+      if (marked.rowCount === 0) return false;
+      const ids: number[] = [];
+      for (const [i, t] of tasks.entries()) {
+        const { rows } = await client.query<{ id: number }>(
+          `insert into hearth_pipeline_tasks (plan_id, seq, title, description, files, acceptance, updated_at)
+           values ($1, $2, $3, $4, $5, $6, $7) returning id`,
+          [
+            planId,
+            i + 1,
+            t.title,
+            t.description,
+            JSON.stringify(t.files),
+            JSON.stringify(t.acceptance),
+            this.now(),
+          ],
+        );
+        ids.push(rows[0]!.id);
+      }
+      for (const [i, t] of tasks.entries()) {
+        for (const n of t.depends_on) {
+          await client.query(
+            'insert into hearth_pipeline_task_deps (task_id, depends_on) values ($1, $2) on conflict do nothing',
+            [ids[i], ids[n - 1]],
+          );
+        }
+      }
+      return true;
+    });
+  }
+
+  async failPlan(planId: number, error: string): Promise<void> {
+    await this.pool.query("update hearth_plans set state = 'failed', error = $2 where id = $1", [
+      planId,
+      error,
+    ]);
+  }
+
+  async tasks(planId?: number): Promise<TaskRow[]> {
+    const { rows } =
+      planId === undefined
+        ? await this.pool.query<RawTask>(`${TASK_SELECT} order by plan_id, seq`)
+        : await this.pool.query<RawTask>(`${TASK_SELECT} where plan_id = $1 order by seq`, [planId]);
+    return rows.map(toTask);
+  }
+
+  task(id: number): Promise<TaskRow> {
+    return this.taskOn(this.pool, id);
+  }
+
+  async claim(owner: string, workspace: string, order?: TaskState[]): Promise<TaskRow | undefined> {
+    for (const [from, to] of claimOrder(order)) {
+      const id = await inTransaction(this.pool, async (client) => {
+        const { rows } = await client.query<{ id: number }>(
+          `with picked as (
+             select t.id from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
+             where t.state = $4 and p.workspace = $5 and not exists (
+               select 1 from hearth_pipeline_task_deps d join hearth_pipeline_tasks pre on pre.id = d.depends_on
+               where d.task_id = t.id and pre.state <> all ($6::text[]))
+             order by t.plan_id, t.seq limit 1
+             for update of t skip locked)
+           update hearth_pipeline_tasks u set state = $1, owner = $2, updated_at = $3, lease_until = ${lease('$7')}
+           from picked where u.id = picked.id and u.state = $4
+           returning u.id, u.plan_id`,
+          [to, owner, this.now(), from, workspace, FINISHED, this.leaseMs],
+        );
+        const row = rows[0] as { id: number; plan_id: number } | undefined;
+        if (row) await this.logOn(client, { id: row.id, planId: row.plan_id }, 'state', { state: to });
+        return row?.id;
+      });
+      if (id !== undefined) return this.task(id);
+    }
+    return undefined;
+  }
+
+  async renew(owner: string, workspace: string, taskId?: number): Promise<boolean> {
+    const held = await this.pool.query(
+      `update hearth_pipeline_control set hold_until = ${lease('$3')} where workspace = $1 and holder = $2`,
+      [workspace, owner, this.leaseMs],
+    );
+    if (held.rowCount === 0) return false;
+    if (taskId === undefined) return true;
+    const task = await this.pool.query(
+      `update hearth_pipeline_tasks set lease_until = ${lease('$3')}
+       where id = $1 and owner = $2 and state = any ($4::text[])`,
+      [taskId, owner, this.leaseMs, HELD],
+    );
+    return task.rowCount === 1;
+  }
+
+  async hold(workspace: string, owner: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `insert into hearth_pipeline_control (workspace, holder, hold_until, updated_at)
+       values ($1, $2, ${lease('$3')}, $4)
+       on conflict (workspace) do update set holder = excluded.holder, hold_until = excluded.hold_until
+       where hearth_pipeline_control.holder is null or hearth_pipeline_control.holder = excluded.holder
+          or hearth_pipeline_control.hold_until < now()`,
+      [workspace, owner, this.leaseMs, this.now()],
+    );
+    return rowCount === 1;
+  }
+
+  async release(workspace: string, owner: string): Promise<void> {
+    await this.pool.query(
+      'update hearth_pipeline_control set holder = null, hold_until = null where workspace = $1 and holder = $2',
+      [workspace, owner],
+    );
+  }
+
+  transition(id: number, state: TaskState, update: TaskUpdate = {}, note?: string): Promise<TaskRow> {
+    return this.transitionOn(this.pool, id, state, update, note);
+  }
+
+  async fail(id: number, error: string): Promise<TaskRow[]> {
+    return inTransaction(this.pool, async (client) => {
+      const failed = [await this.transitionOn(client, id, 'failed', { error }, error)];
+      const seen = new Set([id]);
+      for (let i = 0; i < failed.length; i++) {
+        const cause = failed[i]!;
+        const { rows } = await client.query<{ task_id: number }>(
+          'select task_id from hearth_pipeline_task_deps where depends_on = $1 order by task_id',
+          [cause.id],
+        );
+        for (const { task_id } of rows) {
+          if (seen.has(task_id)) continue;
+          seen.add(task_id);
+          const why = prerequisiteFailed(cause, error);
+          failed.push(await this.transitionOn(client, task_id, 'failed', { error: why }, why));
+        }
+      }
+      return failed;
+    });
+  }
+
+  /** Tasks whose lease lapsed (or that have no owner); `alive` is not asked: a lease says it. */
+  async recover(workspace: string): Promise<TaskRow[]> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ id: number; state: TaskState }>(
+        `select t.id, t.state from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
+         where p.workspace = $1 and t.state = any ($2::text[])
+           and (t.owner is null or t.lease_until is null or t.lease_until < now())
+         order by t.id for update of t skip locked`,
+        [workspace, HELD],
+      );
+      const recovered: TaskRow[] = [];
+      for (const t of rows) {
+        recovered.push(
+          await this.transitionOn(client, t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`),
+        );
+      }
+      return recovered;
+    });
+  }
+
+  async heldIn(workspace: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(
+      `select count(*) as n from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
+       where p.workspace = $1 and t.state = any ($2::text[])`,
+      [workspace, HELD],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async retryFailed(workspace: string): Promise<number> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ id: number }>(
+        `select t.id from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
+         where p.workspace = $1 and t.state = 'failed' order by t.id for update of t`,
+        [workspace],
+      );
+      for (const { id } of rows) {
+        await this.transitionOn(
+          client,
+          id,
+          'pending',
+          { error: null, rework: 0, feedback: null, signatures: {}, outcome: null },
+          'retry',
+        );
+      }
+      return rows.length;
+    });
+  }
+
+  log(task: { id: number | null; planId: number }, kind: string, body: unknown): Promise<void> {
+    return this.logOn(this.pool, task, kind, body);
+  }
+
+  async logOf(planId: number, kind?: string): Promise<LogEntry[]> {
+    const { rows } = await this.pool.query<{
+      task_id: number | null;
+      kind: string;
+      body: string;
+      created_at: string;
+    }>(
+      `select task_id, kind, body, created_at from hearth_pipeline_log where plan_id = $1 ${kind ? 'and kind = $2' : ''} order by id`,
+      kind ? [planId, kind] : [planId],
+    );
+    return rows.map((r) => ({
+      taskId: r.task_id,
+      kind: r.kind,
+      body: JSON.parse(r.body),
+      at: Number(r.created_at),
+    }));
+  }
+
+  private async taskOn(q: Query, id: number): Promise<TaskRow> {
+    const { rows } = await q.query<RawTask>(`${TASK_SELECT} where id = $1`, [id]);
+    if (!rows[0]) throw new Error(`No task #${id}.`);
+    return toTask(rows[0]);
+  }
+
+  private async transitionOn(
+    q: Query,
+    id: number,
+    state: TaskState,
+    update: TaskUpdate,
+    note?: string,
+  ): Promise<TaskRow> {
+    const cols: Array<[string, unknown]> = [
+      ['state', state],
+      ['updated_at', this.now()],
+      ...updateColumns(update),
+    ];
+    if (!HELD.includes(state)) cols.push(['owner', null], ['lease_until', null]);
+    await q.query(
+      `update hearth_pipeline_tasks set ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} where id = $1`,
+      [id, ...cols.map(([, v]) => v)],
+    );
+    const task = await this.taskOn(q, id);
+    await this.logOn(q, task, 'state', { state, ...(note ? { note } : {}) });
+    return task;
+  }
+
+  private async logOn(q: Query, task: { id: number | null; planId: number }, kind: string, body: unknown) {
+    await q.query(
+      'insert into hearth_pipeline_log (plan_id, task_id, kind, body, created_at) values ($1, $2, $3, $4, $5)',
+      [task.planId, task.id, kind, JSON.stringify(body), this.now()],
+    );
+  }
+}
+
+/** A plan row as SQLite gives it: PostgreSQL returns bigint columns as text. */
+function toPlan(row: PlanRow & { created_at?: unknown }): PlanRow {
+  return { ...row, created_at: Number(row.created_at) } as PlanRow;
+}
