@@ -219,7 +219,7 @@ export class SessionStore {
       entry.arguments,
       entry.decision,
       entry.rule ?? null,
-      entry.durationMs ?? null,
+      entry.durationMs === undefined ? null : Math.round(entry.durationMs),
       entry.exitCode ?? null,
       Date.now(),
     );
