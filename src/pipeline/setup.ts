@@ -32,7 +32,7 @@ export async function pipelineDeps(
   const { config, workspace } = runtime;
   const settings = config.pipeline;
   const { sandbox } = await runtime.sandbox();
-  const store = runtime.openStore();
+  const store = await runtime.sessions();
   const client = (role: PipelineRole | undefined) =>
     createClient(
       {
@@ -58,7 +58,7 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const plans = new PlanStore(store.db);
+  const plans = new PlanStore(runtime.database());
   return {
     plans,
     inbox: createPlanInbox(plans, workspace, emit),
@@ -70,8 +70,8 @@ export async function pipelineDeps(
     coderModel: coderDeps.llm.model,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
-      open: (id) => AgentSession.open(coderDeps, store.get(id)),
-      state: (id, key) => store.state(id).get(key),
+      open: async (id) => AgentSession.open(coderDeps, await store.get(id)),
+      state: (id, key) => store.readState(id, key),
     },
     ...(git ? { git } : {}),
     commands: settings.commands,

@@ -11,7 +11,7 @@ import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import type { Db } from '../store/database.js';
 import { EventLog } from '../store/events.js';
-import { type SessionRow, SessionStore } from '../store/sessions.js';
+import type { SessionRow, SessionStorage } from '../store/session-storage.js';
 import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
@@ -19,6 +19,8 @@ import type { RunMode, WireEvent } from './wire.js';
 
 export interface HubOptions {
   db: Db;
+  /** Where sessions are kept (SQLite over `db`, or the shared PostgreSQL); closed with the hub. */
+  sessions: SessionStorage;
   /** The gateway's own settings; sessions in its workspace run with them. */
   config: Config;
   /** Where sessions created without a workspace work. */
@@ -38,7 +40,7 @@ export interface HubOptions {
  * time, and the activity feed. A session is held while it runs, waits or is watched.
  */
 export class SessionHub implements SessionHost {
-  readonly store: SessionStore;
+  readonly store: SessionStorage;
   readonly events: EventLog;
   readonly now: () => number;
   readonly tracer: Tracer;
@@ -52,12 +54,13 @@ export class SessionHub implements SessionHost {
   private readonly creating = new Map<string, Promise<SessionRow>>();
   /** Set by POST /api/models/select: later turns of every session use it. */
   private selection: { model?: string; baseUrl?: string } = {};
+  private sweeping = false;
 
   private readonly home: string;
 
   constructor(private readonly options: HubOptions) {
     this.home = canonical(options.workspace);
-    this.store = new SessionStore(options.db);
+    this.store = options.sessions;
     this.events = new EventLog(options.db);
     this.now = options.now;
     this.tracer = options.tracer;
@@ -68,16 +71,35 @@ export class SessionHub implements SessionHost {
     return this.home;
   }
 
-  /** The session with this exact id, held in memory from now on; 404 when there is none. */
-  session(id: string): LiveSession {
+  /**
+   * The session with this exact id, held in memory from now on; 404 when there is none. Callers
+   * use it (queue work, watch it) in the step that awaited it.
+   */
+  async session(id: string): Promise<LiveSession> {
     const held = this.live.get(id);
     if (held) return held;
-    this.store.get(id);
-    // Sessions looked at and left alone (a read, an answer to nothing) are let go here.
-    for (const other of this.live.values()) if (other.isIdle) this.idle(other);
-    const live = new LiveSession(id, this);
+    await this.store.get(id);
+    const journal = await this.store.journal(id);
+    const opened = this.live.get(id);
+    if (opened) return opened;
+    const live = new LiveSession(id, this, journal);
     this.live.set(id, live);
+    this.sweepSoon();
     return live;
+  }
+
+  /**
+   * Lets go the sessions looked at and left alone (a read, an answer to nothing). Not at once:
+   * a session just handed out is idle until its caller, awaiting it, takes it up; by the next
+   * turn of the event loop every such caller has.
+   */
+  private sweepSoon(): void {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    setImmediate(() => {
+      this.sweeping = false;
+      for (const other of this.live.values()) if (other.isIdle) this.idle(other);
+    });
   }
 
   /**
@@ -86,7 +108,7 @@ export class SessionHub implements SessionHost {
    * callers take `session(id)` after this and use it in the same synchronous step.
    */
   async ensure(id: string): Promise<void> {
-    if (this.has(id)) return;
+    if (await this.has(id)) return;
     let creating = this.creating.get(id);
     if (!creating) {
       creating = this.create({ id }).finally(() => this.creating.delete(id));
@@ -101,7 +123,7 @@ export class SessionHub implements SessionHost {
 
   /** Creates a stored session with the system prompt of its workspace. */
   async create(input: { id?: string; workspace?: string; title?: string }): Promise<SessionRow> {
-    if (input.id !== undefined && this.has(input.id)) {
+    if (input.id !== undefined && (await this.has(input.id))) {
       throw new GatewayError(409, `A session named ${input.id} exists already.`);
     }
     const runtime = await this.runtimeFor(canonical(input.workspace ?? this.home));
@@ -112,9 +134,10 @@ export class SessionHub implements SessionHost {
   }
 
   /** True when a session with exactly this id is stored. */
-  has(id: string): boolean {
+  async has(id: string): Promise<boolean> {
+    if (this.live.has(id)) return true;
     try {
-      this.store.get(id);
+      await this.store.get(id);
       return true;
     } catch {
       return false;
@@ -122,14 +145,14 @@ export class SessionHub implements SessionHost {
   }
 
   /** Deletes a stored session; refused while it runs. */
-  remove(id: string): void {
+  async remove(id: string): Promise<void> {
     const live = this.live.get(id);
     if (live?.busy || (live?.queued ?? 0) > 0) {
       throw new GatewayError(409, `Session ${id} is running; stop it (abort) before deleting it.`);
     }
-    this.store.get(id);
+    await this.store.get(id);
     this.live.delete(id);
-    this.store.remove(id);
+    await this.store.remove(id);
   }
 
   /** The tools sessions in the gateway's own folder are offered. */
@@ -250,7 +273,7 @@ export class SessionHub implements SessionHost {
   /** Refuses images (422, saying which model and what to load) when the model is known to be blind. */
   async refuseBlind(id: string, images: readonly unknown[] | undefined, model?: string): Promise<void> {
     if (!images?.length) return;
-    const known = await this.vision(this.store.get(id), model);
+    const known = await this.vision(await this.store.get(id), model);
     if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
   }
 
@@ -295,6 +318,7 @@ export class SessionHub implements SessionHost {
     this.live.clear();
     await Promise.all(held.map((live) => live.close()));
     for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
+    await this.store.close();
     this.options.db.close();
   }
 

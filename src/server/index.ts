@@ -7,6 +7,8 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { type Db, openDatabase } from '../store/database.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
 import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
@@ -25,6 +27,11 @@ export interface GatewayOptions {
   workspace: string;
   /** The session database; default the config's (`~/.hearth/hearth.db`). The gateway closes it. */
   db?: Db;
+  /**
+   * Where sessions are kept; default the SQLite backend over `db`. The gateway closes it.
+   * (The event log, memory and the scheduler still keep their tables in `db`.)
+   */
+  sessions?: SessionStorage;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -107,6 +114,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const db = options.db ?? openDatabase(dbPath);
   const hub = new SessionHub({
     db,
+    sessions: options.sessions ?? new SqliteSessionStorage(db, dbPath),
     config,
     workspace: options.workspace,
     configFor: options.configFor,

@@ -55,8 +55,13 @@ export class SessionSocket {
     private readonly since: number | undefined,
   ) {}
 
+  /** Greets the client with the session's state; messages that come meanwhile wait for it. */
   open(): void {
-    const live = this.hub.has(this.id) ? this.hub.session(this.id) : undefined;
+    this.chain = this.chain.then(() => this.greet()).catch((err: unknown) => this.fail(err));
+  }
+
+  private async greet(): Promise<void> {
+    const live = (await this.hub.has(this.id)) ? await this.hub.session(this.id) : undefined;
     this.reply({
       type: 'connected',
       session_id: this.id,
@@ -133,7 +138,7 @@ export class SessionSocket {
       case 'approve':
       case 'approval_response': {
         const decision = message.decision ?? (message.approved === false ? 'deny' : 'once');
-        const outcome = (await this.session()).answer(message.tool_call_id, {
+        const outcome = await (await this.session()).answer(message.tool_call_id, {
           decision,
           ...(message.reason ? { reason: message.reason } : {}),
         });
@@ -150,7 +155,7 @@ export class SessionSocket {
    */
   private async session(): Promise<LiveSession> {
     await this.hub.ensure(this.id);
-    const live = this.hub.session(this.id);
+    const live = await this.hub.session(this.id);
     if (!this.stop) this.watch(live, 0);
     return live;
   }

@@ -10,6 +10,7 @@ import { parseReflection } from '../../src/memory/reflection/proposal-schema.js'
 import { type ReflectOptions, reflectOnSession } from '../../src/memory/reflection/reflect.js';
 import { acceptProposal, rejectProposal } from '../../src/memory/review.js';
 import { SessionStore } from '../../src/store/sessions.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
 import { reply } from '../support/scripted-server.js';
 import { type MemoryRig, memoryRig } from './support.js';
 
@@ -69,7 +70,7 @@ function options(overrides: Partial<ReflectOptions> = {}): ReflectOptions {
   return {
     memory,
     proposals,
-    sessions,
+    sessions: new SqliteSessionStorage(rig.db, ':memory:'),
     llm: createLlmClient({ baseUrl: rig.server.baseUrl, model: 'chat-model', retry: { maxRetries: 0 } }),
     sessionId: overrides.sessionId ?? correctedSession(),
     contextWindow: 8192,

@@ -22,7 +22,7 @@ async function withPlans(cmd: Command, work: (plans: PlanStore, workspace: strin
   const { runtimeFromFlags, PlanStore } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
-    await work(new PlanStore(runtime.openStore().db), runtime.workspace);
+    await work(new PlanStore(runtime.database()), runtime.workspace);
   } finally {
     await runtime.close();
   }
