@@ -1,4 +1,4 @@
-import type { AgentEvent, StopReason } from '../agent/events.js';
+import { type AgentEvent, type StopReason, shownCall } from '../agent/events.js';
 import type { AgentSession } from '../agent/session.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
 import { hearthHome } from '../config/load.js';
@@ -12,6 +12,7 @@ import { type Db, openDatabase } from '../store/database.js';
 import { openStorage } from '../store/storage.js';
 import { SUBAGENTS_GROUP } from '../subagents/tools.js';
 import { configuredTools, selectTools } from '../tools/catalog.js';
+import { namedCall } from '../tools/deferred/search-tools.js';
 import type { AnyTool } from '../tools/types.js';
 import { type AgentOptions, type ApprovalCallback, configFromOptions } from './agent-options.js';
 import { assembleRuntime } from './runtime.js';
@@ -181,12 +182,13 @@ export class Agent {
     onEvent: ((event: AgentEvent) => void) | undefined,
     known: ToolCall[],
   ): Promise<AgentResult> {
-    const calls = new Map(known.map((call) => [call.id, call]));
+    // The calls as people know them: a `use_tool` call is the tool it names.
+    const calls = new Map(known.map((call) => [call.id, namedCall(call)]));
     const toolCalls: AgentToolCall[] = [];
     const usage = { prompt: 0, completion: 0 };
     for await (const event of events) {
       onEvent?.(event);
-      if (event.type === 'tool_call') calls.set(event.call.id, event.call);
+      if (event.type === 'tool_call') calls.set(event.call.id, { ...event.call, ...shownCall(event) });
       else if (event.type === 'usage') {
         usage.prompt += event.prompt;
         usage.completion += event.completion;

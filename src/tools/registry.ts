@@ -2,13 +2,7 @@ import { z } from 'zod';
 import type { ToolCall, ToolSchema } from '../llm/types.js';
 import { closest } from '../util/levenshtein.js';
 import { resolveArgumentAliases } from './argument-aliases.js';
-import {
-  createToolSearch,
-  TOOL_SEARCH,
-  USE_TOOL,
-  useTool,
-  useToolParameters,
-} from './deferred/search-tools.js';
+import { createToolSearch, namedCall, TOOL_SEARCH, USE_TOOL, useTool } from './deferred/search-tools.js';
 import { type DeferredGroup, ToolIndex } from './deferred/tool-index.js';
 import { truncateMiddle } from './truncate.js';
 import { type AnyTool, type ToolContext, ToolError } from './types.js';
@@ -154,21 +148,15 @@ export class ToolRegistry {
 
   /** `use_tool {name, args}` is the call it names, so every later step sees the real tool. */
   private prepareUse(call: ToolCall): PreparedCall {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(call.arguments || '{}');
-    } catch (err) {
-      raw = (err as Error).message;
-    }
-    const parsed = useToolParameters.safeParse(raw);
-    if (!parsed.success || parsed.data.name === USE_TOOL) {
+    const named = namedCall(call);
+    if (named === call) {
       return {
         ok: false,
         error: `${USE_TOOL} takes {"name": TOOL, "args": {...}} for a tool found with tool_search. You sent: ${clip(call.arguments)}`,
       };
     }
-    const unwrapped = { name: parsed.data.name, arguments: JSON.stringify(parsed.data.args ?? {}) };
-    return { ...this.prepare({ ...call, ...unwrapped }), unwrapped };
+    const unwrapped = { name: named.name, arguments: named.arguments };
+    return { ...this.prepare(named), unwrapped };
   }
 
   /** Runs a prepared call. Never throws: failures become error results. */

@@ -77,11 +77,12 @@ describe('the library Agent, assembled like the CLI', () => {
       mcpServers: { everything: { command: process.execPath, args: [everythingScript] } },
     }).run('echo something');
     expect(result.reason).toBe('completed');
+    // A call through use_tool is reported as the tool it named, with that tool's own arguments.
     expect(result.toolCalls.map((c) => [c.call.name, c.ok])).toEqual([
       ['tool_search', true],
-      ['use_tool', true],
+      ['mcp__everything__echo', true],
     ]);
-    expect(JSON.parse(result.toolCalls[1]!.call.arguments)).toMatchObject({ name: 'mcp__everything__echo' });
+    expect(JSON.parse(result.toolCalls[1]!.call.arguments)).toEqual({ message: 'from the library' });
     expect(result.toolCalls[1]!.output).toBe('Echo: from the library');
     expect(toolText(2).at(-1)).toBe('Echo: from the library');
   });

@@ -393,6 +393,18 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
         ],
       },
       { role: 'tool', tool_call_id: 'c1', content: 'notes.txt' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'c2',
+            type: 'function',
+            function: { name: 'use_tool', arguments: '{"name":"git_log","args":{"limit":1}}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c2', content: 'abc123 first commit' },
       { role: 'assistant', content: 'There is **notes.txt**.' },
     ]);
     db.close();
@@ -401,6 +413,9 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await page.locator('.item.answer strong', { hasText: 'notes.txt' }).waitFor();
     expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['list the files']);
     expect(await page.locator('.item.tool[data-tool="list_dir"]').getAttribute('class')).toContain('ok');
+    // A call made through use_tool shows as the tool it named, as the live stream shows it.
+    expect(await page.locator('.item.tool[data-tool="git_log"]').getAttribute('class')).toContain('ok');
+    expect(await page.locator('.item.tool[data-tool="use_tool"]').count()).toBe(0);
     await send(page, 'and now?');
     await page.locator('.item.answer', { hasText: 'Continued here.' }).waitFor();
     expect(await page.locator('.item.user .bubble').allTextContents()).toEqual([

@@ -303,18 +303,13 @@ export function fromHistory(view: View, messages: StoredMessage[]): View {
     } else if (m.role === 'assistant') {
       if (m.content) items.push({ kind: 'answer', text: m.content, key });
       for (const call of m.tool_calls ?? []) {
-        let input: unknown;
-        try {
-          input = JSON.parse(call.function.arguments);
-        } catch {
-          input = undefined;
-        }
+        const { tool, input } = namedTool(call.function.name, call.function.arguments);
         items.push({
           kind: 'tool',
           key: `${key}-${call.id}`,
           id: call.id,
-          tool: call.function.name,
-          label: label({ type: 'tool_call', tool: call.function.name, input }),
+          tool,
+          label: label({ type: 'tool_call', tool, input }),
           status: 'running',
           output: '',
         });
@@ -328,4 +323,22 @@ export function fromHistory(view: View, messages: StoredMessage[]): View {
     }
   });
   return { ...view, items: [...items, ...view.items] };
+}
+
+/**
+ * A stored call as the live stream showed it: a call through `use_tool` (the gateway's event
+ * names the tool it ran) is the tool it names, with that tool's arguments.
+ */
+function namedTool(name: string, args: string): { tool: string; input: unknown } {
+  let input: unknown;
+  try {
+    input = JSON.parse(args);
+  } catch {
+    return { tool: name, input: undefined };
+  }
+  const named = input as { name?: unknown; args?: unknown } | null;
+  if (name === 'use_tool' && typeof named?.name === 'string' && named.name !== 'use_tool') {
+    return { tool: named.name, input: named.args ?? {} };
+  }
+  return { tool: name, input };
 }

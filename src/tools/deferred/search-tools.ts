@@ -65,6 +65,23 @@ export const useToolParameters = z.object({
 });
 
 /**
+ * The call a stored `use_tool` call stands for ({name, args} well formed), for showing a history
+ * to people; any other call as it is. A run's events carry this already (`unwrapped`).
+ */
+export function namedCall<T extends { name: string; arguments: string }>(call: T): T {
+  if (call.name !== USE_TOOL) return call;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(call.arguments || '{}');
+  } catch {
+    return call;
+  }
+  const parsed = useToolParameters.safeParse(raw);
+  if (!parsed.success || parsed.data.name === USE_TOOL) return call;
+  return { ...call, name: parsed.data.name, arguments: JSON.stringify(parsed.data.args ?? {}) };
+}
+
+/**
  * Never run itself: the registry unwraps it into the named call (prepare), so this body only runs
  * if a caller bypassed the registry.
  */
