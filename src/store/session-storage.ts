@@ -130,6 +130,12 @@ export class JournalCache<J extends SessionJournal> {
     }
   }
 
+  /** Stops handing out `journal` (it failed): the next caller loads the session afresh. */
+  forget(id: string, journal: J): void {
+    const held = this.open.get(id);
+    if (held instanceof WeakRef && held.deref() === journal) this.open.delete(id);
+  }
+
   /** The journals still held, to flush before closing. */
   held(): J[] {
     return [...this.open.values()].flatMap((h) => {

@@ -268,6 +268,8 @@ for (const [name, make, skip] of backends) {
       );
       expect(failure).toBeInstanceOf(Error);
       expect(await store.messages(s.id)).toEqual([]);
+      // Whoever opens the session next does not inherit the broken journal.
+      expect(await store.journal(s.id)).not.toBe(journal);
     });
 
     it('appends from two handles at once keep every message, in seq order without a gap', async () => {

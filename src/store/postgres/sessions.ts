@@ -197,7 +197,13 @@ export class PostgresSessionStorage implements SessionStorage {
         'SELECT key, value FROM hearth_session_state WHERE session_id = $1',
         [id],
       );
-      return new PostgresJournal(this.pool, id, new Map(rows.map((r) => [r.key, r.value])));
+      const journal: PostgresJournal = new PostgresJournal(
+        this.pool,
+        id,
+        new Map(rows.map((r) => [r.key, r.value])),
+        () => this.journals.forget(id, journal),
+      );
+      return journal;
     });
   }
 
@@ -241,6 +247,8 @@ class PostgresJournal implements SessionJournal {
     private readonly pool: PgPool,
     readonly id: string,
     values: Map<string, string>,
+    /** Called once a write failed: whoever opens the session next starts from what is stored. */
+    private readonly onFailure: () => void,
   ) {
     this.state = {
       get: (key) => {
@@ -295,6 +303,7 @@ class PostgresJournal implements SessionJournal {
       try {
         await write(this.pool);
       } catch (err) {
+        this.onFailure();
         this.failed = new Error(
           `Session ${this.id} could not be saved to PostgreSQL (${(err as Error).message}); ` +
             'what was saved before stays, and the session continues from there once the database is back.',
