@@ -3,10 +3,10 @@ import type { TaskRow } from './types.js';
 
 /** Makes the coder's sessions: a normal Hearth agent session per task, resumed for its rework. */
 export interface CoderSessions {
-  create(title: string): AgentSession;
-  open(id: string): AgentSession;
+  create(title: string): Promise<AgentSession>;
+  open(id: string): Promise<AgentSession>;
   /** The session's durable state value (its todo list). */
-  state(id: string, key: string): unknown;
+  state(id: string, key: string): Promise<unknown>;
 }
 
 export type CoderResult =
@@ -31,8 +31,8 @@ export async function runCoder(
   signal?: AbortSignal,
 ): Promise<CoderResult> {
   const session = task.sessionId
-    ? sessions.open(task.sessionId)
-    : sessions.create(`task #${task.seq}: ${task.title}`);
+    ? await sessions.open(task.sessionId)
+    : await sessions.create(`task #${task.seq}: ${task.title}`);
   const message = task.sessionId
     ? (task.feedback ?? 'Your previous run was interrupted. Check what is done and finish the task.')
     : brief(task, prerequisites);
@@ -50,7 +50,7 @@ export async function runCoder(
       tokens,
     };
   }
-  const todos = sessions.state(session.id, 'todos');
+  const todos = session.journal.state.get('todos');
   return {
     ok: true,
     sessionId: session.id,

@@ -38,7 +38,7 @@ export async function pipelineDeps(
   const { config, workspace } = runtime;
   const settings = config.pipeline;
   const { sandbox } = await runtime.sandbox();
-  const store = runtime.openStore();
+  const store = await runtime.sessions();
   const urlOf = (role: PipelineRole | undefined) => role?.base_url ?? connection.baseUrl;
   const modelOf = (role: PipelineRole | undefined) => role?.model ?? connection.model;
   const { roles } = settings;
@@ -78,8 +78,8 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const plans = new PlanStore(store.db);
-  const journal = new PipelineJournal(store.db);
+  const plans = new PlanStore(runtime.database());
+  const journal = new PipelineJournal(runtime.database());
   const emit = (event: PipelineEvent) => {
     journal.record(workspace, event);
     show(event);
@@ -98,8 +98,8 @@ export async function pipelineDeps(
     batch: settings.batch,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
-      open: (id) => AgentSession.open(coderDeps, store.get(id)),
-      state: (id, key) => store.state(id).get(key),
+      open: async (id) => AgentSession.open(coderDeps, await store.get(id)),
+      state: (id, key) => store.readState(id, key),
     },
     ...(git ? { git } : {}),
     commands: settings.commands,

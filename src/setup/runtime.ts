@@ -5,6 +5,7 @@ import { checkWorkspace } from '../config/workspace.js';
 import { pipelinePort } from '../pipeline/steering.js';
 import { loadSkills } from '../skills/index.js';
 import type { Db } from '../store/database.js';
+import type { Storage } from '../store/storage.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
 import type { AnyTool } from '../tools/types.js';
@@ -32,6 +33,8 @@ export interface AssembleOptions {
   instructions?: string;
   /** An already open database; the runtime closes it. */
   db?: Db;
+  /** The session storage, already open (over `db` when it is SQLite); the runtime closes it. */
+  storage?: Storage;
   /** Skills and agent-made tools; default on (as in the CLI). */
   skills?: boolean;
   /** More to say before the first turn (ignored settings of a workspace's own config, for the gateway). */
@@ -88,6 +91,7 @@ export async function assembleRuntime(
       commands: skills?.commands,
       instructions: options.instructions,
       db: options.db,
+      storage: options.storage,
       ...subagents,
       memory: sessionMemory(home),
       pipeline: pipelinePort,

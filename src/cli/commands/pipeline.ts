@@ -24,7 +24,7 @@ async function withPipeline(cmd: Command, work: (control: PipelineControl) => vo
   const { runtimeFromFlags, PipelineControl } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
-    await work(new PipelineControl(runtime.openStore().db, runtime.workspace));
+    await work(new PipelineControl(runtime.database(), runtime.workspace));
   } finally {
     await runtime.close();
   }
