@@ -87,6 +87,10 @@ export interface RuntimeOptions {
   db?: Db;
   /** The session storage, already open (over `db` when it is SQLite); the runtime closes it. */
   storage?: Storage;
+  /** Sessions the caller keeps open and closes (the gateway's, shared by its workspaces); `storage` is then unused. */
+  sessions?: SessionStorage;
+  /** How this process is named in the run leases of sessions it opens (PostgreSQL). */
+  leaseHolder?: string;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
   /** Tool groups of the subsystems above agent/ (sub-agents, promote_tool), offered when named in `tools`. */
@@ -195,9 +199,10 @@ export async function createRuntime(
     storage ??= (
       options.storage
         ? Promise.resolve(options.storage)
-        : config.storage
-          ? openStorage(config)
-          : openStorage(config, { db: openDb() })
+        : openStorage(config, {
+            ...(config.storage ? {} : { db: openDb() }),
+            ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
+          })
     ).catch((err) => {
       storage = undefined;
       throw err;
@@ -229,7 +234,7 @@ export async function createRuntime(
     }),
     storage: openSessions,
     async sessions() {
-      return (await openSessions()).sessions;
+      return options.sessions ?? (await openSessions()).sessions;
     },
     database: openDb,
     memory(connection) {

@@ -5,6 +5,7 @@ import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { SandboxSource } from '../sandbox/types.js';
+import { leaseRefusal, refused } from '../store/run-lease.js';
 import type { SessionJournal, SessionRow, SessionStorage } from '../store/session-storage.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
@@ -166,17 +167,27 @@ export class AgentSession {
    * (servers reject a history with unanswered calls); those of a paused run stay pending.
    */
   static async open(deps: SessionDeps, row: SessionRow): Promise<AgentSession> {
-    const [stored, journal] = await Promise.all([deps.store.messages(row.id), deps.store.journal(row.id)]);
-    const compaction = journal.state.get(COMPACTION_KEY) as CompactionRecord | undefined;
-    const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
-    const session = new AgentSession(deps, journal, row, history, stored.length, 'resume');
-    if (row.status !== 'paused') {
-      for (const call of unansweredCalls(session.messages)) {
-        session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+    // Repaired only by the one allowed to write: while another process runs the session, its
+    // unanswered calls are that run's calls in progress (and running it here is refused).
+    const lease = await deps.store.leases.take(row.id);
+    try {
+      const journal = await deps.store.journal(row.id);
+      // Another process may have run it since this process last loaded its state.
+      await journal.reload();
+      const stored = await deps.store.messages(row.id);
+      const compaction = journal.state.get(COMPACTION_KEY) as CompactionRecord | undefined;
+      const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
+      const session = new AgentSession(deps, journal, row, history, stored.length, 'resume');
+      if (row.status !== 'paused' && !refused(lease)) {
+        for (const call of unansweredCalls(session.messages)) {
+          session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+        }
+        await journal.flush();
       }
-      await journal.flush();
+      return session;
+    } finally {
+      if (!refused(lease)) await lease.release();
     }
-    return session;
   }
 
   /** Calls waiting for approval, when the last run paused. */
@@ -217,9 +228,38 @@ export class AgentSession {
     return this.drive(undefined, signal, answers);
   }
 
+  /**
+   * Runs `work` holding the session's run lease (src/store/run-lease.ts), with a signal that also
+   * aborts when the lease is lost; undefined, with nothing done, when another holder runs it.
+   */
+  private async *leased<T>(
+    signal: AbortSignal | undefined,
+    work: (signal: AbortSignal) => AsyncGenerator<AgentEvent, T>,
+  ): AsyncGenerator<AgentEvent, T | undefined> {
+    const lease = await this.deps.store.leases.take(this.id);
+    if (refused(lease)) {
+      yield { type: 'done', reason: 'error', text: leaseRefusal(this.id, lease.heldBy), turns: 0 };
+      return undefined;
+    }
+    try {
+      return yield* work(signal ? AbortSignal.any([signal, lease.lost]) : lease.lost);
+    } finally {
+      await lease.release();
+    }
+  }
+
   private async *drive(
     task: string | undefined,
     signal: AbortSignal | undefined,
+    answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
+    images?: ImagePart[],
+  ): AsyncGenerator<AgentEvent> {
+    yield* this.leased(signal, (held) => this.driveHeld(task, held, answers, images));
+  }
+
+  private async *driveHeld(
+    task: string | undefined,
+    signal: AbortSignal,
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
     images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
@@ -346,6 +386,16 @@ export class AgentSession {
    * the user, when a PreCompact hook says `continue: false`.
    */
   async compact(signal?: AbortSignal): Promise<CompactionResult> {
+    const lease = await this.deps.store.leases.take(this.id);
+    if (refused(lease)) throw new Error(leaseRefusal(this.id, lease.heldBy));
+    try {
+      return await this.compactHeld(signal ? AbortSignal.any([signal, lease.lost]) : lease.lost);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  private async compactHeld(signal: AbortSignal): Promise<CompactionResult> {
     const announced = await this.hooks?.preCompact('manual', signal);
     if (announced?.stop) throw new Error(`A PreCompact hook stopped the compaction: ${announced.stop}`);
     const result = await compactHistory(this.messages, {

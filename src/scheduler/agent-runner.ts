@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { AgentEvent } from '../agent/events.js';
 import { openSession, runLimits } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
@@ -90,7 +91,11 @@ export async function runAgentTask(
     userDir: options.userDir,
   });
   const { config } = loaded;
-  const runtime = await assembleRuntime(loaded, task.workspace, { env: options.env, home: options.userDir });
+  const runtime = await assembleRuntime(loaded, task.workspace, {
+    env: options.env,
+    home: options.userDir,
+    leaseHolder: `${options.name ?? 'hearth scheduler'} on ${hostname()} (pid ${process.pid})`,
+  });
   try {
     const resume = await task.resume?.(await runtime.sessions());
     const connection = await resolveConnection(config);

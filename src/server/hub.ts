@@ -82,15 +82,20 @@ export class SessionHub implements SessionHost {
    * use it (queue work, watch it) in the step that awaited it.
    */
   async session(id: string): Promise<LiveSession> {
-    const held = this.live.get(id);
-    if (held) return held;
-    await this.store.get(id);
-    const journal = await this.store.journal(id);
-    const opened = this.live.get(id);
-    if (opened) return opened;
-    const live = new LiveSession(id, this, journal.state);
-    this.live.set(id, live);
-    this.sweepSoon();
+    // Another process running it (its run lease, src/store/run-lease.ts) makes it read-only here.
+    const elsewhere = await this.store.leases.heldElsewhere(id);
+    let live = this.live.get(id);
+    if (!live) {
+      await this.store.get(id);
+      const journal = await this.store.journal(id);
+      live = this.live.get(id);
+      if (!live) {
+        live = new LiveSession(id, this, journal.state);
+        this.live.set(id, live);
+        this.sweepSoon();
+      }
+    }
+    live.leasedTo(elsewhere);
     return live;
   }
 
@@ -130,12 +135,11 @@ export class SessionHub implements SessionHost {
   }
 
   /**
-   * The session to watch: a stored one, or one only the shared event log knows (another process,
-   * e.g. a worker on another machine, runs it: read-only here). Undefined when nobody knows it.
+   * The session to watch, with where it runs when that is not here: a stored one (read-only here
+   * while another process holds its run lease, e.g. a worker on another machine), or one only the
+   * shared event log knows (read-only). Undefined when nobody knows it.
    */
   async watchable(id: string): Promise<LiveSession | undefined> {
-    const held = this.live.get(id);
-    if (held) return held;
     if (await this.has(id)) return this.session(id);
     if ((await this.events.lastSeq(id)) === 0) return undefined;
     const writer = (await this.events.writer(id)) ?? 'another process';
@@ -392,7 +396,12 @@ export class SessionHub implements SessionHost {
         : await this.options.configFor(workspace);
     // Built as the CLI builds it. A deep-work turn does not add sub-agents: the runtime, and so
     // the tool list, is shared by every session of the workspace.
-    return assembleRuntime({ config }, workspace, { db: this.options.db, notes, home: this.options.home });
+    return assembleRuntime({ config }, workspace, {
+      db: this.options.db,
+      sessions: this.store,
+      notes,
+      home: this.options.home,
+    });
   }
 
   private connect(workspace: string, settings: Config): Promise<Connection> {

@@ -145,6 +145,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
     db,
     dbPath,
+    sessions: hub.store,
     home,
     workspace: hub.workspace,
     announce: (event, sessionId) => hub.activity(event, sessionId),

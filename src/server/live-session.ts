@@ -123,16 +123,19 @@ export class LiveSession {
   private tasks: string;
   private pumping: Promise<void> = Promise.resolve();
 
+  /** The holder of the session's run lease when another process runs it now. */
+  private elsewhere: string | undefined;
+
   /**
-   * @param runsAt where the session runs when another process runs it (a worker on another
-   *   machine): it is then watched here and nothing else, each change refused with 409.
+   * @param writer for a session only the shared event log knows (no stored row here): who writes
+   *   its events. It is then watched here and nothing else, each change refused with 409.
    */
   constructor(
     readonly id: string,
     private readonly host: SessionHost,
     /** The session's durable state (its mode, todos, plan), shared with its agent session. */
     readonly state: SessionState,
-    readonly runsAt?: string,
+    private readonly writer?: string,
   ) {
     this.recorder = new EventRecorder(id, host.events, host.now);
     this.approvals = new ApprovalBook(host.approvalTimeoutMs, (callId, answer, by) =>
@@ -250,6 +253,19 @@ export class LiveSession {
     this.running?.controller.abort();
     await this.pumping;
     await this.recorder.close();
+  }
+
+  /**
+   * Where the session runs when another process runs it (a worker on another machine): it is then
+   * watched here and nothing else, each change refused with 409.
+   */
+  get runsAt(): string | undefined {
+    return this.writer ?? (this.running ? undefined : this.elsewhere);
+  }
+
+  /** Told by the hub: who else holds the session's run lease now (undefined: nobody). */
+  leasedTo(holder: string | undefined): void {
+    this.elsewhere = holder;
   }
 
   /** Why a session another process runs takes no orders here (409). */

@@ -22,6 +22,7 @@
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
+import type { SessionLeases } from './run-lease.js';
 import type { AuditEntry, SessionRow, SessionSummary } from './sessions.js';
 import type { WakeupStore } from './wakeups.js';
 
@@ -59,11 +60,18 @@ export interface SessionJournal {
   saveToolOutput(callId: string, body: string): void;
   /** Resolves once every write made so far is committed; rejects with the first that failed. */
   flush(): Promise<void>;
+  /**
+   * Reads the durable state again from the store (after flushing), for a session another process
+   * may have run since this journal loaded it. A no-op where every `get` reads the store.
+   */
+  reload(): Promise<void>;
 }
 
 export interface SessionStorage {
   /** Where the sessions are, for messages: the SQLite file, or the database URL without its password. */
   readonly location: string;
+  /** Each session's run lease (run-lease.ts): one writer per conversation. */
+  readonly leases: SessionLeases;
   /** Creates a session with its first messages in one transaction: none is ever seen without them. */
   create(input: NewSession, messages?: ChatMessage[]): Promise<SessionRow>;
   /** Rejects with SessionNotFoundError. */

@@ -6,6 +6,7 @@
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { Db } from './database.js';
+import { LocalLeases } from './run-lease.js';
 import type {
   NewSession,
   SessionFields,
@@ -18,6 +19,7 @@ import { WakeupStore } from './wakeups.js';
 
 export class SqliteSessionStorage implements SessionStorage {
   readonly store: SessionStore;
+  readonly leases = new LocalLeases();
 
   /** `close` closes `db` only when `owned`: a caller that opened it elsewhere closes it there. */
   constructor(
@@ -90,6 +92,7 @@ export class SqliteSessionStorage implements SessionStorage {
       recordAudit: (entry) => store.recordAudit(id, entry),
       saveToolOutput: (callId, body) => store.saveToolOutput(id, callId, body),
       flush: () => Promise.resolve(),
+      reload: () => Promise.resolve(),
     };
   }
   async readState(id: string, key: string) {

@@ -7,6 +7,7 @@
 import { defaultDbPath } from '../config/sources.js';
 import { type Db, openDatabase } from './database.js';
 import type { PgPool } from './postgres/connection.js';
+import type { LeaseHolder } from './postgres/run-leases.js';
 import type { SessionStorage } from './session-storage.js';
 import { SqliteSessionStorage } from './sqlite-sessions.js';
 
@@ -35,12 +36,16 @@ export interface StorageConfig {
   db_path?: string;
 }
 
-/**
- * Opens the configured backend, bringing its schema up to date. `db` is an already open SQLite
- * database (tests, a caller that shares one); it is used when no `storage` URL is set.
- */
-export async function openStorage(config: StorageConfig, options: { db?: Db } = {}): Promise<Storage> {
-  if (config.storage) return openPostgresStorage(config.storage);
+export interface OpenStorageOptions {
+  /** An already open SQLite database (tests, a caller that shares one); used when no `storage` URL is set. */
+  db?: Db;
+  /** How this process is named in the run leases it takes, its clock and lease length (PostgreSQL). */
+  holder?: LeaseHolder;
+}
+
+/** Opens the configured backend, bringing its schema up to date. */
+export async function openStorage(config: StorageConfig, options: OpenStorageOptions = {}): Promise<Storage> {
+  if (config.storage) return openPostgresStorage(config.storage, options.holder);
   const path = defaultDbPath(config);
   return sqliteStorage(options.db ?? openDatabase(path), path, !options.db);
 }
@@ -52,12 +57,12 @@ export function sqliteStorage(db: Db, path: string, owned: boolean): SqliteStora
 }
 
 /** The PostgreSQL backend; its pool (and `pg`) is loaded only when a URL is configured. */
-export async function openPostgresStorage(url: string): Promise<PostgresStorage> {
+export async function openPostgresStorage(url: string, holder?: LeaseHolder): Promise<PostgresStorage> {
   const [{ openPostgres }, { PostgresSessionStorage }] = await Promise.all([
     import('./postgres/connection.js'),
     import('./postgres/sessions.js'),
   ]);
   const pool = await openPostgres(url);
-  const sessions = new PostgresSessionStorage(pool, url, true);
+  const sessions = new PostgresSessionStorage(pool, url, true, holder);
   return { kind: 'postgres', pool, url, sessions, close: () => sessions.close() };
 }

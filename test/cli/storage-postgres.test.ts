@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
+import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
 import { openDatabase } from '../../src/store/database.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { openStorage, type Storage } from '../../src/store/storage.js';
@@ -120,12 +121,19 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
     store.saveToolOutput(root.id, 'c1', 'a.txt\n');
     store.state(root.id).set('todos', [{ id: '1', text: 'list', status: 'done' }]);
     const fork = store.fork(root.id);
+    const memories = await SqliteMemoryStorage.open(db, { vectors: 'in-process' });
+    await memories.insert({
+      kind: 'fact',
+      workspace: null,
+      text: 'The kettle in the lab is blue.',
+      origin: 'user',
+    });
     db.close();
 
     const first = await cli.run(['storage', 'migrate', '--to', url, '--from', file]);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain(
-      '3 of 3 sessions copied (9 messages, 1 usage, 1 audit, 2 state, 1 tool outputs).',
+      '3 of 3 sessions copied (9 messages, 1 usage, 1 audit, 2 state, 1 tool outputs, 1 memories).',
     );
     expect(first.stderr).toContain('3/3 sessions');
 
@@ -143,6 +151,14 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
         completionTokens: 7,
       });
     });
+
+    // The memory is found there: another machine's `hearth memory search` reads it from PostgreSQL.
+    const other = await cli.tempDir('migrated-home');
+    const found = await cli.run(['memory', 'search', 'kettle'], {
+      env: { HOME: other, HEARTH_HOME: join(other, '.hearth'), HEARTH_DATABASE_URL: url },
+    });
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stdout).toContain('The kettle in the lab is blue.');
 
     // Again, with one more session since: only that one is copied.
     const reopened = openDatabase(file);

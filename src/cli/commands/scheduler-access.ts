@@ -23,6 +23,12 @@ export async function withScheduler<T>(
   const { config } = await loadConfigFromFlags(flags);
   const dbPath = defaultDbPath(config);
   const db = openDatabase(dbPath);
+  // Sessions where they are kept (PostgreSQL with `storage`): `hearth wake` and wake-ups find them there.
+  const { openStorage } = await import('../../store/storage.js');
+  const storage = await openStorage(config, { db }).catch((err: unknown) => {
+    db.close();
+    throw err;
+  });
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
     const { SchedulerService } = await import('../../scheduler/service.js');
@@ -30,6 +36,7 @@ export async function withScheduler<T>(
       new SchedulerService({
         db,
         dbPath,
+        sessions: storage.sessions,
         home: hearthHome(),
         workspace,
         storage: config.storage,
@@ -38,6 +45,7 @@ export async function withScheduler<T>(
       }),
     );
   } finally {
+    await storage.close();
     db.close();
   }
 }

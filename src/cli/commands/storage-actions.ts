@@ -2,9 +2,14 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { defaultDbPath } from '../../config/load.js';
+import { memoryCopier } from '../../memory/copy-to-postgres.js';
 import { openDatabase } from '../../store/database.js';
 import { openPostgres, redact } from '../../store/postgres/connection.js';
-import { copySqliteToPostgres, type MigrationSummary } from '../../store/postgres/copy-from-sqlite.js';
+import {
+  copiers,
+  copySqliteToPostgres,
+  type MigrationSummary,
+} from '../../store/postgres/copy-from-sqlite.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -33,6 +38,8 @@ export async function migrateCommand(opts: MigrateFlags, cmd: Command): Promise<
     try {
       err(`Copying the sessions of ${from} into ${redact(url)}...`);
       const summary = await copySqliteToPostgres(source, target, {
+        // Memories belong to no session: copied after them, all at once.
+        copiers: [...copiers, memoryCopier],
         onProgress: ({ done, total }) => {
           if (done % PROGRESS_EVERY === 0 || done === total) err(`  ${done}/${total} sessions`);
         },

@@ -193,6 +193,16 @@ export const postgresMigrations: readonly string[] = [
        values (p_session, next_seq, p_role, p_body, p_now);
      return next_seq;
    end $$;`,
+  // 6: a session's run lease (src/store/postgres/run-leases.ts): who runs it now, until when.
+  // Expiries are the holder's epoch milliseconds, compared with the taker's clock.
+  `create table hearth_session_leases (
+     session_id text primary key references hearth_sessions(id) on delete cascade,
+     instance text not null,
+     host text not null,
+     pid integer not null,
+     label text not null,
+     expires_at bigint not null
+   );`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

@@ -5,6 +5,7 @@
  * statement, or one transaction where several rows must appear together.
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { ChatMessage } from '../../llm/types.js';
 import type { SessionState } from '../../tools/types.js';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../session-storage.js';
 import { type AuditEntry, SessionNotFoundError, type SessionRow, type SessionSummary } from '../sessions.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
+import { type LeaseHolder, PostgresLeases } from './run-leases.js';
 
 const COLUMNS = `s.id, s.title, s.workspace, s.model, s.parent_id AS "parentId", s.depth, s.status,
   s.created_at::float8 AS "createdAt", s.updated_at::float8 AS "updatedAt"`;
@@ -33,15 +35,18 @@ type Queryable = Pick<PgPool, 'query'> | PgClient;
 
 export class PostgresSessionStorage implements SessionStorage {
   readonly location: string;
+  readonly leases: PostgresLeases;
   private readonly journals = new JournalCache<PostgresJournal>();
 
-  /** `close` ends the pool only when `owned`. */
+  /** `close` ends the pool only when `owned`; `holder` names this process in its run leases. */
   constructor(
     readonly pool: PgPool,
     url: string,
     private readonly owned = false,
+    holder: LeaseHolder = { label: defaultHolder() },
   ) {
     this.location = redact(url);
+    this.leases = new PostgresLeases(pool, holder);
   }
 
   async create(input: NewSession, messages: ChatMessage[] = []): Promise<SessionRow> {
@@ -233,6 +238,11 @@ export class PostgresSessionStorage implements SessionStorage {
   }
 }
 
+/** How other processes name this one in a lease, when the caller did not say. */
+function defaultHolder(): string {
+  return `hearth on ${hostname()} (pid ${process.pid})`;
+}
+
 /**
  * A running session's writes, sent one after another in the order they were made. After a write
  * fails, the later ones are dropped (a history with a hole would be worse than a shorter one) and
@@ -246,7 +256,7 @@ class PostgresJournal implements SessionJournal {
   constructor(
     private readonly pool: PgPool,
     readonly id: string,
-    values: Map<string, string>,
+    private readonly values: Map<string, string>,
     /** Called once a write failed: whoever opens the session next starts from what is stored. */
     private readonly onFailure: () => void,
   ) {
@@ -295,6 +305,16 @@ class PostgresJournal implements SessionJournal {
   async flush(): Promise<void> {
     await this.tail;
     if (this.failed) throw this.failed;
+  }
+
+  async reload(): Promise<void> {
+    await this.flush();
+    const { rows } = await this.pool.query<{ key: string; value: string }>(
+      'SELECT key, value FROM hearth_session_state WHERE session_id = $1',
+      [this.id],
+    );
+    this.values.clear();
+    for (const row of rows) this.values.set(row.key, row.value);
   }
 
   private send(write: (db: PgPool) => Promise<unknown>): void {
