@@ -19,7 +19,7 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CommandCgroups, detectCgroups } from './cgroup.js';
+import { CommandCgroups, detectCgroups, sweepDeadCgroups } from './cgroup.js';
 import { BRIDGE_PORT, BRIDGE_SCRIPT, type DomainProxy, startDomainProxy } from './domain-proxy.js';
 import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } from './env.js';
 import { findExecutable, firstLine, runHostCommand, shellJoin, shellQuote } from './host-command.js';
@@ -175,6 +175,8 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
     detectCgroups(),
     hostHardLimits(),
   ]);
+  // Off the start-up path; awaited by dispose so nothing outlives the sandbox.
+  const swept = sweepDeadCgroups(cgroups).catch(() => 0);
   const env = buildSandboxEnv({
     source: hostEnv,
     allow: opts.envAllow,
@@ -290,6 +292,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       // Every command ran in its own namespaces, which died with it; only the identity file is left.
       await proxy?.close();
       await rm(scratch, { recursive: true, force: true });
+      await swept;
     },
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { SandboxError } from './types.js';
 
 /**
  * Per-command control groups for limits rlimits cannot give: the memory of a whole process tree
@@ -137,12 +138,50 @@ export interface CgroupLimits {
 
 const CPU_PERIOD_US = 100_000;
 let sequence = 0;
+const COMMAND_CGROUP = /^hearth-(\d+)-\d+(?:-[0-9a-f]+)?$/;
+
+/**
+ * Removes the command cgroups of Hearth processes that are gone: one killed mid-command never
+ * removed its own, and they pile up. rmdir only removes a cgroup with no process left in it, so a
+ * command still running (of any process) is never touched.
+ */
+export async function sweepDeadCgroups(support: CgroupSupport): Promise<number> {
+  const dirs = new Set(CONTROLLERS.map((c) => support[c]?.dir).filter((d): d is string => d !== undefined));
+  let removed = 0;
+  for (const dir of dirs) {
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const m = COMMAND_CGROUP.exec(name);
+      const pid = Number(m?.[1]);
+      if (!m || pid === process.pid || alive(pid)) continue;
+      if (
+        await rmdir(path.join(dir, name)).then(
+          () => true,
+          () => false,
+        )
+      )
+        removed++;
+    }
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** The cgroups of one command: created before it starts, joined by its wrapper, removed after. */
 export class CommandCgroups {
   private constructor(private readonly dirs: Array<{ dir: string; version: 1 | 2 }>) {}
 
-  /** Creates the cgroups and writes the limits; null when no limit applies or creation failed. */
+  /**
+   * Creates the cgroups and writes the limits; null when no limit applies. A failure throws: the
+   * sandbox reported these limits as enforced, and a command run without them would not be.
+   */
   static async create(support: CgroupSupport, limits: CgroupLimits): Promise<CommandCgroups | null> {
     const wanted: Array<[Controller, Array<[string, string]>]> = [];
     if (limits.memoryBytes !== undefined && support.memory) {
@@ -176,7 +215,9 @@ export class CommandCgroups {
       ]);
     }
     if (wanted.length === 0) return null;
-    const name = `hearth-${process.pid}-${++sequence}`;
+    // The random part: a process that reuses the pid of one killed mid-command must not collide
+    // with the cgroup that one left behind.
+    const name = `hearth-${process.pid}-${++sequence}-${randomBytes(3).toString('hex')}`;
     const made = new Map<string, 1 | 2>();
     try {
       for (const [controller, files] of wanted) {
@@ -194,9 +235,13 @@ export class CommandCgroups {
           });
         }
       }
-    } catch {
+    } catch (err) {
       await new CommandCgroups([...made].map(([dir, version]) => ({ dir, version }))).remove();
-      return null;
+      const why = err instanceof Error ? err.message : String(err);
+      throw new SandboxError(
+        `Not running the command: its resource limits could not be set (${why}). ` +
+          'Try again; if it persists, `hearth doctor` checks the sandbox.',
+      );
     }
     return new CommandCgroups([...made].map(([dir, version]) => ({ dir, version })));
   }

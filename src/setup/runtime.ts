@@ -1,5 +1,5 @@
 import { createRuntime, type Runtime } from '../agent/runtime.js';
-import { hearthHome, type LoadedConfig } from '../config/load.js';
+import { defaultDbPath, hearthHome, type LoadedConfig } from '../config/load.js';
 import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
 import { pipelinePort } from '../pipeline/steering.js';
@@ -11,6 +11,7 @@ import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
 import type { AnyTool } from '../tools/types.js';
 import type { Clock } from '../util/clock.js';
+import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
 
 /**
@@ -61,6 +62,11 @@ export async function assembleRuntime(
   const { config } = loaded;
   const workspace = await checkWorkspace(workspaceDir);
   const home = options.home ?? hearthHome(options.env);
+  // An open database was placed by the caller; otherwise check the one createRuntime will open.
+  await checkHomeOutsideWorkspace(workspace, {
+    home,
+    dbPath: options.db ? undefined : defaultDbPath(config),
+  });
   const custom = options.tools ?? [];
   // The MCP SDK is large: loaded when a runtime is built, not when the library is imported.
   const { openMcpHub } = await import('../mcp/setup.js');

@@ -43,7 +43,7 @@ it("runs the coder's calls through the user's PreToolUse hooks", async () => {
     max_retries: 0,
     sandbox: 'none',
     permissions: { mode: 'auto' },
-    db_path: join(dir, 'hearth.db'),
+    db_path: join(dir, '.hearth', 'hearth.db'),
     pipeline: { git: false },
     hooks: {
       PreToolUse: [
@@ -59,7 +59,7 @@ it("runs the coder's calls through the user's PreToolUse hooks", async () => {
       ],
     },
   });
-  runtime = await assembleRuntime({ config }, dir, { home: join(dir, 'home') });
+  runtime = await assembleRuntime({ config }, dir, { home: join(dir, '.hearth') });
   const deps = await pipelineDeps(runtime, await resolveConnection(config), () => {});
   const events: AgentEvent[] = [];
   for await (const event of (await deps.coder.create('task #1: tidy')).run('Task #1: tidy\nDelete keep.txt.'))
