@@ -23,20 +23,11 @@
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { SessionLeases } from './run-lease.js';
-import type { AuditEntry, SessionRow, SessionSummary } from './sessions.js';
+import type { AuditEntry, NewSession, SessionRow, SessionSummary } from './sessions.js';
 import type { WakeupStore } from './wakeups.js';
 
-export type { AuditEntry, SessionRow, SessionStatus, SessionSummary } from './sessions.js';
+export type { AuditEntry, NewSession, SessionRow, SessionStatus, SessionSummary } from './sessions.js';
 export { SessionNotFoundError } from './sessions.js';
-
-export interface NewSession {
-  workspace: string;
-  model?: string;
-  title?: string;
-  parentId?: string;
-  depth?: number;
-  id?: string;
-}
 
 export interface UsageRecord {
   model: string;

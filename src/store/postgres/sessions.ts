@@ -4,7 +4,6 @@
  * session's writes go through its journal, one ordered chain per session; everything else is one
  * statement, or one transaction where several rows must appear together.
  */
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ChatMessage } from '../../llm/types.js';
 import type { SessionState } from '../../tools/types.js';
@@ -16,7 +15,13 @@ import {
   type SessionStorage,
   type UsageRecord,
 } from '../session-storage.js';
-import { type AuditEntry, SessionNotFoundError, type SessionRow, type SessionSummary } from '../sessions.js';
+import {
+  type AuditEntry,
+  newSessionRow,
+  SessionNotFoundError,
+  type SessionRow,
+  type SessionSummary,
+} from '../sessions.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
 import { type LeaseHolder, PostgresLeases } from './run-leases.js';
 
@@ -334,22 +339,21 @@ class PostgresJournal implements SessionJournal {
 }
 
 async function insertSession(db: Queryable, input: NewSession, messages: ChatMessage[] = []) {
-  const now = Date.now();
-  const row: SessionRow = {
-    id: input.id ?? randomBytes(5).toString('hex'),
-    title: input.title ?? '',
-    workspace: input.workspace,
-    model: input.model ?? '',
-    parentId: input.parentId ?? null,
-    depth: input.depth ?? 0,
-    status: 'active',
-    createdAt: now,
-    updatedAt: now,
-  };
+  const row = newSessionRow(input, Date.now());
   await db.query(
     `INSERT INTO hearth_sessions (id, title, workspace, model, parent_id, depth, status, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [row.id, row.title, row.workspace, row.model, row.parentId, row.depth, row.status, now, now],
+    [
+      row.id,
+      row.title,
+      row.workspace,
+      row.model,
+      row.parentId,
+      row.depth,
+      row.status,
+      row.createdAt,
+      row.updatedAt,
+    ],
   );
   for (const message of messages) await appendMessage(db, row.id, message);
   return row;
