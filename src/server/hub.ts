@@ -173,13 +173,16 @@ export class SessionHub implements SessionHost {
     }
   }
 
-  /** Deletes a stored session; refused while it runs. */
+  /** Deletes a stored session; refused while it runs, here or in another process. */
   async remove(id: string): Promise<void> {
     const live = this.live.get(id);
     if (live?.busy || (live?.queued ?? 0) > 0) {
       throw new GatewayError(409, `Session ${id} is running; stop it (abort) before deleting it.`);
     }
     await this.store.get(id);
+    const elsewhere = await this.store.leases.heldElsewhere(id);
+    if (elsewhere)
+      throw new GatewayError(409, `Session ${id} is running in ${elsewhere}; delete it once that run ended.`);
     this.live.delete(id);
     await this.store.remove(id);
     void this.events.forget(id).catch(() => undefined);

@@ -167,6 +167,8 @@ describe.skipIf(!postgresBin())('a gateway and a worker never run one session at
     expect(((await refusedPost.json()) as { detail: string }).detail).toMatch(
       new RegExp(`Session ${id} runs in hearth worker on .*\\(pid ${run.child.pid}\\)`),
     );
+    // Nor deleted from under it.
+    expect((await gw.http(`/api/sessions/${id}`, { method: 'DELETE' })).status).toBe(409);
     const watcher = await gw.socket(`/ws/${id}?since=0`);
     const hello = await watcher.next((m) => m.type === 'connected');
     expect(String(hello.runs_at)).toMatch(/^hearth worker on /);
