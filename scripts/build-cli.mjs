@@ -126,24 +126,31 @@ await writeFile(`${outdir}/meta.json`, JSON.stringify(split.metafile));
 
 // The bin, and the chunk loader beside it (its own file, so the bench can load a chunk as the bin
 // does), with the entry chunk's name and an id that changes with any chunk (code caches are kept
-// per id).
+// per id). Both are CommonJS (dist/cli/package.json says so to Node): an ES-module entry makes
+// Node start its ES-module loader and build an ES-module facade of every built-in the entry
+// imports, before Hearth's first line runs; a CommonJS entry skips that (`npm run bench`, --help).
+// `import.meta.url` is the file's own address, as the chunks have it.
 const bin = {
   outdir,
   bundle: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
+  define: { 'import.meta.url': '__hearth_url' },
+  banner: { js: '"use strict";\nvar __hearth_url = require("node:url").pathToFileURL(__filename).href;' },
 };
+await writeFile(`${outdir}/package.json`, `${JSON.stringify({ type: 'commonjs' })}\n`);
 await build({ ...bin, entryPoints: { 'chunk-loader': 'src/cli/chunk-loader.ts' } });
 await build({
   ...bin,
   entryPoints: { main: 'src/cli/boot.ts' },
   external: ['./chunk-loader.js'],
   define: {
+    ...bin.define,
     'HEARTH_BUNDLE.id': JSON.stringify(bundleHash.digest('hex').slice(0, 16)),
     'HEARTH_BUNDLE.entry': JSON.stringify(entry),
   },
-  banner: { js: '#!/usr/bin/env node' },
+  banner: { js: `#!/usr/bin/env node\n${bin.banner.js}` },
 });

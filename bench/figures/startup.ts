@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { atPrompt, startOnPty } from '../../test/support/pty.js';
 import { reply, startScriptedServer } from '../../test/support/scripted-server.js';
-import { type Figures, ms, ratio, ratioGoal, type Spread, takingTurns } from '../stats.js';
+import { type Figures, ms, ratio, ratioGoal, type Spread, spread, takingTurns } from '../stats.js';
 
 // Absolute: the one-shot and REPL runs start in their fresh home.
 const CLI = resolve('dist/cli/main.js');
@@ -71,8 +71,12 @@ async function inHome<T>(where: Home, work: (home: string, hearthHome: string) =
   }
 }
 
-/** From spawning the one-shot CLI to its first chat request reaching the server. */
-function toFirstRequest(where: Home): Promise<number> {
+/**
+ * From spawning the one-shot CLI to its first chat request reaching the server. `contacts`, when
+ * given, gets the time from spawning to the first request of any kind (the server's model list or a
+ * probe): where loading and configuring end and talking to the server begins.
+ */
+function toFirstRequest(where: Home, contacts?: number[]): Promise<number> {
   return inHome(where, async (home, hearthHome) => {
     let arrived: (() => void) | undefined;
     let failed: ((err: Error) => void) | undefined;
@@ -80,14 +84,17 @@ function toFirstRequest(where: Home): Promise<number> {
       arrived = resolve;
       failed = reject;
     });
+    let started = 0;
+    let contact: number | undefined;
     const server = await startScriptedServer({
       turns: [reply().text('ok')],
       onRequest: (r) => {
+        contact ??= performance.now() - started;
         if (r.path.endsWith('/chat/completions')) arrived?.();
       },
     });
     try {
-      const started = performance.now();
+      started = performance.now();
       const child = spawn(process.execPath, [CLI, '--base-url', server.baseUrl, '-m', MODEL, 'hi'], {
         cwd: home,
         env: { PATH: process.env.PATH, HOME: home, HEARTH_HOME: hearthHome },
@@ -97,6 +104,7 @@ function toFirstRequest(where: Home): Promise<number> {
       child.on('exit', (code) => failed?.(new Error(`hearth exited (${code}) before its first request`)));
       await first;
       const took = performance.now() - started;
+      if (contact !== undefined) contacts?.push(contact);
       await new Promise((resolve) => (child.exitCode === null ? child.on('exit', resolve) : resolve(null)));
       return took;
     } finally {
@@ -145,6 +153,7 @@ export async function startupFigures(): Promise<Figures> {
   const code = await oneShotCode();
   const warm = await mkdtemp(join(tmpdir(), 'hearth-bench-cache-'));
   let spreads: Spread[];
+  const contacts: number[] = [];
   try {
     // Fill the code cache: a one-shot run and the REPL, as a user's first runs do.
     await toFirstRequest({ fresh: false, keep: warm });
@@ -156,7 +165,7 @@ export async function startupFigures(): Promise<Figures> {
       exitTime(['-e', '0']),
       exitTime([CLI, '--version'], env),
       exitTime([CLI, '--help'], env),
-      () => toFirstRequest(withCache),
+      () => toFirstRequest(withCache, contacts),
       () => toFirstRequest({ fresh: true }),
       () => toReplPrompt(server.baseUrl, withCache),
       // Only loading (and evaluating) the one-shot path's code, as the CLI loads it (through the
@@ -181,9 +190,12 @@ export async function startupFigures(): Promise<Figures> {
     Spread,
   ];
   const extra = (s: Spread) => `${(s.median - node.median).toFixed(0)} ms`;
+  // The warm-up round's contact is not counted, as takingTurns leaves its figures out.
+  const contact = spread(contacts.slice(1));
   const oneShotWhy =
     `over node -e 0, loading the one-shot code (${(code.bytes / 1024).toFixed(0)} KB of JavaScript, from the code cache) adds ${extra(load)}; ` +
-    `the work before the request (config, a new database, probing the server, the session) the other ${(oneShot.median - load.median).toFixed(0)} ms; ` +
+    `the work before the request the other ${(oneShot.median - load.median).toFixed(0)} ms, of which ${(contact.median - load.median).toFixed(0)} ms before Hearth first asks the server anything (config, the command line) ` +
+    `and ${(oneShot.median - contact.median).toFixed(0)} ms from then to the chat request (the probe's round trips, a new database, memory, the session, the tools' schemas); ` +
     `a first run (no code cache yet) is ${ratio(firstRun, node)}`;
   const base = `node -e 0: ${ms(node)}`;
   const row = (figure: string, s: Spread) => ({
@@ -223,6 +235,7 @@ export async function startupFigures(): Promise<Figures> {
       versionMs: version,
       helpMs: help,
       oneShotToFirstRequestMs: oneShot,
+      oneShotToFirstContactMs: contact,
       oneShotFirstRunMs: firstRun,
       replToPromptMs: repl,
       oneShotCodeLoadMs: load,

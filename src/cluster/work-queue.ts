@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger, makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
 import { inTransaction, openPostgres, redact } from '../store/postgres/connection.js';
+import { underMigrationLock } from '../store/postgres/migrations.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
 export const TASK_PREFIX = 'hearth_agent';
@@ -21,8 +22,11 @@ export interface QueuedTask {
   model?: string;
   /** Only a worker with all of these tags takes it. */
   tags: string[];
-  /** The scheduled job and slot this task is (the scheduler's hand-off), for the worker's output. */
-  job?: { id: string; slotAt: number };
+  /**
+   * The scheduled job and slot this task is (the scheduler's hand-off), for the worker's output;
+   * `manual` for a run asked for by hand (`hearth jobs run`), at `slotAt`.
+   */
+  job?: { id: string; slotAt: number; manual?: boolean };
   /** Sessions to continue, the first that exists on the worker's machine (a job's `session_id`). */
   resume?: string[];
 }
@@ -74,8 +78,11 @@ export class WorkQueue {
   static async open(url: string): Promise<WorkQueue> {
     const pool = await openPostgres(url);
     try {
-      const utils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger });
-      await utils.migrate();
+      // Making the utilities installs or updates graphile-worker's schema (so does its runner, which
+      // then finds it done): one process at a time (migrations.ts).
+      const utils = await underMigrationLock(pool, () =>
+        makeWorkerUtils({ pgPool: pool, logger: quietLogger }),
+      );
       return new WorkQueue(pool, utils);
     } catch (err) {
       await pool.end().catch(() => undefined);

@@ -5,9 +5,11 @@ import {
   DiscoveryError,
   discoverServer,
   listModels,
+  modelIds,
   pickChatModel,
   pickLoadedModel,
   pickModel,
+  readModelList,
   type ServerKind,
 } from './discover.js';
 import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
@@ -44,6 +46,11 @@ export interface Connection {
   info: ModelInfo;
   /** Fixed for the session: the budget, and with Ollama the `num_ctx` of every request. */
   contextWindow: number;
+  /**
+   * The server's model ids as start-up listed them, when it did: memory picks its embeddings model
+   * there instead of asking the server again before the first request.
+   */
+  models?: string[];
   /** Where `contextWindow` came from, shown by `hearth doctor` and `/status`. */
   contextSource: string;
   /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
@@ -78,12 +85,14 @@ export async function resolveConnection(
   const { baseUrl, origin, kind } = found;
   // A model named by the user is checked against the server's list, in parallel with the probe:
   // a typo should fail now with the names it could have been, not at the first request.
-  const [probed, listed] = await Promise.all([
-    probeModel(baseUrl, found.model, { kind, apiKey: settings.api_key }),
+  // The probe reads the same list (vLLM and llama.cpp describe their models there): asked once.
+  const list =
     settings.model === undefined
       ? undefined
-      : listModels(baseUrl, { apiKey: settings.api_key }).catch(() => undefined),
-  ]);
+      : readModelList(baseUrl, { apiKey: settings.api_key }).catch(() => undefined);
+  const probeOptions = { kind, apiKey: settings.api_key, ...(list ? { models: list } : {}) };
+  const [probed, listBody] = await Promise.all([probeModel(baseUrl, found.model, probeOptions), list]);
+  const listed = listBody && modelIds(listBody);
   let model = found.model;
   let info = probed;
   if (listed && listed.length > 0 && !listed.includes(model)) {
@@ -94,9 +103,18 @@ export async function resolveConnection(
       );
     }
     model = meant;
-    info = await probeModel(baseUrl, model, { kind, apiKey: settings.api_key });
+    info = await probeModel(baseUrl, model, probeOptions);
   }
-  return { baseUrl, model, origin, kind: info.kind, info, ...contextOf(settings, info) };
+  const models = listed ?? found.models;
+  return {
+    baseUrl,
+    model,
+    origin,
+    kind: info.kind,
+    info,
+    ...contextOf(settings, info),
+    ...(models ? { models } : {}),
+  };
 }
 
 async function embeddedConnection(settings: ConnectionSettings, path: string): Promise<Connection> {
@@ -195,9 +213,13 @@ async function resolvePool(settings: ConnectionSettings, sharing: PoolSharing): 
   };
 }
 
-async function findServer(
-  settings: ConnectionSettings,
-): Promise<{ baseUrl: string; model: string; origin: Connection['origin']; kind?: ServerKind }> {
+async function findServer(settings: ConnectionSettings): Promise<{
+  baseUrl: string;
+  model: string;
+  origin: Connection['origin'];
+  kind?: ServerKind;
+  models?: string[];
+}> {
   if (settings.base_url) {
     if (settings.model) return { baseUrl: settings.base_url, model: settings.model, origin: 'configured' };
     let models: string[];
@@ -217,7 +239,7 @@ async function findServer(
       throw new ConnectionError(
         `The server at ${settings.base_url} lists no chat model. Load one, or pass -m MODEL.`,
       );
-    return { baseUrl: settings.base_url, model, origin: 'configured' };
+    return { baseUrl: settings.base_url, model, origin: 'configured', models };
   }
   const found = await discoverServer();
   const model = settings.model ?? (await pickLoadedModel(found));
@@ -226,7 +248,7 @@ async function findServer(
       `Found a ${found.kind} server at ${found.baseUrl}, but it has no chat model loaded. Load one, or pass -m MODEL.`,
     );
   }
-  return { baseUrl: found.baseUrl, model, origin: 'discovered', kind: found.kind };
+  return { baseUrl: found.baseUrl, model, origin: 'discovered', kind: found.kind, models: found.models };
 }
 
 /**

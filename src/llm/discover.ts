@@ -1,3 +1,5 @@
+import { requestText } from './http-request.js';
+
 /** The local servers Hearth looks for when no base URL is configured, in order of preference. */
 export interface ServerCandidate {
   kind: ServerKind;
@@ -41,26 +43,44 @@ export class DiscoveryError extends Error {
   override name = 'DiscoveryError';
 }
 
+/** A server's answer to GET /models, as JSON. */
+export interface ModelList {
+  data?: Array<{ id?: unknown }>;
+  [field: string]: unknown;
+}
+
+/** Reads a server's GET /models. Throws when it does not answer like one. */
+export async function readModelList(
+  baseUrl: string,
+  opts: { apiKey?: string; timeoutMs?: number } = {},
+): Promise<ModelList> {
+  const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
+  const response = await requestText(`${baseUrl.replace(/\/+$/, '')}/models`, {
+    headers,
+    timeoutMs: opts.timeoutMs ?? 5000,
+  });
+  if (!response.ok) {
+    const said = response.text.replace(/\s+/g, ' ').trim().slice(0, 300);
+    throw new DiscoveryError(`the server answered HTTP ${response.status}${said ? `: ${said}` : ''}`);
+  }
+  const body: unknown = JSON.parse(response.text);
+  if (!body || typeof body !== 'object')
+    throw new DiscoveryError('the server answered /models with no JSON object');
+  return body as ModelList;
+}
+
+/** The model ids of a GET /models answer. */
+export function modelIds(list: ModelList): string[] {
+  const data = Array.isArray(list.data) ? list.data : [];
+  return data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
+}
+
 /** Lists a server's model ids from GET /models. Throws when it does not answer like one. */
 export async function listModels(
   baseUrl: string,
   opts: { apiKey?: string; timeoutMs?: number } = {},
 ): Promise<string[]> {
-  const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
-  const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, {
-    headers,
-    signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
-  });
-  if (!response.ok) {
-    const said = (await response.text().catch(() => '')).replace(/\s+/g, ' ').trim().slice(0, 300);
-    throw new DiscoveryError(`the server answered HTTP ${response.status}${said ? `: ${said}` : ''}`);
-  }
-  const body = (await response.json()) as {
-    data?: Array<{ id?: unknown }>;
-    models?: Array<{ name?: unknown }>;
-  };
-  const ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-  return ids;
+  return modelIds(await readModelList(baseUrl, opts));
 }
 
 /** Probes the candidates concurrently and returns the first (in list order) that answers. */
@@ -105,13 +125,13 @@ export async function pickLoadedModel(server: FoundServer): Promise<string | und
   const origin = server.baseUrl.replace(/\/v1\/?$/, '');
   try {
     if (server.kind === 'lmstudio') {
-      const res = await fetch(`${origin}/api/v0/models`, { signal: AbortSignal.timeout(3000) });
-      const body = (await res.json()) as { data?: Array<{ id: string; state?: string; type?: string }> };
+      const res = await requestText(`${origin}/api/v0/models`, { timeoutMs: 3000 });
+      const body = JSON.parse(res.text) as { data?: Array<{ id: string; state?: string; type?: string }> };
       const loaded = body.data?.find((m) => m.state === 'loaded' && (m.type === 'llm' || m.type === 'vlm'));
       if (loaded) return loaded.id;
     } else if (server.kind === 'ollama') {
-      const res = await fetch(`${origin}/api/ps`, { signal: AbortSignal.timeout(3000) });
-      const body = (await res.json()) as { models?: Array<{ name: string }> };
+      const res = await requestText(`${origin}/api/ps`, { timeoutMs: 3000 });
+      const body = JSON.parse(res.text) as { models?: Array<{ name: string }> };
       const running = pickChatModel((body.models ?? []).map((m) => m.name));
       if (running) return running;
     }

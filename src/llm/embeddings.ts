@@ -123,13 +123,14 @@ export function normalize(vector: Float32Array): Float32Array {
 }
 
 /**
- * The embedding model to use: the configured one, else the one the server lists (the same choice
- * `hearth doctor` reports). Undefined when the server has none: search is then keyword-only.
+ * The embedding model to use: the configured one, else the one the server lists (`listed`, when the
+ * caller has the list already; the same choice `hearth doctor` reports). Undefined when the server has none: search is then keyword-only.
  */
 export async function resolveEmbeddingModel(
-  settings: EmbeddingSettings & { model?: string },
+  settings: EmbeddingSettings & { model?: string; listed?: string[] },
 ): Promise<string | undefined> {
   if (settings.model) return settings.model;
-  const models = await listModels(settings.baseUrl, { apiKey: settings.apiKey }).catch(() => []);
+  const models =
+    settings.listed ?? (await listModels(settings.baseUrl, { apiKey: settings.apiKey }).catch(() => []));
   return pickEmbeddingModel(models);
 }

@@ -1,4 +1,5 @@
 import type { ServerKind } from './discover.js';
+import { requestText } from './http-request.js';
 
 /** What the server says about one model. Fields the server did not tell are left out. */
 export interface ModelInfo {
@@ -38,13 +39,19 @@ export const OLLAMA_MIN_WINDOW = 8192;
 export async function probeModel(
   baseUrl: string,
   model: string,
-  opts: { kind?: ServerKind; apiKey?: string; timeoutMs?: number } = {},
+  opts: {
+    kind?: ServerKind;
+    apiKey?: string;
+    timeoutMs?: number;
+    /** The server's GET /models answer (undefined: none), when the caller asks for it anyway: asked once. */
+    models?: Promise<Json | undefined>;
+  } = {},
 ): Promise<ModelInfo> {
   const http: Http = { apiKey: opts.apiKey, timeoutMs: opts.timeoutMs ?? 3000 };
   const trimmed = baseUrl.replace(/\/+$/, '');
   const origin = trimmed.replace(/\/v1$/, '');
   try {
-    const models = () => getJson(`${trimmed}/models`, http);
+    const models = () => opts.models ?? getJson(`${trimmed}/models`, http);
     switch (opts.kind) {
       case 'lmstudio':
         return (
@@ -324,16 +331,14 @@ async function request(
   if (http.apiKey) headers.authorization = `Bearer ${http.apiKey}`;
   if (body) headers['content-type'] = 'application/json';
   try {
-    const response = await fetch(url, {
-      method: body ? 'POST' : 'GET',
+    const response = await requestText(url, {
       headers,
       ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(http.timeoutMs),
+      timeoutMs: http.timeoutMs,
     });
-    const text = await response.text();
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(response.text);
     } catch {
       parsed = undefined;
     }

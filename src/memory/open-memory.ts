@@ -10,8 +10,11 @@ export interface OpenMemoryOptions {
   config: Pick<Config, 'memory' | 'api_key' | 'timeout'>;
   workspace: string;
   home: string;
-  /** The model server; unset (no server yet), search is keyword-only. */
-  server?: { baseUrl: string };
+  /**
+   * The model server; unset (no server yet), search is keyword-only. `models`: its model ids, when
+   * the caller has them already (the connection's list): the embeddings model is picked there.
+   */
+  server?: { baseUrl: string; models?: string[] };
 }
 
 /**
@@ -51,7 +54,7 @@ async function chooseEmbedder(
         'the model runs in process, with no server to embed; set memory.embedding_model to a .gguf embedding model (hearth models pull nomic-embed-text-v1.5)',
     };
   const settings = { baseUrl: server.baseUrl, apiKey: config.api_key, timeout: config.timeout };
-  const model = await resolveEmbeddingModel({ ...settings, model: configured });
+  const model = await resolveEmbeddingModel({ ...settings, model: configured, listed: server.models });
   if (!model) {
     return {
       reason: `the server lists no embeddings model (load one, e.g. nomic-embed-text, or set memory.embedding_model)`,

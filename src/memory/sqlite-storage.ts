@@ -33,9 +33,11 @@ export class SqliteMemoryStorage implements MemoryStorage {
   readonly backend = 'sqlite';
   readonly proposals: SqliteProposals;
 
+  private index: VectorIndex | undefined;
+
   private constructor(
     readonly db: Db,
-    private readonly vectors: VectorIndex,
+    private readonly vectorChoice: 'auto' | 'in-process',
     private readonly now: () => number,
   ) {
     this.proposals = new SqliteProposals(db, (memory) => this.insertNow(memory), now);
@@ -46,8 +48,18 @@ export class SqliteMemoryStorage implements MemoryStorage {
     db: Db,
     options: { vectors?: 'auto' | 'in-process'; now?: () => number } = {},
   ): Promise<SqliteMemoryStorage> {
-    const loaded = options.vectors === 'in-process' ? {} : await SqliteVecIndex.load(db);
-    return new SqliteMemoryStorage(db, loaded.index ?? new InProcessVectorIndex(db), options.now ?? Date.now);
+    return new SqliteMemoryStorage(db, options.vectors ?? 'auto', options.now ?? Date.now);
+  }
+
+  /**
+   * The vector index, set up when first needed: loading sqlite-vec (a native extension) is left to
+   * the first vector search, so a session whose memory has nothing to search never pays for it.
+   */
+  private get vectors(): VectorIndex {
+    this.index ??=
+      (this.vectorChoice === 'auto' ? SqliteVecIndex.load(this.db).index : undefined) ??
+      new InProcessVectorIndex(this.db);
+    return this.index;
   }
 
   get vectorIndex(): VectorIndex['kind'] {

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { Db } from '../store/database.js';
 import type { Ranked } from './keyword-search.js';
 import type { MemoryView, VectorSpace } from './types.js';
@@ -20,11 +21,13 @@ export class SqliteVecIndex implements VectorIndex {
    * Loads the extension into this connection; undefined, with the reason, when it cannot (not
    * installed, no binary for this platform, or SQLite refusing extensions). Search then runs in process.
    */
-  static async load(db: Db): Promise<{ index?: SqliteVecIndex; reason?: string }> {
+  static load(db: Db): { index?: SqliteVecIndex; reason?: string } {
     try {
-      // A variable specifier: the package is optional, and the build must not need it.
+      // A variable specifier: the package is optional, and the build must not need it. Required,
+      // not imported: its CommonJS build loads without starting Node's ES-module loader, which a
+      // first session would otherwise pay for before its first request (`npm run bench`).
       const specifier = 'sqlite-vec';
-      const vec = (await import(specifier)) as { load(db: Db): void };
+      const vec = createRequire(import.meta.url)(specifier) as { load(db: Db): void };
       vec.load(db);
       db.prepare('SELECT vec_version()').get();
       return { index: new SqliteVecIndex(db) };

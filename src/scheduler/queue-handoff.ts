@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { QueuedTask, TaskResult, WorkQueue } from '../cluster/work-queue.js';
 import type { RunRow, SchedulerStore } from '../store/scheduler.js';
-import type { Clock } from '../util/clock.js';
+import { type Clock, sleep } from '../util/clock.js';
 import type { JobDefinition } from './job-definitions.js';
 
 /**
@@ -17,6 +18,8 @@ import type { JobDefinition } from './job-definitions.js';
  *   the worker's, not a process's here) and the new leader settles it.
  * - Results arrive by NOTIFY (a trigger on the results table) and are also polled at every pass,
  *   so a scheduler that was down or lost its connection picks up what came meanwhile.
+ * - A manual run of such a job (`hearth jobs run ID`) goes the same way under a key of its own,
+ *   queued at once rather than at the next pass, and whoever asked may wait for its result.
  */
 export type RunQueue = Pick<WorkQueue, 'addOnce' | 'results' | 'watchResults' | 'close'>;
 
@@ -33,6 +36,9 @@ export interface QueueHandoffOptions {
 /** Attempts of a slot's task before the queue gives up (a worker that died counts as one). */
 const SLOT_ATTEMPTS = 5;
 
+/** How often one waiting for a result looks, should its notification be lost with a connection. */
+const RESULT_POLL_MS = 5_000;
+
 /** The slot's key in the queue: the same for every scheduler that decides it. */
 export function slotKey(jobId: string, slotAt: number): string {
   return `${SLOT_KEY_PREFIX}${jobId}:${new Date(slotAt).toISOString()}`;
@@ -40,12 +46,19 @@ export function slotKey(jobId: string, slotAt: number): string {
 
 const SLOT_KEY_PREFIX = 'job:';
 
+/** A manual run's key: its own (a second manual run, here or elsewhere, is another task). */
+function manualKey(jobId: string, at: number): string {
+  return `${SLOT_KEY_PREFIX}${jobId}:manual:${new Date(at).toISOString()}:${randomBytes(4).toString('hex')}`;
+}
+
 export class QueueHandoff {
   private queue: Promise<RunQueue> | undefined;
   /** Keys this process knows are in the queue (the rest are queued again: `addOnce` is idempotent). */
   private readonly queued = new Set<string>();
   private unwatch: (() => Promise<void>) | undefined;
   private watching: Promise<void> | undefined;
+  /** Those waiting for one task's result (`waitFor`), by key. */
+  private readonly waiters = new Map<string, () => void>();
 
   constructor(private readonly options: QueueHandoffOptions) {}
 
@@ -70,7 +83,43 @@ export class QueueHandoff {
       );
       return true;
     }
-    return store.handOffRun(run.id, owner, now, slotKey(run.jobId!, run.slotAt ?? run.createdAt));
+    const key =
+      run.kind === 'manual' ? manualKey(run.jobId!, now) : slotKey(run.jobId!, run.slotAt ?? run.createdAt);
+    return store.handOffRun(run.id, owner, now, key);
+  }
+
+  /** Queues a handed-off run now, rather than at the next pass (a manual run). */
+  async queueNow(run: RunRow, job: JobDefinition, previousSession: string | undefined): Promise<void> {
+    const queue = await this.open();
+    await queue.addOnce(run.queueKey!, task(run, job, previousSession), SLOT_ATTEMPTS);
+    this.queued.add(run.queueKey!);
+  }
+
+  /**
+   * Waits for the result of the task under `key` and records it in the run. Resolves to false
+   * when `signal` ended the wait first (the run stays with the worker; a pass records it later).
+   */
+  async waitFor(key: string, signal: AbortSignal): Promise<boolean> {
+    const { store, clock } = this.options;
+    const queue = await this.open();
+    try {
+      while (!signal.aborted) {
+        const told = new AbortController();
+        this.waiters.set(key, () => told.abort());
+        // Listening (again, after a lost connection) before looking: a result cannot slip between.
+        await this.watch(queue);
+        const result = (await queue.results([key])).get(key);
+        if (result) {
+          store.finishHandedOff(key, outcome(result), clock.now());
+          this.queued.delete(key);
+          return true;
+        }
+        await sleep(RESULT_POLL_MS, AbortSignal.any([told.signal, signal]), clock);
+      }
+      return false;
+    } finally {
+      this.waiters.delete(key);
+    }
   }
 
   /**
@@ -130,8 +179,10 @@ export class QueueHandoff {
     this.watching ??= queue
       .watchResults(
         (key) => {
-          // Every task's result is announced; only a scheduled slot's concerns the scheduler.
-          if (key.startsWith(SLOT_KEY_PREFIX)) this.options.nudge();
+          // Every task's result is announced; only a job's concerns the scheduler.
+          if (!key.startsWith(SLOT_KEY_PREFIX)) return;
+          this.waiters.get(key)?.();
+          this.options.nudge();
         },
         () => {
           this.unwatch = undefined;
@@ -167,7 +218,11 @@ function task(run: RunRow, job: JobDefinition, previous: string | undefined): Qu
     workspace: run.workspace ?? job.workspace,
     ...(job.model ? { model: job.model } : {}),
     tags: job.tags,
-    job: { id: job.id, slotAt: run.slotAt ?? run.createdAt },
+    job: {
+      id: job.id,
+      slotAt: run.slotAt ?? run.createdAt,
+      ...(run.kind === 'manual' ? { manual: true } : {}),
+    },
     ...(resume.length ? { resume } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definiti
 import { planSlots } from './plan-slots.js';
 import { QueueHandoff, type RunQueue } from './queue-handoff.js';
 import { nextSlot, slotsBetween } from './schedule.js';
+import { SharedSlots, type SlotClaims } from './shared-slots.js';
 
 /**
  * The scheduler loop, with its exactly-once rules (ours: no job-queue library keeps a per-slot
@@ -70,6 +71,8 @@ export interface SchedulerOptions {
   openQueue?: () => Promise<RunQueue>;
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`; default here). */
   runOn?: 'here' | 'queue';
+  /** Claims of slots that run here, shared with other machines' schedulers (shared-slots.ts). */
+  openClaims?: () => Promise<SlotClaims>;
   onEvent?: (event: SchedulerEvent) => void;
 }
 
@@ -96,10 +99,13 @@ export class Scheduler {
   private ticking: Promise<void> | undefined;
   private loopDone: Promise<void> | undefined;
   private stopping = false;
+  /** Ends what waits on the queue for a manual run's result when the scheduler stops. */
+  private readonly stopped = new AbortController();
   private wake = new AbortController();
   /** Set when a queued run's result may have come during a pass: the loop passes again at once. */
   private nudged = false;
   private readonly handoff: QueueHandoff;
+  private readonly slots: SharedSlots;
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -115,6 +121,12 @@ export class Scheduler {
         this.nudged = true;
         this.wake.abort();
       },
+      problem: (message) => this.emit({ type: 'problem', message }),
+    });
+    this.slots = new SharedSlots({
+      store: options.store,
+      openClaims: options.openClaims,
+      clock: this.clock,
       problem: (message) => this.emit({ type: 'problem', message }),
     });
   }
@@ -149,10 +161,21 @@ export class Scheduler {
     for (const run of recorded) this.emit({ type: 'recorded', run });
     if (this.options.inbox) await this.takeInbox(this.options.inbox);
     store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
+    const local = store.queued(this.owner).filter((run) => !this.onQueue(run));
+    for (const run of await this.slots.claim(local, this.owner)) this.emit({ type: 'finished', run });
     this.dispatch();
     const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
     for (const run of settled) this.emit({ type: 'finished', run });
     if (settled.length > 0) this.dispatch();
+  }
+
+  /**
+   * Records the results that came for runs handed to the queue, leader or not (a command that
+   * shows runs while no scheduler runs); `addOnce` makes queueing any not yet queued harmless.
+   */
+  async collectResults(): Promise<RunRow[]> {
+    await this.reload();
+    return this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
   }
 
   /** Reads the job definitions again (`POST /api/cron/reload` and every tick). */
@@ -315,17 +338,25 @@ export class Scheduler {
     if (this.stopping || !store.holdsLease(this.owner, this.clock.now())) return;
     for (const run of store.queued(this.owner)) {
       if (run.jobId && store.openRuns(run.jobId).some((r) => r.status === 'running')) continue;
-      const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
-      if (run.kind === 'scheduled' && job && runsOnQueue(job, this.options.runOn ?? 'here')) {
+      if (this.onQueue(run)) {
         if (!this.handoff.handOff(run, this.owner)) continue;
         const handed = store.get(run.id)!;
         this.emit({ type: handed.status === 'running' ? 'started' : 'finished', run: handed });
         continue;
       }
-      if (this.active.size >= this.parallel) continue;
+      if (this.active.size >= this.parallel || !this.slots.mayStart(run)) continue;
       const now = this.clock.now();
-      if (store.startRun(run.id, this.owner, now, now + this.ttl)) this.execute(store.get(run.id)!);
+      if (store.startRun(run.id, this.owner, now, now + this.ttl)) {
+        this.slots.started(run.id);
+        this.execute(store.get(run.id)!);
+      }
     }
+  }
+
+  /** A scheduled run of a job whose runs go to the shared queue. */
+  private onQueue(run: RunRow): boolean {
+    const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
+    return run.kind === 'scheduled' && job !== undefined && runsOnQueue(job, this.options.runOn ?? 'here');
   }
 
   /** The session of the job's latest run that had one (a job whose session_id is a name continues it). */
@@ -335,10 +366,12 @@ export class Scheduler {
   }
 
   /**
-   * Runs a job now, in this process, as a manual run: recorded on its own, leaving the job's
-   * slots and cursor as they are. Resolves with the finished record.
+   * Runs a job now as a manual run: recorded on its own, leaving the job's slots and cursor as
+   * they are. A job that runs on the shared queue goes to a worker (queue-handoff.ts); unless
+   * `wait` is false, this waits for its result (until `signal` or `stop`). Resolves with the record:
+   * ended, or `running` on the queue when it did not wait.
    */
-  async runNow(jobId: string): Promise<RunRow> {
+  async runNow(jobId: string, options: { wait?: boolean; signal?: AbortSignal } = {}): Promise<RunRow> {
     const { store } = this.options;
     await this.reload();
     const job = this.jobs.find((j) => j.id === jobId);
@@ -351,8 +384,41 @@ export class Scheduler {
       this.owner,
       now + this.ttl,
     );
+    if (runsOnQueue(job, this.options.runOn ?? 'here')) return this.runOnQueue(id, job, options);
     store.startRun(id, this.owner, now, now + this.ttl);
     await this.execute(store.get(id)!);
+    return store.get(id)!;
+  }
+
+  private async runOnQueue(
+    id: number,
+    job: JobDefinition,
+    options: { wait?: boolean; signal?: AbortSignal },
+  ): Promise<RunRow> {
+    const { store } = this.options;
+    this.handoff.handOff(store.get(id)!, this.owner);
+    const run = store.get(id)!;
+    if (run.status !== 'running') {
+      this.emit({ type: 'finished', run });
+      return run;
+    }
+    try {
+      await this.handoff.queueNow(run, job, this.previousSession(job.id, id));
+    } catch (err) {
+      // Asked for now: it fails now, rather than waiting for a scheduler to queue it later.
+      store.finishHandedOff(
+        run.queueKey!,
+        { status: 'failed', reason: `the shared queue did not answer: ${(err as Error).message}` },
+        this.clock.now(),
+      );
+      this.emit({ type: 'finished', run: store.get(id)! });
+      return store.get(id)!;
+    }
+    this.emit({ type: 'started', run: store.get(id)! });
+    if (options.wait === false) return store.get(id)!;
+    const signal = AbortSignal.any([this.stopped.signal, ...(options.signal ? [options.signal] : [])]);
+    if (await this.handoff.waitFor(run.queueKey!, signal))
+      this.emit({ type: 'finished', run: store.get(id)! });
     return store.get(id)!;
   }
 
@@ -441,12 +507,14 @@ export class Scheduler {
   /** Stops ticking, stops the runs going (recorded as failed: stopped) and gives up the lease. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.wake.abort();
     await this.loopDone;
     await this.ticking;
     for (const active of this.active.values()) active.controller.abort();
     await this.idle();
     await this.handoff.close();
+    await this.slots.close();
     this.options.store.releaseLease(this.owner);
     this.leader = false;
   }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
@@ -26,6 +27,7 @@ import {
 } from './job-definitions.js';
 import { nextSlot, upcoming } from './schedule.js';
 import { type Runner, Scheduler, type SchedulerEvent } from './scheduler.js';
+import type { SlotClaims } from './shared-slots.js';
 
 export interface SchedulerServiceOptions {
   db: Db;
@@ -124,7 +126,12 @@ export class SchedulerService {
       parallel: options.parallel,
       poll: options.poll,
       runOn: options.runOn,
-      ...(options.storage ? { openQueue: openSharedQueue(options.storage) } : {}),
+      ...(options.storage
+        ? {
+            openQueue: openSharedQueue(options.storage),
+            openClaims: openSlotClaims(options.storage, `${hostname()}:${options.dbPath}`),
+          }
+        : {}),
     });
   }
 
@@ -178,7 +185,7 @@ export class SchedulerService {
       enabled,
       catchUp: job.catchUp,
       overlap: job.overlap,
-      runsOn: runsOnQueue(job, this.options.runOn ?? 'here') ? 'queue' : 'here',
+      runsOn: this.runsOnQueue(job) ? 'queue' : 'here',
       tags: job.tags,
       workspace: job.workspace,
       source: job.source,
@@ -259,10 +266,26 @@ export class SchedulerService {
     this.store.removeJob(job.id);
   }
 
-  /** Runs a job now in this process; the record says how it went (`POST /api/cron/{id}/run`). */
-  async runNow(id: string): Promise<RunRow> {
+  /**
+   * Runs a job now, here or, for a job that runs on the queue, on a worker; the record says how it
+   * went (`POST /api/cron/{id}/run`, `hearth jobs run`). See `Scheduler.runNow`.
+   */
+  async runNow(id: string, options: { wait?: boolean; signal?: AbortSignal } = {}): Promise<RunRow> {
     const job = await this.job(id);
-    return this.scheduler.runNow(job.id);
+    return this.scheduler.runNow(job.id, options);
+  }
+
+  /** Whether a job's runs go to the shared queue (the config's `scheduler.run_on` decides when it does not say). */
+  runsOnQueue(job: JobDefinition): boolean {
+    return runsOnQueue(job, this.options.runOn ?? 'here');
+  }
+
+  /**
+   * Records the results workers gave for runs handed to the queue since a scheduler last looked
+   * (`hearth jobs runs`, when no scheduler runs here). Returns the runs it finished.
+   */
+  collectResults(): Promise<RunRow[]> {
+    return this.scheduler.collectResults();
   }
 
   reload(): Promise<LoadedJobs> {
@@ -307,5 +330,20 @@ function openSharedQueue(url: string) {
   return async () => {
     const { WorkQueue } = await import('../cluster/work-queue.js');
     return WorkQueue.open(url);
+  };
+}
+
+/**
+ * The shared slot claims, loaded on first use. `claimer` names this scheduler's machine and
+ * database: a restarted scheduler on them keeps the claims it made.
+ */
+function openSlotClaims(url: string, claimer: string) {
+  return async (): Promise<SlotClaims> => {
+    const { PostgresSlotClaims } = await import('../store/postgres/slot-claims.js');
+    const claims = await PostgresSlotClaims.open(url);
+    return {
+      claim: (jobId, slotAt) => claims.claim(jobId, slotAt, claimer, hostname()),
+      close: () => claims.close(),
+    };
   };
 }

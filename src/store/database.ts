@@ -84,9 +84,10 @@ function switchToWal(db: Db): void {
 }
 
 /**
- * Each pending migration runs in an IMMEDIATE transaction (which takes the write lock, waiting on
- * busy_timeout) that reads the version again inside it: of several processes opening one new
- * file at once, the first creates the tables and the others find the work done.
+ * The pending migrations run together in one IMMEDIATE transaction (which takes the write lock,
+ * waiting on busy_timeout) that reads the version again inside it: of several processes opening one
+ * new file at once, the first creates the tables and the others find the work done. One commit for
+ * all of them, not one each: a first run creates the whole schema before its first request.
  */
 function migrate(db: Db): void {
   const version = () => db.pragma('user_version', { simple: true }) as number;
@@ -98,15 +99,13 @@ function migrate(db: Db): void {
     }
   };
   check(version());
-  while (version() < migrations.length) {
-    db.transaction(() => {
-      const current = version();
-      check(current);
-      if (current >= migrations.length) return;
-      db.exec(migrations[current]!);
-      db.pragma(`user_version = ${current + 1}`);
-    }).immediate();
-  }
+  if (version() >= migrations.length) return;
+  db.transaction(() => {
+    const current = version();
+    check(current);
+    for (const migration of migrations.slice(current)) db.exec(migration);
+    if (current < migrations.length) db.pragma(`user_version = ${migrations.length}`);
+  }).immediate();
 }
 
 function isBusy(err: unknown): boolean {

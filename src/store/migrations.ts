@@ -1,5 +1,5 @@
 /**
- * Schema versions, applied in order inside one transaction each; `PRAGMA user_version` records
+ * Schema versions, applied in order (the pending ones in one transaction); `PRAGMA user_version` records
  * how far a database has come. Append new entries; never edit a released one.
  */
 export const migrations: string[] = [

@@ -206,6 +206,21 @@ export class SchedulerStore {
     return result.changes === 1;
   }
 
+  /** Queued → skipped, with the reason, only for its owner: its slot runs elsewhere. */
+  skipRun(id: number, owner: string, reason: string, now: number): boolean {
+    return this.leaveQueue(id, owner, "status = 'skipped', reason = ?, ended_at = ?", [reason, now]);
+  }
+
+  /** Sets `set` on a queued run of `owner`, which then holds no lease here; false when it was not queued. */
+  private leaveQueue(id: number, owner: string, set: string, values: unknown[]): boolean {
+    const result = this.db
+      .prepare(
+        `UPDATE scheduler_runs SET ${set}, lease_until = NULL WHERE id = ? AND owner = ? AND status = 'queued'`,
+      )
+      .run(...values, id, owner);
+    return result.changes === 1;
+  }
+
   /**
    * Records how a run ended. The run did happen, so its outcome is written even if a takeover
    * marked it interrupted meanwhile (a paused process that came back).
@@ -219,13 +234,7 @@ export class SchedulerStore {
    * with no lease of this process (a worker's lease covers it there). False when it was not queued.
    */
   handOffRun(id: number, owner: string, now: number, key: string): boolean {
-    const result = this.db
-      .prepare(
-        `UPDATE scheduler_runs SET status = 'running', started_at = ?, queue_key = ?, lease_until = NULL
-         WHERE id = ? AND owner = ? AND status = 'queued'`,
-      )
-      .run(now, key, id, owner);
-    return result.changes === 1;
+    return this.leaveQueue(id, owner, "status = 'running', started_at = ?, queue_key = ?", [now, key]);
   }
 
   /** Runs a queue worker has and whose result has not been recorded yet, whoever handed them off. */

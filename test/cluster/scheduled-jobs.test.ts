@@ -3,15 +3,16 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SchedulerEvent } from '../../src/scheduler/scheduler.js';
+import type { Runner, SchedulerEvent } from '../../src/scheduler/scheduler.js';
 import { SchedulerService } from '../../src/scheduler/service.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
 import type { RunRow } from '../../src/store/scheduler.js';
-import { type CliRun, runCli, startCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
+import { startWorkerProcess, untilWorkersStart, type WorkerProcess } from '../support/workers.js';
 
 const MINUTE = 60_000;
 const START = Date.parse('2026-03-02T08:00:00Z');
@@ -24,7 +25,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   let workspace: string;
   let sql: pg.Client;
   const dirs: string[] = [];
-  const workers: Array<CliRun & { id: () => string }> = [];
+  const workers: WorkerProcess[] = [];
   const services: Array<{ service: SchedulerService; sqlite: Db }> = [];
 
   const tempDir = (prefix: string) => {
@@ -36,22 +37,17 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   /** A worker as on its own machine: its own home and session database. */
   function startWorker(tags: string[]) {
     const home = tempDir('hearth-jobworker-');
-    const run = startCli(['worker', '--lease', '3', ...(tags.length ? ['--tags', tags.join(',')] : [])], {
+    const worker = startWorkerProcess(['--lease', '3', ...(tags.length ? ['--tags', tags.join(',')] : [])], {
       cwd: workspace,
       env: machineEnv(home, db.url, llm.baseUrl),
     });
-    let out = '';
-    run.child.stdout!.on('data', (d) => {
-      out += d;
-    });
-    const worker = {
-      ...run,
-      output: () => out,
-      id: () => /worker (\S+) takes tasks/.exec(out)?.[1] ?? '',
-    };
     workers.push(worker);
     return worker;
   }
+
+  /** The jobs of a machine's user cron.json. */
+  const writeJobs = (home: string, jobs: object[]) =>
+    writeFileSync(join(home, 'cron.json'), JSON.stringify(jobs));
 
   /** A scheduler as `hearth scheduler` opens it, on simulated time, with its home and database. */
   function scheduler(
@@ -59,6 +55,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     clock: ManualClock,
     onEvent?: (event: SchedulerEvent) => void,
     storage: string | null = db.url,
+    runner?: Runner,
   ) {
     const dbPath = join(home, 'hearth.db');
     const sqlite = openDatabase(dbPath);
@@ -70,13 +67,14 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       clock,
       storage: storage ?? undefined,
       onEvent,
+      ...(runner ? { runner } : {}),
     });
     services.push({ service, sqlite });
     return service;
   }
 
-  let gpu: ReturnType<typeof startWorker>;
-  let plain: ReturnType<typeof startWorker>;
+  let gpu: WorkerProcess;
+  let plain: WorkerProcess;
 
   beforeAll(async () => {
     db = await startPostgres();
@@ -86,7 +84,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     // The workers create the schema; a query before they did waits for it below.
     gpu = startWorker(['gpu']);
     plain = startWorker([]);
-    await waitUntil(() => gpu.id() !== '' && plain.id() !== '', 'both workers to start', LONG);
+    await untilWorkersStart([gpu, plain], LONG);
     await sql.connect();
   }, 2 * LONG);
 
@@ -185,12 +183,9 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     '`hearth scheduler` hands a job to the worker and prints where it ran',
     async () => {
       const home = tempDir('hearth-jobs-home-');
-      writeFileSync(
-        join(home, 'cron.json'),
-        JSON.stringify([
-          { id: 'boot', name: 'boot', schedule: 'startup', prompt: 'say hello', tags: ['gpu'] },
-        ]),
-      );
+      writeJobs(home, [
+        { id: 'boot', name: 'boot', schedule: 'startup', prompt: 'say hello', tags: ['gpu'] },
+      ]);
       llm.push(reply().text('hello'));
       const cli = startCli(['scheduler'], {
         cwd: workspace,
@@ -375,6 +370,143 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     2 * LONG,
   );
 
+  it('runs a slot of a job that runs here on one of two machines’ schedulers; the other records it skipped', async () => {
+    const ran: string[] = [];
+    // The agent run itself is not what this is about: each machine's runner notes that it ran.
+    const runner =
+      (machine: string): Runner =>
+      async ({ run }) => {
+        ran.push(`${machine} ${run.slotAt}`);
+        return { status: 'ok' };
+      };
+    const job = {
+      id: 'tidy-here',
+      name: 'tidy-here',
+      schedule: 'every 1m',
+      prompt: 'tidy',
+      run_on: 'here' as const,
+    };
+    const machines = ['a', 'b'].map((machine) => {
+      const clock = new ManualClock(START);
+      return {
+        clock,
+        service: scheduler(tempDir('hearth-jobs-home-'), clock, undefined, db.url, runner(machine)),
+      };
+    });
+    for (const { service } of machines) {
+      await service.addJob(job);
+      await service.scheduler.tick();
+    }
+    for (const { clock } of machines) clock.advance(MINUTE);
+    await Promise.all(machines.map(({ service }) => service.scheduler.tick()));
+    await Promise.all(machines.map(({ service }) => service.scheduler.idle()));
+
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toMatch(new RegExp(`^[ab] ${START + MINUTE}$`));
+    const runs = machines.flatMap(({ service }) => service.runs({ jobId: 'tidy-here' }));
+    expect(runs.map((r) => [r.slotAt, r.status]).sort()).toEqual([
+      [START + MINUTE, 'ok'],
+      [START + MINUTE, 'skipped'],
+    ]);
+    expect(runs.find((r) => r.status === 'skipped')!.reason).toBe(
+      `run on ${hostname()} by another scheduler`,
+    );
+    const claims = await sql.query(
+      'select job_id, slot_at::float8 as slot_at from hearth_slot_claims where job_id = $1',
+      ['tidy-here'],
+    );
+    expect(claims.rows).toEqual([{ job_id: 'tidy-here', slot_at: START + MINUTE }]);
+
+    // The next slot, decided by one machine alone, runs there.
+    machines[1]!.clock.advance(MINUTE);
+    await machines[1]!.service.scheduler.tick();
+    await machines[1]!.service.scheduler.idle();
+    expect(ran.at(-1)).toBe(`b ${START + 2 * MINUTE}`);
+  });
+
+  /** `hearth jobs ...` as on the scheduler's machine: its home (cron.json, config.json) and the shared database. */
+  const jobsCli = (home: string, args: string[]) =>
+    runCli(['jobs', ...args], {
+      cwd: workspace,
+      env: {
+        HOME: home,
+        HEARTH_HOME: home,
+        HEARTH_DATABASE_URL: db.url,
+        HEARTH_BASE_URL: llm.baseUrl,
+        HEARTH_MODEL: 'scripted-model',
+        HEARTH_SANDBOX: 'none',
+        HEARTH_CONTEXT_WINDOW: '32000',
+      },
+    });
+
+  it(
+    '`hearth jobs run` sends a queue job to a worker, waits for its result and prints where it ran',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      writeJobs(home, [
+        { id: 'adhoc', name: 'adhoc', schedule: 'daily 03:00', prompt: 'do it now', tags: ['gpu'] },
+      ]);
+      llm.push(reply().text('done by hand'));
+      const ran = await jobsCli(home, ['run', 'adhoc']);
+      expect(ran.stderr).toMatch(/^Queued for a worker as job:adhoc:manual:\S+; waiting for its result/);
+      expect(ran.code).toBe(0);
+      expect(ran.stdout).toMatch(
+        new RegExp(`manual +ok .*session \\S+ +on ${hostname()} \\(worker ${gpu.id()}\\)`),
+      );
+      expect(gpu.output()).toMatch(/job:adhoc:manual:\S+: started job adhoc, run by hand at /);
+      expect(plain.output()).not.toContain('adhoc');
+      // The record is the manual run's; the job's schedule is as it was (no slot was taken).
+      const runs = await jobsCli(home, ['runs', 'adhoc']);
+      expect(runs.stdout.trim().split('\n')).toHaveLength(1);
+      expect(runs.stdout).toMatch(/manual +ok /);
+      const key = /job:adhoc:manual:\S+/.exec(ran.stderr)![0]!.replace(/;$/, '');
+      expect(await claimsOf(key)).toEqual([{ worker: gpu.id() }]);
+    },
+    2 * LONG,
+  );
+
+  it(
+    '`hearth jobs run --no-wait` queues it and returns; `hearth jobs runs` records the result later',
+    async () => {
+      const home = tempDir('hearth-jobs-home-');
+      // scheduler.run_on: queue sends a job that names no tags to any worker.
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ scheduler: { run_on: 'queue' } }));
+      writeJobs(home, [{ id: 'later', name: 'later', schedule: 'daily 04:00', prompt: 'take your time' }]);
+      llm.push(reply().text('done later').holdAfter(0));
+      const queued = await jobsCli(home, ['run', 'later', '--no-wait']);
+      expect(queued.code).toBe(0);
+      expect(queued.stderr).toBe('');
+      const key = /queued for a worker as (job:later:manual:\S+)\./.exec(queued.stdout)?.[1];
+      expect(key, queued.stdout).toBeDefined();
+      const pending = await jobsCli(home, ['runs', 'later']);
+      expect(pending.stdout).toMatch(/manual +running +on the queue/);
+
+      llm.release();
+      await waitUntil(
+        async () =>
+          (await sql.query('select 1 from hearth_task_results where key = $1', [key])).rowCount === 1,
+        'the worker’s result',
+        LONG,
+      );
+      const done = await jobsCli(home, ['runs', 'later']);
+      const [claim] = await claimsOf(key!);
+      expect(done.stdout).toMatch(new RegExp(`manual +ok .* on ${hostname()} \\(worker ${claim!.worker}\\)`));
+    },
+    2 * LONG,
+  );
+
+  it('`hearth jobs run` still runs a job that stays here in this process', async () => {
+    const home = tempDir('hearth-jobs-home-');
+    writeJobs(home, [{ id: 'local', name: 'local', schedule: 'daily 05:00', prompt: 'here please' }]);
+    llm.push(reply().text('done here'));
+    const ran = await jobsCli(home, ['run', 'local']);
+    expect(ran.stderr).toBe('Running job local now…\n');
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/manual +ok +session /);
+    expect(ran.stdout).not.toContain(' on ');
+    expect(await tasksOf('local')).toEqual([]);
+  });
+
   it('fails a queue job at once, saying what to set, when no shared database is configured', async () => {
     const home = tempDir('hearth-jobs-home-');
     const clock = new ManualClock(START);
@@ -390,6 +522,12 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     clock.advance(MINUTE);
     await service.scheduler.tick();
     expect(service.runs({ jobId: 'lonely' })[0]).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('HEARTH_DATABASE_URL'),
+    });
+    // Run by hand, it fails the same way, at once.
+    expect(await service.runNow('lonely')).toMatchObject({
+      kind: 'manual',
       status: 'failed',
       reason: expect.stringContaining('HEARTH_DATABASE_URL'),
     });

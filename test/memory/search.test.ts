@@ -356,7 +356,7 @@ describe('SQLite vector indexes', () => {
   it('gives the same ranking with sqlite-vec and with cosine in process', async () => {
     const memory = await rig.open({ model: 'trigram-a' });
     await seed(memory, NOTES);
-    const vec = (await SqliteVecIndex.load(rig.db)).index!;
+    const vec = SqliteVecIndex.load(rig.db).index!;
     const inProcess = new InProcessVectorIndex(rig.db);
     expect(memory.store.vectorIndex).toBe('sqlite-vec');
     const probe = await memory.search.embedOne('docker integration tests');

@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander';
 import { SCHEDULE_FORMATS } from '../../scheduler/schedule-formats.js';
+import type { SchedulerEvent } from '../../scheduler/scheduler.js';
+import type { SchedulerService } from '../../scheduler/service.js';
 import { nameList, positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { describeRun, localTime, withScheduler } from './scheduler-access.js';
@@ -18,7 +20,9 @@ Jobs run while a scheduler runs: hearth scheduler, or hearth serve (the gateway)
 With a shared database (storage: postgres://..., or HEARTH_DATABASE_URL), a job with run_on
 "queue" or with tags (the config's scheduler.run_on sets the default) is not run by the
 scheduler: each slot is queued once and run by a hearth worker that has all of its tags, on
-any machine; hearth jobs runs ID shows the host that ran it. hearth jobs run ID runs it here.`;
+any machine; hearth jobs runs ID shows the host that ran it. hearth jobs run ID runs a job now:
+a queue job on a worker too (it waits for the result and prints it; --no-wait returns at once),
+any other here.`;
 
 interface AddOptions {
   schedule: string;
@@ -124,6 +128,8 @@ export function addJobsCommands(program: Command): void {
     .action(async (id: string, opts: { limit: number }, cmd: Command) =>
       withScheduler(cmd, async (service) => {
         const job = await service.job(id);
+        // What workers finished since a scheduler last looked (none may run on this machine).
+        await service.collectResults();
         const runs = service.runs({ jobId: job.id, limit: opts.limit });
         process.stdout.write(
           runs.length ? `${runs.map(describeRun).join('\n')}\n` : `Job ${job.id} has not run yet.\n`,
@@ -133,16 +139,9 @@ export function addJobsCommands(program: Command): void {
 
   jobs
     .command('run <id>')
-    .description('run a job now, here (its scheduled times are not affected)')
-    .action(async (id: string, _opts: unknown, cmd: Command) =>
-      withScheduler(cmd, async (service) => {
-        const job = await service.job(id);
-        process.stderr.write(`Running job ${job.id} now…\n`);
-        const run = await service.runNow(job.id);
-        process.stdout.write(`${describeRun(run)}\n`);
-        if (run.status !== 'ok') process.exitCode = 1;
-      }),
-    );
+    .description('run a job now (its scheduled times are not affected): here, or on a worker for a queue job')
+    .option('--no-wait', 'for a queue job: queue it and return; hearth jobs runs ID shows the result')
+    .action(async (id: string, opts: { wait: boolean }, cmd: Command) => runJobNow(id, opts.wait, cmd));
 
   for (const [verb, enabled] of [
     ['enable', true],
@@ -209,4 +208,37 @@ async function listJobs(cmd: Command): Promise<void> {
         .trimEnd();
     process.stdout.write(`${[header, ...rows].map(line).join('\n')}\n`);
   });
+}
+
+/** `hearth jobs run ID`: here, or on a worker for a queue job, waiting for its result unless told not to. */
+async function runJobNow(id: string, wait: boolean, cmd: Command): Promise<void> {
+  const waiting = (event: SchedulerEvent) => {
+    if (wait && event.type === 'started' && event.run.queueKey)
+      process.stderr.write(
+        `Queued for a worker as ${event.run.queueKey}; waiting for its result (Ctrl+C stops waiting, not the run)…\n`,
+      );
+  };
+  const run = async (service: SchedulerService) => {
+    const job = await service.job(id);
+    const onQueue = service.runsOnQueue(job);
+    if (!onQueue) process.stderr.write(`Running job ${job.id} now…\n`);
+    // Ctrl+C while waiting for a worker ends the wait, not the run (a local run it stops, as ever).
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    if (onQueue) process.once('SIGINT', onSignal);
+    try {
+      const ran = await service.runNow(job.id, { wait, signal: stop.signal });
+      if (ran.status === 'running') {
+        process.stdout.write(
+          `Job ${job.id} is queued for a worker as ${ran.queueKey}. hearth jobs runs ${job.id} shows its result.\n`,
+        );
+        return;
+      }
+      process.stdout.write(`${describeRun(ran)}\n`);
+      if (ran.status !== 'ok') process.exitCode = 1;
+    } finally {
+      process.off('SIGINT', onSignal);
+    }
+  };
+  await withScheduler(cmd, run, { onEvent: waiting });
 }

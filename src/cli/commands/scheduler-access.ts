@@ -32,18 +32,22 @@ export async function withScheduler<T>(
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
     const { SchedulerService } = await import('../../scheduler/service.js');
-    return await work(
-      new SchedulerService({
-        db,
-        dbPath,
-        sessions: storage.sessions,
-        home: hearthHome(),
-        workspace,
-        storage: config.storage,
-        runOn: config.scheduler.run_on,
-        ...extra,
-      }),
-    );
+    const service = new SchedulerService({
+      db,
+      dbPath,
+      sessions: storage.sessions,
+      home: hearthHome(),
+      workspace,
+      storage: config.storage,
+      runOn: config.scheduler.run_on,
+      ...extra,
+    });
+    try {
+      return await work(service);
+    } finally {
+      // Closes the shared queue a command opened (a manual run on it, results collected).
+      await service.stop();
+    }
   } finally {
     await storage.close();
     db.close();

@@ -20,7 +20,9 @@ recorded as failed (interrupted) and not repeated.
 With a shared database (storage: postgres://..., or HEARTH_DATABASE_URL), jobs with run_on "queue"
 or tags (or every job, with scheduler.run_on: queue in the config) are queued for a hearth worker
 that has their tags, once per slot; their runs end when the worker's result arrives, and
-hearth jobs runs ID shows the machine that ran them.
+hearth jobs runs ID shows the machine that ran them. Schedulers on several machines sharing that
+database run each slot of a local job once: the first to claim it runs it, the others record it
+as skipped.
 
 As a systemd user service (~/.config/systemd/user/hearth-scheduler.service):
   [Service]

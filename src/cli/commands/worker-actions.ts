@@ -40,7 +40,7 @@ function printEvent(event: WorkerEvent): void {
     case 'claimed':
       say(
         event.job
-          ? `${event.key}: started job ${event.job.id}, slot ${localTime(event.job.slotAt)}: ${event.task.slice(0, 80)}`
+          ? `${event.key}: started job ${event.job.id}, ${event.job.manual ? 'run by hand at' : 'slot'} ${localTime(event.job.slotAt)}: ${event.task.slice(0, 80)}`
           : `${event.key}: started: ${event.task.slice(0, 80)}`,
       );
       return;

@@ -15,6 +15,7 @@ Every task ends once: a task re-run after its worker died records one result.
 
 Scheduled jobs with run_on "queue" or tags (hearth jobs add --tags gpu) come here too: the
 scheduler queues each slot once and records the result; the output names the job and the slot.
+hearth jobs run ID queues such a job now ("run by hand") and waits for its result.
 
 Examples:
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth worker --concurrency 2 --tags gpu

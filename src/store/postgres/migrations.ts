@@ -116,7 +116,18 @@ export const postgresMigrations: readonly string[] = [
      proposals integer not null,
      created_at bigint not null
    );`,
-  // 5: sessions and everything kept with them (src/store/postgres/sessions.ts), as in SQLite.
+  // 5: which scheduler runs a job's slot here (src/store/postgres/slot-claims.ts): schedulers on
+  // several machines, each with its own database, decide the same slots; the first claim runs it.
+  // `claimer` names the scheduler's machine and database, so one restarted keeps its claims.
+  `create table if not exists hearth_slot_claims (
+     job_id text not null,
+     slot_at bigint not null,
+     claimer text not null,
+     host text not null,
+     claimed_at timestamptz not null default now(),
+     primary key (job_id, slot_at)
+   );`,
+  // 6: sessions and everything kept with them (src/store/postgres/sessions.ts), as in SQLite.
   // Times are milliseconds since the epoch like SQLite's; `ord` breaks ties as SQLite's rowid does.
   // A message body is the JSON text as written: re-encoding it (jsonb) would reorder keys and
   // change the prompt a resumed session sends.
@@ -193,7 +204,7 @@ export const postgresMigrations: readonly string[] = [
        values (p_session, next_seq, p_role, p_body, p_now);
      return next_seq;
    end $$;`,
-  // 6: a session's run lease (src/store/postgres/run-leases.ts): who runs it now, until when.
+  // 7: a session's run lease (src/store/postgres/run-leases.ts): who runs it now, until when.
   // Expiries are the holder's epoch milliseconds, compared with the taker's clock.
   `create table hearth_session_leases (
      session_id text primary key references hearth_sessions(id) on delete cascade,
@@ -207,6 +218,28 @@ export const postgresMigrations: readonly string[] = [
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */
 const MIGRATION_LOCK = 0x4865_6172;
+
+/**
+ * Runs `work` (another library's migration, over other connections of `pool`) while this process
+ * holds the lock Hearth's own migrations take, on a connection of its own; a lost connection
+ * drops the lock with it. graphile-worker 0.16's `migrate()` is not safe to run from two
+ * processes at once on a new database: both see no schema and both `create schema`, and the
+ * second fails with a duplicate key in pg_namespace (graphile/worker#496, fixed only after
+ * 0.16, the line we pin for Node 20). Under the lock the first installs it and the others find it done.
+ */
+export async function underMigrationLock<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      return await work();
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
 
 /**
  * Applies the pending migrations in one transaction under an advisory lock: of several processes

@@ -1,6 +1,6 @@
 /**
  * Run leases in the shared database (see ../run-lease.ts for what they are for): one row per
- * session being run, in `hearth_session_leases` (migration 6). Taking a lease is one statement,
+ * session being run, in `hearth_session_leases` (migration 7). Taking a lease is one statement,
  * an upsert that only overwrites a row whose expiry has passed or that is this holder's own, so of
  * two processes taking one session at once exactly one gets it. The holder renews it every third
  * of its length while the run goes on and deletes it at the end; a holder that died leaves a row

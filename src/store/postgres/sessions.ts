@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the session storage (see ../session-storage.ts for the contract and
- * the crash guarantee): the tables of migration 2 in ./migrations.ts, over a `pg` pool. A running
+ * the crash guarantee): the tables of migration 6 in ./migrations.ts, over a `pg` pool. A running
  * session's writes go through its journal, one ordered chain per session; everything else is one
  * statement, or one transaction where several rows must appear together.
  */
