@@ -69,7 +69,11 @@ export type RunEvent =
   /** A message the user sent while the run was going was added to the conversation here. */
   | { type: 'steer'; text: string }
   | { type: 'warning'; message: string }
-  | { type: 'done'; reason: StopReason; text: string; turns: number; pending?: ToolCall[] };
+  /**
+   * `unsaved`: the run stopped because the session could not be stored (its database was away);
+   * what was stored stays, so running the task again later is safe, and a queue should.
+   */
+  | { type: 'done'; reason: StopReason; text: string; turns: number; pending?: ToolCall[]; unsaved?: true };
 
 /** The call a `use_tool` call stands for: the tool found through `tool_search`, and its arguments. */
 export interface UnwrappedCall {

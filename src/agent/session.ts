@@ -349,7 +349,7 @@ export class AgentSession {
       await this.journal.flush();
       return undefined;
     } catch (err) {
-      return { type: 'done', reason: 'error', text: (err as Error).message, turns: 0 };
+      return { type: 'done', reason: 'error', text: (err as Error).message, turns: 0, unsaved: true };
     }
   }
 

@@ -141,6 +141,8 @@ async function drive(
       outcome.completionTokens! += event.completion;
     }
     if (event.type === 'done') {
+      // Not the task's failure but the database's: thrown, so a queue runs the task again later.
+      if (event.unsaved) throw new Error(event.text);
       outcome.status = event.reason === 'completed' ? 'ok' : 'failed';
       if (event.reason !== 'completed')
         outcome.reason = `stopped: ${event.reason}${event.text ? ` (${event.text.slice(0, 200)})` : ''}`;

@@ -99,8 +99,9 @@ describe.skipIf(!postgresBin())('workers on several machines share a PostgreSQL 
 
     await client.connect();
     try {
-      const results = await client.query<{ key: string; status: string }>(
-        'select key, status from hearth_task_results',
+      // The reason is selected too, so that a failure shows why a task did not end well.
+      const results = await client.query<{ key: string; status: string; reason: string | null }>(
+        'select key, status, reason from hearth_task_results',
       );
       expect(new Set(results.rows.map((r) => r.key))).toEqual(keys);
       expect(results.rows.filter((r) => r.status !== 'ok')).toEqual([]);
