@@ -1,7 +1,8 @@
 /**
  * The worker's look for pipeline work, on a manual clock over a real SQLite plan store: it runs
  * each open workspace whose folder is here, once at a time, looks again after its interval, skips a
- * folder that is not here, and waits for its runs when stopped.
+ * folder that is not here, waits for its runs when stopped, and rests a run that stopped with work
+ * left before starting it again.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +35,9 @@ it('runs each open workspace that is here once at a time, looks again, and waits
     exists: (ws) => ws.startsWith('/here/'),
     run: (ws) => {
       runs.push(ws);
-      return new Promise((resolve) => finish.set(ws, () => resolve(`${ws} idle`)));
+      return new Promise((resolve) =>
+        finish.set(ws, () => resolve({ summary: `${ws} idle`, stopped: false })),
+      );
     },
     onEvent: (e) => events.push(e),
     signal: stop.signal,
@@ -58,5 +61,40 @@ it('runs each open workspace that is here once at a time, looks again, and waits
     { type: 'finished', workspace: '/here/a', summary: '/here/a idle' },
     { type: 'finished', workspace: '/here/c', summary: '/here/c idle' },
   ]);
+  db.close();
+});
+
+it('starts a run that stopped with work left again only after its rest', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hearth-watch-'));
+  const db = openDatabase(join(dir, 'hearth.db'));
+  const plans = new SqlitePlanStore(db);
+  await plans.addPlan('/here/a', '# A');
+  const clock = new ManualClock();
+  const stop = new AbortController();
+  let runs = 0;
+  const watching = watchPipelines({
+    plans,
+    exists: () => true,
+    run: async () => {
+      runs++;
+      return { summary: 'Pipeline stopped: no model', stopped: true };
+    },
+    onEvent: () => {},
+    signal: stop.signal,
+    everyMs: 5000,
+    restMs: 12_000,
+    clock,
+  });
+  await clock.nextTimer(5000);
+  expect(runs).toBe(1);
+  await clock.elapse(5000);
+  await clock.elapse(5000);
+  await clock.nextTimer(5000);
+  expect(runs).toBe(1);
+  await clock.elapse(5000);
+  await clock.nextTimer(5000);
+  expect(runs).toBe(2);
+  stop.abort();
+  await watching;
   db.close();
 });

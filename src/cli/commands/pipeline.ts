@@ -24,7 +24,8 @@ HEARTH_DATABASE_URL) in the shared database, where hearth pipeline run on severa
 same plans. A workspace is worked by one machine at a time (its tasks share one worktree and git
 index); the others stand by and take over when its lease lapses (pipeline.lease, 60 s), putting the
 task it held back in its phase. The workspace must be the same folder on each machine, at the same
-path (a network mount): a clone is refused.
+path (a network mount): a clone is refused. hearth worker runs the pipeline of every workspace with
+open plans whose folder is on its machine (see hearth worker --help).
 
 Examples:
   hearth pipeline run --yolo

@@ -148,7 +148,7 @@ async function runPipelines(config: Config, dbPath: string, signal: AbortSignal)
             signal: runSignal,
             onProblem: (message) => say(`problem: pipeline of ${workspace}: ${message}`),
           });
-          return describeSummary(summary);
+          return { summary: describeSummary(summary), stopped: summary.stopped !== undefined };
         } finally {
           await runtime.close();
         }
