@@ -10,7 +10,8 @@ import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import { type Db, openDatabase } from '../store/database.js';
-import { SessionStore } from '../store/sessions.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import { openStorage, type Storage } from '../store/storage.js';
 import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
@@ -44,8 +45,14 @@ export interface Runtime {
   commands: NamedPrompt[];
   /** Completes each session's deps for sub-agents; unset where they are off. */
   subagents?: SessionWiring;
-  openStore(): SessionStore;
-  /** The session database, opened on first use (memory keeps its tables there too). */
+  /**
+   * Where sessions are kept, opened on first use: the shared PostgreSQL database when `storage`
+   * is set, else the SQLite file (src/store/storage.ts).
+   */
+  storage(): Promise<Storage>;
+  /** The sessions of `storage()`. */
+  sessions(): Promise<SessionStorage>;
+  /** The SQLite file, opened on first use: the scheduler, the pipeline and memory keep their tables there. */
   database(): Db;
   /**
    * Long-term memory for sessions on this server, opened on first use; undefined when memory is
@@ -78,6 +85,12 @@ export interface RuntimeOptions {
   external?: ExternalTools;
   /** An already open database; the runtime closes it. */
   db?: Db;
+  /** The session storage, already open (over `db` when it is SQLite); the runtime closes it. */
+  storage?: Storage;
+  /** Sessions the caller keeps open and closes (the gateway's, shared by its workspaces); `storage` is then unused. */
+  sessions?: SessionStorage;
+  /** How this process is named in the run leases of sessions it opens (PostgreSQL). */
+  leaseHolder?: string;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];
   /** Tool groups of the subsystems above agent/ (sub-agents, promote_tool), offered when named in `tools`. */
@@ -156,6 +169,7 @@ export async function createRuntime(
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
+  let storage: Promise<Storage> | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
   const getSandbox = (): Promise<SandboxChoice> => {
@@ -180,6 +194,22 @@ export async function createRuntime(
   };
   // Kept per server: a REPL that started without one opens memory again once it connects.
   let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
+  // On SQLite the sessions share the one open file; closing the runtime closes it.
+  const openSessions = () => {
+    // A database that was down is tried again on the next use.
+    storage ??= (
+      options.storage
+        ? Promise.resolve(options.storage)
+        : openStorage(config, {
+            ...(config.storage ? {} : { db: openDb() }),
+            ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
+          })
+    ).catch((err) => {
+      storage = undefined;
+      throw err;
+    });
+    return storage;
+  };
   // Every memory opened, closed with the runtime: a session may still hold one the REPL replaced.
   const memories: Array<Promise<SessionMemory>> = [];
   return {
@@ -203,8 +233,9 @@ export async function createRuntime(
       sections: options.promptSections,
       instructions: extra || undefined,
     }),
-    openStore() {
-      return new SessionStore(openDb());
+    storage: openSessions,
+    async sessions() {
+      return options.sessions ?? (await openSessions()).sessions;
     },
     database: openDb,
     memory(connection) {
@@ -228,6 +259,7 @@ export async function createRuntime(
     },
     async close() {
       await options.external?.close();
+      await (await storage?.catch(() => undefined))?.close();
       await Promise.all(memories.map(closeMemory));
       db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { LlmClient } from '../llm/client.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
-import type { SessionRow } from '../store/sessions.js';
+import type { SessionRow } from '../store/session-storage.js';
 import type { Runtime } from './runtime.js';
 import { AgentSession, type SessionDeps } from './session.js';
 
@@ -47,7 +47,7 @@ export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
   const { runtime, connection, deepWork } = setup;
   const { config } = runtime;
   const base: SessionDeps = {
-    store: runtime.openStore(),
+    store: await runtime.sessions(),
     llm: setup.llm ?? createClient(connection, config),
     tools: runtime.tools,
     gate: runtime.gate,

@@ -5,19 +5,21 @@ import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { SandboxSource } from '../sandbox/types.js';
-import type { SessionRow, SessionStore } from '../store/sessions.js';
+import { leaseRefusal, refused } from '../store/run-lease.js';
+import type { SessionJournal, SessionRow, SessionStorage } from '../store/session-storage.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { truncateMiddle } from '../tools/truncate.js';
+import type { WakeupPort } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
 
 export interface SessionDeps {
-  store: SessionStore;
+  store: SessionStorage;
   llm: LlmClient;
   tools: ToolRegistry;
   gate: PermissionGate;
@@ -73,11 +75,11 @@ const COMPACTION_KEY = 'compaction';
  * Starts a stored session's conversation over from its system prompt (the gateway's `clear`). The
  * stored messages stay, as after a compaction: the history simply begins after them.
  */
-export function restartConversation(store: SessionStore, id: string): void {
-  const stored = store.messages(id);
+export async function restartConversation(store: SessionStorage, id: string): Promise<void> {
+  const stored = await store.messages(id);
   if (stored.length === 0) return;
   const record: CompactionRecord = { fromSeq: stored.length, history: stored.slice(0, 1) };
-  store.state(id).set(COMPACTION_KEY, record);
+  await store.writeState(id, COMPACTION_KEY, record);
 }
 
 /** What a tool_result event carries of a call's display; the whole of it stays in the store. */
@@ -93,7 +95,9 @@ const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
 
 /**
- * A conversation kept in the store: every message is committed as it is appended, so a
+ * A conversation kept in the store, written through the session's journal (see
+ * src/store/session-storage.ts): every message is handed to the store as it is appended, and the
+ * journal is flushed before each model request, before a pause and at the end of each run, so a
  * killed process leaves a session that resumes from its last committed message.
  */
 export class AgentSession {
@@ -108,6 +112,8 @@ export class AgentSession {
 
   private constructor(
     private readonly deps: SessionDeps,
+    /** Where this session's writes go, in order; its `state` is the session's durable state. */
+    readonly journal: SessionJournal,
     readonly row: SessionRow,
     readonly messages: ChatMessage[],
     /** How many messages the store holds for this session: the seq the next one gets. */
@@ -116,8 +122,10 @@ export class AgentSession {
   ) {
     if (deps.hooks && deps.hooks.count > 0) {
       const dir = deps.transcriptDir;
-      const transcript = (id: string, messages: () => readonly ChatMessage[]) => async () =>
-        dir ? writeTranscript(dir, id, messages()) : '';
+      const transcriptOf = (id: string, messages: () => Promise<readonly ChatMessage[]>) => async () =>
+        dir ? writeTranscript(dir, id, await messages()) : '';
+      const transcript = (id: string, messages: () => readonly ChatMessage[]) =>
+        transcriptOf(id, async () => messages());
       const own = { id: row.id, transcript: transcript(row.id, () => this.messages) };
       const permissionMode = () => deps.gate.mode;
       const parentId = row.depth > 0 ? row.parentId : null;
@@ -128,7 +136,7 @@ export class AgentSession {
         parentId
           ? {
               id: parentId,
-              transcript: transcript(parentId, () => deps.store.messages(parentId)),
+              transcript: transcriptOf(parentId, () => deps.store.messages(parentId)),
               permissionMode,
               agent: { ...own, ...(deps.agentType ? { type: deps.agentType } : {}) },
             }
@@ -142,31 +150,44 @@ export class AgentSession {
   }
 
   /** A new session; a sub-agent's names the session that started it and how deep it is. */
-  static create(
+  static async create(
     deps: SessionDeps,
     systemPrompt: string,
     origin: { parentId: string; depth: number; title: string } | undefined = undefined,
-  ): AgentSession {
+  ): Promise<AgentSession> {
     const system: ChatMessage = { role: 'system', content: systemPrompt };
-    const row = deps.store.create({ workspace: deps.workspace, model: deps.llm.model, ...origin }, [system]);
-    return new AgentSession(deps, row, [system], 1, 'startup');
+    const row = await deps.store.create({ workspace: deps.workspace, model: deps.llm.model, ...origin }, [
+      system,
+    ]);
+    return new AgentSession(deps, await deps.store.journal(row.id), row, [system], 1, 'startup');
   }
 
   /**
    * Opens a stored session. Calls left without results by a crash are answered as interrupted
    * (servers reject a history with unanswered calls); those of a paused run stay pending.
    */
-  static open(deps: SessionDeps, row: SessionRow): AgentSession {
-    const stored = deps.store.messages(row.id);
-    const compaction = deps.store.state(row.id).get(COMPACTION_KEY) as CompactionRecord | undefined;
-    const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
-    const session = new AgentSession(deps, row, history, stored.length, 'resume');
-    if (row.status !== 'paused') {
-      for (const call of unansweredCalls(session.messages)) {
-        session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+  static async open(deps: SessionDeps, row: SessionRow): Promise<AgentSession> {
+    // Repaired only by the one allowed to write: while another process runs the session, its
+    // unanswered calls are that run's calls in progress (and running it here is refused).
+    const lease = await deps.store.leases.take(row.id);
+    try {
+      const journal = await deps.store.journal(row.id);
+      // Another process may have run it since this process last loaded its state.
+      await journal.reload();
+      const stored = await deps.store.messages(row.id);
+      const compaction = journal.state.get(COMPACTION_KEY) as CompactionRecord | undefined;
+      const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
+      const session = new AgentSession(deps, journal, row, history, stored.length, 'resume');
+      if (row.status !== 'paused' && !refused(lease)) {
+        for (const call of unansweredCalls(session.messages)) {
+          session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+        }
+        await journal.flush();
       }
+      return session;
+    } finally {
+      if (!refused(lease)) await lease.release();
     }
-    return session;
   }
 
   /** Calls waiting for approval, when the last run paused. */
@@ -207,16 +228,45 @@ export class AgentSession {
     return this.drive(undefined, signal, answers);
   }
 
+  /**
+   * Runs `work` holding the session's run lease (src/store/run-lease.ts), with a signal that also
+   * aborts when the lease is lost; undefined, with nothing done, when another holder runs it.
+   */
+  private async *leased<T>(
+    signal: AbortSignal | undefined,
+    work: (signal: AbortSignal) => AsyncGenerator<AgentEvent, T>,
+  ): AsyncGenerator<AgentEvent, T | undefined> {
+    const lease = await this.deps.store.leases.take(this.id);
+    if (refused(lease)) {
+      yield { type: 'done', reason: 'error', text: leaseRefusal(this.id, lease.heldBy), turns: 0 };
+      return undefined;
+    }
+    try {
+      return yield* work(signal ? AbortSignal.any([signal, lease.lost]) : lease.lost);
+    } finally {
+      await lease.release();
+    }
+  }
+
   private async *drive(
     task: string | undefined,
     signal: AbortSignal | undefined,
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
     images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
-    const { store } = this.deps;
+    yield* this.leased(signal, (held) => this.driveHeld(task, held, answers, images));
+  }
+
+  private async *driveHeld(
+    task: string | undefined,
+    signal: AbortSignal,
+    answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
+    images?: ImagePart[],
+  ): AsyncGenerator<AgentEvent> {
+    const { journal } = this;
     if (task && !this.row.title) {
       this.row.title = task.replace(/\s+/g, ' ').trim().slice(0, 80);
-      store.update(this.id, { title: this.row.title });
+      journal.update({ title: this.row.title });
     }
     this.setStatus('active');
     yield { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
@@ -250,25 +300,27 @@ export class AgentSession {
       answers,
       signal,
       scratch: this.scratch,
-      durable: store.state(this.id),
-      wakeups: {
-        now: () => Date.now(),
-        schedule: (at, message) => store.wakeups().add(this.id, at, message, Date.now()),
-      },
+      durable: journal.state,
+      wakeups: this.wakeups(),
       steering: {
         waiting: () => this.steering.length > 0,
         take: () => this.steering.splice(0),
       },
       onMessage: (message) => this.persist(message),
       onCompact: (history) => this.recordCompaction(history),
-      onAudit: (entry) => store.recordAudit(this.id, entry),
+      onAudit: (entry) => journal.recordAudit(entry),
       hooks: this.hooks,
       startContext,
       subagents: this.deps.subagents?.(this.id),
     })) {
-      if (event.type === 'turn_start') turnStarted = performance.now();
+      if (event.type === 'turn_start') {
+        // What the last step wrote is stored before the model is asked again.
+        const unsaved = await this.saved();
+        if (unsaved) return yield unsaved;
+        turnStarted = performance.now();
+      }
       if (event.type === 'usage') {
-        store.recordUsage(this.id, {
+        journal.recordUsage({
           model: this.deps.llm.model,
           prompt: event.prompt,
           completion: event.completion,
@@ -276,7 +328,7 @@ export class AgentSession {
         });
       }
       if (event.type === 'tool_result' && event.display !== undefined) {
-        store.saveToolOutput(this.id, event.callId, event.display);
+        journal.saveToolOutput(event.callId, event.display);
         yield { ...event, display: boundedDisplay(event.display, this.id, event.callId) };
         continue;
       }
@@ -284,9 +336,28 @@ export class AgentSession {
         this.setStatus(
           event.reason === 'paused' ? 'paused' : event.reason === 'error' ? 'error' : 'completed',
         );
+        const unsaved = await this.saved();
+        if (unsaved) return yield unsaved;
       }
       yield event;
     }
+  }
+
+  /** Flushes the journal; a failure ends the run with the reason (the stored session stays resumable). */
+  private async saved(): Promise<AgentEvent | undefined> {
+    try {
+      await this.journal.flush();
+      return undefined;
+    } catch (err) {
+      return { type: 'done', reason: 'error', text: (err as Error).message, turns: 0 };
+    }
+  }
+
+  /** The schedule_wakeup tool's port, where the store keeps wake-ups (the SQLite file). */
+  private wakeups(): WakeupPort | undefined {
+    const store = this.deps.store.wakeups();
+    if (!store) return undefined;
+    return { now: () => Date.now(), schedule: (at, message) => store.add(this.id, at, message, Date.now()) };
   }
 
   /** The memory block, for the first task of a new session only: later requests extend the first. */
@@ -307,7 +378,7 @@ export class AgentSession {
 
   private setStatus(status: SessionRow['status']): void {
     this.row.status = status;
-    this.deps.store.update(this.id, { status, model: this.deps.llm.model });
+    this.journal.update({ status, model: this.deps.llm.model });
   }
 
   /**
@@ -315,11 +386,21 @@ export class AgentSession {
    * the user, when a PreCompact hook says `continue: false`.
    */
   async compact(signal?: AbortSignal): Promise<CompactionResult> {
+    const lease = await this.deps.store.leases.take(this.id);
+    if (refused(lease)) throw new Error(leaseRefusal(this.id, lease.heldBy));
+    try {
+      return await this.compactHeld(signal ? AbortSignal.any([signal, lease.lost]) : lease.lost);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  private async compactHeld(signal: AbortSignal): Promise<CompactionResult> {
     const announced = await this.hooks?.preCompact('manual', signal);
     if (announced?.stop) throw new Error(`A PreCompact hook stopped the compaction: ${announced.stop}`);
     const result = await compactHistory(this.messages, {
       llm: this.deps.llm,
-      state: this.deps.store.state(this.id),
+      state: this.journal.state,
       contextWindow: this.deps.contextWindow || DEFAULT_CONTEXT_WINDOW,
       signal,
       summarize: true,
@@ -327,16 +408,17 @@ export class AgentSession {
     if (result.method === 'none') return result;
     this.messages.splice(0, this.messages.length, ...result.history);
     this.recordCompaction(result.history);
+    await this.journal.flush();
     return result;
   }
 
   private recordCompaction(history: ChatMessage[]): void {
     const record: CompactionRecord = { fromSeq: this.stored, history };
-    this.deps.store.state(this.id).set(COMPACTION_KEY, record);
+    this.journal.state.set(COMPACTION_KEY, record);
   }
 
   private persist(message: ChatMessage): void {
-    this.deps.store.appendMessage(this.id, message);
+    this.journal.appendMessage(message);
     this.stored++;
   }
 

@@ -15,6 +15,7 @@ import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
 import { addSkillsCommands } from './commands/skills.js';
+import { addStorageCommands } from './commands/storage.js';
 import { addWorkerCommands } from './commands/worker.js';
 import { terminalJson, visible } from './sanitize.js';
 import type { MainFlags } from './task-command.js';
@@ -167,6 +168,7 @@ function buildProgram(): Command {
   addJobsCommands(program);
   addSchedulerCommands(program);
   addWorkerCommands(program);
+  addStorageCommands(program);
   addServeCommand(program);
   addAttachCommand(program);
   addPipelineCommands(program);

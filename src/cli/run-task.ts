@@ -147,7 +147,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
       controller.signal,
     );
     if (key !== 'y') return undefined;
-    const steps = adoptPlan(runtime.openStore().state(session.id), plan);
+    const steps = adoptPlan(session.journal.state, plan);
     process.stderr.write(style.dim(`The plan's ${steps} steps are the todo list now.\n`));
     return drain(session.run(PLAN_APPROVED, controller.signal));
   }

@@ -59,15 +59,15 @@ export async function runTaskCommand(
       }
       task = skill.task(task);
     }
-    const store = runtime.openStore();
+    const store = await runtime.sessions();
     const resume = flags.resume
-      ? store.resolve(flags.resume)
+      ? await store.resolve(flags.resume)
       : flags.continue
-        ? store.latest(runtime.workspace)
+        ? await store.latest(runtime.workspace)
         : undefined;
     if (flags.continue && !resume)
       throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
-    const last = resume && !task ? store.messages(resume.id).at(-1) : undefined;
+    const last = resume && !task ? (await store.messages(resume.id)).at(-1) : undefined;
     const finished = last?.role === 'assistant' && !last.tool_calls?.length;
     // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
     const interactive =

@@ -3,14 +3,14 @@ import type { TaskRow } from './types.js';
 
 /** Makes the coder's sessions: a normal Hearth agent session per task, resumed for its rework. */
 export interface CoderSessions {
-  create(title: string): AgentSession;
+  create(title: string): Promise<AgentSession>;
   /**
-   * The task's session, or undefined where this machine does not have it: sessions live in each
-   * machine's database, and a task may move to another machine's worker (PostgreSQL plan store).
+   * The task's session, or undefined where this machine cannot find it: with sessions in each
+   * machine's own database, a task may move to another machine's worker (PostgreSQL plan store).
    */
-  open(id: string): AgentSession | undefined;
+  open(id: string): Promise<AgentSession | undefined>;
   /** The session's durable state value (its todo list). */
-  state(id: string, key: string): unknown;
+  state(id: string, key: string): Promise<unknown>;
 }
 
 export type CoderResult =
@@ -34,8 +34,8 @@ export async function runCoder(
   prerequisites: TaskRow[],
   signal?: AbortSignal,
 ): Promise<CoderResult> {
-  const earlier = task.sessionId ? sessions.open(task.sessionId) : undefined;
-  const session = earlier ?? sessions.create(`task #${task.seq}: ${task.title}`);
+  const earlier = task.sessionId ? await sessions.open(task.sessionId) : undefined;
+  const session = earlier ?? (await sessions.create(`task #${task.seq}: ${task.title}`));
   // A session begun elsewhere starts over here from the brief, with the findings it was sent back for.
   const message = earlier
     ? (task.feedback ?? 'Your previous run was interrupted. Check what is done and finish the task.')
@@ -56,7 +56,7 @@ export async function runCoder(
       tokens,
     };
   }
-  const todos = sessions.state(session.id, 'todos');
+  const todos = session.journal.state.get('todos');
   return {
     ok: true,
     sessionId: session.id,

@@ -6,7 +6,7 @@ import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
-import { SessionNotFoundError } from '../store/sessions.js';
+import { SessionNotFoundError } from '../store/session-storage.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
@@ -44,7 +44,7 @@ export async function pipelineDeps(
   const { config, workspace } = runtime;
   const settings = config.pipeline;
   const { sandbox } = await runtime.sandbox();
-  const store = runtime.openStore();
+  const store = await runtime.sessions();
   const urlOf = (role: PipelineRole | undefined) => role?.base_url ?? connection.baseUrl;
   const modelOf = (role: PipelineRole | undefined) => role?.model ?? connection.model;
   const { roles } = settings;
@@ -84,7 +84,7 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const storage = await openPipelineStorage(config, () => store.db);
+  const storage = await openPipelineStorage(config, () => runtime.database());
   const { plans, journal } = storage;
   const writer = journalWriter(journal, workspace, onProblem);
   const emit = (event: PipelineEvent) => {
@@ -105,15 +105,15 @@ export async function pipelineDeps(
     batch: settings.batch,
     coder: {
       create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
-      open: (id) => {
+      open: async (id) => {
         try {
-          return AgentSession.open(coderDeps, store.get(id));
+          return AgentSession.open(coderDeps, await store.get(id));
         } catch (err) {
           if (err instanceof SessionNotFoundError) return undefined;
           throw err;
         }
       },
-      state: (id, key) => store.state(id).get(key),
+      state: (id, key) => store.readState(id, key),
     },
     ...(git ? { git } : {}),
     commands: settings.commands,

@@ -344,7 +344,7 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
 
 async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<number> {
   await role(deps, task, 'verifier');
-  const todos = task.sessionId ? deps.coder.state(task.sessionId, 'todos') : undefined;
+  const todos = task.sessionId ? await deps.coder.state(task.sessionId, 'todos') : undefined;
   const findings = await verifyTask({
     workspace: deps.workspace,
     sandbox: deps.sandbox,

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { AgentEvent } from '../agent/events.js';
 import { openSession, runLimits } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
@@ -5,7 +6,7 @@ import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import type { RunOutcome } from '../store/scheduler.js';
-import { SessionNotFoundError, type SessionRow, type SessionStore } from '../store/sessions.js';
+import { SessionNotFoundError, type SessionRow, type SessionStorage } from '../store/session-storage.js';
 import type { Runner, RunRequest } from './scheduler.js';
 
 export interface AgentRunnerOptions {
@@ -50,7 +51,7 @@ export interface AgentTask {
   /** Who set the model, for config provenance (`job nightly`). */
   label: string;
   /** The session to continue, if any. */
-  resume?: (store: SessionStore) => SessionRow | undefined;
+  resume?: (store: SessionStorage) => Promise<SessionRow | undefined>;
   onSession?: (id: string) => void;
   /** Watches the run: told each event as it happens; its `end` is awaited before the outcome. */
   observe?: (run: ObservedRun) => RunObserver;
@@ -90,9 +91,13 @@ export async function runAgentTask(
     userDir: options.userDir,
   });
   const { config } = loaded;
-  const runtime = await assembleRuntime(loaded, task.workspace, { env: options.env, home: options.userDir });
+  const runtime = await assembleRuntime(loaded, task.workspace, {
+    env: options.env,
+    home: options.userDir,
+    leaseHolder: `${options.name ?? 'hearth scheduler'} on ${hostname()} (pid ${process.pid})`,
+  });
   try {
-    const resume = task.resume?.(runtime.openStore());
+    const resume = await task.resume?.(await runtime.sessions());
     const connection = await resolveConnection(config);
     const session = await openSession(
       { runtime, connection, approve: declineWithoutTerminal, deepWork: false },
@@ -145,19 +150,19 @@ async function drive(
 }
 
 /** A wake-up continues its session; a job with `session_id` continues that session, or its own from the last run. */
-function continued(store: SessionStore, request: RunRequest): SessionRow | undefined {
+async function continued(store: SessionStorage, request: RunRequest): Promise<SessionRow | undefined> {
   const { run, job, previousSession } = request;
   if (run.kind === 'wakeup') return store.get(run.sessionId!);
   if (!job?.sessionId) return undefined;
-  const named = findSession(store, job.sessionId);
+  const named = await findSession(store, job.sessionId);
   if (named) return named;
-  return previousSession ? findSession(store, previousSession) : undefined;
+  return previousSession ? await findSession(store, previousSession) : undefined;
 }
 
 /** A stored session by id or prefix; undefined when there is none. */
-export function findSession(store: SessionStore, id: string): SessionRow | undefined {
+export async function findSession(store: SessionStorage, id: string): Promise<SessionRow | undefined> {
   try {
-    return store.resolve(id);
+    return await store.resolve(id);
   } catch (err) {
     if (err instanceof SessionNotFoundError) return undefined;
     throw err;

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RunOutcome, RunRow, SchedulerStore } from '../store/scheduler.js';
+import { SessionNotFoundError, type SessionStorage } from '../store/session-storage.js';
+import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
 import type { WakeupStore } from '../store/wakeups.js';
 import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { Inbox } from './inbox.js';
@@ -44,6 +46,8 @@ export type SchedulerEvent =
 export interface SchedulerOptions {
   store: SchedulerStore;
   wakeups: WakeupStore;
+  /** Where a wake-up's session is found (the workspace it runs in); default the SQLite sessions beside `wakeups`. */
+  sessions?: Pick<SessionStorage, 'get'>;
   /** The job definitions, read again at every tick (files and stored ones). */
   loadJobs: () => Promise<LoadedJobs>;
   runner: Runner;
@@ -152,7 +156,7 @@ export class Scheduler {
     if (lease === 'acquired') this.emit({ type: 'lease', state: 'acquired' });
     this.leader = true;
     await this.reload();
-    const recorded = this.claimDue(lease === 'acquired');
+    const recorded = this.claimDue(lease === 'acquired', await this.wakeupWorkspaces());
     if (recorded === undefined) return;
     for (const run of recorded) this.emit({ type: 'recorded', run });
     if (this.options.inbox) await this.takeInbox(this.options.inbox);
@@ -185,8 +189,27 @@ export class Scheduler {
     return loaded;
   }
 
+  /**
+   * The workspace of each due wake-up's session, looked up before the claiming transaction (which
+   * cannot wait on another database); a wake-up whose session is not found waits, as it always did.
+   */
+  private async wakeupWorkspaces(): Promise<Map<string, string>> {
+    const { wakeups } = this.options;
+    const sessions = this.options.sessions ?? new SqliteSessionStorage(wakeups.db, '');
+    const found = new Map<string, string>();
+    for (const wakeup of wakeups.due(this.clock.now())) {
+      if (found.has(wakeup.sessionId)) continue;
+      const row = await sessions.get(wakeup.sessionId).catch((err: unknown) => {
+        if (err instanceof SessionNotFoundError) return undefined;
+        throw err;
+      });
+      if (row) found.set(wakeup.sessionId, row.workspace);
+    }
+    return found;
+  }
+
   /** Records every due slot and wake-up in one transaction; undefined when the lease was lost meanwhile. */
-  private claimDue(fresh: boolean): RunRow[] | undefined {
+  private claimDue(fresh: boolean, workspaces: ReadonlyMap<string, string>): RunRow[] | undefined {
     const { store, wakeups } = this.options;
     return store.exclusive(() => {
       const now = this.clock.now();
@@ -223,7 +246,8 @@ export class Scheduler {
         store.moveCursor(job.id, slots.at(-1)!);
       }
       for (const wakeup of wakeups.due(now)) {
-        if (!wakeups.markFired(wakeup.id)) continue;
+        const workspace = workspaces.get(wakeup.sessionId);
+        if (workspace === undefined || !wakeups.markFired(wakeup.id)) continue;
         const late = now - wakeup.at > this.lateAfter;
         const note = late
           ? `set for ${iso(wakeup.at)}, delivered at ${iso(now)}: no scheduler was running`
@@ -235,7 +259,7 @@ export class Scheduler {
           ref: wakeup.id,
           prompt,
           sessionId: wakeup.sessionId,
-          workspace: wakeup.workspace,
+          workspace,
           caughtUp: late,
         };
         ids.push(store.insertRun(run, now, this.owner, lease));

@@ -4,7 +4,8 @@ import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
 import { type Db, openDatabase } from '../store/database.js';
 import { type RunRow, SchedulerStore } from '../store/scheduler.js';
-import { SessionStore } from '../store/sessions.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
 import { type WakeupRow, WakeupStore } from '../store/wakeups.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseWhen } from '../util/when.js';
@@ -45,6 +46,8 @@ export interface SchedulerServiceOptions {
   poll?: number;
   /** The shared PostgreSQL database (config `storage`): jobs that run on the queue go there. */
   storage?: string;
+  /** Where sessions are found (`hearth wake`, a wake-up's workspace); default the SQLite ones in `db`. */
+  sessions?: SessionStorage;
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`). */
   runOn?: 'here' | 'queue';
 }
@@ -112,6 +115,7 @@ export class SchedulerService {
     this.scheduler = new Scheduler({
       store: this.store,
       wakeups: this.wakeups,
+      ...(options.sessions ? { sessions: options.sessions } : {}),
       loadJobs: () => this.loadJobs(),
       runner:
         options.runner ?? agentRunner({ dbPath: options.dbPath, env: options.env, userDir: options.home }),
@@ -298,8 +302,9 @@ export class SchedulerService {
   }
 
   /** Sets a stored session to resume at `at` ("in 1h", "09:00", an ISO time) with a message. */
-  wake(sessionIdOrPrefix: string, at: string, message: string): WakeupRow {
-    const session = new SessionStore(this.options.db).resolve(sessionIdOrPrefix);
+  async wake(sessionIdOrPrefix: string, at: string, message: string): Promise<WakeupRow> {
+    const sessions = this.options.sessions ?? new SqliteSessionStorage(this.options.db, this.options.dbPath);
+    const session = await sessions.resolve(sessionIdOrPrefix);
     const when = parseWhen(at, this.clock.now());
     if (typeof when !== 'number') throw new SchedulerError(when.error);
     return this.wakeups.add(session.id, when, message, this.clock.now());

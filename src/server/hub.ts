@@ -12,8 +12,9 @@ import { assembleRuntime } from '../setup/runtime.js';
 import type { Db } from '../store/database.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import { SqliteEventLog } from '../store/events.js';
-import { type SessionRow, SessionStore } from '../store/sessions.js';
+import type { SessionRow, SessionStorage } from '../store/session-storage.js';
 import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
+import type { SessionState } from '../tools/types.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
 import type { RunMode, WireEvent } from './wire.js';
@@ -22,6 +23,8 @@ export interface HubOptions {
   db: Db;
   /** Where events are numbered and kept; default the SQLite log in `db`. The hub closes it. */
   events?: EventLog;
+  /** Where sessions are kept (SQLite over `db`, or the shared PostgreSQL); closed with the hub. */
+  sessions: SessionStorage;
   /** The gateway's own settings; sessions in its workspace run with them. */
   config: Config;
   /** Where sessions created without a workspace work. */
@@ -41,7 +44,7 @@ export interface HubOptions {
  * time, and the activity feed. A session is held while it runs, waits or is watched.
  */
 export class SessionHub implements SessionHost {
-  readonly store: SessionStore;
+  readonly store: SessionStorage;
   readonly events: EventLog;
   readonly now: () => number;
   readonly tracer: Tracer;
@@ -56,12 +59,13 @@ export class SessionHub implements SessionHost {
   private readonly creating = new Map<string, Promise<SessionRow>>();
   /** Set by POST /api/models/select: later turns of every session use it. */
   private selection: { model?: string; baseUrl?: string } = {};
+  private sweeping = false;
 
   private readonly home: string;
 
   constructor(private readonly options: HubOptions) {
     this.home = canonical(options.workspace);
-    this.store = new SessionStore(options.db);
+    this.store = options.sessions;
     this.events = options.events ?? new SqliteEventLog(options.db);
     this.unwatchLog = this.events.watch((notice) => this.noticed(notice));
     this.now = options.now;
@@ -73,16 +77,40 @@ export class SessionHub implements SessionHost {
     return this.home;
   }
 
-  /** The session with this exact id, held in memory from now on; 404 when there is none. */
-  session(id: string): LiveSession {
-    const held = this.live.get(id);
-    if (held) return held;
-    this.store.get(id);
-    // Sessions looked at and left alone (a read, an answer to nothing) are let go here.
-    for (const other of this.live.values()) if (other.isIdle) this.idle(other);
-    const live = new LiveSession(id, this);
-    this.live.set(id, live);
+  /**
+   * The session with this exact id, held in memory from now on; 404 when there is none. Callers
+   * use it (queue work, watch it) in the step that awaited it.
+   */
+  async session(id: string): Promise<LiveSession> {
+    // Another process running it (its run lease, src/store/run-lease.ts) makes it read-only here.
+    const elsewhere = await this.store.leases.heldElsewhere(id);
+    let live = this.live.get(id);
+    if (!live) {
+      await this.store.get(id);
+      const journal = await this.store.journal(id);
+      live = this.live.get(id);
+      if (!live) {
+        live = new LiveSession(id, this, journal.state);
+        this.live.set(id, live);
+        this.sweepSoon();
+      }
+    }
+    live.leasedTo(elsewhere);
     return live;
+  }
+
+  /**
+   * Lets go the sessions looked at and left alone (a read, an answer to nothing). Not at once:
+   * a session just handed out is idle until its caller, awaiting it, takes it up; by the next
+   * turn of the event loop every such caller has.
+   */
+  private sweepSoon(): void {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    setImmediate(() => {
+      this.sweeping = false;
+      for (const other of this.live.values()) if (other.isIdle) this.idle(other);
+    });
   }
 
   /**
@@ -91,7 +119,7 @@ export class SessionHub implements SessionHost {
    * callers take `session(id)` after this and use it in the same synchronous step.
    */
   async ensure(id: string): Promise<void> {
-    if (this.has(id)) return;
+    if (await this.has(id)) return;
     const remote = await this.watchable(id);
     if (remote?.runsAt !== undefined) throw new GatewayError(409, remote.refusal);
     let creating = this.creating.get(id);
@@ -107,25 +135,24 @@ export class SessionHub implements SessionHost {
   }
 
   /**
-   * The session to watch: a stored one, or one only the shared event log knows (another process,
-   * e.g. a worker on another machine, runs it: read-only here). Undefined when nobody knows it.
+   * The session to watch, with where it runs when that is not here: a stored one (read-only here
+   * while another process holds its run lease, e.g. a worker on another machine), or one only the
+   * shared event log knows (read-only). Undefined when nobody knows it.
    */
   async watchable(id: string): Promise<LiveSession | undefined> {
-    const held = this.live.get(id);
-    if (held) return held;
-    if (this.has(id)) return this.session(id);
+    if (await this.has(id)) return this.session(id);
     if ((await this.events.lastSeq(id)) === 0) return undefined;
     const writer = (await this.events.writer(id)) ?? 'another process';
     const known = this.live.get(id);
     if (known) return known;
-    const remote = new LiveSession(id, this, writer);
+    const remote = new LiveSession(id, this, watchedState(), writer);
     this.live.set(id, remote);
     return remote;
   }
 
   /** Creates a stored session with the system prompt of its workspace. */
   async create(input: { id?: string; workspace?: string; title?: string }): Promise<SessionRow> {
-    if (input.id !== undefined && this.has(input.id)) {
+    if (input.id !== undefined && (await this.has(input.id))) {
       throw new GatewayError(409, `A session named ${input.id} exists already.`);
     }
     const runtime = await this.runtimeFor(canonical(input.workspace ?? this.home));
@@ -136,24 +163,28 @@ export class SessionHub implements SessionHost {
   }
 
   /** True when a session with exactly this id is stored. */
-  has(id: string): boolean {
+  async has(id: string): Promise<boolean> {
+    if (this.live.has(id)) return true;
     try {
-      this.store.get(id);
+      await this.store.get(id);
       return true;
     } catch {
       return false;
     }
   }
 
-  /** Deletes a stored session; refused while it runs. */
-  remove(id: string): void {
+  /** Deletes a stored session; refused while it runs, here or in another process. */
+  async remove(id: string): Promise<void> {
     const live = this.live.get(id);
     if (live?.busy || (live?.queued ?? 0) > 0) {
       throw new GatewayError(409, `Session ${id} is running; stop it (abort) before deleting it.`);
     }
-    this.store.get(id);
+    await this.store.get(id);
+    const elsewhere = await this.store.leases.heldElsewhere(id);
+    if (elsewhere)
+      throw new GatewayError(409, `Session ${id} is running in ${elsewhere}; delete it once that run ended.`);
     this.live.delete(id);
-    this.store.remove(id);
+    await this.store.remove(id);
     void this.events.forget(id).catch(() => undefined);
   }
 
@@ -275,7 +306,7 @@ export class SessionHub implements SessionHost {
   /** Refuses images (422, saying which model and what to load) when the model is known to be blind. */
   async refuseBlind(id: string, images: readonly unknown[] | undefined, model?: string): Promise<void> {
     if (!images?.length) return;
-    const known = await this.vision(this.store.get(id), model);
+    const known = await this.vision(await this.store.get(id), model);
     if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
   }
 
@@ -346,6 +377,7 @@ export class SessionHub implements SessionHost {
     for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
     this.unwatchLog();
     await this.events.close();
+    await this.store.close();
     this.options.db.close();
   }
 
@@ -367,7 +399,12 @@ export class SessionHub implements SessionHost {
         : await this.options.configFor(workspace);
     // Built as the CLI builds it. A deep-work turn does not add sub-agents: the runtime, and so
     // the tool list, is shared by every session of the workspace.
-    return assembleRuntime({ config }, workspace, { db: this.options.db, notes, home: this.options.home });
+    return assembleRuntime({ config }, workspace, {
+      db: this.options.db,
+      sessions: this.store,
+      notes,
+      home: this.options.home,
+    });
   }
 
   private connect(workspace: string, settings: Config): Promise<Connection> {
@@ -394,4 +431,10 @@ export function canonical(dir: string): string {
 
 function connectionKey(workspace: string, settings: Pick<Config, 'base_url' | 'model'>): string {
   return `${workspace}\n${settings.base_url ?? ''}\n${settings.model ?? ''}`;
+}
+
+/** The state of a session only the event log knows: nothing to read, nothing kept. */
+function watchedState(): SessionState {
+  const values = new Map<string, unknown>();
+  return { get: (key) => values.get(key), set: (key, value) => void values.set(key, value) };
 }

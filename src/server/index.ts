@@ -8,6 +8,8 @@ import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { type Db, openDatabase } from '../store/database.js';
 import type { EventLog } from '../store/event-log.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
 import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
@@ -33,6 +35,11 @@ export interface GatewayOptions {
    * The gateway closes it.
    */
   events?: EventLog;
+  /**
+   * Where sessions are kept (`store/storage.ts`); default the SQLite backend over `db`. The
+   * gateway closes it. (Memory, the scheduler and the pipeline keep their tables in `db`.)
+   */
+  sessions?: SessionStorage;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -116,6 +123,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const hub = new SessionHub({
     db,
     events: options.events,
+    sessions: options.sessions ?? new SqliteSessionStorage(db, dbPath),
     config,
     workspace: options.workspace,
     configFor: options.configFor,
@@ -137,6 +145,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
     db,
     dbPath,
+    sessions: hub.store,
     home,
     workspace: hub.workspace,
     announce: (event, sessionId) => hub.activity(event, sessionId),

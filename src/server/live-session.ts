@@ -4,7 +4,7 @@ import { blindNote, unansweredCalls } from '../agent/loop.js';
 import { type AgentSession, restartConversation } from '../agent/session.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/event-log.js';
-import type { SessionRow, SessionStore } from '../store/sessions.js';
+import type { SessionRow, SessionStorage } from '../store/session-storage.js';
 import { readPlan, readTodos, renderTodos } from '../tools/tracking/index.js';
 import type { SessionState } from '../tools/types.js';
 import { type AnswerOutcome, ApprovalBook } from './approvals.js';
@@ -47,7 +47,7 @@ export interface OpenedAgent {
 
 /** What a live session needs from the hub that holds it. */
 export interface SessionHost {
-  store: SessionStore;
+  store: SessionStorage;
   events: EventLog;
   now: () => number;
   tracer: Tracer;
@@ -114,7 +114,6 @@ const MODE_KEY = 'gateway.mode';
 export class LiveSession {
   readonly recorder: EventRecorder;
   readonly approvals: ApprovalBook;
-  private readonly state: SessionState;
   private readonly queue: Job[] = [];
   private running: { controller: AbortController } | undefined;
   private agent: OpenedAgent | undefined;
@@ -124,16 +123,20 @@ export class LiveSession {
   private tasks: string;
   private pumping: Promise<void> = Promise.resolve();
 
+  /** The holder of the session's run lease when another process runs it now. */
+  private elsewhere: string | undefined;
+
   /**
-   * @param runsAt where the session runs when another process runs it (a worker on another
-   *   machine): it is then watched here and nothing else, each change refused with 409.
+   * @param writer for a session only the shared event log knows (no stored row here): who writes
+   *   its events. It is then watched here and nothing else, each change refused with 409.
    */
   constructor(
     readonly id: string,
     private readonly host: SessionHost,
-    readonly runsAt?: string,
+    /** The session's durable state (its mode, todos, plan), shared with its agent session. */
+    readonly state: SessionState,
+    private readonly writer?: string,
   ) {
-    this.state = host.store.state(id);
     this.recorder = new EventRecorder(id, host.events, host.now);
     this.approvals = new ApprovalBook(host.approvalTimeoutMs, (callId, answer, by) =>
       this.record({
@@ -199,12 +202,13 @@ export class LiveSession {
    * Answers a call waiting for approval. When the session is idle and paused (a run that could
    * not ask, e.g. in the CLI), the answer is kept and the run carries on.
    */
-  answer(callId: string, answer: ApprovalAnswer): AnswerOutcome {
+  async answer(callId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
     this.refuseRemote();
     if (!this.running && this.queue.length === 0) {
-      const row = this.host.store.get(this.id);
-      const waiting = row.status === 'paused' ? unansweredCalls(this.host.store.messages(this.id)) : [];
-      if (waiting.some((call) => call.id === callId)) {
+      const row = await this.host.store.get(this.id);
+      const waiting = row.status === 'paused' ? unansweredCalls(await this.host.store.messages(this.id)) : [];
+      // A run may have started while the store answered.
+      if (!this.running && this.queue.length === 0 && waiting.some((call) => call.id === callId)) {
         this.approvals.expect(callId);
         const outcome = this.approvals.answer(callId, answer);
         this.send({});
@@ -221,12 +225,12 @@ export class LiveSession {
   }
 
   /** Starts the conversation over (nothing stored is deleted); refused while work is under way. */
-  clear(): void {
+  async clear(): Promise<void> {
     this.refuseRemote();
     if (this.running || this.queue.length > 0) {
       throw new GatewayError(409, `Session ${this.id} is busy; stop it (abort) before clearing it.`);
     }
-    restartConversation(this.host.store, this.id);
+    await restartConversation(this.host.store, this.id);
     this.agent = undefined;
     this.record({ type: 'cleared' });
   }
@@ -249,6 +253,19 @@ export class LiveSession {
     this.running?.controller.abort();
     await this.pumping;
     await this.recorder.close();
+  }
+
+  /**
+   * Where the session runs when another process runs it (a worker on another machine): it is then
+   * watched here and nothing else, each change refused with 409.
+   */
+  get runsAt(): string | undefined {
+    return this.writer ?? (this.running ? undefined : this.elsewhere);
+  }
+
+  /** Told by the hub: who else holds the session's run lease now (undefined: nobody). */
+  leasedTo(holder: string | undefined): void {
+    this.elsewhere = holder;
   }
 
   /** Why a session another process runs takes no orders here (409). */
@@ -299,16 +316,17 @@ export class LiveSession {
       } finally {
         this.approvals.clear();
         await this.recorder.flush();
+        // Read while still running: a message sent meanwhile would otherwise start a second pump.
+        this.stamp = await this.lastUpdate();
         this.running = undefined;
-        this.stamp = this.lastUpdate();
       }
     }
     this.checkIdle();
   }
 
-  private lastUpdate(): number | undefined {
+  private async lastUpdate(): Promise<number | undefined> {
     try {
-      return this.host.store.get(this.id).updatedAt;
+      return (await this.host.store.get(this.id)).updatedAt;
     } catch {
       return undefined; // deleted meanwhile
     }
@@ -319,7 +337,7 @@ export class LiveSession {
   }
 
   private async prepare(model: string | undefined, mode: RunMode): Promise<OpenedAgent> {
-    const row = this.host.store.get(this.id);
+    const row = await this.host.store.get(this.id);
     const current = row.updatedAt === this.stamp ? this.agent : undefined;
     const opened = await this.host.open(row, { model, mode, live: this, current });
     this.agent = opened;

@@ -2,6 +2,7 @@ import type { Runner, SchedulerEvent } from '../scheduler/scheduler.js';
 import { SchedulerService } from '../scheduler/service.js';
 import type { Db } from '../store/database.js';
 import type { RunRow } from '../store/scheduler.js';
+import type { SessionStorage } from '../store/session-storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import type { WireEvent } from './wire.js';
 
@@ -23,6 +24,8 @@ export interface GatewaySchedulerSettings {
 export interface GatewaySchedulerOptions extends GatewaySchedulerSettings {
   db: Db;
   dbPath: string;
+  /** The gateway's sessions: wake-ups find theirs there. */
+  sessions?: SessionStorage;
   home: string;
   workspace: string;
   /** Where job transitions go: the activity feed (`/ws/activity`, `GET /api/events`). */
@@ -58,6 +61,7 @@ export class GatewayScheduler {
       poll: options.poll,
       env: options.env,
       storage: options.storage,
+      sessions: options.sessions,
       runOn: options.runOn,
       onEvent: (event) => {
         // A cron.json that did not load is for the person who started the gateway too.

@@ -147,7 +147,7 @@ export class SessionSocket {
       case 'approve':
       case 'approval_response': {
         const decision = message.decision ?? (message.approved === false ? 'deny' : 'once');
-        const outcome = (await this.session()).answer(message.tool_call_id, {
+        const outcome = await (await this.session()).answer(message.tool_call_id, {
           decision,
           ...(message.reason ? { reason: message.reason } : {}),
         });
@@ -164,7 +164,7 @@ export class SessionSocket {
    */
   private async session(): Promise<LiveSession> {
     await this.hub.ensure(this.id);
-    const live = this.hub.session(this.id);
+    const live = await this.hub.session(this.id);
     if (!this.stop) this.watch(live, 0);
     return live;
   }

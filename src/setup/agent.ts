@@ -9,7 +9,7 @@ import type { Approver } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { PROMOTE_GROUP } from '../skills/index.js';
 import { type Db, openDatabase } from '../store/database.js';
-import { SessionStore } from '../store/sessions.js';
+import { openStorage } from '../store/storage.js';
 import { SUBAGENTS_GROUP } from '../subagents/tools.js';
 import { configuredTools, selectTools } from '../tools/catalog.js';
 import { namedCall } from '../tools/deferred/search-tools.js';
@@ -258,7 +258,17 @@ export class Agent {
     const { config, options } = this;
     // The store comes first: a stored session says which workspace and model to use.
     const db: Db = openDatabase(config.db_path!);
-    const row = options.sessionId ? new SessionStore(db).resolve(options.sessionId) : undefined;
+    const storage = await openStorage(config, { db }).catch((err: unknown) => {
+      db.close();
+      throw err;
+    });
+    const row = options.sessionId
+      ? await storage.sessions.resolve(options.sessionId).catch(async (err: unknown) => {
+          await storage.close();
+          db.close();
+          throw err;
+        })
+      : undefined;
     const runtime = await assembleRuntime(
       { config: { ...config, model: config.model ?? (row?.model || undefined) } },
       options.workspace ?? row?.workspace ?? process.cwd(),
@@ -267,9 +277,11 @@ export class Agent {
         tools: this.custom,
         instructions: options.instructions,
         db,
+        storage,
         skills: options.skills !== false,
       },
-    ).catch((err: unknown) => {
+    ).catch(async (err: unknown) => {
+      await storage.close();
       db.close();
       throw err;
     });

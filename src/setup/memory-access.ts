@@ -89,8 +89,9 @@ export async function reflectAfterSessions(
   const { memory } = runtime.config;
   if (!memory.enabled || memory.reflect === 'off') return;
   if (memory.reflect === 'interactive' && surface !== 'interactive') return;
-  const store = runtime.openStore();
-  const worth = sessionIds.filter((id) => store.messages(id).length - 1 >= MIN_MESSAGES_TO_REFLECT);
+  const store = await runtime.sessions();
+  const counts = await Promise.all(sessionIds.map(async (id) => (await store.messages(id)).length));
+  const worth = sessionIds.filter((_, i) => counts[i]! - 1 >= MIN_MESSAGES_TO_REFLECT);
   if (worth.length === 0) return;
   const longTerm = await openCliMemory(runtime, connection);
   try {
@@ -113,7 +114,7 @@ export async function reflect(
   const { reflectOnSession } = await import('../memory/reflection/reflect.js');
   return reflectOnSession({
     memory,
-    sessions: runtime.openStore(),
+    sessions: await runtime.sessions(),
     llm: createClient(connection, runtime.config),
     sessionId,
     contextWindow: connection.contextWindow,

@@ -5,6 +5,8 @@ import { checkWorkspace } from '../config/workspace.js';
 import { pipelinePort } from '../pipeline/steering.js';
 import { loadSkills } from '../skills/index.js';
 import type { Db } from '../store/database.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import type { Storage } from '../store/storage.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
 import type { AnyTool } from '../tools/types.js';
@@ -33,6 +35,12 @@ export interface AssembleOptions {
   instructions?: string;
   /** An already open database; the runtime closes it. */
   db?: Db;
+  /** The session storage, already open (over `db` when it is SQLite); the runtime closes it. */
+  storage?: Storage;
+  /** Sessions the caller keeps open and closes (the gateway's); `storage` is then unused. */
+  sessions?: SessionStorage;
+  /** How this process is named in the run leases of sessions it opens ("hearth worker on gpu-box (pid 4242)"). */
+  leaseHolder?: string;
   /** Skills and agent-made tools; default on (as in the CLI). */
   skills?: boolean;
   /** More to say before the first turn (ignored settings of a workspace's own config, for the gateway). */
@@ -94,6 +102,9 @@ export async function assembleRuntime(
       commands: skills?.commands,
       instructions: options.instructions,
       db: options.db,
+      storage: options.storage,
+      sessions: options.sessions,
+      leaseHolder: options.leaseHolder,
       ...subagents,
       memory: sessionMemory(home),
       pipeline: pipelinePort,

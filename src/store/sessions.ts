@@ -62,29 +62,9 @@ export class SessionStore {
   }
 
   /** Creates a session, with its first messages in the same transaction: no session is ever seen without them. */
-  create(
-    input: {
-      workspace: string;
-      model?: string;
-      title?: string;
-      parentId?: string;
-      depth?: number;
-      id?: string;
-    },
-    messages: ChatMessage[] = [],
-  ): SessionRow {
+  create(input: NewSession, messages: ChatMessage[] = []): SessionRow {
     const now = Date.now();
-    const row: SessionRow = {
-      id: input.id ?? newId(),
-      title: input.title ?? '',
-      workspace: input.workspace,
-      model: input.model ?? '',
-      parentId: input.parentId ?? null,
-      depth: input.depth ?? 0,
-      status: 'active',
-      createdAt: now,
-      updatedAt: now,
-    };
+    const row = newSessionRow(input, now);
     this.db.transaction(() => {
       this.sql(
         `INSERT INTO sessions (id, title, workspace, model, parent_id, depth, status, created_at, updated_at)
@@ -290,4 +270,28 @@ const SUMMARY = `SELECT ${COLUMNS.replace(/(\w+) AS/g, 's.$1 AS')},
 /** Short, typeable ids; prefixes work wherever an id is asked for. */
 function newId(): string {
   return randomBytes(5).toString('hex');
+}
+
+export interface NewSession {
+  workspace: string;
+  model?: string;
+  title?: string;
+  parentId?: string;
+  depth?: number;
+  id?: string;
+}
+
+/** The row a new session starts as, in either backend. */
+export function newSessionRow(input: NewSession, now: number): SessionRow {
+  return {
+    id: input.id ?? newId(),
+    title: input.title ?? '',
+    workspace: input.workspace,
+    model: input.model ?? '',
+    parentId: input.parentId ?? null,
+    depth: input.depth ?? 0,
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+  };
 }

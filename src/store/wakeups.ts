@@ -23,7 +23,7 @@ const COLUMNS = 'id, session_id AS sessionId, at, message, status, created_at AS
 
 /** Sessions set to resume at a time with a message; the scheduler fires them. */
 export class WakeupStore {
-  constructor(private readonly db: Db) {}
+  constructor(readonly db: Db) {}
 
   add(sessionId: string, at: number, message: string, now: number): WakeupRow {
     return this.db
@@ -54,15 +54,14 @@ export class WakeupStore {
       .immediate();
   }
 
-  /** Pending wake-ups due by `now`, oldest first, with the workspace their session runs in. */
-  due(now: number): Array<WakeupRow & { workspace: string }> {
+  /**
+   * Pending wake-ups due by `now`, oldest first. Their sessions may be kept elsewhere (PostgreSQL):
+   * the scheduler finds them through the session storage.
+   */
+  due(now: number): WakeupRow[] {
     return this.db
-      .prepare(
-        `SELECT w.id, w.session_id AS sessionId, w.at, w.message, w.status, w.created_at AS createdAt, s.workspace
-         FROM wakeups w JOIN sessions s ON s.id = w.session_id
-         WHERE w.status = 'pending' AND w.at <= ? ORDER BY w.at, w.id`,
-      )
-      .all(now) as Array<WakeupRow & { workspace: string }>;
+      .prepare(`SELECT ${COLUMNS} FROM wakeups WHERE status = 'pending' AND at <= ? ORDER BY at, id`)
+      .all(now) as WakeupRow[];
   }
 
   /** The earliest pending time, to sleep until. */

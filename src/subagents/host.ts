@@ -155,12 +155,12 @@ export class SubagentHost {
         ...(definition ? { agentType: definition.name } : {}),
         ...(canSpawn ? { subagents: this.port({ depth, tools, deferred, gate, tokenBudget }) } : {}),
       };
-      const session = AgentSession.create(deps, brief.systemPrompt, {
+      const session = await AgentSession.create(deps, brief.systemPrompt, {
         parentId: parent.sessionId,
         depth,
         title: task.objective.replace(/\s+/g, ' ').trim().slice(0, 80),
       });
-      const state = root.store.state(session.id);
+      const state = session.journal.state;
       gate.carryAnswers(call.durable, state);
       return await runChild({
         session,

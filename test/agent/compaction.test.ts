@@ -9,7 +9,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { MemoryState } from '../../src/tools/types.js';
@@ -38,7 +38,7 @@ afterEach(async () => {
 
 function deps(overrides: Partial<SessionDeps> = {}): SessionDeps {
   return {
-    store: new SessionStore(db),
+    store: new SqliteSessionStorage(db, ':memory:'),
     llm: createLlmClient({ baseUrl: server.baseUrl, model: 'm', retry: { maxRetries: 0 } }),
     tools: new ToolRegistry(selectTools()),
     gate: new PermissionGate('auto', { allow: [], deny: [] }, workspace),
@@ -79,7 +79,7 @@ describe('compaction', () => {
         reply().text('The notes repeat one pangram.'),
       ],
     });
-    const session = AgentSession.create(deps(), 'system prompt');
+    const session = await AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('what is in notes.txt?'));
 
     const compaction = events.find((e) => e.type === 'compaction');
@@ -101,8 +101,8 @@ describe('compaction', () => {
     expect(outputs.at(-1)).toContain('quick brown fox');
 
     // Reopened from the store, the session carries on from the compacted history.
-    const store = new SessionStore(db);
-    const reopened = AgentSession.open(deps(), store.get(session.id));
+    const store = new SqliteSessionStorage(db, ':memory:');
+    const reopened = await AgentSession.open(deps(), await store.get(session.id));
     expect(reopened.messages).toEqual(session.messages);
   });
 
@@ -118,7 +118,7 @@ describe('compaction', () => {
         reply().text('Surveyed.'),
       ],
     });
-    const session = AgentSession.create(deps(), 'system prompt');
+    const session = await AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('survey the folder'));
     expect(events.find((e) => e.type === 'compaction')).toMatchObject({ method: 'summary' });
     expect(events.at(-1)).toMatchObject({ reason: 'completed', text: 'Surveyed.' });
@@ -182,7 +182,7 @@ describe('compaction', () => {
         }),
       ],
     });
-    const session = AgentSession.create(deps(), 'system prompt');
+    const session = await AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('hi'));
     expect(events.some((e) => e.type === 'compaction')).toBe(false);
     expect(events.at(-1)).toMatchObject({
@@ -210,7 +210,7 @@ describe('compaction', () => {
         reply().text('ok'),
       ],
     });
-    const session = AgentSession.create(deps(), 'system prompt');
+    const session = await AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('read the notes'));
     expect(events.find((e) => e.type === 'compaction')).toMatchObject({ method: 'trimmed' });
     expect(events.at(-1)).toMatchObject({ reason: 'completed' });
@@ -232,7 +232,7 @@ describe('compaction', () => {
         reply().text('Finished.'),
       ],
     });
-    const session = AgentSession.create(deps(), 'system prompt');
+    const session = await AgentSession.create(deps(), 'system prompt');
     const events = await collect(session.run('read the notes'));
     expect(
       events.filter((e) => e.type === 'warning').map((e) => (e as { message: string }).message),
@@ -245,7 +245,7 @@ describe('compaction', () => {
     server = await startScriptedServer({
       turns: [reply().tool('shell', { command: 'cat big.txt' }), reply().text('big')],
     });
-    const session = AgentSession.create(deps({ contextWindow: 8000 }), 'system prompt');
+    const session = await AgentSession.create(deps({ contextWindow: 8000 }), 'system prompt');
     await collect(session.run('cat it'));
     const result = (server.requests[1]!.body.messages as ChatMessage[]).at(-1) as { content: string };
     expect(result.content.length).toBeLessThan(8000 * 0.3 * 3.5 + 200);

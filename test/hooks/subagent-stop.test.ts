@@ -66,7 +66,7 @@ it('a report_result fires SubagentStop; its block sends the child on, and the ne
     ['SubagentStop', true],
     ['Stop', false],
   ]);
-  const child = h.runtime.openStore().subagents(h.session.id)[0]!;
+  const child = (await (await h.runtime.sessions()).subagents(h.session.id))[0]!;
   expect(inputs[0]).toMatchObject({
     session_id: h.session.id,
     agent_id: child.id,

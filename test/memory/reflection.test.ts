@@ -10,6 +10,7 @@ import { type ReflectOptions, reflectOnSession } from '../../src/memory/reflecti
 import { acceptProposal, rejectProposal } from '../../src/memory/review.js';
 import type { ProposalStorage } from '../../src/memory/storage.js';
 import { SessionStore } from '../../src/store/sessions.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
 import { reply } from '../support/scripted-server.js';
 import { describeBackends, type MemoryRig, memoryRig } from './support.js';
 
@@ -59,7 +60,7 @@ const LEARNING = {
 function options(overrides: Partial<ReflectOptions> = {}): ReflectOptions {
   return {
     memory,
-    sessions,
+    sessions: new SqliteSessionStorage(rig.db, ':memory:'),
     llm: createLlmClient({ baseUrl: rig.server.baseUrl, model: 'chat-model', retry: { maxRetries: 0 } }),
     sessionId: overrides.sessionId ?? correctedSession(),
     contextWindow: 8192,

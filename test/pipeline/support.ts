@@ -24,7 +24,7 @@ import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/typ
 import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
 import { createSandbox } from '../../src/sandbox/select.js';
 import { openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
@@ -184,7 +184,7 @@ export async function runOnce(
     hostEnv: bench.env,
   });
   try {
-    const store = new SessionStore(db);
+    const store = new SqliteSessionStorage(db, ':memory:');
     const { swapper } = opts;
     const llm = (model: string) => {
       const client = createLlmClient({ baseUrl: opts.baseUrl, model, retry: { maxRetries: 0 } });
@@ -211,8 +211,8 @@ export async function runOnce(
       reviewer: { llm: llm('reviewer'), jsonSchema: true },
       coder: {
         create: () => AgentSession.create(deps, 'You are the coder.'),
-        open: (id) => AgentSession.open(deps, store.get(id)),
-        state: (id, key) => store.state(id).get(key),
+        open: async (id) => AgentSession.open(deps, await store.get(id)),
+        state: (id, key) => store.readState(id, key),
       },
       git: createGitTrace(bench.ws, sandbox),
       commands: opts.commands ?? [],

@@ -62,7 +62,7 @@ it("runs the coder's calls through the user's PreToolUse hooks", async () => {
   runtime = await assembleRuntime({ config }, dir, { home: join(dir, '.hearth') });
   const deps = await pipelineDeps(runtime, await resolveConnection(config), () => {});
   const events: AgentEvent[] = [];
-  for await (const event of deps.coder.create('task #1: tidy').run('Task #1: tidy\nDelete keep.txt.'))
+  for await (const event of (await deps.coder.create('task #1: tidy')).run('Task #1: tidy\nDelete keep.txt.'))
     events.push(event);
   const result = events.find((e) => e.type === 'tool_result');
   expect(result).toMatchObject({ name: 'shell', ok: false });

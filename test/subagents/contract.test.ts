@@ -103,7 +103,7 @@ it('a plan that cannot run is refused before anything starts, saying how to fix 
     "Error: The tasks' depends_on form a cycle (a → b → a); no order can run them. Break it.",
   );
   expect(unknown).toBe('Error: Task "a" depends on "z", which is not a task_id here. Known: a.');
-  expect(h.runtime.openStore().subagents(h.session.id)).toEqual([]);
+  expect(await (await h.runtime.sessions()).subagents(h.session.id)).toEqual([]);
 });
 
 it("a child's approval questions reach the same person, naming the child", async () => {

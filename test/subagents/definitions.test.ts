@@ -141,9 +141,9 @@ describe('a child running as a named agent', () => {
       ],
     });
     const { events } = await h.run('Change things');
-    const store = h.runtime.openStore();
-    const [planner, cowboy] = store.subagents(h.session.id);
-    const plannerTool = store.messages(planner!.id).find((m) => m.role === 'tool');
+    const store = await h.runtime.sessions();
+    const [planner, cowboy] = await store.subagents(h.session.id);
+    const plannerTool = (await store.messages(planner!.id)).find((m) => m.role === 'tool');
     expect(plannerTool?.content).toContain('Plan mode: write_file was not run.');
     const asked = subagentEvents(events).filter(
       (e) => e.type === 'subagent_event' && e.event.type === 'approval_request',

@@ -189,11 +189,11 @@ it('aborting the parent stops every child and keeps what each had done', async (
   // What they did is kept: the files, and each child's stored session with its call and result.
   expect(existsSync(join(h.workspace, 'one.txt'))).toBe(true);
   expect(existsSync(join(h.workspace, 'two.txt'))).toBe(true);
-  const store = h.runtime.openStore();
-  const children = store.subagents(h.session.id);
+  const store = await h.runtime.sessions();
+  const children = await store.subagents(h.session.id);
   expect(children).toHaveLength(2);
   for (const child of children) {
-    const roles = store.messages(child.id).map((m) => m.role);
+    const roles = (await store.messages(child.id)).map((m) => m.role);
     expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
   }
 });

@@ -115,12 +115,17 @@ it('runs a decomposition three levels deep and gives the parent every result', a
   expect(wrapped.every((e) => e.type === 'subagent_event' && e.depth === 1)).toBe(true);
 
   // The tree is in the store.
-  const store = h.runtime.openStore();
-  const tree = (id: string): unknown[] =>
-    store
-      .subagents(id)
-      .map((s) => ({ depth: s.depth, title: s.title, status: s.status, children: tree(s.id) }));
-  expect(tree(h.session.id)).toEqual([
+  const store = await h.runtime.sessions();
+  const tree = async (id: string): Promise<unknown[]> =>
+    Promise.all(
+      (await store.subagents(id)).map(async (s) => ({
+        depth: s.depth,
+        title: s.title,
+        status: s.status,
+        children: await tree(s.id),
+      })),
+    );
+  expect(await tree(h.session.id)).toEqual([
     {
       depth: 1,
       title: 'Write the stylesheet',
@@ -136,7 +141,9 @@ it('runs a decomposition three levels deep and gives the parent every result', a
     },
     { depth: 1, title: 'Write the page using the stylesheet', status: 'completed', children: [] },
   ]);
-  expect(store.list({ workspace: h.workspace, topLevel: true }).map((s) => s.id)).toEqual([h.session.id]);
+  expect((await store.list({ workspace: h.workspace, topLevel: true })).map((s) => s.id)).toEqual([
+    h.session.id,
+  ]);
 });
 
 function callIdOf(events: AgentEvent[], name: string): string | undefined {

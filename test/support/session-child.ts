@@ -8,7 +8,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { createNoneSandbox } from '../../src/sandbox/none.js';
 import { openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 
@@ -23,7 +23,7 @@ interface Args {
 
 const args = JSON.parse(process.argv[2] ?? '{}') as Args;
 const db = openDatabase(args.db);
-const store = new SessionStore(db);
+const store = new SqliteSessionStorage(db, args.db);
 const deps: SessionDeps = {
   store,
   llm: createLlmClient({ baseUrl: args.baseUrl, model: 'm', retry: { maxRetries: 0 } }),
@@ -34,8 +34,8 @@ const deps: SessionDeps = {
   maxIterations: 10,
 };
 const session = args.sessionId
-  ? AgentSession.open(deps, store.get(args.sessionId))
-  : AgentSession.create(deps, 'test system prompt');
+  ? await AgentSession.open(deps, await store.get(args.sessionId))
+  : await AgentSession.create(deps, 'test system prompt');
 const events = args.approved ? session.resume({ approved: args.approved }) : session.run(args.task);
 for await (const event of events) process.stdout.write(`${JSON.stringify(event)}\n`);
 process.stdout.write(`${JSON.stringify({ session: session.id })}\n`);

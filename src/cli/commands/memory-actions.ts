@@ -138,8 +138,8 @@ export function exportMemories(cmd: Command, opts: { format: string; output?: st
 
 export function reflectCommand(cmd: Command, sessionId: string | undefined): Promise<void> {
   return withMemory(cmd, 'none', async (_memory, runtime) => {
-    const store = runtime.openStore();
-    const row = sessionId ? store.resolve(sessionId) : store.latest(runtime.workspace);
+    const store = await runtime.sessions();
+    const row = sessionId ? await store.resolve(sessionId) : await store.latest(runtime.workspace);
     if (!row)
       throw new UsageError(
         `No session in ${runtime.workspace} to reflect on. Name one: hearth memory reflect ID`,

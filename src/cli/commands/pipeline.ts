@@ -35,7 +35,7 @@ async function withPipeline(cmd: Command, work: (control: PipelineControl) => vo
   const { runtimeFromFlags, PipelineControl, openPipelineStorage } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
-    const storage = await openPipelineStorage(runtime.config, () => runtime.openStore().db);
+    const storage = await openPipelineStorage(runtime.config, () => runtime.database());
     try {
       await work(new PipelineControl(storage.plans, storage.journal, runtime.workspace));
     } finally {

@@ -23,12 +23,19 @@ export async function withScheduler<T>(
   const { config } = await loadConfigFromFlags(flags);
   const dbPath = defaultDbPath(config);
   const db = openDatabase(dbPath);
+  // Sessions where they are kept (PostgreSQL with `storage`): `hearth wake` and wake-ups find them there.
+  const { openStorage } = await import('../../store/storage.js');
+  const storage = await openStorage(config, { db }).catch((err: unknown) => {
+    db.close();
+    throw err;
+  });
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
     const { SchedulerService } = await import('../../scheduler/service.js');
     const service = new SchedulerService({
       db,
       dbPath,
+      sessions: storage.sessions,
       home: hearthHome(),
       workspace,
       storage: config.storage,
@@ -42,6 +49,7 @@ export async function withScheduler<T>(
       await service.stop();
     }
   } finally {
+    await storage.close();
     db.close();
   }
 }

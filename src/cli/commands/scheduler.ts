@@ -174,7 +174,7 @@ export function addSchedulerCommands(program: Command): void {
           const message = words.join(' ').trim();
           if (!session || !opts.at || !message)
             throw new UsageError('Usage: hearth wake SESSION --at TIME "message" (or --list, --cancel ID)');
-          const row = service.wake(session, opts.at, message);
+          const row = await service.wake(session, opts.at, message);
           process.stdout.write(
             `Session ${row.sessionId} wakes at ${localTime(row.at)} (wake-up ${row.id}), while a scheduler runs (hearth scheduler).\n`,
           );

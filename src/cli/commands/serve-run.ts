@@ -12,8 +12,9 @@ import {
   type ListeningInfo,
   newPin,
 } from '../../server/index.js';
-import { type Db, openDatabase } from '../../store/database.js';
+import { openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
+import { openStorage } from '../../store/storage.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -42,16 +43,19 @@ export async function runServe(flags: ServeFlags): Promise<number> {
   const workspace = resolve(flags.workspace);
   const sessionFlags = flagSettings(flags);
   const db = openDatabase(defaultDbPath(config));
-  // With a shared database, events of sessions run elsewhere (hearth worker) stream here live.
-  const shared = config.storage ? await openShared(config.storage, db) : undefined;
-  const events = await openEventLog(shared ? { kind: 'postgres', ...shared } : { kind: 'sqlite', db }, {
-    writer: `hearth serve on ${hostname()} (pid ${process.pid})`,
-    onProblem: err,
+  const who = `hearth serve on ${hostname()} (pid ${process.pid})`;
+  // Sessions, their run leases and their events in one backend: with a shared database, sessions
+  // other processes run (hearth worker) are listed and stream here live, read-only while they run.
+  const storage = await openStorage(config, { db, holder: { label: who } }).catch((error: unknown) => {
+    db.close();
+    throw new UsageError((error as Error).message);
   });
+  const events = await openEventLog(storage, { writer: who, onProblem: err });
   const server = createServer({
     config,
     workspace,
     db,
+    sessions: storage.sessions,
     events,
     pin: config.gateway.pin ? newPin() : undefined,
     scheduler: flags.scheduler,
@@ -61,14 +65,14 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     },
     log: err,
     onListening: (info) => {
-      const where = `${defaultDbPath(config)}${shared ? `, events in ${shared.shown}` : ''}`;
+      const where = storage.sessions.location;
       process.stdout.write(banner(info, where, workspace, flags.scheduler));
       if (flags.open) openBrowser(server.loginLink(info.url), err);
     },
   });
   await new Promise<void>((done, fail) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      void server.shutdown().then(() => shared?.pool.end());
+      void server.shutdown();
       fail(listenError(error, host, port));
     });
     server.listen(port, host, () => done());
@@ -80,26 +84,12 @@ export async function runServe(flags: ServeFlags): Promise<number> {
       // A second Ctrl+C means "now": do not wait for runs to wind down.
       if (++signals > 1) process.exit(130);
       err('Stopping the gateway...');
-      server
-        .shutdown()
-        .then(() => shared?.pool.end())
-        .then(done, done);
+      server.shutdown().then(done, done);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
   return 0;
-}
-
-/** The shared PostgreSQL database; its driver loads only when one is configured. */
-async function openShared(url: string, db: Db) {
-  const { openPostgres, redact } = await import('../../store/postgres/connection.js');
-  try {
-    return { pool: await openPostgres(url), url, shown: redact(url) };
-  } catch (error) {
-    db.close();
-    throw new UsageError((error as Error).message);
-  }
 }
 
 /**

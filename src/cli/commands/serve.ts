@@ -24,8 +24,9 @@ scripts and phones: the agent_computer HTTP API and WebSocket protocol, SSE, and
 document at /doc. It also runs the scheduler (jobs, the inbox, wake-ups; as hearth scheduler does,
 and only one of them fires at a time) and serves memory at /api/memory. Every request needs the token (or a cookie from the PIN); the token is written
 to ~/.hearth/gateway.json, readable by you alone, for local clients. With a shared PostgreSQL
-database (storage: postgres://... or HEARTH_DATABASE_URL), sessions that hearth worker runs on any
-machine stream here live at /ws/<session> and on the activity feed (watched, not driven).
+database (storage: postgres://... or HEARTH_DATABASE_URL), the sessions are that database's: one
+that another machine runs now (hearth worker, another gateway) streams here live at /ws/<session>
+and on the activity feed, watched but not driven (409) until that run ends.
 
 Examples:
   hearth serve                                   (127.0.0.1:8000; the web UI is at its URL)

@@ -1,17 +1,17 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStorage } from '../../store/session-storage.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
 import { UsageError } from '../usage-error.js';
 
-async function withStore(cmd: Command, work: (store: SessionStore) => void | Promise<void>): Promise<void> {
+async function withStore(cmd: Command, work: (store: SessionStorage) => Promise<void>): Promise<void> {
   const { runtimeFromFlags } = await import('../options.js');
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
   try {
-    await work(runtime.openStore());
+    await work(await runtime.sessions());
   } finally {
     await runtime.close();
   }
@@ -24,11 +24,11 @@ export function addSessionCommands(program: Command): void {
     .option('--all', 'sessions of every workspace, not only this one')
     .option('-n, --limit <n>', 'how many to list', '20')
     .action(async (opts: { all?: boolean; limit: string }, cmd: Command) =>
-      withStore(cmd, (store) => {
+      withStore(cmd, async (store) => {
         const workspace = opts.all
           ? undefined
           : cmd.optsWithGlobals<GlobalFlags & { workspace: string }>().workspace;
-        const roots = store.list({
+        const roots = await store.list({
           workspace: workspace && resolveWorkspace(workspace),
           limit: Number(opts.limit) || 20,
           topLevel: true,
@@ -38,7 +38,8 @@ export function addSessionCommands(program: Command): void {
           return;
         }
         // Each session with its sub-agents' sessions under it, as a tree in the title column.
-        const rows = roots.flatMap((root) => [root, ...store.subagentTree(root.id)]);
+        const trees = await Promise.all(roots.map((root) => store.subagentTree(root.id)));
+        const rows = roots.flatMap((root, i) => [root, ...trees[i]!]);
         const lines = rows.map((r) =>
           [
             r.id,
@@ -60,9 +61,11 @@ export function addSessionCommands(program: Command): void {
     .command('show <id>')
     .description('print a readable transcript with tool calls')
     .action(async (id: string, _opts: unknown, cmd: Command) =>
-      withStore(cmd, (store) => {
-        const row = store.resolve(id);
-        process.stdout.write(transcriptMarkdown(row, store.messages(row.id), store.subagents(row.id)));
+      withStore(cmd, async (store) => {
+        const row = await store.resolve(id);
+        process.stdout.write(
+          transcriptMarkdown(row, await store.messages(row.id), await store.subagents(row.id)),
+        );
       }),
     );
 
@@ -70,9 +73,9 @@ export function addSessionCommands(program: Command): void {
     .command('output <id> <call>')
     .description("print a tool call's whole output (a command's full log, a diff), as the user saw it")
     .action(async (id: string, call: string, _opts: unknown, cmd: Command) =>
-      withStore(cmd, (store) => {
-        const row = store.resolve(id);
-        const body = store.toolOutput(row.id, call);
+      withStore(cmd, async (store) => {
+        const row = await store.resolve(id);
+        const body = await store.toolOutput(row.id, call);
         if (body === undefined) {
           throw new UsageError(
             `Session ${row.id} keeps no output for call ${call}: only calls with more to show than the model got (long output, diffs) have one.`,
@@ -93,11 +96,11 @@ export function addSessionCommands(program: Command): void {
       withStore(cmd, async (store) => {
         if (opts.format !== 'jsonl' && opts.format !== 'md')
           throw new UsageError(`Unknown format "${opts.format}": use jsonl or md.`);
-        const row = store.resolve(id);
-        const messages = store.messages(row.id);
+        const row = await store.resolve(id);
+        const messages = await store.messages(row.id);
         const text =
           opts.format === 'md'
-            ? transcriptMarkdown(row, messages, store.subagents(row.id))
+            ? transcriptMarkdown(row, messages, await store.subagents(row.id))
             : transcriptJsonl(row, messages);
         if (opts.output) await writeFile(opts.output, text);
         else process.stdout.write(text);
@@ -108,9 +111,9 @@ export function addSessionCommands(program: Command): void {
     .command('rm <id>')
     .description('delete a session and everything kept with it')
     .action(async (id: string, _opts: unknown, cmd: Command) =>
-      withStore(cmd, (store) => {
-        const row = store.resolve(id);
-        store.remove(row.id);
+      withStore(cmd, async (store) => {
+        const row = await store.resolve(id);
+        await store.remove(row.id);
         process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${visible(row.title)})` : ''}.\n`);
       }),
     );
@@ -132,10 +135,10 @@ export function addSessionCommands(program: Command): void {
       ]);
       const runtime = await runtimeFromFlags(cmd.optsWithGlobals<GlobalFlags>());
       try {
-        const store = runtime.openStore();
-        const row = store.resolve(id);
+        const store = await runtime.sessions();
+        const row = await store.resolve(id);
         const connection = await resolveConnection(runtime.config);
-        const session = AgentSession.open(
+        const session = await AgentSession.open(
           {
             store,
             llm: createClient(connection, runtime.config),
@@ -163,8 +166,8 @@ export function addSessionCommands(program: Command): void {
     .command('fork <id>')
     .description("start a new session from a copy of this one's history")
     .action(async (id: string, _opts: unknown, cmd: Command) =>
-      withStore(cmd, (store) => {
-        const copy = store.fork(store.resolve(id).id);
+      withStore(cmd, async (store) => {
+        const copy = await store.fork((await store.resolve(id)).id);
         process.stdout.write(
           `Forked into session ${copy.id}. Continue it with: hearth --resume ${copy.id} "..."\n`,
         );

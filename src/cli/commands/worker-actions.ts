@@ -103,8 +103,14 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
             prompt: task.task,
             model: task.model,
             label: task.job ? `job ${task.job.id}` : `queued task ${task.key}`,
-            // A job's session_id names a session on the machine that ran it; elsewhere it starts anew.
-            resume: (store) => task.resume?.map((id) => findSession(store, id)).find(Boolean),
+            // A job's session_id names a stored session; where this worker cannot see it, it starts anew.
+            resume: async (store) => {
+              for (const id of task.resume ?? []) {
+                const found = await findSession(store, id);
+                if (found) return found;
+              }
+              return undefined;
+            },
             observe: recordRun(events, task.task, { onProblem: (message) => say(`problem: ${message}`) }),
           },
           taskSignal,

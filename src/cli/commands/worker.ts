@@ -5,9 +5,9 @@ const WORKER_HELP = `
 Runs tasks from the queue in the shared PostgreSQL database (storage: postgres://... in the config,
 or HEARTH_DATABASE_URL) on this machine, until stopped (Ctrl+C, SIGTERM). Start one on every
 machine that should take work; each task runs as an agent session in its workspace (a path on the
-worker's machine) with that workspace's settings, sessions kept in this machine's database, and
-calls that need approval declined. Each task's events go to the shared database: hearth serve on
-any machine with the same storage shows them live.
+worker's machine) with that workspace's settings, its session kept in the shared database (hearth
+sessions on any machine shows it), and calls that need approval declined. Each task's events go to
+the shared database too: hearth serve on any machine with the same storage shows them live.
 
 A worker takes a task only when it has all of the task's tags. It renews a lease every third of
 --lease; when a worker dies, another hands its tasks to the queue again once the lease lapses.

@@ -4,7 +4,7 @@ import type { Runtime } from '../../agent/runtime.js';
 import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
-import type { SessionRow, SessionStore, SessionSummary } from '../../store/sessions.js';
+import type { SessionRow, SessionStorage, SessionSummary } from '../../store/session-storage.js';
 import { type Connection, contextOf, resolveConnection } from '../connect.js';
 import type { StatusFacts } from './status.js';
 
@@ -56,8 +56,9 @@ export class ReplState {
     return this.conn;
   }
 
-  get store(): SessionStore {
-    return this.setup.runtime.openStore();
+  /** Where the sessions are kept (SQLite or PostgreSQL). */
+  sessions(): Promise<SessionStorage> {
+    return this.setup.runtime.sessions();
   }
 
   /** The current session, if one was started or resumed. */
@@ -91,11 +92,14 @@ export class ReplState {
   async resume(row: SessionRow): Promise<void> {
     this.current = undefined;
     this.chosen = row;
-    const stored = this.summary(row.id);
+    const [stored, messages] = await Promise.all([
+      this.summary(row.id),
+      this.sessions().then((store) => store.messages(row.id)),
+    ]);
     this.stats = {
       prompt: stored?.promptTokens ?? 0,
       completion: stored?.completionTokens ?? 0,
-      contextUsed: estimateHistoryTokens(this.store.messages(row.id)),
+      contextUsed: estimateHistoryTokens(messages),
     };
     if (this.conn) await this.ensureSession();
   }
@@ -115,7 +119,8 @@ export class ReplState {
     const next: Connection = { ...rest, model, info, kind: info.kind, ...contextOf(runtime.config, info) };
     this.conn = next;
     if (this.current) {
-      this.current = await openSession({ ...this.setup, connection: next }, this.store.get(this.current.id));
+      const row = await (await this.sessions()).get(this.current.id);
+      this.current = await openSession({ ...this.setup, connection: next }, row);
     }
     return next;
   }
@@ -129,8 +134,9 @@ export class ReplState {
   }
 
   /** The store's figures for a session of this workspace (turns, tokens), when it has them. */
-  summary(id: string): SessionSummary | undefined {
-    return this.store.list({ workspace: this.runtime.workspace, limit: 1000 }).find((s) => s.id === id);
+  async summary(id: string): Promise<SessionSummary | undefined> {
+    const rows = await (await this.sessions()).list({ workspace: this.runtime.workspace, limit: 1000 });
+    return rows.find((s) => s.id === id);
   }
 
   async statusFacts(): Promise<StatusFacts> {

@@ -122,7 +122,7 @@ export async function runRepl(options: ReplOptions): Promise<number> {
         ['y', 'n'],
       );
       if (answer.kind === 'key' && answer.key === 'y') {
-        const steps = adoptPlan(repl.store.state(session.id), done.text);
+        const steps = adoptPlan(session.journal.state, done.text);
         stderr.write(`${errStyle.dim(`The plan's ${steps} steps are the todo list now.`)}\n`);
         done = await turns.run(
           (signal) => session.run(PLAN_APPROVED, signal),

@@ -1,10 +1,10 @@
 import { COMPACTION_METHODS } from '../../agent/compaction.js';
-import { SessionNotFoundError } from '../../store/sessions.js';
+import { SessionNotFoundError, type SessionRow } from '../../store/session-storage.js';
 import { readPlan, readTodos, renderPlan, renderTodos } from '../../tools/tracking/index.js';
 import { formatTokens } from '../render.js';
 import { visible } from '../sanitize.js';
 import { transcriptMarkdown } from '../transcript.js';
-import type { CommandContext, SlashCommand } from './commands.js';
+import type { SlashCommand } from './commands.js';
 
 const NO_SESSION = 'No session yet: it starts with your first message.';
 
@@ -27,9 +27,13 @@ const newSession: SlashCommand = {
 const sessions: SlashCommand = {
   name: 'sessions',
   summary: "this workspace's sessions",
-  run(ctx) {
+  async run(ctx) {
     const { repl, style } = ctx;
-    const rows = repl.store.list({ workspace: repl.runtime.workspace, limit: 20, topLevel: true });
+    const rows = await (await repl.sessions()).list({
+      workspace: repl.runtime.workspace,
+      limit: 20,
+      topLevel: true,
+    });
     if (rows.length === 0) return ctx.print('No sessions in this workspace yet.');
     const current = repl.session?.id;
     const lines = rows.map((r) => {
@@ -47,16 +51,17 @@ const resume: SlashCommand = {
   summary: 'continue a stored session',
   async run(ctx, arg) {
     if (!arg) return ctx.print('Which one? /resume ID; /sessions lists them.');
-    let row: ReturnType<CommandContext['repl']['store']['resolve']>;
+    const store = await ctx.repl.sessions();
+    let row: SessionRow;
     try {
-      row = ctx.repl.store.resolve(arg);
+      row = await store.resolve(arg);
     } catch (err) {
       if (err instanceof SessionNotFoundError)
         return ctx.print(err.message.replace('hearth sessions', '/sessions'));
       throw err;
     }
     await ctx.repl.resume(row);
-    const messages = ctx.repl.session?.messages ?? ctx.repl.store.messages(row.id);
+    const messages = ctx.repl.session?.messages ?? (await store.messages(row.id));
     const last = [...messages].reverse().find((m) => m.role === 'assistant' && m.content);
     ctx.print(
       `Resumed ${ctx.style.cyan(row.id)}${row.title ? ` "${visible(row.title)}"` : ''}: ${messages.length} messages.`,
@@ -69,11 +74,11 @@ const resume: SlashCommand = {
 const sessionInfo: SlashCommand = {
   name: 'session',
   summary: 'this session: id, title, model, turns',
-  run(ctx) {
+  async run(ctx) {
     const { repl, style } = ctx;
     const session = repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    const row = repl.store.get(session.id);
+    const row = await (await repl.sessions()).get(session.id);
     const turns = session.messages.filter((m) => m.role === 'assistant').length;
     ctx.print(
       [
@@ -95,7 +100,7 @@ const todo: SlashCommand = {
   run(ctx) {
     const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    ctx.print(visible(renderTodos(readTodos(ctx.repl.store.state(session.id)))));
+    ctx.print(visible(renderTodos(readTodos(session.journal.state))));
   },
 };
 
@@ -107,7 +112,7 @@ const plan: SlashCommand = {
     if (arg?.trim()) return ctx.runTask(arg.trim(), true);
     const session = ctx.repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    const current = readPlan(ctx.repl.store.state(session.id));
+    const current = readPlan(session.journal.state);
     ctx.print(current ? visible(renderPlan(current)) : 'No plan yet.');
   },
 };
@@ -115,12 +120,12 @@ const plan: SlashCommand = {
 const tokens: SlashCommand = {
   name: 'tokens',
   summary: 'tokens this session has used',
-  run(ctx) {
+  async run(ctx) {
     const { repl } = ctx;
     const session = repl.session;
     if (!session) return ctx.print(NO_SESSION);
     const { prompt, completion, contextUsed } = repl.stats;
-    const stored = repl.summary(session.id);
+    const stored = await repl.summary(session.id);
     const window = repl.connection?.contextWindow ?? 0;
     const lines = [
       `this session  ${formatTokens(prompt + completion)} tokens (${formatTokens(prompt)} prompt, ${formatTokens(completion)} completion)`,
@@ -158,23 +163,26 @@ const agents: SlashCommand = {
   name: 'agents',
   args: '[ID]',
   summary: "this session's sub-agents as a tree; with an id, that one's whole session",
-  run(ctx, arg) {
+  async run(ctx, arg) {
     const { repl, style } = ctx;
-    const store = repl.store;
+    const store = await repl.sessions();
     if (arg) {
-      let row: ReturnType<typeof store.resolve>;
+      let row: SessionRow;
       try {
-        row = store.resolve(arg);
+        row = await store.resolve(arg);
       } catch (err) {
         if (err instanceof SessionNotFoundError)
           return ctx.print(err.message.replace('hearth sessions', '/agents'));
         throw err;
       }
-      return ctx.print(transcriptMarkdown(row, store.messages(row.id), store.subagents(row.id)), false);
+      return ctx.print(
+        transcriptMarkdown(row, await store.messages(row.id), await store.subagents(row.id)),
+        false,
+      );
     }
     const session = repl.session;
     if (!session) return ctx.print(NO_SESSION);
-    const tree = store.subagentTree(session.id);
+    const tree = await store.subagentTree(session.id);
     if (tree.length === 0)
       return ctx.print(
         'No sub-agents in this session yet (they are offered with --deep, or subagents.enabled).',

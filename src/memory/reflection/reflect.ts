@@ -1,5 +1,5 @@
 import type { LlmClient } from '../../llm/client.js';
-import type { SessionStore } from '../../store/sessions.js';
+import type { SessionStorage } from '../../store/session-storage.js';
 import { type LongTermMemory, sayTheSame } from '../memory.js';
 import type { NewProposal, Proposal } from '../proposals.js';
 import { acceptProposal } from '../review.js';
@@ -15,7 +15,7 @@ import { chunkTranscript, type TranscriptLine, transcriptLines } from './transcr
 
 export interface ReflectOptions {
   memory: LongTermMemory;
-  sessions: SessionStore;
+  sessions: SessionStorage;
   llm: LlmClient;
   sessionId: string;
   /** The model's window, in tokens: each chunk of the session fits in it with the instructions and the answer. */
@@ -53,8 +53,8 @@ export async function reflectOnSession(options: ReflectOptions): Promise<Reflect
   const proposals = options.memory.store.proposals;
   const already = await proposals.reflectedAt(sessionId);
   if (already !== undefined) return { status: 'already', at: already };
-  const session = sessions.get(sessionId);
-  const lines = transcriptLines(sessions.messages(sessionId));
+  const [session, messages] = await Promise.all([sessions.get(sessionId), sessions.messages(sessionId)]);
+  const lines = transcriptLines(messages);
   const budget = Math.max(
     MIN_CHUNK_TOKENS,
     Math.min(MAX_CHUNK_TOKENS, options.contextWindow - ANSWER_TOKENS - INSTRUCTION_TOKENS),

@@ -149,7 +149,7 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
       const { message, images, mode, model } = c.req.valid('json');
       await hub.ensure(session);
       await hub.refuseBlind(session, images, model);
-      const live = hub.session(session);
+      const live = await hub.session(session);
       const job = live.send({ text: message, images, mode, model });
       if (c.req.valid('query').stream === 'sse') {
         return sseResponse(

@@ -38,7 +38,7 @@ export function fileRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      return c.json(await listFolder(hub.store.get(id).workspace, c.req.valid('query').path), 200);
+      return c.json(await listFolder((await hub.store.get(id)).workspace, c.req.valid('query').path), 200);
     },
   );
 
@@ -64,7 +64,10 @@ export function fileRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      return c.json(await readWorkspaceFile(hub.store.get(id).workspace, c.req.valid('query').path), 200);
+      return c.json(
+        await readWorkspaceFile((await hub.store.get(id)).workspace, c.req.valid('query').path),
+        200,
+      );
     },
   );
 }

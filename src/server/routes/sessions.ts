@@ -65,9 +65,9 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       },
       responses: { 200: json(z.object({ sessions: z.array(Session) }), 'The sessions'), ...refusals },
     }),
-    (c) => {
+    async (c) => {
       const { limit, workspace } = c.req.valid('query');
-      const rows = hub.store.list({ limit, workspace });
+      const rows = await hub.store.list({ limit, workspace });
       return c.json({ sessions: rows.map((row) => sessionJson(row, hub.held(row.id), row)) }, 200);
     },
   );
@@ -98,7 +98,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     async (c) => {
       const { mode, ...input } = c.req.valid('json');
       const row = await hub.create(input);
-      if (mode) hub.session(row.id).setMode(mode);
+      if (mode) (await hub.session(row.id)).setMode(mode);
       return c.json(sessionJson(row, hub.held(row.id)), 201);
     },
   );
@@ -121,11 +121,12 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const live = hub.session(id);
+      const live = await hub.session(id);
+      const row = await hub.store.get(id);
       const lastSeq = await live.recorder.stored();
       return c.json(
         {
-          ...sessionJson(hub.store.get(id), live),
+          ...sessionJson(row, live),
           mode: live.mode,
           last_seq: lastSeq,
           waiting: live.approvals.waiting,
@@ -149,9 +150,9 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      hub.remove(id);
+      await hub.remove(id);
       return c.json({ status: 'deleted' as const, session_id: id }, 200);
     },
   );
@@ -176,14 +177,14 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      hub.store.get(id);
+      await hub.store.get(id);
       const used = hub.sessionUsage(id);
       return c.json(
         {
           session_id: id,
-          messages: hub.store.messages(id) as unknown as Array<Record<string, unknown>>,
+          messages: (await hub.store.messages(id)) as unknown as Array<Record<string, unknown>>,
           token_usage: { ...usageJson(used), api_calls: used.requests },
         },
         200,
@@ -213,10 +214,10 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      const { mode } = hub.session(id);
-      const state = hub.store.state(id);
+      const live = await hub.session(id);
+      const { mode, state } = live;
       const tasks = readTodos(state);
       const plan = readPlan(state);
       return c.json(
@@ -239,10 +240,10 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      hub.store.get(id);
-      return c.json({ session_id: id, todos: readTodos(hub.store.state(id)) }, 200);
+      const { state } = await hub.session(id);
+      return c.json({ session_id: id, todos: readTodos(state) }, 200);
     },
   );
 
@@ -270,7 +271,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       const { id } = c.req.valid('param');
       const { message, images, mode, model, steer } = c.req.valid('json');
       await hub.refuseBlind(id, images, model);
-      const live = hub.session(id);
+      const live = await hub.session(id);
       if (steer && !images?.length && live.steer(message)) {
         return c.json({ session_id: id, status: 'steered' as const, position: 0 }, 202);
       }
@@ -295,7 +296,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     async (c) => {
       const { id } = c.req.valid('param');
       await hub.held(id)?.recorder.flush();
-      const row = hub.store.fork(id);
+      const row = await hub.store.fork(id);
       return c.json(sessionJson(row, undefined), 201);
     },
   );
@@ -313,9 +314,9 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
-      hub.store.get(id);
+      await hub.store.get(id);
       return c.json({ session_id: id, aborted: hub.held(id)?.abort() ?? false }, 200);
     },
   );
@@ -339,7 +340,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const result = await hub.session(id).compact().result;
+      const result = await (await hub.session(id)).compact().result;
       return c.json({ session_id: id, ...result }, 200);
     },
   );
@@ -378,10 +379,13 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id, callId } = c.req.valid('param');
       const { decision, reason } = c.req.valid('json');
-      const outcome = hub.session(id).answer(callId, { decision, ...(reason ? { reason } : {}) });
+      const outcome = await (await hub.session(id)).answer(callId, {
+        decision,
+        ...(reason ? { reason } : {}),
+      });
       if (outcome === 'unknown')
         throw new GatewayError(404, `No call ${callId} waits for approval in ${id}.`);
       if (outcome === 'already') throw new GatewayError(409, `Call ${callId} was answered already.`);
@@ -402,10 +406,10 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { id } = c.req.valid('param');
       const { mode } = c.req.valid('json');
-      hub.session(id).setMode(mode);
+      (await hub.session(id)).setMode(mode);
       return c.json({ session_id: id, mode }, 200);
     },
   );
@@ -434,7 +438,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       const { id } = c.req.valid('param');
       const since = replayFrom(c.req.valid('query').since, c.req.valid('header')['last-event-id']);
       // A session another process runs (a worker elsewhere) is streamed from the shared log.
-      const live = (await hub.watchable(id)) ?? hub.session(id);
+      const live = (await hub.watchable(id)) ?? (await hub.session(id));
       return sseResponse(c, (send) => live.subscribe(send, since));
     },
   );

@@ -197,6 +197,93 @@ export const postgresMigrations: readonly string[] = [
      hold_until timestamptz,
      updated_at bigint not null
    );`,
+  // 7: sessions and everything kept with them (src/store/postgres/sessions.ts), as in SQLite.
+  // Times are milliseconds since the epoch like SQLite's; `ord` breaks ties as SQLite's rowid does.
+  // A message body is the JSON text as written: re-encoding it (jsonb) would reorder keys and
+  // change the prompt a resumed session sends.
+  `create table hearth_sessions (
+     id text primary key,
+     ord bigserial not null,
+     title text not null default '',
+     workspace text not null,
+     model text not null default '',
+     parent_id text references hearth_sessions(id) on delete set null,
+     depth integer not null default 0,
+     status text not null default 'active',
+     created_at bigint not null,
+     updated_at bigint not null
+   );
+   create index hearth_sessions_workspace on hearth_sessions (workspace, updated_at);
+   create index hearth_sessions_parent on hearth_sessions (parent_id);
+   create table hearth_messages (
+     session_id text not null references hearth_sessions(id) on delete cascade,
+     seq integer not null,
+     role text not null,
+     body text not null,
+     created_at bigint not null,
+     primary key (session_id, seq)
+   );
+   create table hearth_usage (
+     id bigserial primary key,
+     session_id text not null references hearth_sessions(id) on delete cascade,
+     model text not null,
+     prompt_tokens integer not null,
+     completion_tokens integer not null,
+     duration_ms integer not null,
+     created_at bigint not null
+   );
+   create index hearth_usage_session on hearth_usage (session_id);
+   create table hearth_audit (
+     id bigserial primary key,
+     session_id text not null references hearth_sessions(id) on delete cascade,
+     tool text not null,
+     arguments text not null,
+     decision text not null,
+     rule text,
+     duration_ms integer,
+     exit_code integer,
+     created_at bigint not null
+   );
+   create index hearth_audit_session on hearth_audit (session_id);
+   create table hearth_session_state (
+     session_id text not null references hearth_sessions(id) on delete cascade,
+     key text not null,
+     value text not null,
+     primary key (session_id, key)
+   );
+   create table hearth_tool_outputs (
+     session_id text not null references hearth_sessions(id) on delete cascade,
+     call_id text not null,
+     body text not null,
+     primary key (session_id, call_id)
+   );
+   -- One round trip per message, and the next seq without a gap or a clash however many processes
+   -- append: the session row's lock orders them, and the max is read after it (a function's
+   -- statements each see what committed before them).
+   create function hearth_append_message(p_session text, p_role text, p_body text, p_now bigint)
+     returns integer language plpgsql as $$
+   declare
+     next_seq integer;
+   begin
+     update hearth_sessions set updated_at = p_now where id = p_session;
+     if not found then
+       raise exception 'No session %.', p_session using errcode = 'no_data_found';
+     end if;
+     select coalesce(max(seq), -1) + 1 into next_seq from hearth_messages where session_id = p_session;
+     insert into hearth_messages (session_id, seq, role, body, created_at)
+       values (p_session, next_seq, p_role, p_body, p_now);
+     return next_seq;
+   end $$;`,
+  // 8: a session's run lease (src/store/postgres/run-leases.ts): who runs it now, until when.
+  // Expiries are the holder's epoch milliseconds, compared with the taker's clock.
+  `create table hearth_session_leases (
+     session_id text primary key references hearth_sessions(id) on delete cascade,
+     instance text not null,
+     host text not null,
+     pid integer not null,
+     label text not null,
+     expires_at bigint not null
+   );`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */
