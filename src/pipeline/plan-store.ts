@@ -44,6 +44,8 @@ export interface PlanStore {
   plans(workspace?: string): Promise<PlanRow[]>;
   /** Plans not yet decomposed into tasks. */
   unplanned(workspace: string): Promise<PlanRow[]>;
+  /** Workspaces with open work: a plan to plan, or a task neither finished nor failed. */
+  openWorkspaces(): Promise<string[]>;
   /**
    * Stores the planner's tasks and marks the plan planned, in one transaction; false (nothing
    * stored) when the plan was planned already, by another worker.

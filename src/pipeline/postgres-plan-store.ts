@@ -84,6 +84,16 @@ export class PostgresPlanStore implements PlanStore {
     return rows.map(toPlan);
   }
 
+  async openWorkspaces(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ workspace: string }>(
+      `select distinct p.workspace from hearth_plans p where p.state = 'new' or exists (
+         select 1 from hearth_pipeline_tasks t where t.plan_id = p.id and t.state <> all($1::text[]))
+       order by p.workspace`,
+      [[...FINISHED, 'failed']],
+    );
+    return rows.map((r) => r.workspace);
+  }
+
   async setTasks(planId: number, tasks: PlannedTask[]): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
       const marked = await client.query(

@@ -4,7 +4,7 @@ import type { Runtime } from '../agent/runtime.js';
 import { AgentSession } from '../agent/session.js';
 import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
-import { type Connection, createClient } from '../llm/connection.js';
+import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
 import { SessionNotFoundError } from '../store/session-storage.js';
 import { partCharsFor } from './chunked-plan.js';
@@ -16,7 +16,7 @@ import { createPlanInbox } from './plan-inbox.js';
 import { openPipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
-import { type PipelineDeps, processOwner } from './worker.js';
+import { type PipelineDeps, processOwner, type RunSummary, runPipeline } from './worker.js';
 
 /** Unattended: nobody is there to answer, so calls the permission mode would ask about are declined. */
 const declineUnattended: Approver = async () => ({
@@ -131,4 +131,25 @@ export async function pipelineDeps(
       await storage.close();
     },
   };
+}
+
+/**
+ * Runs the runtime's workspace's pipeline until nothing is left (with `watch`, until stopped), as
+ * `hearth pipeline run` and `hearth worker` do.
+ */
+export async function runWorkspacePipeline(
+  runtime: Runtime,
+  show: (event: PipelineEvent) => void,
+  options: { signal?: AbortSignal; onProblem?: (message: string) => void; watch?: boolean } = {},
+): Promise<RunSummary> {
+  const connection = await resolveConnection(runtime.config);
+  const deps = await pipelineDeps(runtime, connection, show, options.signal, options.onProblem);
+  return runPipeline({ ...deps, watch: options.watch === true }).finally(() => deps.close());
+}
+
+/** A run's end in one line. */
+export function describeSummary(summary: RunSummary): string {
+  return summary.stopped
+    ? `Pipeline stopped: ${summary.stopped}`
+    : `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.`;
 }

@@ -70,6 +70,18 @@ export class SqlitePlanStore implements PlanStore {
       .all(workspace) as PlanRow[];
   }
 
+  async openWorkspaces(): Promise<string[]> {
+    const closed = [...FINISHED, 'failed'].map((s) => `'${s}'`).join(', ');
+    const rows = this.db
+      .prepare(
+        `SELECT DISTINCT p.workspace FROM plans p WHERE p.state = 'new' OR EXISTS (
+           SELECT 1 FROM pipeline_tasks t WHERE t.plan_id = p.id AND t.state NOT IN (${closed}))
+         ORDER BY p.workspace`,
+      )
+      .all() as Array<{ workspace: string }>;
+    return rows.map((r) => r.workspace);
+  }
+
   async setTasks(planId: number, tasks: PlannedTask[]): Promise<boolean> {
     return this.db.transaction(() => {
       const marked = this.db

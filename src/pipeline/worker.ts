@@ -15,7 +15,7 @@ import type { PlanStore, TaskUpdate } from './plan-store.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
-import { FINISHED, type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
+import { type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
 import { verifyTask } from './verifier.js';
 
 export interface PipelineDeps {
@@ -217,14 +217,7 @@ async function checkSameFolder(deps: PipelineDeps, checked: Set<string>): Promis
 
 /** Whether the workspace has plans to plan or tasks not yet finished or failed. */
 async function workLeft(plans: PlanStore, workspace: string): Promise<boolean> {
-  if ((await plans.unplanned(workspace)).length > 0) return true;
-  for (const plan of await plans.plans(workspace)) {
-    const open = (await plans.tasks(plan.id)).some(
-      (t) => !FINISHED.includes(t.state) && t.state !== 'failed',
-    );
-    if (open) return true;
-  }
-  return false;
+  return (await plans.openWorkspaces()).includes(workspace);
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * The queue on both backends (real SQLite, a private PostgreSQL): prerequisites first, one
  * claimant per task even across connections, interrupted tasks back to their phase, failures
- * passed on to dependents with the reason, retry-failed resetting exactly those, and a plan
- * planned once when two workers plan it at once. On PostgreSQL, claims are leased: a lapsed
+ * passed on to dependents with the reason, retry-failed resetting exactly those, the workspaces
+ * with open work, and a plan planned once when two workers plan it at once. On PostgreSQL, claims are leased: a lapsed
  * lease puts the task back, a renewed one keeps it, and one worker holds a workspace at a time.
  */
 import { expect, it } from 'vitest';
@@ -86,6 +86,20 @@ describeBackends('the pipeline queue', (backend) => {
       'failed',
       'pending',
     ]);
+  });
+
+  it('lists the workspaces with a plan to plan or a task neither finished nor failed', async () => {
+    const store = (await (await rig()).open()).plans;
+    expect(await store.openWorkspaces()).toEqual([]);
+    const [a, , , d] = await planned(store);
+    await store.addPlan('/new', '# Not planned yet');
+    const { plan: failedPlan } = await store.addPlan('/broken', '# Fails');
+    await store.failPlan(failedPlan.id, 'the planner gave up');
+    expect(await store.openWorkspaces()).toEqual(['/new', '/w']);
+    await store.transition(d!.id, 'done');
+    await store.fail(a!.id, 'impasse');
+    // a failed, and with it b and c; d done: nothing open in /w.
+    expect(await store.openWorkspaces()).toEqual(['/new']);
   });
 
   if (backend.name === 'sqlite') {

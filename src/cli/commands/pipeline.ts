@@ -11,8 +11,6 @@ const load = async () => ({
   ...(await import('../../pipeline/status.js')),
   ...(await import('../../pipeline/steering.js')),
   ...(await import('../../pipeline/storage.js')),
-  ...(await import('../../pipeline/worker.js')),
-  ...(await import('../connect.js')),
   ...(await import('../options.js')),
   ...(await import('../sanitize.js')),
   ...(await import('../usage-error.js')),
@@ -26,7 +24,8 @@ HEARTH_DATABASE_URL) in the shared database, where hearth pipeline run on severa
 same plans. A workspace is worked by one machine at a time (its tasks share one worktree and git
 index); the others stand by and take over when its lease lapses (pipeline.lease, 60 s), putting the
 task it held back in its phase. The workspace must be the same folder on each machine, at the same
-path (a network mount): a clone is refused.
+path (a network mount): a clone is refused. hearth worker runs the pipeline of every workspace with
+open plans whose folder is on its machine (see hearth worker --help).
 
 Examples:
   hearth pipeline run --yolo
@@ -84,9 +83,8 @@ export function addPipelineCommands(program: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const {
         runtimeFromFlags,
-        resolveConnection,
-        pipelineDeps,
-        runPipeline,
+        runWorkspacePipeline,
+        describeSummary,
         terminalJson,
         visible,
         describeEvent,
@@ -97,21 +95,19 @@ export function addPipelineCommands(program: Command): void {
       const onSignal = () => stop.abort();
       process.once('SIGINT', onSignal);
       try {
-        const connection = await resolveConnection(runtime.config);
         const emit = (e: PipelineEvent) =>
           process.stdout.write(flags.json ? `${terminalJson(e)}\n` : `${visible(describeEvent(e))}\n`);
         const problem = (message: string) => process.stderr.write(`${visible(message)}\n`);
-        const deps = await pipelineDeps(runtime, connection, emit, stop.signal, problem);
-        const summary = await runPipeline({ ...deps, watch: flags.watch === true }).finally(() =>
-          deps.close(),
-        );
+        const summary = await runWorkspacePipeline(runtime, emit, {
+          signal: stop.signal,
+          onProblem: problem,
+          watch: flags.watch === true,
+        });
         if (summary.stopped) {
-          process.stderr.write(`${visible(`Pipeline stopped: ${summary.stopped}`)}\n`);
+          process.stderr.write(`${visible(describeSummary(summary))}\n`);
           process.exitCode = 1;
         } else if (!flags.json) {
-          process.stdout.write(
-            `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.\n`,
-          );
+          process.stdout.write(`${describeSummary(summary)}\n`);
         }
       } finally {
         process.off('SIGINT', onSignal);

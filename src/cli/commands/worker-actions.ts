@@ -4,9 +4,14 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
 import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
-import { defaultDbPath } from '../../config/load.js';
+import { defaultDbPath, loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { describeSummary, runWorkspacePipeline } from '../../pipeline/setup.js';
+import { openPipelineStorage } from '../../pipeline/storage.js';
+import { watchPipelines } from '../../pipeline/workspace-watch.js';
 import { findSession, runAgentTask } from '../../scheduler/agent-runner.js';
 import { recordRun } from '../../server/recorded-run.js';
+import { assembleRuntime } from '../../setup/runtime.js';
 import { redact } from '../../store/postgres/connection.js';
 import { PostgresEventLog } from '../../store/postgres/event-log.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
@@ -73,6 +78,12 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
     writer: `hearth worker on ${hostname()} (pid ${process.pid})`,
     onProblem: (message) => say(`problem: ${message}`),
   });
+  const pipelines =
+    opts.pipeline === false
+      ? undefined
+      : runPipelines(config, dbPath, stop.signal).catch((err: Error) =>
+          say(`problem: pipeline: ${err.message}`),
+        );
   try {
     await runWorker({
       url,
@@ -107,7 +118,50 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
       },
     });
   } finally {
+    stop.abort();
+    await pipelines;
     await events.close();
+  }
+}
+
+/**
+ * Runs the pipeline of each workspace with open work in the shared plan store whose folder is on
+ * this machine, as `hearth pipeline run -C DIR` would there (its config, sessions in this
+ * machine's database), until the worker stops.
+ */
+async function runPipelines(config: Config, dbPath: string, signal: AbortSignal): Promise<void> {
+  const storage = await openPipelineStorage(config, () => {
+    throw new Error('the pipeline needs the shared database here');
+  });
+  try {
+    await watchPipelines({
+      plans: storage.plans,
+      exists: existsSync,
+      signal,
+      onEvent: (event) => {
+        if (event.type === 'started') say(`pipeline of ${event.workspace}: started`);
+        else if (event.type === 'finished') say(`pipeline of ${event.workspace}: ${event.summary}`);
+        else say(`problem: ${event.workspace ? `pipeline of ${event.workspace}: ` : ''}${event.message}`);
+      },
+      run: async (workspace, runSignal) => {
+        const loaded = await loadConfig({
+          workspace,
+          flags: [{ key: 'db_path', value: dbPath, name: 'hearth worker' }],
+        });
+        const runtime = await assembleRuntime(loaded, workspace);
+        try {
+          const summary = await runWorkspacePipeline(runtime, () => {}, {
+            signal: runSignal,
+            onProblem: (message) => say(`problem: pipeline of ${workspace}: ${message}`),
+          });
+          return { summary: describeSummary(summary), stopped: summary.stopped !== undefined };
+        } finally {
+          await runtime.close();
+        }
+      },
+    });
+  } finally {
+    await storage.close();
   }
 }
 

@@ -17,6 +17,12 @@ Scheduled jobs with run_on "queue" or tags (hearth jobs add --tags gpu) come her
 scheduler queues each slot once and records the result; the output names the job and the slot.
 hearth jobs run ID queues such a job now ("run by hand") and waits for its result.
 
+Pipeline plans (hearth plan add) in the shared database are run here too: on start and every few
+seconds the worker looks for workspaces with open pipeline work whose folder exists on this machine,
+and runs each one's pipeline as hearth pipeline run -C DIR would (a workspace whose folder is not
+here is left to the machine that has it). One machine works a workspace at a time; the others stand
+by. --no-pipeline leaves the pipeline to other machines.
+
 Examples:
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth worker --concurrency 2 --tags gpu
   hearth queue add "upgrade the dependencies and run the tests" -C ~/src/app --tags gpu
@@ -26,6 +32,8 @@ export interface WorkerFlags {
   concurrency?: number;
   tags?: string[];
   lease?: number;
+  /** False with --no-pipeline. */
+  pipeline?: boolean;
 }
 
 export function addWorkerCommands(program: Command): void {
@@ -39,6 +47,7 @@ export function addWorkerCommands(program: Command): void {
       'seconds after which a silent worker counts as dead (default 30)',
       positiveNumber,
     )
+    .option('--no-pipeline', "do not run the pipeline's plans (hearth plan add) here")
     .addHelpText('after', WORKER_HELP)
     .action(async (opts: WorkerFlags, cmd: Command) => {
       const { workerCommand } = await import('./worker-actions.js');
