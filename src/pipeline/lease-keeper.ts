@@ -63,6 +63,8 @@ export function keepLeases(
     },
     stop() {
       clearInterval(timer);
+      // A renewal still in flight when the run releases the hold would find it gone: not a loss.
+      held = false;
     },
   };
 }

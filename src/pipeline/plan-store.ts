@@ -62,8 +62,10 @@ export interface PlanStore {
    */
   claim(owner: string, workspace: string, order?: TaskState[]): Promise<TaskRow | undefined>;
   /**
-   * Renews `owner`'s lease on the task and on the workspace; false when it lost either (they
-   * lapsed and another worker took over), and the step in flight must stop without recording.
+   * Renews `owner`'s lease on the workspace and on the task; false when it lost the workspace (it
+   * lapsed and another worker took over), and the step in flight must stop without recording. The
+   * task's own renewal decides nothing: only the workspace's holder recovers tasks, and a task that
+   * just left the held states (its step recorded) is not a loss.
    */
   renew(owner: string, workspace: string, taskId?: number): Promise<boolean>;
   /**

@@ -180,13 +180,14 @@ export class PostgresPlanStore implements PlanStore {
       [workspace, owner, this.leaseMs],
     );
     if (held.rowCount === 0) return false;
-    if (taskId === undefined) return true;
-    const task = await this.pool.query(
-      `update hearth_pipeline_tasks set lease_until = ${lease('$3')}
-       where id = $1 and owner = $2 and state = any ($4::text[])`,
-      [taskId, owner, this.leaseMs, HELD],
-    );
-    return task.rowCount === 1;
+    if (taskId !== undefined) {
+      await this.pool.query(
+        `update hearth_pipeline_tasks set lease_until = ${lease('$3')}
+         where id = $1 and owner = $2 and state = any ($4::text[])`,
+        [taskId, owner, this.leaseMs, HELD],
+      );
+    }
+    return true;
   }
 
   async hold(workspace: string, owner: string): Promise<boolean> {

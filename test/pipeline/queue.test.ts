@@ -139,9 +139,15 @@ describeBackends('the pipeline queue', (backend) => {
       expect((await store.task(d!.id)).state).toBe('coding');
       // The dead worker, back, finds it lost both.
       expect(await store.renew('dead', '/w', a!.id)).toBe(false);
+      // A renewal that meets the task just recorded (out of the held states) is no loss.
+      await store.transition(d!.id, 'coded');
+      expect(await store.renew('alive', '/w', d!.id)).toBe(true);
       await store.release('/w', 'alive');
+      expect(await store.renew('alive', '/w')).toBe(false);
+      // Holding the workspace again renews the hold only; the task it had stays in its phase.
       expect(await store.hold('/w', 'dead')).toBe(true);
-      expect(await store.renew('dead', '/w', a!.id)).toBe(false);
+      expect(await store.renew('dead', '/w', a!.id)).toBe(true);
+      expect(await store.task(a!.id)).toMatchObject({ state: 'coded' });
     });
   }
 });
