@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -114,8 +114,11 @@ function percentile(samples: number[], p: number): number {
 
 export async function gatewayFigures(dir: string): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
   const { baseUrl, server } = await startStampServer();
+  // Side by side: Hearth refuses a home inside the workspace.
   const home = join(dir, 'gateway-home');
-  const child = spawn(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0', '-C', dir], {
+  const workspace = join(dir, 'gateway-work');
+  await mkdir(workspace, { recursive: true });
+  const child = spawn(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0', '-C', workspace], {
     env: {
       PATH: process.env.PATH,
       HOME: home,

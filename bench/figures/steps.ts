@@ -1,5 +1,5 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -63,9 +63,13 @@ export async function warmUp(baseUrl: string): Promise<void> {
 }
 
 /** The file the session reads, a few lines a step. */
-export function writeStepData(dir: string): Promise<void> {
-  return writeFile(
-    join(dir, 'data.txt'),
+/** The session's workspace: below `dir`, beside the Hearth homes (which may not lie inside it). */
+const workspaceOf = (dir: string) => join(dir, 'work');
+
+export async function writeStepData(dir: string): Promise<void> {
+  await mkdir(workspaceOf(dir), { recursive: true });
+  await writeFile(
+    join(workspaceOf(dir), 'data.txt'),
     Array.from({ length: 300 }, (_, i) => `line ${i + 1}: ${'lorem ipsum '.repeat(4)}`).join('\n'),
   );
 }
@@ -83,7 +87,7 @@ export function spawnSession(
       ...nodeFlags,
       'dist/cli/main.js',
       ...['--yolo', '--json', '--max-iterations', String(STEPS + 10), '--base-url', baseUrl],
-      ...['-m', 'm', '-C', dir, 'read data.txt piece by piece'],
+      ...['-m', 'm', '-C', workspaceOf(dir), 'read data.txt piece by piece'],
     ],
     {
       env: {
