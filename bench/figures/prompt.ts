@@ -35,8 +35,32 @@ export function promptFigures(): Figures {
         goal: '≥ 12 tools in a first request of ≤ 1,000 tokens',
         figure: `${size.tools.length} tools, ${Math.ceil(size.total.chars / 4)} tokens (chars/4), ~${size.total.tokens} estimated`,
         met: size.tools.length >= 12 && size.total.chars / 4 <= 1000 && size.total.tokens <= 1000,
+        note: firstRequestShortfall(size),
       },
     ],
     json: { promptSize: size },
   };
+}
+
+/**
+ * By how much the first request misses its goal, and why: our estimator counts JSON punctuation
+ * as tokens of its own, so schemas cost it more than four characters a token.
+ */
+function firstRequestShortfall(size: ReturnType<typeof measurePrompt>): string | undefined {
+  const misses: string[] = [];
+  if (size.tools.length < 12) misses.push(`${12 - size.tools.length} tools short`);
+  const quarter = Math.ceil(size.total.chars / 4);
+  if (quarter > 1000) misses.push(`${quarter - 1000} tokens over in chars/4`);
+  if (size.total.tokens > 1000) {
+    const largest = [...size.tools]
+      .sort((a, b) => b.tokens - a.tokens)
+      .slice(0, 3)
+      .map((t) => `${t.name} ${t.tokens}`)
+      .join(', ');
+    misses.push(
+      `${size.total.tokens - 1000} tokens over by our estimator, which reads the schemas' JSON at ` +
+        `${(size.total.chars / size.total.tokens).toFixed(1)} characters a token (largest: ${largest})`,
+    );
+  }
+  return misses.length > 0 ? misses.join('; ') : undefined;
 }
