@@ -35,6 +35,20 @@ export interface AuditEntry {
   exitCode?: number | null;
 }
 
+/** An audit row's values in column order, for both backends' INSERT. */
+export function auditValues(id: string, entry: AuditEntry): unknown[] {
+  return [
+    id,
+    entry.tool,
+    entry.arguments,
+    entry.decision,
+    entry.rule ?? null,
+    entry.durationMs === undefined ? null : Math.round(entry.durationMs),
+    entry.exitCode ?? null,
+    Date.now(),
+  ];
+}
+
 export class SessionNotFoundError extends Error {
   override name = 'SessionNotFoundError';
 }
@@ -195,16 +209,7 @@ export class SessionStore {
     this.sql(
       `INSERT INTO audit (session_id, tool, arguments, decision, rule, duration_ms, exit_code, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id,
-      entry.tool,
-      entry.arguments,
-      entry.decision,
-      entry.rule ?? null,
-      entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-      entry.exitCode ?? null,
-      Date.now(),
-    );
+    ).run(...auditValues(id, entry));
   }
 
   audit(id: string): Array<AuditEntry & { createdAt: number }> {

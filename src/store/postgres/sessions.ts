@@ -17,6 +17,7 @@ import {
 } from '../session-storage.js';
 import {
   type AuditEntry,
+  auditValues,
   newSessionRow,
   SessionNotFoundError,
   type SessionRow,
@@ -391,16 +392,7 @@ async function recordAudit(db: Queryable, id: string, entry: AuditEntry): Promis
   await db.query(
     `INSERT INTO hearth_audit (session_id, tool, arguments, decision, rule, duration_ms, exit_code, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [
-      id,
-      entry.tool,
-      entry.arguments,
-      entry.decision,
-      entry.rule ?? null,
-      entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-      entry.exitCode ?? null,
-      Date.now(),
-    ],
+    auditValues(id, entry),
   );
 }
 
