@@ -38,7 +38,7 @@ export {
   type RunOptions,
 } from './setup/agent.js';
 export { StoreError } from './store/database.js';
-export type { RunOutcome, RunRow } from './store/scheduler.js';
+export type { RunOutcome, RunRow } from './store/scheduler-storage.js';
 export { SessionNotFoundError } from './store/sessions.js';
 export { defaultTools, selectTools, ToolSelectionError, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';

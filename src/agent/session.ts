@@ -353,7 +353,7 @@ export class AgentSession {
     }
   }
 
-  /** The schedule_wakeup tool's port, where the store keeps wake-ups (the SQLite file). */
+  /** The schedule_wakeup tool's port: wake-ups kept beside the session (SQLite or PostgreSQL). */
   private wakeups(): WakeupPort | undefined {
     const store = this.deps.store.wakeups();
     if (!store) return undefined;

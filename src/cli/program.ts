@@ -80,7 +80,7 @@ async function isUserError(err: unknown): Promise<boolean> {
     type(import('../sandbox/types.js'), (m) => m.SandboxError),
     type(import('../scheduler/errors.js'), (m) => m.SchedulerError),
     type(import('../scheduler/errors.js'), (m) => m.JobDefinitionError),
-    type(import('../store/wakeups.js'), (m) => m.WakeupLimitError),
+    type(import('../store/scheduler-storage.js'), (m) => m.WakeupLimitError),
   ]);
   return [UsageError, ...types].some((t) => t !== undefined && err instanceof t);
 }

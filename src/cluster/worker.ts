@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
 import { isConnectionError } from '../store/postgres/connection.js';
-import type { RunOutcome } from '../store/scheduler.js';
+import type { RunOutcome } from '../store/scheduler-storage.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
 
 /** A task as the runner gets it: `key` names it in the results. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { QueuedTask, TaskResult, WorkQueue } from '../cluster/work-queue.js';
-import type { RunRow, SchedulerStore } from '../store/scheduler.js';
+import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
 import { type Clock, sleep } from '../util/clock.js';
 import type { JobDefinition } from './job-definitions.js';
 
@@ -11,8 +11,7 @@ import type { JobDefinition } from './job-definitions.js';
  *
  * - Once per slot: the queue key is the job and the slot (`slotKey`), and the queue keeps a task
  *   per key for good (`WorkQueue.addOnce`). A scheduler that restarts between marking the run and
- *   queueing it queues it at its next pass; one that queued it already, or a second scheduler
- *   (another machine's, with its own database and the same job), finds the key taken.
+ *   queueing it queues it at its next pass; one that queued it already finds the key taken.
  * - The run stays `running` in the store while a worker has it, so the job's `overlap` policy and
  *   its missed-run accounting see it as they see a local run; a takeover leaves it alone (it is
  *   the worker's, not a process's here) and the new leader settles it.
@@ -24,7 +23,7 @@ import type { JobDefinition } from './job-definitions.js';
 export type RunQueue = Pick<WorkQueue, 'addOnce' | 'results' | 'watchResults' | 'close'>;
 
 export interface QueueHandoffOptions {
-  store: SchedulerStore;
+  store: SchedulerStorage;
   /** Opens the shared queue on first need; undefined when no `storage` is configured. */
   openQueue?: () => Promise<RunQueue>;
   clock: Clock;
@@ -66,12 +65,12 @@ export class QueueHandoff {
    * Hands a queued run to the queue: `running` from now on, with its key. Without a shared
    * database the run fails at once, saying what to set. False when the run was not queued any more.
    */
-  handOff(run: RunRow, owner: string): boolean {
+  async handOff(run: RunRow, owner: string): Promise<boolean> {
     const { store, clock } = this.options;
     const now = clock.now();
     if (!this.options.openQueue) {
-      if (!store.startRun(run.id, owner, now, now)) return false;
-      store.finishRun(
+      if (!(await store.startRun(run.id, owner, now, 0))) return false;
+      await store.finishRun(
         run.id,
         owner,
         {
@@ -110,7 +109,7 @@ export class QueueHandoff {
         await this.watch(queue);
         const result = (await queue.results([key])).get(key);
         if (result) {
-          store.finishHandedOff(key, outcome(result), clock.now());
+          await store.finishHandedOff(key, outcome(result), clock.now());
           this.queued.delete(key);
           return true;
         }
@@ -127,9 +126,12 @@ export class QueueHandoff {
    * came. Returns the runs it finished. A database that does not answer is a problem, not a
    * failure of the runs: they wait for the next pass.
    */
-  async settle(jobs: readonly JobDefinition[], previousSession: (jobId: string) => string | undefined) {
+  async settle(
+    jobs: readonly JobDefinition[],
+    previousSession: (jobId: string) => Promise<string | undefined>,
+  ): Promise<RunRow[]> {
     const { store, clock } = this.options;
-    const open = store.handedOff();
+    const open = await store.handedOff();
     if (open.length === 0 && !this.queue) return [];
     const finished: RunRow[] = [];
     try {
@@ -140,23 +142,23 @@ export class QueueHandoff {
         if (this.queued.has(run.queueKey!)) continue;
         const job = jobs.find((j) => j.id === run.jobId);
         if (!job) {
-          store.finishHandedOff(
+          await store.finishHandedOff(
             run.queueKey!,
             { status: 'failed', reason: `job "${run.jobId}" was removed before its run was queued` },
             clock.now(),
           );
-          finished.push(store.get(run.id)!);
+          finished.push((await store.get(run.id))!);
           continue;
         }
-        await queue.addOnce(run.queueKey!, task(run, job, previousSession(job.id)), SLOT_ATTEMPTS);
+        await queue.addOnce(run.queueKey!, task(run, job, await previousSession(job.id)), SLOT_ATTEMPTS);
         this.queued.add(run.queueKey!);
       }
       const results = await queue.results(open.map((run) => run.queueKey!));
       for (const run of open) {
         const result = results.get(run.queueKey!);
         if (!result) continue;
-        if (store.finishHandedOff(run.queueKey!, outcome(result), clock.now()))
-          finished.push(store.get(run.id)!);
+        if (await store.finishHandedOff(run.queueKey!, outcome(result), clock.now()))
+          finished.push((await store.get(run.id))!);
         this.queued.delete(run.queueKey!);
       }
     } catch (err) {

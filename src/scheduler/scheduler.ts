@@ -1,22 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import type { RunOutcome, RunRow, SchedulerStore } from '../store/scheduler.js';
+import type { RunOutcome, RunRow, SchedulerRecords, SchedulerStorage } from '../store/scheduler-storage.js';
 import { SessionNotFoundError, type SessionStorage } from '../store/session-storage.js';
-import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
-import type { WakeupStore } from '../store/wakeups.js';
 import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { Inbox } from './inbox.js';
 import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definitions.js';
 import { planSlots } from './plan-slots.js';
 import { QueueHandoff, type RunQueue } from './queue-handoff.js';
 import { nextSlot, slotsBetween } from './schedule.js';
-import { SharedSlots, type SlotClaims } from './shared-slots.js';
 
 /**
  * The scheduler loop, with its exactly-once rules (ours: no job-queue library keeps a per-slot
- * record in the same SQLite file as the sessions, and that record is the product).
+ * record in the same database as the sessions, and that record is the product).
  *
  * - One process at a time schedules: the one holding the lease in the store, renewed every tick.
- *   Others stand by and take over once it stops renewing.
+ *   Others stand by and take over once it stops renewing. (In PostgreSQL one per Hearth home; the
+ *   claiming transactions of all of them take turns: scheduler-storage.ts.)
  * - A job's slots are decided in one transaction that checks the lease, records a row per slot
  *   (a unique index allows one per job and slot) and moves the job's cursor past them; so a slot
  *   is recorded once, whoever decides, whenever a process dies.
@@ -44,10 +42,10 @@ export type SchedulerEvent =
   | { type: 'problem'; message: string };
 
 export interface SchedulerOptions {
-  store: SchedulerStore;
-  wakeups: WakeupStore;
-  /** Where a wake-up's session is found (the workspace it runs in); default the SQLite sessions beside `wakeups`. */
-  sessions?: Pick<SessionStorage, 'get'>;
+  /** The scheduler's records and wake-ups (scheduler-storage.ts). */
+  store: SchedulerStorage;
+  /** Where a wake-up's session is found (the workspace it runs in). */
+  sessions: Pick<SessionStorage, 'get'>;
   /** The job definitions, read again at every tick (files and stored ones). */
   loadJobs: () => Promise<LoadedJobs>;
   runner: Runner;
@@ -71,8 +69,6 @@ export interface SchedulerOptions {
   openQueue?: () => Promise<RunQueue>;
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`; default here). */
   runOn?: 'here' | 'queue';
-  /** Claims of slots that run here, shared with other machines' schedulers (shared-slots.ts). */
-  openClaims?: () => Promise<SlotClaims>;
   onEvent?: (event: SchedulerEvent) => void;
 }
 
@@ -105,7 +101,7 @@ export class Scheduler {
   /** Set when a queued run's result may have come during a pass: the loop passes again at once. */
   private nudged = false;
   private readonly handoff: QueueHandoff;
-  private readonly slots: SharedSlots;
+  private dispatching: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -121,12 +117,6 @@ export class Scheduler {
         this.nudged = true;
         this.wake.abort();
       },
-      problem: (message) => this.emit({ type: 'problem', message }),
-    });
-    this.slots = new SharedSlots({
-      store: options.store,
-      openClaims: options.openClaims,
-      clock: this.clock,
       problem: (message) => this.emit({ type: 'problem', message }),
     });
   }
@@ -146,27 +136,28 @@ export class Scheduler {
 
   private async pass(): Promise<void> {
     const { store } = this.options;
-    const lease = store.acquireLease(this.owner, this.options.pid ?? process.pid, this.clock.now(), this.ttl);
+    const pid = this.options.pid ?? process.pid;
+    const lease = await store.acquireLease(this.owner, pid, this.clock.now(), this.ttl);
     if (lease === 'held') {
-      if (this.leader !== false)
-        this.emit({ type: 'lease', state: 'standby', holderPid: store.leaseHolder()?.pid });
+      if (this.leader !== false) {
+        const holder = await store.leaseHolder(this.clock.now());
+        this.emit({ type: 'lease', state: 'standby', holderPid: holder?.pid });
+      }
       this.leader = false;
       return;
     }
     if (lease === 'acquired') this.emit({ type: 'lease', state: 'acquired' });
     this.leader = true;
     await this.reload();
-    const recorded = this.claimDue(lease === 'acquired', await this.wakeupWorkspaces());
+    const recorded = await this.claimDue(lease === 'acquired', await this.wakeupWorkspaces());
     if (recorded === undefined) return;
     for (const run of recorded) this.emit({ type: 'recorded', run });
     if (this.options.inbox) await this.takeInbox(this.options.inbox);
-    store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
-    const local = store.queued(this.owner).filter((run) => !this.onQueue(run));
-    for (const run of await this.slots.claim(local, this.owner)) this.emit({ type: 'finished', run });
-    this.dispatch();
+    await store.renewRunLeases(this.owner, this.clock.now(), this.ttl);
+    await this.dispatch();
     const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
     for (const run of settled) this.emit({ type: 'finished', run });
-    if (settled.length > 0) this.dispatch();
+    if (settled.length > 0) await this.dispatch();
   }
 
   /**
@@ -194,10 +185,9 @@ export class Scheduler {
    * cannot wait on another database); a wake-up whose session is not found waits, as it always did.
    */
   private async wakeupWorkspaces(): Promise<Map<string, string>> {
-    const { wakeups } = this.options;
-    const sessions = this.options.sessions ?? new SqliteSessionStorage(wakeups.db, '');
+    const { store, sessions } = this.options;
     const found = new Map<string, string>();
-    for (const wakeup of wakeups.due(this.clock.now())) {
+    for (const wakeup of await store.wakeups.due(this.clock.now())) {
       if (found.has(wakeup.sessionId)) continue;
       const row = await sessions.get(wakeup.sessionId).catch((err: unknown) => {
         if (err instanceof SessionNotFoundError) return undefined;
@@ -209,28 +199,27 @@ export class Scheduler {
   }
 
   /** Records every due slot and wake-up in one transaction; undefined when the lease was lost meanwhile. */
-  private claimDue(fresh: boolean, workspaces: ReadonlyMap<string, string>): RunRow[] | undefined {
-    const { store, wakeups } = this.options;
-    return store.exclusive(() => {
+  private claimDue(fresh: boolean, workspaces: ReadonlyMap<string, string>): Promise<RunRow[] | undefined> {
+    const ttl = this.ttl;
+    return this.options.store.exclusive(async (tx) => {
       const now = this.clock.now();
-      if (!store.holdsLease(this.owner, now)) return undefined;
-      const lease = now + this.ttl;
+      if (!(await tx.holdsLease(this.owner, now))) return undefined;
       const ids: number[] = [];
-      for (const run of store.recoverExpired(now, this.owner, lease)) this.emit({ type: 'finished', run });
+      for (const run of await tx.recoverExpired(now, this.owner, ttl)) this.emit({ type: 'finished', run });
       for (const job of this.jobs) {
-        const state = store.ensureJob(job.id, now);
+        const state = await tx.ensureJob(job.id, now);
         if (!(state.enabledOverride ?? job.enabled)) {
           // Slots while a job is off are not owed: when it comes back on, it starts from then.
-          store.moveCursor(job.id, now);
+          await tx.moveCursor(job.id, now);
           continue;
         }
         if (job.schedule.kind === 'startup') {
-          if (fresh) ids.push(store.insertRun(this.jobRun(job, now, 'queued'), now, this.owner, lease));
+          if (fresh) ids.push(await tx.insertRun(this.jobRun(job, now, 'queued'), now, this.owner, ttl));
           continue;
         }
         const slots = slotsBetween(job.schedule, state.cursorAt, now, state.anchorAt, SLOTS_PER_TICK);
         if (slots.length === 0) continue;
-        const open = store.openRuns(job.id);
+        const open = await tx.openRuns(job.id);
         for (const decision of planSlots({
           slots,
           now,
@@ -241,13 +230,13 @@ export class Scheduler {
           waiting: open.filter((r) => r.status === 'queued').length,
         })) {
           const run = { ...this.jobRun(job, decision.slotAt, decision.status), ...decision };
-          ids.push(store.insertRun(run, now, this.owner, decision.status === 'queued' ? lease : undefined));
+          ids.push(await tx.insertRun(run, now, this.owner, decision.status === 'queued' ? ttl : undefined));
         }
-        store.moveCursor(job.id, slots.at(-1)!);
+        await tx.moveCursor(job.id, slots.at(-1)!);
       }
-      for (const wakeup of wakeups.due(now)) {
+      for (const wakeup of await tx.wakeups.due(now)) {
         const workspace = workspaces.get(wakeup.sessionId);
-        if (workspace === undefined || !wakeups.markFired(wakeup.id)) continue;
+        if (workspace === undefined || !(await tx.wakeups.markFired(wakeup.id))) continue;
         const late = now - wakeup.at > this.lateAfter;
         const note = late
           ? `set for ${iso(wakeup.at)}, delivered at ${iso(now)}: no scheduler was running`
@@ -262,9 +251,9 @@ export class Scheduler {
           workspace,
           caughtUp: late,
         };
-        ids.push(store.insertRun(run, now, this.owner, lease));
+        ids.push(await tx.insertRun(run, now, this.owner, ttl));
       }
-      return ids.map((id) => store.get(id)!);
+      return rows(tx, ids);
     });
   }
 
@@ -283,7 +272,7 @@ export class Scheduler {
   private async takeInbox(inbox: Inbox): Promise<void> {
     const { store } = this.options;
     for (const name of await inbox.running()) {
-      const run = store.byRef('inbox', name);
+      const run = await store.byRef('inbox', name);
       if (!run) await this.queueInbox(inbox, name);
       else if (run.status === 'ok' || run.status === 'failed') await this.settleInbox(inbox, run);
     }
@@ -297,16 +286,17 @@ export class Scheduler {
     const task = await inbox.read(name, this.options.workspace);
     const now = this.clock.now();
     if ('error' in task) {
-      const id = store.insertRun(
+      const id = await store.insertRun(
         { kind: 'inbox', status: 'queued', ref: name },
         now,
         this.owner,
-        now + this.ttl,
+        this.ttl,
       );
-      store.startRun(id, this.owner, now, now + this.ttl);
-      store.finishRun(id, this.owner, { status: 'failed', reason: task.error }, now);
-      await this.settleInbox(inbox, store.get(id)!);
-      this.emit({ type: 'finished', run: store.get(id)! });
+      await store.startRun(id, this.owner, now, this.ttl);
+      await store.finishRun(id, this.owner, { status: 'failed', reason: task.error }, now);
+      const failed = (await store.get(id))!;
+      await this.settleInbox(inbox, failed);
+      this.emit({ type: 'finished', run: failed });
       return;
     }
     const run = {
@@ -316,7 +306,8 @@ export class Scheduler {
       prompt: task.task,
       workspace: task.workspace,
     };
-    this.emit({ type: 'recorded', run: store.get(store.insertRun(run, now, this.owner, now + this.ttl))! });
+    const id = await store.insertRun(run, now, this.owner, this.ttl);
+    this.emit({ type: 'recorded', run: (await store.get(id))! });
   }
 
   private async settleInbox(inbox: Inbox, run: RunRow): Promise<void> {
@@ -333,23 +324,30 @@ export class Scheduler {
    * Starts queued runs, oldest slot first, one per job at a time and `parallel` in all here; a
    * job's scheduled runs that go to the shared queue are handed to it instead (queue-handoff.ts).
    */
-  private dispatch(): void {
+  private dispatch(): Promise<void> {
+    // One pass at a time: a run that ends asks for another while one may be going.
+    this.dispatching = this.dispatching
+      .then(() => this.dispatchPass())
+      .catch((err: unknown) => {
+        this.emit({ type: 'problem', message: `starting runs failed: ${(err as Error).message}` });
+      });
+    return this.dispatching;
+  }
+
+  private async dispatchPass(): Promise<void> {
     const { store } = this.options;
-    if (this.stopping || !store.holdsLease(this.owner, this.clock.now())) return;
-    for (const run of store.queued(this.owner)) {
-      if (run.jobId && store.openRuns(run.jobId).some((r) => r.status === 'running')) continue;
+    if (this.stopping || !(await store.holdsLease(this.owner, this.clock.now()))) return;
+    for (const run of await store.queued(this.owner)) {
+      if (run.jobId && (await store.openRuns(run.jobId)).some((r) => r.status === 'running')) continue;
       if (this.onQueue(run)) {
-        if (!this.handoff.handOff(run, this.owner)) continue;
-        const handed = store.get(run.id)!;
+        if (!(await this.handoff.handOff(run, this.owner))) continue;
+        const handed = (await store.get(run.id))!;
         this.emit({ type: handed.status === 'running' ? 'started' : 'finished', run: handed });
         continue;
       }
-      if (this.active.size >= this.parallel || !this.slots.mayStart(run)) continue;
+      if (this.active.size >= this.parallel || this.stopping) continue;
       const now = this.clock.now();
-      if (store.startRun(run.id, this.owner, now, now + this.ttl)) {
-        this.slots.started(run.id);
-        this.execute(store.get(run.id)!);
-      }
+      if (await store.startRun(run.id, this.owner, now, this.ttl)) this.execute((await store.get(run.id))!);
     }
   }
 
@@ -360,8 +358,8 @@ export class Scheduler {
   }
 
   /** The session of the job's latest run that had one (a job whose session_id is a name continues it). */
-  private previousSession(jobId: string, except?: number): string | undefined {
-    const runs = this.options.store.runs({ jobId, limit: 20 });
+  private async previousSession(jobId: string, except?: number): Promise<string | undefined> {
+    const runs = await this.options.store.runs({ jobId, limit: 20 });
     return runs.find((r) => r.sessionId && r.id !== except)?.sessionId ?? undefined;
   }
 
@@ -377,17 +375,17 @@ export class Scheduler {
     const job = this.jobs.find((j) => j.id === jobId);
     if (!job) throw new Error(`No job "${jobId}".`);
     const now = this.clock.now();
-    store.ensureJob(job.id, now);
-    const id = store.insertRun(
+    await store.ensureJob(job.id, now);
+    const id = await store.insertRun(
       { kind: 'manual', status: 'queued', jobId: job.id, prompt: job.prompt, workspace: job.workspace },
       now,
       this.owner,
-      now + this.ttl,
+      this.ttl,
     );
     if (runsOnQueue(job, this.options.runOn ?? 'here')) return this.runOnQueue(id, job, options);
-    store.startRun(id, this.owner, now, now + this.ttl);
-    await this.execute(store.get(id)!);
-    return store.get(id)!;
+    await store.startRun(id, this.owner, now, this.ttl);
+    await this.execute((await store.get(id))!);
+    return (await store.get(id))!;
   }
 
   private async runOnQueue(
@@ -396,30 +394,32 @@ export class Scheduler {
     options: { wait?: boolean; signal?: AbortSignal },
   ): Promise<RunRow> {
     const { store } = this.options;
-    this.handoff.handOff(store.get(id)!, this.owner);
-    const run = store.get(id)!;
+    const current = async () => (await store.get(id))!;
+    await this.handoff.handOff(await current(), this.owner);
+    const run = await current();
     if (run.status !== 'running') {
       this.emit({ type: 'finished', run });
       return run;
     }
     try {
-      await this.handoff.queueNow(run, job, this.previousSession(job.id, id));
+      await this.handoff.queueNow(run, job, await this.previousSession(job.id, id));
     } catch (err) {
       // Asked for now: it fails now, rather than waiting for a scheduler to queue it later.
-      store.finishHandedOff(
+      await store.finishHandedOff(
         run.queueKey!,
         { status: 'failed', reason: `the shared queue did not answer: ${(err as Error).message}` },
         this.clock.now(),
       );
-      this.emit({ type: 'finished', run: store.get(id)! });
-      return store.get(id)!;
+      const failed = await current();
+      this.emit({ type: 'finished', run: failed });
+      return failed;
     }
-    this.emit({ type: 'started', run: store.get(id)! });
-    if (options.wait === false) return store.get(id)!;
+    this.emit({ type: 'started', run: await current() });
+    if (options.wait === false) return current();
     const signal = AbortSignal.any([this.stopped.signal, ...(options.signal ? [options.signal] : [])]);
     if (await this.handoff.waitFor(run.queueKey!, signal))
-      this.emit({ type: 'finished', run: store.get(id)! });
-    return store.get(id)!;
+      this.emit({ type: 'finished', run: await current() });
+    return current();
   }
 
   private execute(run: RunRow): Promise<void> {
@@ -429,7 +429,10 @@ export class Scheduler {
     // The run's lease is renewed while it goes, so a long run is not taken for a dead one.
     let heartbeat: TimerHandle | undefined;
     const renew = () => {
-      store.renewRunLeases(this.owner, this.clock.now() + this.ttl);
+      store.renewRunLeases(this.owner, this.clock.now(), this.ttl).catch((err: unknown) => {
+        // The database is away: the lease lapses unless a later renewal gets through.
+        this.emit({ type: 'problem', message: `renewing run leases failed: ${(err as Error).message}` });
+      });
       heartbeat = this.clock.setTimeout(renew, this.ttl / 3);
     };
     heartbeat = this.clock.setTimeout(renew, this.ttl / 3);
@@ -441,8 +444,12 @@ export class Scheduler {
           {
             run,
             job,
-            previousSession: run.jobId ? this.previousSession(run.jobId, run.id) : undefined,
-            onSession: (id) => store.noteSession(run.id, id),
+            previousSession: run.jobId ? await this.previousSession(run.jobId, run.id) : undefined,
+            onSession: (id) => {
+              store.noteSession(run.id, id).catch((err: unknown) => {
+                this.emit({ type: 'problem', message: `run ${run.id}: ${(err as Error).message}` });
+              });
+            },
           },
           controller.signal,
         );
@@ -452,14 +459,14 @@ export class Scheduler {
       if (controller.signal.aborted && outcome.status === 'ok') outcome = { ...outcome, status: 'failed' };
       if (controller.signal.aborted) outcome.reason ??= 'stopped: the scheduler was shut down';
       this.clock.clearTimeout(heartbeat);
-      store.finishRun(run.id, this.owner, outcome, this.clock.now());
-      const finished = store.get(run.id)!;
+      await store.finishRun(run.id, this.owner, outcome, this.clock.now());
+      const finished = (await store.get(run.id))!;
       if (finished.kind === 'inbox' && this.options.inbox)
         await this.settleInbox(this.options.inbox, finished);
       this.emit({ type: 'finished', run: finished });
     })().finally(() => {
       this.active.delete(run.id);
-      this.dispatch();
+      return this.dispatch();
     });
     this.active.set(run.id, { controller, done });
     return done;
@@ -467,17 +474,26 @@ export class Scheduler {
 
   /** Resolves when no run of this process is going. */
   async idle(): Promise<void> {
-    while (this.active.size > 0) await Promise.all([...this.active.values()].map((a) => a.done));
+    for (;;) {
+      // A run that ended may be starting the next one: that one counts too.
+      const pass = this.dispatching;
+      await pass;
+      if (pass !== this.dispatching) continue;
+      if (this.active.size === 0) return;
+      await Promise.all([...this.active.values()].map((a) => a.done));
+    }
   }
 
   /** The next time something is due: a job's slot or a wake-up (for the loop's sleep and `jobs list`). */
-  nextDue(): number | undefined {
-    const { store, wakeups } = this.options;
-    const times = this.jobs.map((job) => {
-      const state = store.jobState(job.id);
-      return state ? nextSlot(job.schedule, state.cursorAt, state.anchorAt) : undefined;
-    });
-    times.push(wakeups.nextAt());
+  async nextDue(): Promise<number | undefined> {
+    const { store } = this.options;
+    const times = await Promise.all(
+      this.jobs.map(async (job) => {
+        const state = await store.jobState(job.id);
+        return state ? nextSlot(job.schedule, state.cursorAt, state.anchorAt) : undefined;
+      }),
+    );
+    times.push(await store.wakeups.nextAt());
     const due = times.filter((t): t is number => t !== undefined);
     return due.length ? Math.min(...due) : undefined;
   }
@@ -497,7 +513,9 @@ export class Scheduler {
       }
       if (this.stopping) break;
       const now = this.clock.now();
-      const due = this.leader ? (this.nextDue() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+      const due = this.leader
+        ? ((await this.nextDue().catch(() => undefined)) ?? Number.POSITIVE_INFINITY)
+        : Number.POSITIVE_INFINITY;
       this.wake = new AbortController();
       if (this.nudged) continue;
       await sleep(Math.max(0, Math.min(this.poll, due - now)), this.wake.signal, this.clock);
@@ -513,9 +531,9 @@ export class Scheduler {
     await this.ticking;
     for (const active of this.active.values()) active.controller.abort();
     await this.idle();
+    await this.dispatching;
     await this.handoff.close();
-    await this.slots.close();
-    this.options.store.releaseLease(this.owner);
+    await this.options.store.releaseLease(this.owner);
     this.leader = false;
   }
 
@@ -526,4 +544,11 @@ export class Scheduler {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/:\d{2}\.\d{3}Z$/, 'Z');
+}
+
+/** The runs of these ids, as recorded. */
+async function rows(records: SchedulerRecords, ids: readonly number[]): Promise<RunRow[]> {
+  const found: RunRow[] = [];
+  for (const id of ids) found.push((await records.get(id))!);
+  return found;
 }

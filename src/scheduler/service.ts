@@ -1,12 +1,11 @@
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
 import { type Db, openDatabase } from '../store/database.js';
-import { type RunRow, SchedulerStore } from '../store/scheduler.js';
+import type { RunRow, SchedulerStorage, WakeupRow, WakeupStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
+import { SqliteSchedulerStorage } from '../store/sqlite-scheduler.js';
 import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
-import { type WakeupRow, WakeupStore } from '../store/wakeups.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseWhen } from '../util/when.js';
 import { agentRunner } from './agent-runner.js';
@@ -27,7 +26,6 @@ import {
 } from './job-definitions.js';
 import { nextSlot, upcoming } from './schedule.js';
 import { type Runner, Scheduler, type SchedulerEvent } from './scheduler.js';
-import type { SlotClaims } from './shared-slots.js';
 
 export interface SchedulerServiceOptions {
   db: Db;
@@ -46,6 +44,11 @@ export interface SchedulerServiceOptions {
   poll?: number;
   /** The shared PostgreSQL database (config `storage`): jobs that run on the queue go there. */
   storage?: string;
+  /**
+   * Where the scheduler's records and wake-ups are kept (`openSchedulerStorage`: PostgreSQL with
+   * `storage`); default the SQLite tables in `db`.
+   */
+  records?: SchedulerStorage;
   /** Where sessions are found (`hearth wake`, a wake-up's workspace); default the SQLite ones in `db`. */
   sessions?: SessionStorage;
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`). */
@@ -85,12 +88,14 @@ export interface JobView {
  * `POST /api/cron/reload` → reload).
  */
 export class SchedulerService {
-  readonly store: SchedulerStore;
-  readonly wakeups: WakeupStore;
+  readonly store: SchedulerStorage;
+  readonly wakeups: WakeupStorage;
   readonly inbox: Inbox;
   readonly scheduler: Scheduler;
   private readonly clock: Clock;
 
+  /** Where sessions are found: the configured storage, or the SQLite ones in `db`. */
+  private readonly sessions: SessionStorage;
   private ownsDb = false;
 
   /**
@@ -109,13 +114,13 @@ export class SchedulerService {
 
   constructor(private readonly options: SchedulerServiceOptions) {
     this.clock = options.clock ?? systemClock;
-    this.store = new SchedulerStore(options.db);
-    this.wakeups = new WakeupStore(options.db);
+    this.sessions = options.sessions ?? new SqliteSessionStorage(options.db, options.dbPath);
+    this.store = options.records ?? new SqliteSchedulerStorage(options.db);
+    this.wakeups = this.store.wakeups;
     this.inbox = new Inbox(join(options.home, 'inbox'));
     this.scheduler = new Scheduler({
       store: this.store,
-      wakeups: this.wakeups,
-      ...(options.sessions ? { sessions: options.sessions } : {}),
+      sessions: this.sessions,
       loadJobs: () => this.loadJobs(),
       runner:
         options.runner ?? agentRunner({ dbPath: options.dbPath, env: options.env, userDir: options.home }),
@@ -126,12 +131,7 @@ export class SchedulerService {
       parallel: options.parallel,
       poll: options.poll,
       runOn: options.runOn,
-      ...(options.storage
-        ? {
-            openQueue: openSharedQueue(options.storage),
-            openClaims: openSlotClaims(options.storage, `${hostname()}:${options.dbPath}`),
-          }
-        : {}),
+      ...(options.storage ? { openQueue: openSharedQueue(options.storage) } : {}),
     });
   }
 
@@ -148,7 +148,7 @@ export class SchedulerService {
   /** Jobs from both cron.json files, then those added with `hearth jobs add`. */
   async loadJobs(): Promise<LoadedJobs> {
     const loaded = await loadJobFiles(this.files);
-    for (const { id, definition } of this.store.storedDefinitions()) {
+    for (const { id, definition } of await this.store.storedDefinitions()) {
       try {
         const job = defineJob(JSON.parse(definition), 'cli', this.options.workspace);
         if (loaded.jobs.some((j) => j.id === job.id)) {
@@ -166,13 +166,13 @@ export class SchedulerService {
   async listJobs(): Promise<{ jobs: JobView[]; problems: string[] }> {
     const { jobs, problems } = await this.loadJobs();
     const now = this.clock.now();
-    return { jobs: jobs.map((job) => this.view(job, now)), problems };
+    return { jobs: await Promise.all(jobs.map((job) => this.view(job, now))), problems };
   }
 
-  private view(job: JobDefinition, now: number): JobView {
-    const state = this.store.jobState(job.id);
+  private async view(job: JobDefinition, now: number): Promise<JobView> {
+    const state = await this.store.jobState(job.id);
     const enabled = state?.enabledOverride ?? job.enabled;
-    const recent = this.store.runs({ jobId: job.id, limit: 200 });
+    const recent = await this.store.runs({ jobId: job.id, limit: 200 });
     const lastRan = recent.findIndex((r) => r.status !== 'skipped');
     const sinceRan = lastRan === -1 ? recent : recent.slice(0, lastRan);
     return {
@@ -194,7 +194,7 @@ export class SchedulerService {
         : undefined,
       lastRun: recent[0],
       missed: sinceRan.filter((r) => r.reason?.startsWith('missed')).length,
-      runCount: this.store.runCount(job.id),
+      runCount: await this.store.runCount(job.id),
     };
   }
 
@@ -214,11 +214,11 @@ export class SchedulerService {
   async next(id: string, count: number): Promise<number[]> {
     const job = await this.job(id);
     const now = this.clock.now();
-    const state = this.store.jobState(job.id);
+    const state = await this.store.jobState(job.id);
     return upcoming(job.schedule, Math.max(state?.cursorAt ?? now, now), state?.anchorAt ?? now, count);
   }
 
-  runs(filter: { jobId?: string; limit?: number } = {}): RunRow[] {
+  runs(filter: { jobId?: string; limit?: number } = {}): Promise<RunRow[]> {
     return this.store.runs(filter);
   }
 
@@ -235,7 +235,7 @@ export class SchedulerService {
     const { jobs } = await this.loadJobs();
     const clash = jobs.find((j) => j.id === job.id);
     if (clash) throw new SchedulerError(`A job "${job.id}" exists (${clash.source}); choose another --id.`);
-    this.store.saveDefinition(
+    await this.store.saveDefinition(
       job.id,
       JSON.stringify({ ...job.input, workspace: job.workspace }),
       this.clock.now(),
@@ -245,14 +245,14 @@ export class SchedulerService {
 
   async setEnabled(id: string, enabled: boolean): Promise<void> {
     const job = await this.job(id);
-    this.store.setEnabledOverride(job.id, enabled, this.clock.now());
+    await this.store.setEnabledOverride(job.id, enabled, this.clock.now());
   }
 
   /** Flips a job on or off; resolves to whether it is on now (`POST /api/cron/{id}/toggle`). */
   async toggle(id: string): Promise<boolean> {
     const job = await this.job(id);
-    const enabled = !(this.store.jobState(job.id)?.enabledOverride ?? job.enabled);
-    this.store.setEnabledOverride(job.id, enabled, this.clock.now());
+    const enabled = !((await this.store.jobState(job.id))?.enabledOverride ?? job.enabled);
+    await this.store.setEnabledOverride(job.id, enabled, this.clock.now());
     return enabled;
   }
 
@@ -263,7 +263,7 @@ export class SchedulerService {
       throw new SchedulerError(
         `Job "${id}" is defined in ${job.source}; remove it there (or: hearth jobs disable ${id}).`,
       );
-    this.store.removeJob(job.id);
+    await this.store.removeJob(job.id);
   }
 
   /**
@@ -303,8 +303,7 @@ export class SchedulerService {
 
   /** Sets a stored session to resume at `at` ("in 1h", "09:00", an ISO time) with a message. */
   async wake(sessionIdOrPrefix: string, at: string, message: string): Promise<WakeupRow> {
-    const sessions = this.options.sessions ?? new SqliteSessionStorage(this.options.db, this.options.dbPath);
-    const session = await sessions.resolve(sessionIdOrPrefix);
+    const session = await this.sessions.resolve(sessionIdOrPrefix);
     const when = parseWhen(at, this.clock.now());
     if (typeof when !== 'number') throw new SchedulerError(when.error);
     return this.wakeups.add(session.id, when, message, this.clock.now());
@@ -330,20 +329,5 @@ function openSharedQueue(url: string) {
   return async () => {
     const { WorkQueue } = await import('../cluster/work-queue.js');
     return WorkQueue.open(url);
-  };
-}
-
-/**
- * The shared slot claims, loaded on first use. `claimer` names this scheduler's machine and
- * database: a restarted scheduler on them keeps the claims it made.
- */
-function openSlotClaims(url: string, claimer: string) {
-  return async (): Promise<SlotClaims> => {
-    const { PostgresSlotClaims } = await import('../store/postgres/slot-claims.js');
-    const claims = await PostgresSlotClaims.open(url);
-    return {
-      claim: (jobId, slotAt) => claims.claim(jobId, slotAt, claimer, hostname()),
-      close: () => claims.close(),
-    };
   };
 }

@@ -8,6 +8,7 @@ import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { type Db, openDatabase } from '../store/database.js';
 import type { EventLog } from '../store/event-log.js';
+import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
 import { version as packageVersion } from '../util/version.js';
@@ -37,9 +38,14 @@ export interface GatewayOptions {
   events?: EventLog;
   /**
    * Where sessions are kept (`store/storage.ts`); default the SQLite backend over `db`. The
-   * gateway closes it. (Memory, the scheduler and the pipeline keep their tables in `db`.)
+   * gateway closes it. (Memory and the pipeline keep their tables in `db`.)
    */
   sessions?: SessionStorage;
+  /**
+   * The scheduler's records and wake-ups (`openSchedulerStorage`, in the same backend as
+   * `sessions`); default the SQLite tables in `db`.
+   */
+  schedulerRecords?: SchedulerStorage;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -143,6 +149,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     storage: config.storage,
     runOn: config.scheduler.run_on,
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
+    ...(options.schedulerRecords ? { records: options.schedulerRecords } : {}),
     db,
     dbPath,
     sessions: hub.store,

@@ -1,7 +1,7 @@
 import type { Runner, SchedulerEvent } from '../scheduler/scheduler.js';
 import { SchedulerService } from '../scheduler/service.js';
 import type { Db } from '../store/database.js';
-import type { RunRow } from '../store/scheduler.js';
+import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import type { WireEvent } from './wire.js';
@@ -18,6 +18,8 @@ export interface GatewaySchedulerSettings {
   env?: NodeJS.ProcessEnv;
   /** The shared database and the default of `scheduler.run_on` (from the config). */
   storage?: string;
+  /** The scheduler's records (`openSchedulerStorage`, PostgreSQL with `storage`); default the SQLite tables in `db`. */
+  records?: SchedulerStorage;
   runOn?: 'here' | 'queue';
 }
 
@@ -61,6 +63,7 @@ export class GatewayScheduler {
       poll: options.poll,
       env: options.env,
       storage: options.storage,
+      ...(options.records ? { records: options.records } : {}),
       sessions: options.sessions,
       runOn: options.runOn,
       onEvent: (event) => {
@@ -88,9 +91,8 @@ export class GatewayScheduler {
   }
 
   /** The process that schedules now (this one or a `hearth scheduler`), if any. */
-  holderPid(): number | undefined {
-    const holder = this.service.store.leaseHolder();
-    return holder && holder.until > this.clock.now() ? holder.pid : undefined;
+  async holderPid(): Promise<number | undefined> {
+    return (await this.service.store.leaseHolder(this.clock.now()))?.pid;
   }
 
   /** A manual run the caller does not wait for; shutdown stops it with the rest. */

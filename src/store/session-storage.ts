@@ -23,9 +23,9 @@
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { SessionLeases } from './run-lease.js';
+import type { WakeupStorage } from './scheduler-storage.js';
 import type { AuditEntry, NewSession, SessionRow, SessionSummary } from './sessions.js';
 import type { UsageReport, UsageTotals } from './usage-report.js';
-import type { WakeupStore } from './wakeups.js';
 
 export type { AuditEntry, NewSession, SessionRow, SessionStatus, SessionSummary } from './sessions.js';
 export { SessionNotFoundError } from './sessions.js';
@@ -102,8 +102,8 @@ export interface SessionStorage {
   readState(id: string, key: string): Promise<unknown>;
   /** Sets one value of a session's durable state (undefined removes it), committed when it resolves. */
   writeState(id: string, key: string, value: unknown): Promise<void>;
-  /** Sessions set to resume later; only where the scheduler that fires them keeps its tables (SQLite). */
-  wakeups(): WakeupStore | undefined;
+  /** Sessions set to resume later, kept beside them; the scheduler fires them. */
+  wakeups(): WakeupStorage | undefined;
   close(): Promise<void>;
 }
 

@@ -1,41 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './database.js';
-
-export type WakeupStatus = 'pending' | 'fired' | 'cancelled';
-
-export interface WakeupRow {
-  id: string;
-  sessionId: string;
-  at: number;
-  message: string;
-  status: WakeupStatus;
-  createdAt: number;
-}
-
-/** A session may hold this many pending wake-ups: a model stuck in a loop cannot fill the table. */
-export const MAX_PENDING_WAKEUPS = 10;
-
-export class WakeupLimitError extends Error {
-  override name = 'WakeupLimitError';
-}
+import {
+  MAX_PENDING_WAKEUPS,
+  type WakeupRow,
+  type WakeupStorage,
+  wakeupLimitError,
+} from './scheduler-storage.js';
 
 const COLUMNS = 'id, session_id AS sessionId, at, message, status, created_at AS createdAt';
 
-/** Sessions set to resume at a time with a message; the scheduler fires them. */
-export class WakeupStore {
-  constructor(readonly db: Db) {}
+/** Wake-ups in the SQLite file, beside the sessions they resume (see scheduler-storage.ts). */
+export class WakeupStore implements WakeupStorage {
+  constructor(private readonly db: Db) {}
 
-  add(sessionId: string, at: number, message: string, now: number): WakeupRow {
+  async add(sessionId: string, at: number, message: string, now: number): Promise<WakeupRow> {
     return this.db
       .transaction(() => {
         const pending = this.db
           .prepare("SELECT COUNT(*) AS n FROM wakeups WHERE session_id = ? AND status = 'pending'")
           .get(sessionId) as { n: number };
-        if (pending.n >= MAX_PENDING_WAKEUPS) {
-          throw new WakeupLimitError(
-            `Session ${sessionId} already has ${pending.n} pending wake-ups (the limit); cancel one first.`,
-          );
-        }
+        if (pending.n >= MAX_PENDING_WAKEUPS) throw wakeupLimitError(sessionId, pending.n);
         const row: WakeupRow = {
           id: randomBytes(4).toString('hex'),
           sessionId,
@@ -54,33 +38,27 @@ export class WakeupStore {
       .immediate();
   }
 
-  /**
-   * Pending wake-ups due by `now`, oldest first. Their sessions may be kept elsewhere (PostgreSQL):
-   * the scheduler finds them through the session storage.
-   */
-  due(now: number): WakeupRow[] {
+  async due(now: number): Promise<WakeupRow[]> {
     return this.db
       .prepare(`SELECT ${COLUMNS} FROM wakeups WHERE status = 'pending' AND at <= ? ORDER BY at, id`)
       .all(now) as WakeupRow[];
   }
 
-  /** The earliest pending time, to sleep until. */
-  nextAt(): number | undefined {
+  async nextAt(): Promise<number | undefined> {
     const row = this.db.prepare("SELECT MIN(at) AS at FROM wakeups WHERE status = 'pending'").get() as {
       at: number | null;
     };
     return row.at ?? undefined;
   }
 
-  /** Pending → fired; false when another process fired it first. Call inside the claiming transaction. */
-  markFired(id: string): boolean {
+  async markFired(id: string): Promise<boolean> {
     return (
       this.db.prepare("UPDATE wakeups SET status = 'fired' WHERE id = ? AND status = 'pending'").run(id)
         .changes === 1
     );
   }
 
-  cancel(idOrPrefix: string): WakeupRow | undefined {
+  async cancel(idOrPrefix: string): Promise<WakeupRow | undefined> {
     const row = this.db
       .prepare(`SELECT ${COLUMNS} FROM wakeups WHERE id LIKE ? AND status = 'pending' LIMIT 2`)
       .all(`${idOrPrefix.replace(/[\\%_]/g, '')}%`) as WakeupRow[];
@@ -89,7 +67,9 @@ export class WakeupStore {
     return { ...row[0]!, status: 'cancelled' };
   }
 
-  list(filter: { sessionId?: string; pendingOnly?: boolean; limit?: number } = {}): WakeupRow[] {
+  async list(
+    filter: { sessionId?: string; pendingOnly?: boolean; limit?: number } = {},
+  ): Promise<WakeupRow[]> {
     const where = [
       filter.sessionId ? 'session_id = @sessionId' : '',
       filter.pendingOnly ? "status = 'pending'" : '',

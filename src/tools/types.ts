@@ -68,7 +68,7 @@ export interface SideModelPort {
 /** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
 export interface WakeupPort {
   now(): number;
-  schedule(at: number, message: string): { id: string };
+  schedule(at: number, message: string): Promise<{ id: string }>;
 }
 
 /**

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner, SchedulerEvent } from '../../src/scheduler/scheduler.js';
 import { SchedulerService } from '../../src/scheduler/service.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
-import type { RunRow } from '../../src/store/scheduler.js';
+import { openPostgres, type PgPool } from '../../src/store/postgres/connection.js';
+import { homeScope, openSchedulerStorage, type RunRow } from '../../src/store/scheduler-storage.js';
 import { runCli, startCli } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -27,6 +28,8 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   const dirs: string[] = [];
   const workers: WorkerProcess[] = [];
   const services: Array<{ service: SchedulerService; sqlite: Db }> = [];
+  /** The shared database's pool the schedulers keep their records in, as `hearth scheduler` does. */
+  let records: PgPool;
 
   const tempDir = (prefix: string) => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -49,8 +52,11 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   const writeJobs = (home: string, jobs: object[]) =>
     writeFileSync(join(home, 'cron.json'), JSON.stringify(jobs));
 
-  /** A scheduler as `hearth scheduler` opens it, on simulated time, with its home and database. */
-  function scheduler(
+  /**
+   * A scheduler as `hearth scheduler` opens it, on simulated time, with its home and its records in
+   * the shared database (without one: in its own SQLite file).
+   */
+  async function scheduler(
     home: string,
     clock: ManualClock,
     onEvent?: (event: SchedulerEvent) => void,
@@ -66,6 +72,14 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       workspace,
       clock,
       storage: storage ?? undefined,
+      ...(storage
+        ? {
+            records: await openSchedulerStorage(
+              { kind: 'postgres', pool: records },
+              { scope: homeScope(home) },
+            ),
+          }
+        : {}),
       onEvent,
       ...(runner ? { runner } : {}),
     });
@@ -86,6 +100,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     plain = startWorker([]);
     await untilWorkersStart([gpu, plain], LONG);
     await sql.connect();
+    records = await openPostgres(db.url);
   }, 2 * LONG);
 
   afterEach(async () => {
@@ -93,12 +108,17 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       await service.stop();
       sqlite.close();
     }
+    // Each test's jobs and runs are its own: a later scheduler neither runs nor adopts them.
+    await sql.query(
+      'truncate hearth_scheduler_runs, hearth_scheduler_jobs, hearth_scheduler_lease, hearth_wakeups',
+    );
   });
 
   afterAll(async () => {
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => w.result));
     await sql?.end();
+    await records?.end();
     await llm?.close();
     await db?.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -115,12 +135,12 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     await waitUntil(
       async () => {
         await service.scheduler.tick();
-        return !['queued', 'running'].includes(service.store.get(id)!.status);
+        return !['queued', 'running'].includes((await service.store.get(id))!.status);
       },
       `run ${id} to end`,
       LONG,
     );
-    return service.store.get(id)!;
+    return (await service.store.get(id))!;
   }
 
   it(
@@ -129,7 +149,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       const home = tempDir('hearth-jobs-home-');
       const clock = new ManualClock(START);
       const events: SchedulerEvent[] = [];
-      const service = scheduler(home, clock, (e) => events.push(e));
+      const service = await scheduler(home, clock, (e) => events.push(e));
       await service.addJob({
         id: 'report',
         name: 'report',
@@ -147,7 +167,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
         'the run to be recorded from the worker’s result',
         LONG,
       );
-      const [run] = service.runs({ jobId: 'report' });
+      const [run] = await service.runs({ jobId: 'report' });
       expect(run).toMatchObject({
         kind: 'scheduled',
         slotAt: START + MINUTE,
@@ -212,7 +232,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     async () => {
       const home = tempDir('hearth-jobs-home-');
       const clock = new ManualClock(START);
-      const first = scheduler(home, clock);
+      const first = await scheduler(home, clock);
       const job = { id: 'nightly', name: 'nightly', schedule: 'every 1m', prompt: 'check', tags: ['gpu'] };
       await first.addJob(job);
       await first.scheduler.tick();
@@ -220,7 +240,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       llm.push(reply().text('checked').holdAfter(0));
       clock.advance(MINUTE);
       await first.scheduler.tick();
-      const [handed] = first.runs({ jobId: 'nightly' });
+      const [handed] = await first.runs({ jobId: 'nightly' });
       expect(handed).toMatchObject({ status: 'running', slotAt: START + MINUTE });
       await waitUntil(
         async () => (await claimsOf(handed!.queueKey!)).length > 0,
@@ -231,21 +251,23 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       // A slot that comes while the worker has the last one: overlap "skip" holds as for a local run.
       clock.advance(MINUTE);
       await first.scheduler.tick();
-      expect(first.runs({ jobId: 'nightly' })[0]).toMatchObject({
+      expect((await first.runs({ jobId: 'nightly' }))[0]).toMatchObject({
         status: 'skipped',
         slotAt: START + 2 * MINUTE,
         reason: expect.stringContaining('still'),
       });
       await first.stop();
 
-      // Another machine's scheduler, with its own database and the same job, decides the same slot.
-      const elsewhereClock = new ManualClock(START);
-      const elsewhere = scheduler(tempDir('hearth-jobs-home-'), elsewhereClock);
-      await elsewhere.addJob(job);
+      // Another machine's scheduler, on the same records: the slot is decided already, and the
+      // run it sees handed off is queued again only as the same key (a no-op).
+      const elsewhereClock = new ManualClock(START + MINUTE);
+      const elsewhere = await scheduler(tempDir('hearth-jobs-home-'), elsewhereClock);
       await elsewhere.scheduler.tick();
-      elsewhereClock.advance(MINUTE);
-      await elsewhere.scheduler.tick();
-      expect(elsewhere.runs({ jobId: 'nightly' })[0]).toMatchObject({ queueKey: handed!.queueKey });
+      expect(elsewhere.scheduler.isLeader).toBe(true);
+      expect((await elsewhere.runs({ jobId: 'nightly' })).map((r) => r.status)).toEqual([
+        'skipped',
+        'running',
+      ]);
 
       // The result comes while the first scheduler is down; a new process on its database picks it up.
       llm.release();
@@ -256,11 +278,10 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
         'the worker’s result',
         LONG,
       );
-      const restarted = scheduler(home, clock);
+      const restarted = await scheduler(home, clock);
       const run = await settled(restarted, handed!.id);
       expect(run).toMatchObject({ status: 'ok', worker: gpu.id(), host: hostname() });
-      const other = await settled(elsewhere, elsewhere.runs({ jobId: 'nightly' })[0]!.id);
-      expect(other).toMatchObject({ status: 'ok', sessionId: run.sessionId, worker: gpu.id() });
+      expect(await elsewhere.store.get(handed!.id)).toMatchObject({ status: 'ok', sessionId: run.sessionId });
 
       expect(await tasksOf('nightly')).toEqual([{ key: handed!.queueKey }]);
       expect(await claimsOf(handed!.queueKey!)).toHaveLength(1);
@@ -275,22 +296,23 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       const HOUR = 60 * MINUTE;
       const home = tempDir('hearth-jobs-home-');
       const clock = new ManualClock(START);
-      const service = scheduler(home, clock);
+      const service = await scheduler(home, clock);
       const job = { id: 'asleep', name: 'asleep', schedule: 'every 1h', prompt: 'sum up', tags: ['gpu'] };
       await service.addJob({ ...job, catch_up: 'all' });
       await service.scheduler.tick();
       llm.push(reply().text('one'), reply().text('two'), reply().text('three'));
       clock.advance(3 * HOUR); // no scheduler ran through two slots; the third is on time
       await service.scheduler.tick();
-      const byStatus = () => service.runs({ jobId: 'asleep' }).map((r) => [r.slotAt, r.status, r.caughtUp]);
-      expect(byStatus()).toEqual([
+      const byStatus = async () =>
+        (await service.runs({ jobId: 'asleep' })).map((r) => [r.slotAt, r.status, r.caughtUp]);
+      expect(await byStatus()).toEqual([
         [START + 3 * HOUR, 'queued', false],
         [START + 2 * HOUR, 'queued', true],
         [START + HOUR, 'running', true],
       ]);
-      const last = service.runs({ jobId: 'asleep' })[0]!;
+      const last = (await service.runs({ jobId: 'asleep' }))[0]!;
       await settled(service, last.id);
-      expect(byStatus()).toEqual([
+      expect(await byStatus()).toEqual([
         [START + 3 * HOUR, 'ok', false],
         [START + 2 * HOUR, 'ok', true],
         [START + HOUR, 'ok', true],
@@ -307,7 +329,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     async () => {
       const home = tempDir('hearth-jobs-home-');
       const clock = new ManualClock(START);
-      const service = scheduler(home, clock);
+      const service = await scheduler(home, clock);
       await service.addJob({
         id: 'orphan',
         name: 'orphan',
@@ -317,9 +339,9 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       });
       // What a scheduler leaves when killed between its two steps: the run marked, nothing queued.
       const store = service.store;
-      store.ensureJob('orphan', START);
-      store.moveCursor('orphan', START + MINUTE);
-      const id = store.insertRun(
+      await store.ensureJob('orphan', START);
+      await store.moveCursor('orphan', START + MINUTE);
+      const id = await store.insertRun(
         {
           kind: 'scheduled',
           status: 'queued',
@@ -330,11 +352,11 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
         },
         START + MINUTE,
         'a-dead-process',
-        START + MINUTE,
+        0,
       );
-      expect(store.handOffRun(id, 'a-dead-process', START + MINUTE, 'job:orphan:dead-process-slot')).toBe(
-        true,
-      );
+      expect(
+        await store.handOffRun(id, 'a-dead-process', START + MINUTE, 'job:orphan:dead-process-slot'),
+      ).toBe(true);
       expect(await tasksOf('orphan')).toEqual([]);
       llm.push(reply().text('tidied'));
       clock.advance(MINUTE);
@@ -350,7 +372,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     async () => {
       const home = tempDir('hearth-jobs-home-');
       const clock = new ManualClock(START);
-      const service = scheduler(home, clock);
+      const service = await scheduler(home, clock);
       await service.addJob({
         id: 'broken',
         name: 'broken',
@@ -362,7 +384,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       await service.scheduler.tick();
       clock.advance(MINUTE);
       await service.scheduler.tick();
-      const run = await settled(service, service.runs({ jobId: 'broken' })[0]!.id);
+      const run = await settled(service, (await service.runs({ jobId: 'broken' }))[0]!.id);
       expect(run.status).toBe('failed');
       expect(run.reason).toContain('model refused the request');
       expect(run.host).toBe(hostname());
@@ -370,7 +392,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     2 * LONG,
   );
 
-  it('runs a slot of a job that runs here on one of two machines’ schedulers; the other records it skipped', async () => {
+  it('runs a slot once between two machines’ schedulers on the shared records; both, and `hearth jobs runs`, show it', async () => {
     const ran: string[] = [];
     // The agent run itself is not what this is about: each machine's runner notes that it ran.
     const runner =
@@ -379,43 +401,33 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
         ran.push(`${machine} ${run.slotAt}`);
         return { status: 'ok' };
       };
-    const job = {
-      id: 'tidy-here',
-      name: 'tidy-here',
-      schedule: 'every 1m',
-      prompt: 'tidy',
-      run_on: 'here' as const,
-    };
-    const machines = ['a', 'b'].map((machine) => {
-      const clock = new ManualClock(START);
-      return {
-        clock,
-        service: scheduler(tempDir('hearth-jobs-home-'), clock, undefined, db.url, runner(machine)),
-      };
-    });
-    for (const { service } of machines) {
-      await service.addJob(job);
-      await service.scheduler.tick();
-    }
+    // The same job in each machine's own cron.json.
+    const job = { id: 'tidy-here', name: 'tidy-here', schedule: 'every 1m', prompt: 'tidy', run_on: 'here' };
+    const machines = await Promise.all(
+      ['a', 'b'].map(async (machine) => {
+        const home = tempDir('hearth-jobs-home-');
+        writeJobs(home, [job]);
+        const clock = new ManualClock(START);
+        return { home, clock, service: await scheduler(home, clock, undefined, db.url, runner(machine)) };
+      }),
+    );
+    for (const { service } of machines) await service.scheduler.tick();
+    // One lease per Hearth home: both schedule.
+    expect(machines.map(({ service }) => service.scheduler.isLeader)).toEqual([true, true]);
     for (const { clock } of machines) clock.advance(MINUTE);
     await Promise.all(machines.map(({ service }) => service.scheduler.tick()));
     await Promise.all(machines.map(({ service }) => service.scheduler.idle()));
 
     expect(ran).toHaveLength(1);
     expect(ran[0]).toMatch(new RegExp(`^[ab] ${START + MINUTE}$`));
-    const runs = machines.flatMap(({ service }) => service.runs({ jobId: 'tidy-here' }));
-    expect(runs.map((r) => [r.slotAt, r.status]).sort()).toEqual([
-      [START + MINUTE, 'ok'],
-      [START + MINUTE, 'skipped'],
-    ]);
-    expect(runs.find((r) => r.status === 'skipped')!.reason).toBe(
-      `run on ${hostname()} by another scheduler`,
+    const [seenByA, seenByB] = await Promise.all(
+      machines.map(({ service }) => service.runs({ jobId: 'tidy-here' })),
     );
-    const claims = await sql.query(
-      'select job_id, slot_at::float8 as slot_at from hearth_slot_claims where job_id = $1',
-      ['tidy-here'],
-    );
-    expect(claims.rows).toEqual([{ job_id: 'tidy-here', slot_at: START + MINUTE }]);
+    expect(seenByA).toEqual(seenByB);
+    expect(seenByA!.map((r) => [r.slotAt, r.status])).toEqual([[START + MINUTE, 'ok']]);
+    const listed = await jobsCli(machines[1]!.home, ['runs', 'tidy-here']);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(1);
+    expect(listed.stdout).toMatch(/on time +ok/);
 
     // The next slot, decided by one machine alone, runs there.
     machines[1]!.clock.advance(MINUTE);
@@ -510,7 +522,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   it('fails a queue job at once, saying what to set, when no shared database is configured', async () => {
     const home = tempDir('hearth-jobs-home-');
     const clock = new ManualClock(START);
-    const service = scheduler(home, clock, undefined, null);
+    const service = await scheduler(home, clock, undefined, null);
     await service.addJob({
       id: 'lonely',
       name: 'lonely',
@@ -521,7 +533,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     await service.scheduler.tick();
     clock.advance(MINUTE);
     await service.scheduler.tick();
-    expect(service.runs({ jobId: 'lonely' })[0]).toMatchObject({
+    expect((await service.runs({ jobId: 'lonely' }))[0]).toMatchObject({
       status: 'failed',
       reason: expect.stringContaining('HEARTH_DATABASE_URL'),
     });

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js';
 import { nextSlot, slotsBetween } from '../../src/scheduler/schedule.js';
 import { openDatabase } from '../../src/store/database.js';
-import { type RunRow, SchedulerStore } from '../../src/store/scheduler.js';
+import type { RunRow } from '../../src/store/scheduler-storage.js';
+import { SqliteSchedulerStorage } from '../../src/store/sqlite-scheduler.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { withDeadline } from '../support/wait.js';
 
@@ -111,17 +112,22 @@ async function executions(log: string): Promise<Execution[]> {
  * Every slot of every job from when it was first seen up to its cursor has exactly one record,
  * nothing is left queued or running, and no slot was executed twice.
  */
-function checkExactlyOnce(dbPath: string, jobs: JobInput[], ran: Execution[], until: number): RunRow[] {
+async function checkExactlyOnce(
+  dbPath: string,
+  jobs: JobInput[],
+  ran: Execution[],
+  until: number,
+): Promise<RunRow[]> {
   const db = openDatabase(dbPath);
   try {
-    const store = new SchedulerStore(db);
-    const all = store.runs({ limit: 1_000_000 });
+    const store = new SqliteSchedulerStorage(db);
+    const all = await store.runs({ limit: 1_000_000 });
     expect(all.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
     for (const failed of all.filter((r) => r.status === 'failed'))
       expect(failed.reason).toMatch(/^interrupted/);
     for (const input of jobs) {
       const job = defineJob(input, 'test', '/tmp');
-      const state = store.jobState(job.id)!;
+      const state = (await store.jobState(job.id))!;
       // The cursor is the latest slot recorded: none is left between it and the end.
       expect(
         nextSlot(job.schedule, state.cursorAt, state.anchorAt)!,
@@ -225,7 +231,7 @@ it('a scheduler killed at 50 random moments over a month of 20 jobs records ever
   await withDeadline(settle.exited, 'the settling tick', 60_000);
 
   const ran = await executions(paths.log);
-  const runs = checkExactlyOnce(paths.db, jobs, ran, START + MONTH);
+  const runs = await checkExactlyOnce(paths.db, jobs, ran, START + MONTH);
   expect(ran.length).toBeGreaterThan(500);
   expect(runs.some((r) => r.caughtUp)).toBe(true);
 });
@@ -295,5 +301,5 @@ it('two scheduler processes on one database never run the same slot, through a p
   const ran = await executions(config.log);
   const pids = new Set(ran.map((e) => e.pid));
   expect(pids).toEqual(new Set([a.child.pid, b.child.pid]));
-  checkExactlyOnce(config.db, jobs, ran, now);
+  await checkExactlyOnce(config.db, jobs, ran, now);
 });

@@ -1,28 +1,21 @@
+/**
+ * The scheduler's rules (catch-up, overlap, manual runs, leases) over its records, run against
+ * both backends: a SQLite file and a private PostgreSQL (skipped, saying so, where it is not
+ * installed). Leases follow the test's clock in both.
+ */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js';
 import { type RunRequest, Scheduler, type SchedulerEvent } from '../../src/scheduler/scheduler.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
-import { type RunOutcome, SchedulerStore } from '../../src/store/scheduler.js';
-import { WakeupStore } from '../../src/store/wakeups.js';
+import type { RunOutcome } from '../../src/store/scheduler-storage.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { type SchedulerStore, schedulerBackends } from '../support/scheduler-backends.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const START = Date.parse('2025-06-02T12:00:00Z');
-
-let dir: string;
-let db: Db;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'hearth-sched-'));
-  db = openDatabase(join(dir, 'hearth.db'));
-});
-afterEach(async () => {
-  db.close();
-  await rm(dir, { recursive: true, force: true });
-});
 
 /** A runner whose runs end when the test says (or at once, with `auto`). */
 function heldRunner(auto = true) {
@@ -34,25 +27,6 @@ function heldRunner(auto = true) {
     return new Promise<RunOutcome>((resolve) => pending.push(resolve));
   };
   return { runner, calls, finishNext: () => pending.shift()?.({ status: 'ok' }) };
-}
-
-function setup(
-  jobs: JobInput[],
-  runner = heldRunner().runner,
-  clock = new ManualClock(START),
-  onEvent?: (event: SchedulerEvent) => void,
-) {
-  const store = new SchedulerStore(db);
-  const scheduler = new Scheduler({
-    store,
-    wakeups: new WakeupStore(db),
-    loadJobs: async () => ({ jobs: jobs.map((j) => defineJob(j, 'test', dir)), problems: [] }),
-    runner,
-    workspace: dir,
-    clock,
-    onEvent,
-  });
-  return { store, scheduler, clock };
 }
 
 const daily = (overrides: Partial<JobInput> = {}): JobInput => ({
@@ -71,197 +45,243 @@ async function step(scheduler: Scheduler, clock: ManualClock, ms: number) {
   clock.advance(ms);
 }
 
-describe('catch-up after a simulated three-day sleep', () => {
-  async function sleepThreeDays(catchUp: 'skip' | 'once' | 'all') {
-    const held = heldRunner();
-    const { store, scheduler, clock } = setup([daily({ catch_up: catchUp })], held.runner);
-    await step(scheduler, clock, 3 * DAY); // registered at 12:00; asleep through three 09:00 slots
-    await scheduler.tick();
-    await scheduler.idle();
-    return { runs: store.runs({ jobId: 'report' }).reverse(), calls: held.calls };
-  }
-
-  it('once: one run (the latest), the others recorded as skipped', async () => {
-    const { runs, calls } = await sleepThreeDays('once');
-    expect(runs.map((r) => [new Date(r.slotAt!).toISOString().slice(0, 10), r.status, r.caughtUp])).toEqual([
-      ['2025-06-03', 'skipped', false],
-      ['2025-06-04', 'skipped', false],
-      ['2025-06-05', 'ok', true],
-    ]);
-    expect(runs[0]!.reason).toMatch(/missed: no scheduler was running; made up once/);
-    expect(calls).toHaveLength(1);
-  });
-
-  it('all: three runs, one after another', async () => {
-    const { runs, calls } = await sleepThreeDays('all');
-    expect(runs.map((r) => [r.status, r.caughtUp])).toEqual([
-      ['ok', true],
-      ['ok', true],
-      ['ok', true],
-    ]);
-    expect(calls.map((c) => c.run.slotAt)).toEqual(runs.map((r) => r.slotAt));
-  });
-
-  it('skip: three skipped records that say why, no run', async () => {
-    const { runs, calls } = await sleepThreeDays('skip');
-    expect(runs.map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
-    expect(runs.every((r) => r.reason === 'missed: no scheduler was running (catch_up: skip)')).toBe(true);
-    expect(calls).toHaveLength(0);
-  });
-
-  it('all is bounded: at most 24 missed runs are made up', async () => {
-    const held = heldRunner();
-    const { store, scheduler, clock } = setup(
-      [daily({ schedule: 'every 1h', catch_up: 'all' })],
-      held.runner,
-    );
-    await step(scheduler, clock, 30 * HOUR + 5 * 60_000); // every slot missed by more than two minutes
-    await scheduler.tick();
-    await scheduler.idle();
-    const runs = store.runs({ jobId: 'report', limit: 100 });
-    expect(runs).toHaveLength(30);
-    expect(runs.filter((r) => r.status === 'ok')).toHaveLength(24);
-    expect(runs.filter((r) => r.status === 'skipped')[0]!.reason).toMatch(/more than 24 to make up/);
-  });
-});
-
-describe('on time', () => {
-  it('a slot seen on time runs once, and is not run again on the next tick', async () => {
-    const held = heldRunner();
-    const { store, scheduler, clock } = setup([daily()], held.runner);
-    await step(scheduler, clock, 21 * HOUR); // to 09:00 the next day
-    await step(scheduler, clock, 1000);
-    await step(scheduler, clock, 1000);
-    expect(held.calls).toHaveLength(1);
-    const [run] = store.runs({ jobId: 'report' });
-    expect(run).toMatchObject({ status: 'ok', caughtUp: false, promptTokens: 10, completionTokens: 2 });
-    expect(run!.startedAt).toBe(Date.parse('2025-06-03T09:00:00Z'));
-  });
-
-  it('the loop wakes at the slot time on the injected clock', async () => {
-    const held = heldRunner();
-    const clock = new ManualClock(START);
-    let finished!: () => void;
-    const ended = new Promise<void>((resolve) => {
-      finished = resolve;
+for (const make of schedulerBackends) {
+  const backend = make();
+  describe.skipIf(backend.missing)(`the scheduler on ${backend.name}`, () => {
+    let dir: string;
+    let database: SchedulerStore;
+    beforeAll(() => backend.start(), 60_000);
+    afterAll(() => backend.stop());
+    beforeEach(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'hearth-sched-'));
+      database = await backend.fresh();
     });
-    const { scheduler } = setup([daily({ schedule: 'hourly :30' })], held.runner, clock, (e) => {
-      if (e.type === 'finished') finished();
+    afterEach(async () => {
+      await backend.closeAll();
+      await rm(dir, { recursive: true, force: true });
     });
-    scheduler.start();
-    await clock.nextTimer(15_000); // nothing due before 12:30: it sleeps one poll at a time
-    for (let i = 0; i < 2; i++) await clock.elapse(15_000);
-    expect(held.calls).toHaveLength(0);
-    while (held.calls.length === 0) {
-      await clock.nextTimer();
-      clock.advance(Math.min(...clock.pending));
+
+    /** A scheduler on its own handle of the test's store (as its own process). */
+    async function setup(
+      jobs: JobInput[],
+      runner = heldRunner().runner,
+      clock = new ManualClock(START),
+      onEvent?: (event: SchedulerEvent) => void,
+    ) {
+      const { storage, records: store } = await database.open();
+      const scheduler = new Scheduler({
+        store,
+        sessions: storage.sessions,
+        loadJobs: async () => ({ jobs: jobs.map((j) => defineJob(j, 'test', dir)), problems: [] }),
+        runner,
+        workspace: dir,
+        clock,
+        onEvent,
+      });
+      return { store, scheduler, clock };
     }
-    await ended;
-    expect(held.calls[0]!.run.slotAt).toBe(Date.parse('2025-06-02T12:30:00Z'));
-    await scheduler.stop();
-  });
-});
 
-describe('overlap', () => {
-  it('skip: a slot that comes while the previous run goes is recorded as skipped', async () => {
-    const held = heldRunner(false);
-    const { store, scheduler, clock } = setup(
-      [daily({ schedule: 'every 1h', overlap: 'skip' })],
-      held.runner,
-    );
-    await scheduler.tick();
-    clock.advance(HOUR);
-    await scheduler.tick(); // the 13:00 run starts and does not end
-    clock.advance(HOUR);
-    await scheduler.tick(); // 14:00 comes while it goes
-    held.finishNext();
-    await scheduler.idle();
-    const runs = store.runs({ jobId: 'report' }).reverse();
-    expect(runs.map((r) => r.status)).toEqual(['ok', 'skipped']);
-    expect(runs[1]!.reason).toBe('the previous run was still going (overlap: skip)');
-  });
+    describe('catch-up after a simulated three-day sleep', () => {
+      async function sleepThreeDays(catchUp: 'skip' | 'once' | 'all') {
+        const held = heldRunner();
+        const { store, scheduler, clock } = await setup([daily({ catch_up: catchUp })], held.runner);
+        await step(scheduler, clock, 3 * DAY); // registered at 12:00; asleep through three 09:00 slots
+        await scheduler.tick();
+        await scheduler.idle();
+        return { runs: (await store.runs({ jobId: 'report' })).reverse(), calls: held.calls };
+      }
 
-  it('queue: one run waits and starts when the previous ends; a third is skipped', async () => {
-    const held = heldRunner(false);
-    const { store, scheduler, clock } = setup(
-      [daily({ schedule: 'every 1h', overlap: 'queue' })],
-      held.runner,
-    );
-    await scheduler.tick();
-    for (let i = 0; i < 3; i++) {
-      clock.advance(HOUR);
-      await scheduler.tick();
-    }
-    expect(held.calls).toHaveLength(1);
-    held.finishNext();
-    await new Promise((r) => setImmediate(r));
-    expect(held.calls).toHaveLength(2); // the waiting one started as the first ended
-    held.finishNext();
-    await scheduler.idle();
-    const runs = store.runs({ jobId: 'report' }).reverse();
-    expect(runs.map((r) => r.status)).toEqual(['ok', 'ok', 'skipped']);
-    expect(runs[2]!.reason).toMatch(/overlap: queue holds one/);
-  });
-});
+      it('once: one run (the latest), the others recorded as skipped', async () => {
+        const { runs, calls } = await sleepThreeDays('once');
+        expect(
+          runs.map((r) => [new Date(r.slotAt!).toISOString().slice(0, 10), r.status, r.caughtUp]),
+        ).toEqual([
+          ['2025-06-03', 'skipped', false],
+          ['2025-06-04', 'skipped', false],
+          ['2025-06-05', 'ok', true],
+        ]);
+        expect(runs[0]!.reason).toMatch(/missed: no scheduler was running; made up once/);
+        expect(calls).toHaveLength(1);
+      });
 
-describe('manual runs', () => {
-  it('a manual run is recorded on its own and does not take the next slot', async () => {
-    const held = heldRunner();
-    const { store, scheduler, clock } = setup([daily()], held.runner);
-    await scheduler.tick();
-    clock.advance(HOUR);
-    const manual = await scheduler.runNow('report');
-    expect(manual).toMatchObject({ kind: 'manual', slotAt: null, status: 'ok' });
-    clock.advance(20 * HOUR); // 09:00 next day
-    await scheduler.tick();
-    await scheduler.idle();
-    const runs = store.runs({ jobId: 'report' });
-    expect(runs.map((r) => [r.kind, r.status])).toEqual([
-      ['scheduled', 'ok'],
-      ['manual', 'ok'],
-    ]);
-    expect(runs[0]!.slotAt).toBe(Date.parse('2025-06-03T09:00:00Z'));
-  });
-});
+      it('all: three runs, one after another', async () => {
+        const { runs, calls } = await sleepThreeDays('all');
+        expect(runs.map((r) => [r.status, r.caughtUp])).toEqual([
+          ['ok', true],
+          ['ok', true],
+          ['ok', true],
+        ]);
+        expect(calls.map((c) => c.run.slotAt)).toEqual(runs.map((r) => r.slotAt));
+      });
 
-describe('leases', () => {
-  it('a second scheduler on the same database stands by, then takes over once the lease expires', async () => {
-    const held = heldRunner();
-    const clock = new ManualClock(START);
-    const a = setup([daily({ schedule: 'every 1h' })], held.runner, clock);
-    const b = setup([daily({ schedule: 'every 1h' })], held.runner, clock);
-    await a.scheduler.tick();
-    await b.scheduler.tick();
-    expect([a.scheduler.isLeader, b.scheduler.isLeader]).toEqual([true, false]);
-    clock.advance(HOUR);
-    await Promise.all([a.scheduler.tick(), b.scheduler.tick()]);
-    await a.scheduler.idle();
-    // a stops ticking (as if killed); b takes over after the lease lapses.
-    clock.advance(2 * HOUR);
-    await b.scheduler.tick();
-    await b.scheduler.idle();
-    expect(b.scheduler.isLeader).toBe(true);
-    const slots = a.store.runs({ jobId: 'report' }).map((r) => r.slotAt);
-    expect(new Set(slots).size).toBe(slots.length);
-    expect(slots).toHaveLength(3);
-  });
+      it('skip: three skipped records that say why, no run', async () => {
+        const { runs, calls } = await sleepThreeDays('skip');
+        expect(runs.map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
+        expect(runs.every((r) => r.reason === 'missed: no scheduler was running (catch_up: skip)')).toBe(
+          true,
+        );
+        expect(calls).toHaveLength(0);
+      });
 
-  it('a run whose process died is recorded as interrupted, not run again', async () => {
-    const dead = heldRunner(false);
-    const a = setup([daily({ schedule: 'every 1h' })], dead.runner, new ManualClock(START));
-    await a.scheduler.tick();
-    a.clock.advance(HOUR);
-    await a.scheduler.tick(); // the run starts; then its process "dies": its clock never moves again
-    const live = heldRunner();
-    const b = setup([daily({ schedule: 'every 1h' })], live.runner, new ManualClock(START + HOUR + 30_000));
-    await b.scheduler.tick();
-    expect(b.scheduler.isLeader).toBe(false); // the 60 s lease still holds
-    b.clock.advance(HOUR - 30_000);
-    await b.scheduler.tick();
-    await b.scheduler.idle();
-    const [first, second] = b.store.runs({ jobId: 'report' }).reverse();
-    expect(first).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^interrupted/) });
-    expect(second!.slotAt).toBe(START + 2 * HOUR);
-    expect(live.calls.map((c) => c.run.slotAt)).toEqual([START + 2 * HOUR]);
+      it('all is bounded: at most 24 missed runs are made up', async () => {
+        const held = heldRunner();
+        const { store, scheduler, clock } = await setup(
+          [daily({ schedule: 'every 1h', catch_up: 'all' })],
+          held.runner,
+        );
+        await step(scheduler, clock, 30 * HOUR + 5 * 60_000); // every slot missed by more than two minutes
+        await scheduler.tick();
+        await scheduler.idle();
+        const runs = await store.runs({ jobId: 'report', limit: 100 });
+        expect(runs).toHaveLength(30);
+        expect(runs.filter((r) => r.status === 'ok')).toHaveLength(24);
+        expect(runs.filter((r) => r.status === 'skipped')[0]!.reason).toMatch(/more than 24 to make up/);
+      });
+    });
+
+    describe('on time', () => {
+      it('a slot seen on time runs once, and is not run again on the next tick', async () => {
+        const held = heldRunner();
+        const { store, scheduler, clock } = await setup([daily()], held.runner);
+        await step(scheduler, clock, 21 * HOUR); // to 09:00 the next day
+        await step(scheduler, clock, 1000);
+        await step(scheduler, clock, 1000);
+        expect(held.calls).toHaveLength(1);
+        const [run] = await store.runs({ jobId: 'report' });
+        expect(run).toMatchObject({ status: 'ok', caughtUp: false, promptTokens: 10, completionTokens: 2 });
+        expect(run!.startedAt).toBe(Date.parse('2025-06-03T09:00:00Z'));
+      });
+
+      it('the loop wakes at the slot time on the injected clock', async () => {
+        const held = heldRunner();
+        const clock = new ManualClock(START);
+        let finished!: () => void;
+        const ended = new Promise<void>((resolve) => {
+          finished = resolve;
+        });
+        const { scheduler } = await setup([daily({ schedule: 'hourly :30' })], held.runner, clock, (e) => {
+          if (e.type === 'finished') finished();
+        });
+        scheduler.start();
+        await clock.nextTimer(15_000); // nothing due before 12:30: it sleeps one poll at a time
+        for (let i = 0; i < 2; i++) await clock.elapse(15_000);
+        expect(held.calls).toHaveLength(0);
+        while (held.calls.length === 0) {
+          await clock.nextTimer();
+          clock.advance(Math.min(...clock.pending));
+        }
+        await ended;
+        expect(held.calls[0]!.run.slotAt).toBe(Date.parse('2025-06-02T12:30:00Z'));
+        await scheduler.stop();
+      });
+    });
+
+    describe('overlap', () => {
+      it('skip: a slot that comes while the previous run goes is recorded as skipped', async () => {
+        const held = heldRunner(false);
+        const { store, scheduler, clock } = await setup(
+          [daily({ schedule: 'every 1h', overlap: 'skip' })],
+          held.runner,
+        );
+        await scheduler.tick();
+        clock.advance(HOUR);
+        await scheduler.tick(); // the 13:00 run starts and does not end
+        clock.advance(HOUR);
+        await scheduler.tick(); // 14:00 comes while it goes
+        held.finishNext();
+        await scheduler.idle();
+        const runs = (await store.runs({ jobId: 'report' })).reverse();
+        expect(runs.map((r) => r.status)).toEqual(['ok', 'skipped']);
+        expect(runs[1]!.reason).toBe('the previous run was still going (overlap: skip)');
+      });
+
+      it('queue: one run waits and starts when the previous ends; a third is skipped', async () => {
+        const held = heldRunner(false);
+        const { store, scheduler, clock } = await setup(
+          [daily({ schedule: 'every 1h', overlap: 'queue' })],
+          held.runner,
+        );
+        await scheduler.tick();
+        for (let i = 0; i < 3; i++) {
+          clock.advance(HOUR);
+          await scheduler.tick();
+        }
+        expect(held.calls).toHaveLength(1);
+        held.finishNext();
+        await new Promise((r) => setImmediate(r));
+        expect(held.calls).toHaveLength(2); // the waiting one started as the first ended
+        held.finishNext();
+        await scheduler.idle();
+        const runs = (await store.runs({ jobId: 'report' })).reverse();
+        expect(runs.map((r) => r.status)).toEqual(['ok', 'ok', 'skipped']);
+        expect(runs[2]!.reason).toMatch(/overlap: queue holds one/);
+      });
+    });
+
+    describe('manual runs', () => {
+      it('a manual run is recorded on its own and does not take the next slot', async () => {
+        const held = heldRunner();
+        const { store, scheduler, clock } = await setup([daily()], held.runner);
+        await scheduler.tick();
+        clock.advance(HOUR);
+        const manual = await scheduler.runNow('report');
+        expect(manual).toMatchObject({ kind: 'manual', slotAt: null, status: 'ok' });
+        clock.advance(20 * HOUR); // 09:00 next day
+        await scheduler.tick();
+        await scheduler.idle();
+        const runs = await store.runs({ jobId: 'report' });
+        expect(runs.map((r) => [r.kind, r.status])).toEqual([
+          ['scheduled', 'ok'],
+          ['manual', 'ok'],
+        ]);
+        expect(runs[0]!.slotAt).toBe(Date.parse('2025-06-03T09:00:00Z'));
+      });
+    });
+
+    describe('leases', () => {
+      it('a second scheduler on the same database stands by, then takes over once the lease expires', async () => {
+        const held = heldRunner();
+        const clock = new ManualClock(START);
+        const a = await setup([daily({ schedule: 'every 1h' })], held.runner, clock);
+        const b = await setup([daily({ schedule: 'every 1h' })], held.runner, clock);
+        await a.scheduler.tick();
+        await b.scheduler.tick();
+        expect([a.scheduler.isLeader, b.scheduler.isLeader]).toEqual([true, false]);
+        clock.advance(HOUR);
+        await Promise.all([a.scheduler.tick(), b.scheduler.tick()]);
+        await a.scheduler.idle();
+        // a stops ticking (as if killed); b takes over after the lease lapses.
+        clock.advance(2 * HOUR);
+        await b.scheduler.tick();
+        await b.scheduler.idle();
+        expect(b.scheduler.isLeader).toBe(true);
+        const slots = (await a.store.runs({ jobId: 'report' })).map((r) => r.slotAt);
+        expect(new Set(slots).size).toBe(slots.length);
+        expect(slots).toHaveLength(3);
+      });
+
+      it('a run whose process died is recorded as interrupted, not run again', async () => {
+        const dead = heldRunner(false);
+        const a = await setup([daily({ schedule: 'every 1h' })], dead.runner, new ManualClock(START));
+        await a.scheduler.tick();
+        a.clock.advance(HOUR);
+        await a.scheduler.tick(); // the run starts; then its process "dies": its clock never moves again
+        const live = heldRunner();
+        const b = await setup(
+          [daily({ schedule: 'every 1h' })],
+          live.runner,
+          new ManualClock(START + HOUR + 30_000),
+        );
+        await b.scheduler.tick();
+        expect(b.scheduler.isLeader).toBe(false); // the 60 s lease still holds
+        b.clock.advance(HOUR - 30_000);
+        await b.scheduler.tick();
+        await b.scheduler.idle();
+        const [first, second] = (await b.store.runs({ jobId: 'report' })).reverse();
+        expect(first).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^interrupted/) });
+        expect(second!.slotAt).toBe(START + 2 * HOUR);
+        expect(live.calls.map((c) => c.run.slotAt)).toEqual([START + 2 * HOUR]);
+      });
+    });
   });
-});
+}

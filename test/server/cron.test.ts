@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerService } from '../../src/scheduler/service.js';
-import type { RunOutcome } from '../../src/store/scheduler.js';
+import type { RunOutcome } from '../../src/store/scheduler-storage.js';
 import { readSse, startGateway, type TestGateway } from '../support/gateway.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { reply } from '../support/scripted-server.js';

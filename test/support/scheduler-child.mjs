@@ -16,8 +16,8 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { defineJob } from '../../dist/scheduler/job-definitions.js';
 import { Scheduler } from '../../dist/scheduler/scheduler.js';
 import { openDatabase } from '../../dist/store/database.js';
-import { SchedulerStore } from '../../dist/store/scheduler.js';
-import { WakeupStore } from '../../dist/store/wakeups.js';
+import { SqliteSchedulerStorage } from '../../dist/store/sqlite-scheduler.js';
+import { SqliteSessionStorage } from '../../dist/store/sqlite-sessions.js';
 
 const config = JSON.parse(process.argv[2]);
 const db = openDatabase(config.db);
@@ -64,8 +64,8 @@ const clock = new SimClock(
 );
 const jobs = config.jobs.map((job) => defineJob(job, 'test', '/tmp'));
 const scheduler = new Scheduler({
-  store: new SchedulerStore(db),
-  wakeups: new WakeupStore(db),
+  store: new SqliteSchedulerStorage(db),
+  sessions: new SqliteSessionStorage(db, config.db),
   loadJobs: async () => ({ jobs, problems: [] }),
   runner: async ({ run }) => {
     appendFileSync(config.log, `${run.jobId} ${run.slotAt} ${process.pid}\n`);
@@ -86,7 +86,7 @@ if (config.mode === 'month') {
     await scheduler.idle();
     writeFileSync(config.stateFile, String(clock.now()));
     const due = scheduler.isLeader
-      ? (scheduler.nextDue() ?? Number.POSITIVE_INFINITY)
+      ? ((await scheduler.nextDue()) ?? Number.POSITIVE_INFINITY)
       : Number.POSITIVE_INFINITY;
     clock.moveTo(Math.max(clock.now() + 1, Math.min(due, clock.now() + config.poll)));
   }

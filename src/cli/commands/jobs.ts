@@ -130,7 +130,7 @@ export function addJobsCommands(program: Command): void {
         const job = await service.job(id);
         // What workers finished since a scheduler last looked (none may run on this machine).
         await service.collectResults();
-        const runs = service.runs({ jobId: job.id, limit: opts.limit });
+        const runs = await service.runs({ jobId: job.id, limit: opts.limit });
         process.stdout.write(
           runs.length ? `${runs.map(describeRun).join('\n')}\n` : `Job ${job.id} has not run yet.\n`,
         );

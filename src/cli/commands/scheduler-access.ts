@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SchedulerService, SchedulerServiceOptions } from '../../scheduler/service.js';
-import type { RunRow } from '../../store/scheduler.js';
+import type { RunRow } from '../../store/scheduler-storage.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 
@@ -31,12 +31,19 @@ export async function withScheduler<T>(
   });
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
-    const { SchedulerService } = await import('../../scheduler/service.js');
+    const [{ SchedulerService }, { openSchedulerStorage, homeScope }] = await Promise.all([
+      import('../../scheduler/service.js'),
+      import('../../store/scheduler-storage.js'),
+    ]);
+    const home = hearthHome();
+    // The scheduler's runs, jobs and wake-ups where the sessions are: shared by every machine on PostgreSQL.
+    const records = await openSchedulerStorage(storage, { scope: homeScope(home) });
     const service = new SchedulerService({
       db,
       dbPath,
       sessions: storage.sessions,
-      home: hearthHome(),
+      records,
+      home,
       workspace,
       storage: config.storage,
       runOn: config.scheduler.run_on,

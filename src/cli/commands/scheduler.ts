@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SchedulerEvent } from '../../scheduler/scheduler.js';
-import type { RunRow } from '../../store/scheduler.js';
+import type { RunRow } from '../../store/scheduler-storage.js';
 import { positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -130,7 +130,7 @@ export function addSchedulerCommands(program: Command): void {
         const lines: string[] = [];
         for (const [where, names] of Object.entries(lists)) {
           for (const name of names) {
-            const run = service.store.byRef('inbox', name);
+            const run = await service.store.byRef('inbox', name);
             const session = run?.sessionId ? `  session ${run.sessionId}` : '';
             const reason = where === 'failed' && run?.reason ? `  ${run.reason}` : '';
             lines.push(visible(`${where.padEnd(8)}${name}${session}${reason}`));
@@ -157,7 +157,7 @@ export function addSchedulerCommands(program: Command): void {
       ) =>
         withScheduler(cmd, async (service) => {
           if (opts.list) {
-            const rows = service.wakeups.list({ pendingOnly: true });
+            const rows = await service.wakeups.list({ pendingOnly: true });
             process.stdout.write(
               rows.length
                 ? `${rows.map((w) => visible(`${w.id}  ${localTime(w.at)}  session ${w.sessionId}  ${w.message}`)).join('\n')}\n`
@@ -166,7 +166,7 @@ export function addSchedulerCommands(program: Command): void {
             return;
           }
           if (opts.cancel) {
-            const row = service.wakeups.cancel(opts.cancel);
+            const row = await service.wakeups.cancel(opts.cancel);
             if (!row) throw new UsageError(`No pending wake-up "${opts.cancel}" (see: hearth wake --list).`);
             process.stdout.write(`Cancelled wake-up ${row.id}.\n`);
             return;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { hostname, networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { renderUnicodeCompact } from 'uqr';
-import { defaultDbPath, type FlagSetting, loadConfig } from '../../config/load.js';
+import { defaultDbPath, type FlagSetting, hearthHome, loadConfig } from '../../config/load.js';
 import { describeIgnored } from '../../config/security.js';
 import {
   bindRefusal,
@@ -14,6 +14,7 @@ import {
 } from '../../server/index.js';
 import { openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
+import { homeScope, openSchedulerStorage } from '../../store/scheduler-storage.js';
 import { openStorage } from '../../store/storage.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
@@ -51,11 +52,13 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     throw new UsageError((error as Error).message);
   });
   const events = await openEventLog(storage, { writer: who, onProblem: err });
+  const schedulerRecords = await openSchedulerStorage(storage, { scope: homeScope(hearthHome()) });
   const server = createServer({
     config,
     workspace,
     db,
     sessions: storage.sessions,
+    schedulerRecords,
     events,
     pin: config.gateway.pin ? newPin() : undefined,
     scheduler: flags.scheduler,

@@ -163,7 +163,7 @@ export function cronRoutes(app: GatewayApp, { scheduler }: RouteDeps): void {
           scheduler: {
             running: scheduler.started,
             leader: scheduler.leader,
-            holder_pid: scheduler.holderPid() ?? null,
+            holder_pid: (await scheduler.holderPid()) ?? null,
           },
         },
         200,
@@ -235,7 +235,7 @@ export function cronRoutes(app: GatewayApp, { scheduler }: RouteDeps): void {
         {
           status: run.status === 'ok' ? ('ok' as const) : ('failed' as const),
           job: id,
-          run_count: service.store.runCount(id),
+          run_count: await service.store.runCount(id),
           run: runJson(run),
         },
         200,
@@ -287,7 +287,7 @@ export function cronRoutes(app: GatewayApp, { scheduler }: RouteDeps): void {
     }),
     async (c) => {
       const { id } = await job(c.req.valid('param').id);
-      const runs = service.runs({ jobId: id, limit: c.req.valid('query').limit });
+      const runs = await service.runs({ jobId: id, limit: c.req.valid('query').limit });
       return c.json({ job: id, runs: runs.map(runJson) }, 200);
     },
   );
@@ -320,17 +320,19 @@ export function cronRoutes(app: GatewayApp, { scheduler }: RouteDeps): void {
     async (c) => {
       const lists = await service.inbox.list();
       const tasks = (names: string[]) =>
-        names.map((name) => {
-          const run = service.store.byRef('inbox', name);
-          return { name, run: run ? runJson(run) : null };
-        });
+        Promise.all(
+          names.map(async (name) => {
+            const run = await service.store.byRef('inbox', name);
+            return { name, run: run ? runJson(run) : null };
+          }),
+        );
       return c.json(
         {
           dir: service.inbox.dir,
-          waiting: tasks(lists.waiting),
-          running: tasks(lists.running),
-          done: tasks(lists.done),
-          failed: tasks(lists.failed),
+          waiting: await tasks(lists.waiting),
+          running: await tasks(lists.running),
+          done: await tasks(lists.done),
+          failed: await tasks(lists.failed),
         },
         200,
       );

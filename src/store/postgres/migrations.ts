@@ -284,6 +284,66 @@ export const postgresMigrations: readonly string[] = [
      label text not null,
      expires_at bigint not null
    );`,
+  // 9: the scheduler's records (src/store/postgres/scheduler.ts, wakeups.ts), shared by the
+  // schedulers of every machine: one lease per Hearth home, the jobs' progress, one row per run
+  // (a slot once, by the unique index), wake-ups. Times are epoch milliseconds; lease expiries
+  // are on the server's clock (hearth_now_ms), which every machine reads alike.
+  `create function hearth_now_ms() returns bigint language sql volatile as $$
+     select (extract(epoch from clock_timestamp()) * 1000)::bigint $$;
+   create table hearth_scheduler_lease (
+     name text primary key,
+     owner text not null,
+     pid integer not null,
+     host text not null,
+     acquired_at bigint not null,
+     until bigint not null
+   );
+   create table hearth_scheduler_jobs (
+     id text primary key,
+     definition text,
+     enabled_override boolean,
+     anchor_at bigint not null,
+     cursor_at bigint not null,
+     created_at bigint not null
+   );
+   create table hearth_scheduler_runs (
+     id bigserial primary key,
+     kind text not null,
+     job_id text,
+     slot_at bigint,
+     ref text,
+     status text not null,
+     reason text,
+     caught_up boolean not null default false,
+     prompt text not null default '',
+     workspace text,
+     session_id text,
+     queue_key text,
+     worker text,
+     host text,
+     prompt_tokens integer not null default 0,
+     completion_tokens integer not null default 0,
+     owner text,
+     lease_until bigint,
+     created_at bigint not null,
+     started_at bigint,
+     ended_at bigint
+   );
+   create unique index hearth_scheduler_runs_slot on hearth_scheduler_runs (job_id, slot_at) where slot_at is not null;
+   create index hearth_scheduler_runs_job on hearth_scheduler_runs (job_id, id);
+   create unique index hearth_scheduler_runs_inbox on hearth_scheduler_runs (ref) where kind = 'inbox';
+   create index hearth_scheduler_runs_open on hearth_scheduler_runs (status) where status in ('queued', 'running');
+   create index hearth_scheduler_runs_handed_off on hearth_scheduler_runs (queue_key)
+     where queue_key is not null and status = 'running';
+   create table hearth_wakeups (
+     id text primary key,
+     session_id text not null references hearth_sessions(id) on delete cascade,
+     at bigint not null,
+     message text not null,
+     status text not null default 'pending',
+     created_at bigint not null
+   );
+   create index hearth_wakeups_due on hearth_wakeups (status, at);`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

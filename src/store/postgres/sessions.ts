@@ -26,6 +26,7 @@ import {
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
 import { type LeaseHolder, PostgresLeases } from './run-leases.js';
 import { sessionCount, sessionUsage, usageReport } from './usage-report.js';
+import { PostgresWakeups } from './wakeups.js';
 
 const COLUMNS = `s.id, s.title, s.workspace, s.model, s.parent_id AS "parentId", s.depth, s.status,
   s.created_at::float8 AS "createdAt", s.updated_at::float8 AS "updatedAt"`;
@@ -245,8 +246,8 @@ export class PostgresSessionStorage implements SessionStorage {
     await journal.flush();
   }
 
-  wakeups(): undefined {
-    return undefined;
+  wakeups(): PostgresWakeups {
+    return new PostgresWakeups(this.pool);
   }
 
   async close(): Promise<void> {

@@ -23,7 +23,7 @@ export const scheduleWakeupTool = defineTool({
     if (!ctx.wakeups) throw new ToolError('Wake-ups need a stored session; this run has none.');
     const at = parseWhen(args.at, ctx.wakeups.now());
     if (typeof at !== 'number') throw new ToolError(at.error);
-    const { id } = ctx.wakeups.schedule(at, args.message);
+    const { id } = await ctx.wakeups.schedule(at, args.message);
     return `Wake-up ${id} set for ${new Date(at).toISOString()}. The session resumes then with your message, if a Hearth scheduler is running.`;
   },
 });

@@ -1,62 +1,21 @@
+/**
+ * The scheduler's records in the SQLite file (see scheduler-storage.ts for the interface). Every
+ * decision about a slot is one IMMEDIATE transaction (`exclusive`): SQLite lets one writer in at a
+ * time across processes, so what one process decided the next one reads before deciding anything.
+ * The statements are synchronous underneath; the interface is asynchronous for PostgreSQL's sake.
+ */
 import type { Db } from './database.js';
-
-export type RunKind = 'scheduled' | 'manual' | 'inbox' | 'wakeup';
-export type RunStatus = 'queued' | 'running' | 'ok' | 'failed' | 'skipped';
-
-export interface RunRow {
-  id: number;
-  kind: RunKind;
-  jobId: string | null;
-  /** The slot this run is for (scheduled runs only). */
-  slotAt: number | null;
-  /** The inbox file or the wake-up id. */
-  ref: string | null;
-  status: RunStatus;
-  reason: string | null;
-  /** A slot missed while no scheduler ran, made up later. */
-  caughtUp: boolean;
-  prompt: string;
-  workspace: string | null;
-  sessionId: string | null;
-  /** The task's key in the shared queue, when a worker runs it (`hearth worker`). */
-  queueKey: string | null;
-  /** The worker and machine that ran a queued run. */
-  worker: string | null;
-  host: string | null;
-  promptTokens: number;
-  completionTokens: number;
-  owner: string | null;
-  leaseUntil: number | null;
-  createdAt: number;
-  startedAt: number | null;
-  endedAt: number | null;
-}
-
-export type NewRun = Pick<RunRow, 'kind' | 'status'> &
-  Partial<
-    Pick<RunRow, 'jobId' | 'slotAt' | 'ref' | 'reason' | 'caughtUp' | 'prompt' | 'workspace' | 'sessionId'>
-  >;
-
-export interface JobStateRow {
-  id: string;
-  /** The entry of a job added with `hearth jobs add` (JSON); null for jobs from a cron.json. */
-  definition: string | null;
-  /** Set by `hearth jobs enable|disable`; null: as the definition says. */
-  enabledOverride: boolean | null;
-  anchorAt: number;
-  cursorAt: number;
-}
-
-export interface RunOutcome {
-  status: 'ok' | 'failed';
-  reason?: string;
-  sessionId?: string;
-  promptTokens?: number;
-  completionTokens?: number;
-  /** Who ran it, when that was a queue worker. */
-  worker?: string;
-  host?: string;
-}
+import type {
+  JobStateRow,
+  LeaseResult,
+  NewRun,
+  RunKind,
+  RunOutcome,
+  RunRow,
+  SchedulerRecords,
+  SchedulerStorage,
+} from './scheduler-storage.js';
+import { WakeupStore } from './wakeups.js';
 
 const RUN_COLUMNS = `id, kind, job_id AS jobId, slot_at AS slotAt, ref, status, reason, caught_up AS caughtUp,
   prompt, workspace, session_id AS sessionId, queue_key AS queueKey, worker, host, prompt_tokens AS promptTokens,
@@ -66,58 +25,91 @@ const RUN_COLUMNS = `id, kind, job_id AS jobId, slot_at AS slotAt, ref, status, 
 const LEASE = 'scheduler';
 
 /**
- * The scheduler's tables. Every decision about a slot is one IMMEDIATE transaction (`exclusive`):
- * SQLite lets one writer in at a time across processes, so what one process decided the next one
- * reads before deciding anything.
+ * The claiming transaction under way on each database file in this process. Two connections of
+ * one process to one file (two schedulers, as tests and a gateway beside `hearth jobs` make) must
+ * take turns here: the second's BEGIN IMMEDIATE would otherwise block the thread on busy_timeout
+ * while the first waits for that same thread to commit.
  */
-export class SchedulerStore {
-  constructor(private readonly db: Db) {}
+const turns = new Map<string, Promise<unknown>>();
 
-  /** Runs `work` holding the database's write lock. */
-  exclusive<T>(work: () => T): T {
-    return this.db.transaction(work).immediate();
+export class SqliteSchedulerStorage implements SchedulerStorage {
+  readonly wakeups: WakeupStore;
+
+  constructor(private readonly db: Db) {
+    this.wakeups = new WakeupStore(db);
+  }
+
+  /**
+   * Runs `work` holding the database's write lock. Its awaits are of these synchronous statements,
+   * so the transaction ends within the microtasks that began it; what other code of this process
+   * writes on this connection meanwhile joins it (a write on another connection to the file waits,
+   * as for any writer). A rollback comes only from a failing statement.
+   */
+  exclusive<T>(work: (tx: SchedulerRecords) => Promise<T>): Promise<T> {
+    const file = this.db.name;
+    const mine = (turns.get(file) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        this.db.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await work(this);
+          this.db.exec('COMMIT');
+          return result;
+        } catch (err) {
+          if (this.db.inTransaction) this.db.exec('ROLLBACK');
+          throw err;
+        }
+      });
+    const settled = mine.catch(() => undefined);
+    turns.set(file, settled);
+    void settled.then(() => {
+      if (turns.get(file) === settled) turns.delete(file);
+    });
+    return mine;
   }
 
   /**
    * Takes or renews the scheduler lease. `acquired` when this owner did not hold it before (a
    * fresh start, or a takeover from a holder that stopped renewing); `held` when another has it.
    */
-  acquireLease(owner: string, pid: number, now: number, ttl: number): 'acquired' | 'renewed' | 'held' {
-    return this.exclusive(() => {
-      const row = this.db.prepare('SELECT owner, until FROM scheduler_lease WHERE name = ?').get(LEASE) as
-        | { owner: string; until: number }
-        | undefined;
-      if (row && row.owner !== owner && row.until > now) return 'held';
-      this.db
-        .prepare(
-          `INSERT INTO scheduler_lease (name, owner, pid, acquired_at, until) VALUES (?, ?, ?, ?, ?)
+  async acquireLease(owner: string, pid: number, now: number, ttl: number): Promise<LeaseResult> {
+    return this.db
+      .transaction((): LeaseResult => {
+        const row = this.db.prepare('SELECT owner, until FROM scheduler_lease WHERE name = ?').get(LEASE) as
+          | { owner: string; until: number }
+          | undefined;
+        if (row && row.owner !== owner && row.until > now) return 'held';
+        this.db
+          .prepare(
+            `INSERT INTO scheduler_lease (name, owner, pid, acquired_at, until) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, until = excluded.until,
              acquired_at = CASE WHEN scheduler_lease.owner = excluded.owner THEN scheduler_lease.acquired_at ELSE excluded.acquired_at END`,
-        )
-        .run(LEASE, owner, pid, now, now + ttl);
-      return row?.owner === owner ? 'renewed' : 'acquired';
-    });
+          )
+          .run(LEASE, owner, pid, now, now + ttl);
+        return row?.owner === owner ? 'renewed' : 'acquired';
+      })
+      .immediate();
   }
 
   /** True while `owner` holds an unexpired lease (checked inside each claiming transaction). */
-  holdsLease(owner: string, now: number): boolean {
+  async holdsLease(owner: string, now: number): Promise<boolean> {
     const row = this.db.prepare('SELECT owner, until FROM scheduler_lease WHERE name = ?').get(LEASE) as
       | { owner: string; until: number }
       | undefined;
     return row !== undefined && row.owner === owner && row.until > now;
   }
 
-  leaseHolder(): { owner: string; pid: number; acquiredAt: number; until: number } | undefined {
+  async leaseHolder(now: number): Promise<{ owner: string; pid: number } | undefined> {
     return this.db
-      .prepare('SELECT owner, pid, acquired_at AS acquiredAt, until FROM scheduler_lease WHERE name = ?')
-      .get(LEASE) as { owner: string; pid: number; acquiredAt: number; until: number } | undefined;
+      .prepare('SELECT owner, pid FROM scheduler_lease WHERE name = ? AND until > ?')
+      .get(LEASE, now) as { owner: string; pid: number } | undefined;
   }
 
-  releaseLease(owner: string): void {
+  async releaseLease(owner: string): Promise<void> {
     this.db.prepare('DELETE FROM scheduler_lease WHERE name = ? AND owner = ?').run(LEASE, owner);
   }
 
-  jobState(id: string): JobStateRow | undefined {
+  async jobState(id: string): Promise<JobStateRow | undefined> {
     const row = this.db
       .prepare(
         `SELECT id, definition, enabled_override AS enabledOverride, anchor_at AS anchorAt, cursor_at AS cursorAt
@@ -130,18 +122,18 @@ export class SchedulerStore {
   }
 
   /** The job's state, created on first sight: its interval anchor and cursor start now, nothing is owed before. */
-  ensureJob(id: string, now: number): JobStateRow {
+  async ensureJob(id: string, now: number): Promise<JobStateRow> {
     this.db
       .prepare(
         `INSERT INTO scheduler_jobs (id, anchor_at, cursor_at, created_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (id) DO NOTHING`,
       )
       .run(id, now, now, now);
-    return this.jobState(id)!;
+    return (await this.jobState(id))!;
   }
 
   /** Jobs added with `hearth jobs add`: their entries as stored. */
-  storedDefinitions(): Array<{ id: string; definition: string }> {
+  async storedDefinitions(): Promise<Array<{ id: string; definition: string }>> {
     return this.db
       .prepare(
         'SELECT id, definition FROM scheduler_jobs WHERE definition IS NOT NULL ORDER BY created_at, id',
@@ -149,26 +141,26 @@ export class SchedulerStore {
       .all() as Array<{ id: string; definition: string }>;
   }
 
-  saveDefinition(id: string, definition: string, now: number): void {
-    this.ensureJob(id, now);
+  async saveDefinition(id: string, definition: string, now: number): Promise<void> {
+    await this.ensureJob(id, now);
     this.db.prepare('UPDATE scheduler_jobs SET definition = ? WHERE id = ?').run(definition, id);
   }
 
   /** Forgets a job and its progress; its runs stay as history. */
-  removeJob(id: string): void {
+  async removeJob(id: string): Promise<void> {
     this.db.prepare('DELETE FROM scheduler_jobs WHERE id = ?').run(id);
   }
 
-  setEnabledOverride(id: string, enabled: boolean, now: number): void {
-    this.ensureJob(id, now);
+  async setEnabledOverride(id: string, enabled: boolean, now: number): Promise<void> {
+    await this.ensureJob(id, now);
     this.db.prepare('UPDATE scheduler_jobs SET enabled_override = ? WHERE id = ?').run(enabled ? 1 : 0, id);
   }
 
-  moveCursor(id: string, cursorAt: number): void {
+  async moveCursor(id: string, cursorAt: number): Promise<void> {
     this.db.prepare('UPDATE scheduler_jobs SET cursor_at = ? WHERE id = ?').run(cursorAt, id);
   }
 
-  insertRun(run: NewRun, now: number, owner?: string, leaseUntil?: number): number {
+  async insertRun(run: NewRun, now: number, owner?: string, ttl?: number): Promise<number> {
     const result = this.db
       .prepare(
         `INSERT INTO scheduler_runs (kind, job_id, slot_at, ref, status, reason, caught_up, prompt, workspace,
@@ -188,7 +180,7 @@ export class SchedulerStore {
         workspace: run.workspace ?? null,
         sessionId: run.sessionId ?? null,
         owner: owner ?? null,
-        leaseUntil: leaseUntil ?? null,
+        leaseUntil: ttl === undefined ? null : now + ttl,
         now,
         endedAt: run.status === 'skipped' ? now : null,
       });
@@ -196,18 +188,18 @@ export class SchedulerStore {
   }
 
   /** Queued → running, only for its owner: false when the lease was lost and another took the run over. */
-  startRun(id: number, owner: string, now: number, leaseUntil: number): boolean {
+  async startRun(id: number, owner: string, now: number, ttl: number): Promise<boolean> {
     const result = this.db
       .prepare(
         `UPDATE scheduler_runs SET status = 'running', started_at = ?, lease_until = ?
          WHERE id = ? AND owner = ? AND status = 'queued'`,
       )
-      .run(now, leaseUntil, id, owner);
+      .run(now, now + ttl, id, owner);
     return result.changes === 1;
   }
 
   /** Queued → skipped, with the reason, only for its owner: its slot runs elsewhere. */
-  skipRun(id: number, owner: string, reason: string, now: number): boolean {
+  async skipRun(id: number, owner: string, reason: string, now: number): Promise<boolean> {
     return this.leaveQueue(id, owner, "status = 'skipped', reason = ?, ended_at = ?", [reason, now]);
   }
 
@@ -225,7 +217,7 @@ export class SchedulerStore {
    * Records how a run ended. The run did happen, so its outcome is written even if a takeover
    * marked it interrupted meanwhile (a paused process that came back).
    */
-  finishRun(id: number, owner: string, outcome: RunOutcome, now: number): void {
+  async finishRun(id: number, owner: string, outcome: RunOutcome, now: number): Promise<void> {
     this.finish('id = @id AND owner = @owner', { id, owner }, outcome, now);
   }
 
@@ -233,12 +225,12 @@ export class SchedulerStore {
    * Marks a queued run as handed to the shared queue under `key`: running from now on, elsewhere,
    * with no lease of this process (a worker's lease covers it there). False when it was not queued.
    */
-  handOffRun(id: number, owner: string, now: number, key: string): boolean {
+  async handOffRun(id: number, owner: string, now: number, key: string): Promise<boolean> {
     return this.leaveQueue(id, owner, "status = 'running', started_at = ?, queue_key = ?", [now, key]);
   }
 
   /** Runs a queue worker has and whose result has not been recorded yet, whoever handed them off. */
-  handedOff(): RunRow[] {
+  async handedOff(): Promise<RunRow[]> {
     return (
       this.db
         .prepare(
@@ -249,7 +241,7 @@ export class SchedulerStore {
   }
 
   /** Records the result a queue worker gave; false when it was recorded already. */
-  finishHandedOff(key: string, outcome: RunOutcome, now: number): boolean {
+  async finishHandedOff(key: string, outcome: RunOutcome, now: number): Promise<boolean> {
     return this.finish("queue_key = @key AND status = 'running'", { key }, outcome, now);
   }
 
@@ -276,16 +268,16 @@ export class SchedulerStore {
   }
 
   /** Where a running run's session is known before it ends (so a crash still points at it). */
-  noteSession(id: number, sessionId: string): void {
+  async noteSession(id: number, sessionId: string): Promise<void> {
     this.db.prepare('UPDATE scheduler_runs SET session_id = ? WHERE id = ?').run(sessionId, id);
   }
 
-  renewRunLeases(owner: string, until: number): void {
+  async renewRunLeases(owner: string, now: number, ttl: number): Promise<void> {
     this.db
       .prepare(
         `UPDATE scheduler_runs SET lease_until = ? WHERE owner = ? AND status IN ('queued', 'running') AND queue_key IS NULL`,
       )
-      .run(until, owner);
+      .run(now + ttl, owner);
   }
 
   /**
@@ -293,7 +285,7 @@ export class SchedulerStore {
    * their work, so they are not run again: at most once); its queued runs never started, so the
    * caller adopts them. Runs handed to the shared queue are a worker's, not the process's: left alone.
    */
-  recoverExpired(now: number, owner: string, leaseUntil: number): RunRow[] {
+  async recoverExpired(now: number, owner: string, ttl: number): Promise<RunRow[]> {
     const interrupted = this.db
       .prepare(
         `UPDATE scheduler_runs SET status = 'failed', ended_at = ?, lease_until = NULL,
@@ -306,12 +298,12 @@ export class SchedulerStore {
         `UPDATE scheduler_runs SET owner = ?, lease_until = ?
          WHERE status = 'queued' AND (owner IS NULL OR lease_until < ?)`,
       )
-      .run(owner, leaseUntil, now);
+      .run(owner, now + ttl, now);
     return interrupted.map(toRun);
   }
 
   /** Queued runs of this owner, oldest slot first. */
-  queued(owner: string): RunRow[] {
+  async queued(owner: string): Promise<RunRow[]> {
     return (
       this.db
         .prepare(
@@ -323,7 +315,7 @@ export class SchedulerStore {
   }
 
   /** The run of an inbox file or a wake-up. */
-  byRef(kind: RunKind, ref: string): RunRow | undefined {
+  async byRef(kind: RunKind, ref: string): Promise<RunRow | undefined> {
     const row = this.db
       .prepare(
         `SELECT ${RUN_COLUMNS} FROM scheduler_runs WHERE kind = ? AND ref = ? ORDER BY id DESC LIMIT 1`,
@@ -333,7 +325,7 @@ export class SchedulerStore {
   }
 
   /** Queued and running runs of a job. */
-  openRuns(jobId: string): RunRow[] {
+  async openRuns(jobId: string): Promise<RunRow[]> {
     return (
       this.db
         .prepare(
@@ -343,7 +335,7 @@ export class SchedulerStore {
     ).map(toRun);
   }
 
-  get(id: number): RunRow | undefined {
+  async get(id: number): Promise<RunRow | undefined> {
     const row = this.db.prepare(`SELECT ${RUN_COLUMNS} FROM scheduler_runs WHERE id = ?`).get(id) as
       | RawRun
       | undefined;
@@ -351,7 +343,7 @@ export class SchedulerStore {
   }
 
   /** The latest runs, newest first; of one job, or of every kind. */
-  runs(filter: { jobId?: string; kind?: RunKind; limit?: number } = {}): RunRow[] {
+  async runs(filter: { jobId?: string; kind?: RunKind; limit?: number } = {}): Promise<RunRow[]> {
     const where = [filter.jobId ? 'job_id = @jobId' : '', filter.kind ? 'kind = @kind' : ''].filter(Boolean);
     return (
       this.db
@@ -364,7 +356,7 @@ export class SchedulerStore {
   }
 
   /** Runs of a job that went (ended or going; skipped slots do not count): the seed's `run_count`. */
-  runCount(jobId: string): number {
+  async runCount(jobId: string): Promise<number> {
     return (
       this.db
         .prepare(
@@ -372,11 +364,6 @@ export class SchedulerStore {
         )
         .get(jobId) as { n: number }
     ).n;
-  }
-
-  /** How each job's last run ended and how many slots were missed since it last ran: for `jobs list`. */
-  lastRun(jobId: string): RunRow | undefined {
-    return this.runs({ jobId, limit: 1 })[0];
   }
 }
 

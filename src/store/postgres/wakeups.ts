@@ -1,0 +1,89 @@
+/**
+ * Wake-ups in the shared database (`hearth_wakeups`, migration 9), beside the sessions kept there:
+ * added on any machine, fired once by whichever scheduler claims them first (`markFired` inside
+ * its claiming transaction).
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  MAX_PENDING_WAKEUPS,
+  type WakeupRow,
+  type WakeupStorage,
+  wakeupLimitError,
+} from '../scheduler-storage.js';
+import type { Queryable } from './scheduler.js';
+
+const COLUMNS = `id, session_id AS "sessionId", at::float8 AS at, message, status, created_at::float8 AS "createdAt"`;
+
+export class PostgresWakeups implements WakeupStorage {
+  constructor(private readonly db: Queryable) {}
+
+  async add(sessionId: string, at: number, message: string, now: number): Promise<WakeupRow> {
+    const row: WakeupRow = {
+      id: randomBytes(4).toString('hex'),
+      sessionId,
+      at,
+      message,
+      status: 'pending',
+      createdAt: now,
+    };
+    // One statement: the limit is checked where the row goes in (two adds racing may both pass,
+    // which is a pending wake-up too many, never a table filled).
+    const { rowCount } = await this.db.query(
+      `INSERT INTO hearth_wakeups (id, session_id, at, message, status, created_at)
+       SELECT $1, $2, $3, $4, 'pending', $5
+       WHERE (SELECT count(*) FROM hearth_wakeups WHERE session_id = $2 AND status = 'pending') < $6`,
+      [row.id, sessionId, at, message, now, MAX_PENDING_WAKEUPS],
+    );
+    if (rowCount === 1) return row;
+    const pending = await this.list({ sessionId, pendingOnly: true, limit: MAX_PENDING_WAKEUPS + 1 });
+    throw wakeupLimitError(sessionId, pending.length);
+  }
+
+  async due(now: number): Promise<WakeupRow[]> {
+    const { rows } = await this.db.query<WakeupRow>(
+      `SELECT ${COLUMNS} FROM hearth_wakeups WHERE status = 'pending' AND at <= $1 ORDER BY at, id`,
+      [now],
+    );
+    return rows;
+  }
+
+  async nextAt(): Promise<number | undefined> {
+    const { rows } = await this.db.query<{ at: number | null }>(
+      "SELECT min(at)::float8 AS at FROM hearth_wakeups WHERE status = 'pending'",
+    );
+    return rows[0]?.at ?? undefined;
+  }
+
+  async markFired(id: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "UPDATE hearth_wakeups SET status = 'fired' WHERE id = $1 AND status = 'pending'",
+      [id],
+    );
+    return rowCount === 1;
+  }
+
+  async cancel(idOrPrefix: string): Promise<WakeupRow | undefined> {
+    const { rows } = await this.db.query<WakeupRow>(
+      `SELECT ${COLUMNS} FROM hearth_wakeups WHERE id LIKE $1 AND status = 'pending' LIMIT 2`,
+      [`${idOrPrefix.replace(/[\\%_]/g, '')}%`],
+    );
+    if (rows.length !== 1) return undefined;
+    const { rowCount } = await this.db.query(
+      "UPDATE hearth_wakeups SET status = 'cancelled' WHERE id = $1 AND status = 'pending'",
+      [rows[0]!.id],
+    );
+    return rowCount === 1 ? { ...rows[0]!, status: 'cancelled' } : undefined;
+  }
+
+  async list(
+    filter: { sessionId?: string; pendingOnly?: boolean; limit?: number } = {},
+  ): Promise<WakeupRow[]> {
+    const { rows } = await this.db.query<WakeupRow>(
+      `SELECT ${COLUMNS} FROM hearth_wakeups
+       WHERE ($1::text IS NULL OR session_id = $1) AND (NOT $2 OR status = 'pending')
+       ORDER BY at DESC LIMIT $3`,
+      [filter.sessionId ?? null, filter.pendingOnly === true, filter.limit ?? 50],
+    );
+    return rows;
+  }
+}
