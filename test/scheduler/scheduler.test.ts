@@ -12,6 +12,7 @@ import { type RunRequest, Scheduler, type SchedulerEvent } from '../../src/sched
 import type { RunOutcome } from '../../src/store/scheduler-storage.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { type SchedulerStore, schedulerBackends } from '../support/scheduler-backends.js';
+import { waitUntil } from '../support/wait.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -67,8 +68,10 @@ for (const make of schedulerBackends) {
       runner = heldRunner().runner,
       clock = new ManualClock(START),
       onEvent?: (event: SchedulerEvent) => void,
+      /** Whose Hearth home it schedules for (PostgreSQL: one lease each; SQLite: one lease in all). */
+      scope = 'test-home',
     ) {
-      const { storage, records: store } = await database.open();
+      const { storage, records: store } = await database.open({ scope });
       const scheduler = new Scheduler({
         store,
         sessions: storage.sessions,
@@ -159,14 +162,17 @@ for (const make of schedulerBackends) {
         const ended = new Promise<void>((resolve) => {
           finished = resolve;
         });
+        let started = false;
         const { scheduler } = await setup([daily({ schedule: 'hourly :30' })], held.runner, clock, (e) => {
+          if (e.type === 'started') started = true;
           if (e.type === 'finished') finished();
         });
         scheduler.start();
         await clock.nextTimer(15_000); // nothing due before 12:30: it sleeps one poll at a time
         for (let i = 0; i < 2; i++) await clock.elapse(15_000);
         expect(held.calls).toHaveLength(0);
-        while (held.calls.length === 0) {
+        // Until the run starts: from then on its lease's heartbeat is a timer too, not the loop's.
+        while (!started) {
           await clock.nextTimer();
           clock.advance(Math.min(...clock.pending));
         }
@@ -208,8 +214,8 @@ for (const make of schedulerBackends) {
         }
         expect(held.calls).toHaveLength(1);
         held.finishNext();
-        await new Promise((r) => setImmediate(r));
-        expect(held.calls).toHaveLength(2); // the waiting one started as the first ended
+        // The waiting one starts as the first ends.
+        await waitUntil(() => held.calls.length === 2, 'the queued run to start');
         held.finishNext();
         await scheduler.idle();
         const runs = (await store.runs({ jobId: 'report' })).reverse();
@@ -280,6 +286,27 @@ for (const make of schedulerBackends) {
         const [first, second] = (await b.store.runs({ jobId: 'report' })).reverse();
         expect(first).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^interrupted/) });
         expect(second!.slotAt).toBe(START + 2 * HOUR);
+        expect(live.calls.map((c) => c.run.slotAt)).toEqual([START + 2 * HOUR]);
+      });
+
+      it('a run of a machine that died is recovered by another machine’s scheduler once its lease lapsed', async () => {
+        const dead = heldRunner(false);
+        const job = daily({ schedule: 'every 1h' });
+        const a = await setup([job], dead.runner, new ManualClock(START), undefined, 'machine-a');
+        await a.scheduler.tick();
+        a.clock.advance(HOUR);
+        await a.scheduler.tick(); // the run starts on machine a, which then dies
+        const live = heldRunner();
+        const later = new ManualClock(START + HOUR + 30_000);
+        const b = await setup([job], live.runner, later, undefined, 'machine-b');
+        await b.scheduler.tick();
+        expect(await b.store.runs({ jobId: 'report' })).toMatchObject([{ status: 'running' }]); // its lease holds
+        later.advance(HOUR - 30_000);
+        await b.scheduler.tick();
+        await b.scheduler.idle();
+        const [first, second] = (await b.store.runs({ jobId: 'report' })).reverse();
+        expect(first).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^interrupted/) });
+        expect(second).toMatchObject({ slotAt: START + 2 * HOUR, status: 'ok' });
         expect(live.calls.map((c) => c.run.slotAt)).toEqual([START + 2 * HOUR]);
       });
     });
