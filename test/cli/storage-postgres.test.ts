@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
 import { openDatabase } from '../../src/store/database.js';
+import { openSchedulerStorage } from '../../src/store/scheduler-storage.js';
 import { SessionStore } from '../../src/store/sessions.js';
+import { SqliteSchedulerStorage } from '../../src/store/sqlite-scheduler.js';
 import { openStorage, type Storage } from '../../src/store/storage.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -121,6 +123,18 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
     store.saveToolOutput(root.id, 'c1', 'a.txt\n');
     store.state(root.id).set('todos', [{ id: '1', text: 'list', status: 'done' }]);
     const fork = store.fork(root.id);
+    // The scheduler's records: a job added with `hearth jobs add`, a run of it, a wake-up.
+    const jobs = new SqliteSchedulerStorage(db);
+    await jobs.saveDefinition('nightly', '{"id":"nightly"}', 1_000);
+    const run = await jobs.insertRun(
+      { kind: 'scheduled', status: 'queued', jobId: 'nightly', slotAt: 60_000, prompt: 'tidy' },
+      60_000,
+      'gone',
+      60_000,
+    );
+    await jobs.startRun(run, 'gone', 60_000, 60_000);
+    await jobs.finishRun(run, 'gone', { status: 'ok', sessionId: root.id, promptTokens: 5 }, 61_000);
+    const wakeup = await jobs.wakeups.add(root.id, 90_000, 'look again', 1_000);
     const memories = await SqliteMemoryStorage.open(db, { vectors: 'in-process' });
     await memories.insert({
       kind: 'fact',
@@ -133,7 +147,7 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
     const first = await cli.run(['storage', 'migrate', '--to', url, '--from', file]);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain(
-      '3 of 3 sessions copied (9 messages, 1 usage, 1 audit, 2 state, 1 tool outputs, 1 memories).',
+      '3 of 3 sessions copied (9 messages, 1 usage, 1 audit, 2 state, 1 tool outputs, 1 wake-ups, 1 jobs, 1 job runs, 1 memories).',
     );
     expect(first.stderr).toContain('3/3 sessions');
 
@@ -150,6 +164,28 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
         promptTokens: 70,
         completionTokens: 7,
       });
+    });
+    const scheduled = async () =>
+      withStorage(url, async (storage) => {
+        const records = await openSchedulerStorage(storage, { scope: 'test' });
+        return {
+          definitions: await records.storedDefinitions(),
+          runs: await records.runs(),
+          wakeups: await records.wakeups.list(),
+        };
+      });
+    expect(await scheduled()).toEqual({
+      definitions: [{ id: 'nightly', definition: '{"id":"nightly"}' }],
+      runs: [
+        expect.objectContaining({
+          jobId: 'nightly',
+          slotAt: 60_000,
+          status: 'ok',
+          sessionId: root.id,
+          promptTokens: 5,
+        }),
+      ],
+      wakeups: [{ ...wakeup, status: 'pending' }],
     });
 
     // The memory is found there: another machine's `hearth memory search` reads it from PostgreSQL.
@@ -171,6 +207,8 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
       expect(await sessions.messages(root.id)).toHaveLength(4);
       expect((await sessions.get(later.id)).title).toBe('later');
     });
+    // The jobs and their runs were copied once.
+    expect((await scheduled()).runs).toHaveLength(1);
   });
 
   it('says what to do when no database is given or the file is missing', async () => {

@@ -5,11 +5,12 @@
  * stopped. Ids, times and message bodies are kept exactly.
  *
  * Other subsystems add their tables by adding a `Copier` to `copiers` (the event log's rows of a
- * session, memories that belong to none): a copier's `session` part runs inside the session's
+ * session, memories that belong to none, the scheduler's jobs and runs: copy-scheduler.ts): a copier's `session` part runs inside the session's
  * transaction, its `rest` part once per run and must be idempotent by itself.
  */
 import type { Db } from '../database.js';
 import { inTransaction, type PgClient, type PgPool } from './connection.js';
+import { schedulerCopiers } from './copy-scheduler.js';
 
 export interface Copier {
   /** What it copies, as the summary names it ("messages", "events", "memories"). */
@@ -108,13 +109,26 @@ const sessionTables = [
       order: 'call_id',
     },
   },
+  {
+    name: 'wake-ups',
+    table: {
+      from: 'wakeups',
+      to: 'hearth_wakeups',
+      columns: ['id', 'at', 'message', 'status', 'created_at'],
+      types: ['text', 'bigint', 'text', 'text', 'bigint'],
+      order: 'at, id',
+    },
+  },
 ];
 
 /** What `hearth storage migrate` copies; append a copier for a new subsystem's tables. */
-export const copiers: Copier[] = sessionTables.map(({ name, table }) => ({
-  name,
-  session: (source, target, sessionId) => copyRows(source, target, sessionId, table),
-}));
+export const copiers: Copier[] = [
+  ...sessionTables.map(({ name, table }) => ({
+    name,
+    session: (source: Db, target: PgClient, sessionId: string) => copyRows(source, target, sessionId, table),
+  })),
+  ...schedulerCopiers,
+];
 
 interface SourceSession {
   id: string;

@@ -327,7 +327,9 @@ export const postgresMigrations: readonly string[] = [
      lease_until bigint,
      created_at bigint not null,
      started_at bigint,
-     ended_at bigint
+     ended_at bigint,
+     -- The SQLite run it was copied from (\`hearth storage migrate\`): copied once.
+     copied_from text unique
    );
    create unique index hearth_scheduler_runs_slot on hearth_scheduler_runs (job_id, slot_at) where slot_at is not null;
    create index hearth_scheduler_runs_job on hearth_scheduler_runs (job_id, id);
