@@ -2,10 +2,18 @@ import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
 import { type Db, openDatabase } from '../store/database.js';
-import type { RunRow, SchedulerStorage, WakeupRow, WakeupStorage } from '../store/scheduler-storage.js';
+import {
+  homeScope,
+  openSchedulerStorage,
+  type RunRow,
+  type SchedulerStorage,
+  type WakeupRow,
+  type WakeupStorage,
+} from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import { SqliteSchedulerStorage } from '../store/sqlite-scheduler.js';
 import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
+import { openStorage, type Storage } from '../store/storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseWhen } from '../util/when.js';
 import { agentRunner } from './agent-runner.js';
@@ -97,6 +105,7 @@ export class SchedulerService {
   /** Where sessions are found: the configured storage, or the SQLite ones in `db`. */
   private readonly sessions: SessionStorage;
   private ownsDb = false;
+  private ownStorage: Storage | undefined;
 
   /**
    * Opens the database itself (the library's way in); `close` closes it. Defaults: the home is
@@ -109,6 +118,39 @@ export class SchedulerService {
     const dbPath = options.dbPath ?? join(home, 'hearth.db');
     const service = new SchedulerService({ ...options, home, dbPath, db: openDatabase(dbPath) });
     service.ownsDb = true;
+    return service;
+  }
+
+  /**
+   * As `open`, with the sessions and the scheduler's records in the configured backend: with
+   * `storage` (postgres://...) they are the database every machine shares, as for `hearth scheduler`.
+   */
+  static async connect(
+    options: Omit<SchedulerServiceOptions, 'db' | 'dbPath' | 'home' | 'sessions' | 'records'> & {
+      dbPath?: string;
+      home?: string;
+    },
+  ): Promise<SchedulerService> {
+    const home = options.home ?? hearthHome(options.env);
+    const dbPath = options.dbPath ?? join(home, 'hearth.db');
+    const db = openDatabase(dbPath);
+    const storage = await openStorage({ storage: options.storage, db_path: dbPath }, { db }).catch(
+      (err: unknown) => {
+        db.close();
+        throw err;
+      },
+    );
+    const records = await openSchedulerStorage(storage, { scope: homeScope(home) });
+    const service = new SchedulerService({
+      ...options,
+      home,
+      dbPath,
+      db,
+      sessions: storage.sessions,
+      records,
+    });
+    service.ownsDb = true;
+    service.ownStorage = storage;
     return service;
   }
 
@@ -320,6 +362,7 @@ export class SchedulerService {
   /** Stops the scheduler; closes the database when `open` opened it. */
   async close(): Promise<void> {
     await this.stop();
+    await this.ownStorage?.close();
     if (this.ownsDb) this.options.db.close();
   }
 }

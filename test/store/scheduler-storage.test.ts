@@ -3,7 +3,11 @@
  * a real SQLite file and a private PostgreSQL server (skipped, saying so, where PostgreSQL is not
  * installed). Two handles on one store stand for two processes or machines.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SchedulerService } from '../../src/scheduler/service.js';
 import { MAX_PENDING_WAKEUPS, type NewRun, WakeupLimitError } from '../../src/store/scheduler-storage.js';
 import {
   type OpenedScheduler,
@@ -312,5 +316,25 @@ describe.skipIf(postgres.missing)('scheduler storage on PostgreSQL, on the serve
     const brief = await early.records.insertRun(slot('s', T0 + 60_000), T0, 'early', TTL);
     await early.records.startRun(brief, 'early', T0, -1);
     expect((await late.records.recoverExpired(T0, 'late', TTL)).map((r) => r.id)).toEqual([brief]);
+  });
+
+  it('gives the library’s SchedulerService.connect the shared records: a job added on one machine is listed on another', async () => {
+    const store = await postgres.fresh();
+    const homes = [
+      await mkdtemp(join(tmpdir(), 'hearth-connect-a-')),
+      await mkdtemp(join(tmpdir(), 'hearth-connect-b-')),
+    ];
+    const [one, two] = await Promise.all(
+      homes.map((home) => SchedulerService.connect({ storage: store.location, home, workspace: home })),
+    );
+    try {
+      await one!.addJob({ id: 'nightly', name: 'nightly', schedule: 'daily 02:00', prompt: 'test' });
+      expect((await two!.listJobs()).jobs.map((j) => j.id)).toEqual(['nightly']);
+      await two!.setEnabled('nightly', false);
+      expect((await one!.listJobs()).jobs[0]).toMatchObject({ id: 'nightly', enabled: false });
+    } finally {
+      await Promise.all([one!.close(), two!.close()]);
+      for (const home of homes) await rm(home, { recursive: true, force: true });
+    }
   });
 });

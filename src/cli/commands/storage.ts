@@ -2,10 +2,11 @@ import type { Command } from 'commander';
 
 const MIGRATE_HELP = `
 Copies every session of a SQLite file (default: this user's, ~/.hearth/hearth.db or db_path) with
-everything kept with it (messages, state, usage, audit, tool outputs) into a PostgreSQL database,
-one transaction per session, then the long-term memories (with proposals and vectors). Ids are
-kept; a session or memory the database has already is left alone, so running it again copies
-nothing twice and an interrupted run carries on where it stopped. The SQLite file is only read.
+everything kept with it (messages, state, usage, audit, tool outputs, wake-ups) into a PostgreSQL
+database, one transaction per session, then the scheduler's jobs and runs and the long-term memories
+(with proposals and vectors). Ids are kept; a session, job, run or memory the database has already
+is left alone, so running it again copies nothing twice and an interrupted run carries on where it
+stopped. The SQLite file is only read.
 
 Then point every machine at the database: storage: postgres://... in ~/.hearth/config.json, or
 HEARTH_DATABASE_URL.

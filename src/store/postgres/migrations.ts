@@ -116,7 +116,7 @@ export const postgresMigrations: readonly string[] = [
      proposals integer not null,
      created_at bigint not null
    );`,
-  // 5: which scheduler runs a job's slot here (src/store/postgres/slot-claims.ts): schedulers on
+  // 5: which scheduler runs a job's slot here (unused since 9 keeps the runs themselves here): schedulers on
   // several machines, each with its own database, decide the same slots; the first claim runs it.
   // `claimer` names the scheduler's machine and database, so one restarted keeps its claims.
   `create table if not exists hearth_slot_claims (
