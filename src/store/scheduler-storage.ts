@@ -9,6 +9,7 @@
  * them on a clock of its own (PostgreSQL: the server's, so machines whose clocks drift still agree
  * on whose lease lapsed), which is why leases are given as lengths (`ttl`), not as ends.
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from './database.js';
 import type { PgPool } from './postgres/connection.js';
@@ -167,6 +168,11 @@ export const MAX_PENDING_WAKEUPS = 10;
 
 export class WakeupLimitError extends Error {
   override name = 'WakeupLimitError';
+}
+
+/** A new pending wake-up, with a short random id people can type. */
+export function newWakeup(sessionId: string, at: number, message: string, now: number): WakeupRow {
+  return { id: randomBytes(4).toString('hex'), sessionId, at, message, status: 'pending', createdAt: now };
 }
 
 export function wakeupLimitError(sessionId: string, pending: number): WakeupLimitError {

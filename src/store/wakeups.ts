@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Db } from './database.js';
 import {
   MAX_PENDING_WAKEUPS,
+  newWakeup,
   type WakeupRow,
   type WakeupStorage,
   wakeupLimitError,
@@ -20,14 +20,7 @@ export class WakeupStore implements WakeupStorage {
           .prepare("SELECT COUNT(*) AS n FROM wakeups WHERE session_id = ? AND status = 'pending'")
           .get(sessionId) as { n: number };
         if (pending.n >= MAX_PENDING_WAKEUPS) throw wakeupLimitError(sessionId, pending.n);
-        const row: WakeupRow = {
-          id: randomBytes(4).toString('hex'),
-          sessionId,
-          at,
-          message,
-          status: 'pending',
-          createdAt: now,
-        };
+        const row = newWakeup(sessionId, at, message, now);
         this.db
           .prepare(
             'INSERT INTO wakeups (id, session_id, at, message, status, created_at) VALUES (@id, @sessionId, @at, @message, @status, @createdAt)',

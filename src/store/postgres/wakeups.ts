@@ -3,9 +3,9 @@
  * added on any machine, fired once by whichever scheduler claims them first (`markFired` inside
  * its claiming transaction).
  */
-import { randomBytes } from 'node:crypto';
 import {
   MAX_PENDING_WAKEUPS,
+  newWakeup,
   type WakeupRow,
   type WakeupStorage,
   wakeupLimitError,
@@ -18,14 +18,7 @@ export class PostgresWakeups implements WakeupStorage {
   constructor(private readonly db: Queryable) {}
 
   async add(sessionId: string, at: number, message: string, now: number): Promise<WakeupRow> {
-    const row: WakeupRow = {
-      id: randomBytes(4).toString('hex'),
-      sessionId,
-      at,
-      message,
-      status: 'pending',
-      createdAt: now,
-    };
+    const row = newWakeup(sessionId, at, message, now);
     // One statement: the limit is checked where the row goes in (two adds racing may both pass,
     // which is a pending wake-up too many, never a table filled).
     const { rowCount } = await this.db.query(
