@@ -182,6 +182,31 @@ for (const make of schedulerBackends) {
       expect(await b.records.queued('two')).toEqual([]);
     });
 
+    it('finds an inbox file’s run only for the Hearth home whose inbox it is', async () => {
+      const elsewhere = await store.open({ scope: 'machine-b' });
+      const id = await a.records.insertRun(
+        { kind: 'inbox', status: 'queued', ref: 'todo.txt' },
+        T0,
+        'one',
+        TTL,
+      );
+      expect(await b.records.byRef('inbox', 'todo.txt')).toMatchObject({ id, ref: 'todo.txt' });
+      // In a database machines share, another machine's todo.txt is another task.
+      if (backend.name === 'PostgreSQL') {
+        expect(await elsewhere.records.byRef('inbox', 'todo.txt')).toBeUndefined();
+        await elsewhere.records.insertRun(
+          { kind: 'inbox', status: 'queued', ref: 'todo.txt' },
+          T0,
+          'two',
+          TTL,
+        );
+        expect((await elsewhere.records.runs({ kind: 'inbox' })).map((r) => r.ref)).toEqual([
+          'todo.txt',
+          'todo.txt',
+        ]);
+      }
+    });
+
     it('hands a run to the queue once and records the worker’s result once', async () => {
       const id = await a.records.insertRun(slot('q', T0), T0, 'one', TTL);
       expect(await b.records.handOffRun(id, 'two', T0, 'job:q:1')).toBe(false);

@@ -38,7 +38,9 @@ export interface Queryable {
 /** Any fixed number: the claiming transactions of every scheduler on the database take it. */
 const CLAIM_LOCK = 0x4865_6172 + 1;
 
-const RUN_COLUMNS = `id::float8 AS id, kind, job_id AS "jobId", slot_at::float8 AS "slotAt", ref, status, reason,
+/** An inbox run's ref is kept as `SCOPE/NAME` (see `inboxRef`) and read back as the file's name. */
+const RUN_COLUMNS = `id::float8 AS id, kind, job_id AS "jobId", slot_at::float8 AS "slotAt",
+  CASE WHEN kind = 'inbox' THEN regexp_replace(ref, '^.*/', '') ELSE ref END AS ref, status, reason,
   caught_up AS "caughtUp", prompt, workspace, session_id AS "sessionId", queue_key AS "queueKey", worker, host,
   prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens", owner,
   lease_until::float8 AS "leaseUntil", created_at::float8 AS "createdAt", started_at::float8 AS "startedAt",
@@ -62,6 +64,14 @@ class PostgresSchedulerRecords implements SchedulerRecords {
 
   private get lease(): string {
     return `scheduler ${this.options.scope}`;
+  }
+
+  /**
+   * Inbox files are a Hearth home's (two machines may each have a `todo.txt`): their runs' refs
+   * are kept under the home's scope, so each home finds only its own.
+   */
+  private ref(kind: RunKind, ref: string | null): string | null {
+    return kind === 'inbox' && ref !== null ? `${this.options.scope}/${ref}` : ref;
   }
 
   /** The caller's time when leases follow it (tests on simulated time), else null: the server's. */
@@ -168,7 +178,7 @@ class PostgresSchedulerRecords implements SchedulerRecords {
         run.kind,
         run.jobId ?? null,
         run.slotAt ?? null,
-        run.ref ?? null,
+        this.ref(run.kind, run.ref ?? null),
         run.status,
         run.reason ?? null,
         run.caughtUp === true,
@@ -289,7 +299,7 @@ class PostgresSchedulerRecords implements SchedulerRecords {
   async byRef(kind: RunKind, ref: string): Promise<RunRow | undefined> {
     const { rows } = await this.db.query<RunRow>(
       `SELECT ${RUN_COLUMNS} FROM hearth_scheduler_runs WHERE kind = $1 AND ref = $2 ORDER BY id DESC LIMIT 1`,
-      [kind, ref],
+      [kind, this.ref(kind, ref)],
     );
     return rows[0];
   }
