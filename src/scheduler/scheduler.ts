@@ -347,7 +347,7 @@ export class Scheduler {
       }
       if (this.active.size >= this.parallel || this.stopping) continue;
       const now = this.clock.now();
-      if (await store.startRun(run.id, this.owner, now, this.ttl)) this.execute((await store.get(run.id))!);
+      if (await store.startRun(run.id, this.owner, now, this.ttl)) await this.begin(run.id);
     }
   }
 
@@ -384,7 +384,7 @@ export class Scheduler {
     );
     if (runsOnQueue(job, this.options.runOn ?? 'here')) return this.runOnQueue(id, job, options);
     await store.startRun(id, this.owner, now, this.ttl);
-    await this.execute((await store.get(id))!);
+    await (await this.begin(id)).done;
     return (await store.get(id))!;
   }
 
@@ -422,7 +422,17 @@ export class Scheduler {
     return current();
   }
 
-  private execute(run: RunRow): Promise<void> {
+  /**
+   * Starts a run that was marked running: what it needs is read first, so the runner has it in
+   * hand when this resolves (the tick that started it has started it).
+   */
+  private async begin(id: number): Promise<{ done: Promise<void> }> {
+    const run = (await this.options.store.get(id))!;
+    const previous = run.jobId ? await this.previousSession(run.jobId, run.id) : undefined;
+    return { done: this.execute(run, previous) };
+  }
+
+  private execute(run: RunRow, previousSession: string | undefined): Promise<void> {
     const { store, runner } = this.options;
     const controller = new AbortController();
     const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
@@ -444,7 +454,7 @@ export class Scheduler {
           {
             run,
             job,
-            previousSession: run.jobId ? await this.previousSession(run.jobId, run.id) : undefined,
+            previousSession,
             onSession: (id) => {
               store.noteSession(run.id, id).catch((err: unknown) => {
                 this.emit({ type: 'problem', message: `run ${run.id}: ${(err as Error).message}` });
