@@ -43,9 +43,9 @@ export function refused(taken: RunLease | LeaseRefusal): taken is LeaseRefusal {
   return 'heldBy' in taken;
 }
 
-/** What a run refused by a lease is told: where the session runs, and what to do. */
+/** What a run refused by a lease is told: where the session runs, that nothing changed, and what to do. */
 export function leaseRefusal(sessionId: string, heldBy: string): string {
-  return `Session ${sessionId} is running in ${heldBy}; wait for that run to end (or stop it there), then continue it.`;
+  return `Session ${sessionId} is running in ${heldBy} right now, so it was not run here and nothing was added to it. Wait for that run to end (or stop it there), then try again.`;
 }
 
 /** Who takes leases: one storage object, named for people, with its clock and lease length. */

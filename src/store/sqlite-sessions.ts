@@ -69,6 +69,9 @@ export class SqliteSessionStorage implements SessionStorage {
   async messages(id: string) {
     return this.store.messages(id);
   }
+  async messageCount(id: string) {
+    return this.store.messageCount(id);
+  }
   async fork(id: string) {
     return this.store.fork(id);
   }

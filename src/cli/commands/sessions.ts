@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { refused } from '../../store/run-lease.js';
 import type { SessionStorage } from '../../store/session-storage.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
@@ -113,7 +114,17 @@ export function addSessionCommands(program: Command): void {
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       withStore(cmd, async (store) => {
         const row = await store.resolve(id);
-        await store.remove(row.id);
+        // Held while deleting: a session another process runs now is not pulled from under it.
+        const lease = await store.leases.take(row.id);
+        if (refused(lease))
+          throw new UsageError(
+            `Session ${row.id} is running in ${lease.heldBy} right now, so it was not deleted. Stop that run (or wait for it to end), then try again.`,
+          );
+        try {
+          await store.remove(row.id);
+        } finally {
+          await lease.release();
+        }
         process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${visible(row.title)})` : ''}.\n`);
       }),
     );

@@ -144,6 +144,14 @@ export class PostgresSessionStorage implements SessionStorage {
     return rows.map((r) => JSON.parse(r.body) as ChatMessage);
   }
 
+  async messageCount(id: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      'SELECT (COALESCE(MAX(seq), -1) + 1)::int AS n FROM hearth_messages WHERE session_id = $1',
+      [id],
+    );
+    return rows[0]!.n;
+  }
+
   async fork(id: string): Promise<SessionRow> {
     // What the session's journal has not sent yet belongs in the copy.
     await this.journals
