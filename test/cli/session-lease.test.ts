@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { openDatabase } from '../../src/store/database.js';
-import type { CliRun } from '../support/cli.js';
+import { type CliRun, servedAt } from '../support/cli.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { openSocket } from '../support/gateway.js';
 import { atPrompt } from '../support/pty.js';
@@ -129,15 +129,7 @@ describe('hearth serve and the terminal on one SQLite file', () => {
   /** Starts `hearth serve`, with its URL and the token it keeps in its state file. */
   async function serve(): Promise<{ run: CliRun; url: string; auth: Record<string, string> }> {
     const run = cli.start(['serve', '--port', '0', '--no-scheduler'], { env: MODEL });
-    let out = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      run.child.stdout!.on('data', (d) => {
-        out += d;
-        const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
-        if (found && out.includes('Ctrl+C')) resolve(found[1]!);
-      });
-      void run.result.then((r) => reject(new Error(`serve exited ${r.code}: ${r.stderr}`)));
-    });
+    const { url } = await servedAt(run);
     const state = JSON.parse(await readFile(join(cli.hearthHome, 'gateway.json'), 'utf8')) as {
       token: string;
     };
