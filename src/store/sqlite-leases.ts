@@ -39,7 +39,8 @@ export function sqliteLeases(
 }
 
 class SqliteLeaseTable implements LeaseTable {
-  private readonly me: ProcessRecord;
+  /** This process as its rows record it: read from /proc at the first claim, not at every open. */
+  private me: ProcessRecord | undefined;
   private readonly select;
   private readonly upsert;
   private readonly update;
@@ -56,7 +57,6 @@ class SqliteLeaseTable implements LeaseTable {
     private readonly label: string,
     private readonly processes: ProcessTable,
   ) {
-    this.me = thisProcess(processes);
     this.select = db.prepare(
       'SELECT instance, host, pid, process, label, expires_at FROM session_leases WHERE session_id = ?',
     );
@@ -73,15 +73,17 @@ class SqliteLeaseTable implements LeaseTable {
     );
     this.remove = db.prepare('DELETE FROM session_leases WHERE session_id = ? AND instance = ?');
     const claim = db.transaction((sessionId: string, instance: string, now: number, expiresAt: number) => {
+      this.me ??= thisProcess(processes);
+      const me = this.me;
       const row = this.select.get(sessionId) as LeaseRow | undefined;
       const dead =
         row && row.instance !== instance && row.expires_at >= now && this.gone(row) ? row.instance : null;
       const { changes } = this.upsert.run({
         sessionId,
         instance,
-        host: this.me.host,
-        pid: this.me.pid,
-        process: this.me.identity,
+        host: me.host,
+        pid: me.pid,
+        process: me.identity,
         label: this.label,
         expiresAt,
         now,
