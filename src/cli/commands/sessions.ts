@@ -1,7 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { refused } from '../../store/run-lease.js';
 import type { SessionStorage } from '../../store/session-storage.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
@@ -114,6 +113,7 @@ export function addSessionCommands(program: Command): void {
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       withStore(cmd, async (store) => {
         const row = await store.resolve(id);
+        const { refused } = await import('../../store/run-lease.js');
         // Held while deleting: a session another process runs now is not pulled from under it.
         const lease = await store.leases.take(row.id);
         if (refused(lease))
