@@ -89,7 +89,7 @@ export interface RuntimeOptions {
   storage?: Storage;
   /** Sessions the caller keeps open and closes (the gateway's, shared by its workspaces); `storage` is then unused. */
   sessions?: SessionStorage;
-  /** How this process is named in the run leases of sessions it opens (PostgreSQL). */
+  /** How this process is named in the run leases of sessions it opens. */
   leaseHolder?: string;
   /** Said before the first turn, with the sandbox's warning: settings the config loading ignored. */
   configNotes?: string[];

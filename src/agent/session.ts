@@ -82,6 +82,20 @@ export async function restartConversation(store: SessionStorage, id: string): Pr
   await store.writeState(id, COMPACTION_KEY, record);
 }
 
+/** A session's history as stored (the compacted part, then what came after it), and how many messages it has stored. */
+async function storedHistory(
+  store: SessionStorage,
+  journal: SessionJournal,
+  id: string,
+): Promise<{ history: ChatMessage[]; count: number }> {
+  // Another process may have run it since this process last loaded its state.
+  await journal.reload();
+  const stored = await store.messages(id);
+  const compaction = journal.state.get(COMPACTION_KEY) as CompactionRecord | undefined;
+  const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
+  return { history, count: stored.length };
+}
+
 /** What a tool_result event carries of a call's display; the whole of it stays in the store. */
 const DISPLAY_EVENT_CHARS = 16_000;
 
@@ -172,22 +186,41 @@ export class AgentSession {
     const lease = await deps.store.leases.take(row.id);
     try {
       const journal = await deps.store.journal(row.id);
-      // Another process may have run it since this process last loaded its state.
-      await journal.reload();
-      const stored = await deps.store.messages(row.id);
-      const compaction = journal.state.get(COMPACTION_KEY) as CompactionRecord | undefined;
-      const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
-      const session = new AgentSession(deps, journal, row, history, stored.length, 'resume');
-      if (row.status !== 'paused' && !refused(lease)) {
-        for (const call of unansweredCalls(session.messages)) {
-          session.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
-        }
-        await journal.flush();
-      }
+      const { history, count } = await storedHistory(deps.store, journal, row.id);
+      const session = new AgentSession(deps, journal, row, history, count, 'resume');
+      if (!refused(lease)) await session.answerInterrupted();
       return session;
     } finally {
       if (!refused(lease)) await lease.release();
     }
+  }
+
+  /**
+   * Takes in what other processes added while they held the lease since this object last ran the
+   * session (a REPL left open while the gateway answered in it): the run then goes on from the
+   * history as stored, never from a stale copy. One statement when nothing changed.
+   */
+  private async catchUp(): Promise<void> {
+    await this.journal.flush();
+    if ((await this.deps.store.messageCount(this.id)) === this.stored) return;
+    const { status, title } = await this.deps.store.get(this.id);
+    Object.assign(this.row, { status, title });
+    const { history, count } = await storedHistory(this.deps.store, this.journal, this.id);
+    this.messages.splice(0, this.messages.length, ...history);
+    this.stored = count;
+    await this.answerInterrupted();
+  }
+
+  /**
+   * Answers as interrupted the calls a crash left without results (servers reject a history with
+   * unanswered calls); those of a paused run stay pending. Only the lease's holder may.
+   */
+  private async answerInterrupted(): Promise<void> {
+    if (this.row.status === 'paused') return;
+    for (const call of unansweredCalls(this.messages)) {
+      this.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+    }
+    await this.journal.flush();
   }
 
   /** Calls waiting for approval, when the last run paused. */
@@ -242,6 +275,7 @@ export class AgentSession {
       return undefined;
     }
     try {
+      await this.catchUp();
       return yield* work(signal ? AbortSignal.any([signal, lease.lost]) : lease.lost);
     } finally {
       await lease.release();
@@ -389,6 +423,7 @@ export class AgentSession {
     const lease = await this.deps.store.leases.take(this.id);
     if (refused(lease)) throw new Error(leaseRefusal(this.id, lease.heldBy));
     try {
+      await this.catchUp();
       return await this.compactHeld(signal ? AbortSignal.any([signal, lease.lost]) : lease.lost);
     } finally {
       await lease.release();

@@ -1,5 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { DiscoveryError } from '../llm/discover.js';
+import { leaseRefusal } from '../store/run-lease.js';
 import { closest } from '../util/levenshtein.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
@@ -113,6 +114,14 @@ export async function runTaskCommand(
       throw new UsageError(
         `Session ${resume!.id} finished its last task. Say what to do next: hearth --resume ${resume!.id} "..."`,
       );
+    }
+    if (resume) {
+      // Said before anything is sent: the run's own lease would refuse it too, but later.
+      const heldBy = await store.leases.heldElsewhere(resume.id);
+      if (heldBy)
+        throw new UsageError(
+          `${leaseRefusal(resume.id, heldBy)} To go on from a copy of it now instead: hearth sessions fork ${resume.id}`,
+        );
     }
     const connection = await connecting;
     return await runOneShot({

@@ -308,4 +308,17 @@ export const migrations: string[] = [
     updated_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- A session's run lease (src/store/sqlite-leases.ts): which process runs it now, until when.
+  -- The process column tells that process apart from a later one with its pid (util/process-identity.ts).
+  CREATE TABLE session_leases (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    instance TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process TEXT,
+    label TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -4,16 +4,20 @@
  * two writers. `AgentSession` takes it at the start of every run and compaction and gives it back
  * at the end; the gateway asks `heldElsewhere` to show a session another process runs read-only.
  *
- * Two backends, as for the sessions themselves:
- * - PostgreSQL (`postgres/run-leases.ts`): a row per session naming its holder (host, pid, a random
- *   id per storage object) and an expiry, taken atomically, renewed while the run goes on and
- *   deleted at its end. A holder that died stops renewing; once its expiry passed, another takes
- *   the session over.
- * - SQLite (`LocalLeases` below): one storage object's runs only. This is what SQLite had before
- *   (no table): within that object a session runs once at a time, but two processes on one file
- *   (a `hearth serve` and a `hearth --resume` of the same session) are not kept apart, exactly as
- *   before; each appends its messages in its own transaction, so the file stays consistent.
+ * Both backends keep a row per session being run, naming its holder (host, pid, a random id per
+ * storage object, so two storage objects of one process are kept apart like two processes) and an
+ * expiry. `StoredLeases` below is what they share: taking a lease (one atomic claim in the table),
+ * turn-taking within the storage object, renewal on a timer every third of the lease (never a write
+ * per step), and telling the run when it lost the lease. A holder that died stops renewing; once its
+ * expiry passed, another takes the session over. The tables (`LeaseTable`):
+ * - PostgreSQL (`postgres/run-leases.ts`): processes of several machines.
+ * - SQLite (`sqlite-leases.ts`): processes of one machine on one file (a `hearth serve` and a
+ *   `hearth --resume`, the scheduler, a worker). There a holder whose process is gone is taken over
+ *   at once, without waiting for its expiry (src/util/process-identity.ts tells dead from alive).
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
 /** A held lease; `release` is idempotent. */
 export interface RunLease {
@@ -39,34 +43,120 @@ export function refused(taken: RunLease | LeaseRefusal): taken is LeaseRefusal {
   return 'heldBy' in taken;
 }
 
-/** What a run refused by a lease is told: where the session runs, and what to do. */
+/** What a run refused by a lease is told: where the session runs, that nothing changed, and what to do. */
 export function leaseRefusal(sessionId: string, heldBy: string): string {
-  return `Session ${sessionId} is running in ${heldBy}; wait for that run to end (or stop it there), then continue it.`;
+  return `Session ${sessionId} is running in ${heldBy} right now, so it was not run here and nothing was added to it. Wait for that run to end (or stop it there), then try again.`;
 }
 
-/** The leases of one process's storage object, for SQLite: runs of a session within it take turns. */
-export class LocalLeases implements SessionLeases {
+/** Who takes leases: one storage object, named for people, with its clock and lease length. */
+export interface LeaseHolder {
+  /** How other processes name this one ("hearth serve on gpu-box (pid 4242)"). */
+  label: string;
+  clock?: Clock;
+  /** How long a lease lasts without renewal; default 30 s. */
+  ttlMs?: number;
+}
+
+/** The name of a process that did not give one. */
+export function defaultHolder(): LeaseHolder {
+  return { label: `hearth on ${hostname()} (pid ${process.pid})` };
+}
+
+const DEFAULT_TTL_MS = 30_000;
+
+/** The rows of a backend's lease table; every method is one atomic statement (or transaction). */
+export interface LeaseTable {
+  /**
+   * Writes `instance`'s row for the session, expiring at `expiresAt`, unless another holder's row
+   * is still live at `now`; true when written.
+   */
+  claim(sessionId: string, instance: string, now: number, expiresAt: number): Promise<boolean>;
+  /** Moves the expiry of `instance`'s row; false when the row is no longer `instance`'s. */
+  renew(sessionId: string, instance: string, expiresAt: number): Promise<boolean>;
+  /** Deletes `instance`'s row, if it still is. */
+  drop(sessionId: string, instance: string): Promise<void>;
+  /** The label of a holder other than `instance` whose row is live at `now`. */
+  liveHolder(sessionId: string, instance: string, now: number): Promise<string | undefined>;
+}
+
+/** The leases of one storage object over a backend's table (see the header). */
+export class StoredLeases implements SessionLeases {
+  /** This holder: one per storage object, so two in one process are kept apart like two processes. */
+  readonly instance = randomUUID();
+  private readonly clock: Clock;
+  private readonly ttlMs: number;
+  /** Sessions this object runs now: its own runs of one session take turns without a statement. */
   private readonly held = new Set<string>();
 
-  constructor(private readonly label = 'another run in this process') {}
+  constructor(
+    private readonly table: LeaseTable,
+    private readonly holder: LeaseHolder,
+  ) {
+    this.clock = holder.clock ?? systemClock;
+    this.ttlMs = holder.ttlMs ?? DEFAULT_TTL_MS;
+  }
 
   async take(sessionId: string): Promise<RunLease | LeaseRefusal> {
-    if (this.held.has(sessionId)) return { heldBy: this.label };
+    if (this.held.has(sessionId)) return { heldBy: `another run in ${this.holder.label}` };
     this.held.add(sessionId);
+    try {
+      const now = this.clock.now();
+      if (await this.table.claim(sessionId, this.instance, now, now + this.ttlMs))
+        return this.hold(sessionId, now + this.ttlMs);
+      this.held.delete(sessionId);
+      return { heldBy: (await this.heldElsewhere(sessionId)) ?? 'another process' };
+    } catch (err) {
+      this.held.delete(sessionId);
+      throw err;
+    }
+  }
+
+  async heldElsewhere(sessionId: string): Promise<string | undefined> {
+    return this.table.liveHolder(sessionId, this.instance, this.clock.now());
+  }
+
+  /** Renews the lease every third of its length until released or lost. */
+  private hold(sessionId: string, expiresAt: number): RunLease {
     const lost = new AbortController();
-    let released = false;
+    let timer: TimerHandle | undefined;
+    let done = false;
+    const stop = () => {
+      done = true;
+      this.clock.clearTimeout(timer);
+      this.held.delete(sessionId);
+    };
+    const renew = async () => {
+      const now = this.clock.now();
+      try {
+        const renewed = await this.table.renew(sessionId, this.instance, now + this.ttlMs);
+        if (done) return; // released meanwhile
+        if (renewed) expiresAt = now + this.ttlMs;
+        else return lose('another process took it over');
+      } catch (err) {
+        // The database is away (or locked): the lease holds until its expiry, and the run with it.
+        if (this.clock.now() >= expiresAt)
+          return lose(`it lapsed while the database was away (${(err as Error).message})`);
+      }
+      if (!done) schedule();
+    };
+    const lose = (why: string) => {
+      stop();
+      lost.abort(new Error(`The run lease of session ${sessionId} was lost: ${why}.`));
+    };
+    const schedule = () => {
+      timer = this.clock.setTimeout(() => void renew(), Math.max(100, this.ttlMs / 3));
+      timer.unref();
+    };
+    schedule();
     return {
       sessionId,
       lost: lost.signal,
       release: async () => {
-        if (released) return;
-        released = true;
-        this.held.delete(sessionId);
+        if (done) return;
+        stop();
+        // The database is away: the row lapses on its own.
+        await this.table.drop(sessionId, this.instance).catch(() => undefined);
       },
     };
-  }
-
-  async heldElsewhere(): Promise<string | undefined> {
-    return undefined;
   }
 }

@@ -83,6 +83,8 @@ export interface SessionStorage {
   remove(id: string): Promise<void>;
   appendMessage(id: string, message: ChatMessage): Promise<void>;
   messages(id: string): Promise<ChatMessage[]>;
+  /** How many messages the session has stored: the seq its next one gets. */
+  messageCount(id: string): Promise<number>;
   /** A new session holding a copy of another's history and state. */
   fork(id: string): Promise<SessionRow>;
   recordUsage(id: string, usage: UsageRecord): Promise<void>;

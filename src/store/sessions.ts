@@ -174,6 +174,11 @@ export class SessionStore {
     return rows.map((r) => JSON.parse(r.body) as ChatMessage);
   }
 
+  messageCount(id: string): number {
+    const row = this.sql('SELECT COALESCE(MAX(seq), -1) + 1 AS n FROM messages WHERE session_id = ?').get(id);
+    return (row as { n: number }).n;
+  }
+
   /** A new session holding a copy of another's history and state. */
   fork(id: string): SessionRow {
     const source = this.get(id);

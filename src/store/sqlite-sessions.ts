@@ -6,7 +6,7 @@
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { Db } from './database.js';
-import { LocalLeases } from './run-lease.js';
+import { defaultHolder, type LeaseHolder, type StoredLeases } from './run-lease.js';
 import type {
   NewSession,
   SessionFields,
@@ -15,20 +15,26 @@ import type {
   UsageRecord,
 } from './session-storage.js';
 import { type AuditEntry, SessionStore } from './sessions.js';
+import { sqliteLeases } from './sqlite-leases.js';
 import { sessionUsage, usageReport } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
 
 export class SqliteSessionStorage implements SessionStorage {
   readonly store: SessionStore;
-  readonly leases = new LocalLeases();
+  readonly leases: StoredLeases;
 
-  /** `close` closes `db` only when `owned`: a caller that opened it elsewhere closes it there. */
+  /**
+   * `close` closes `db` only when `owned`: a caller that opened it elsewhere closes it there;
+   * `holder` names this process in its run leases.
+   */
   constructor(
     readonly db: Db,
     readonly location: string,
     private readonly owned = false,
+    holder: LeaseHolder = defaultHolder(),
   ) {
     this.store = new SessionStore(db);
+    this.leases = sqliteLeases(db, holder);
   }
 
   async create(input: NewSession, messages: ChatMessage[] = []) {
@@ -63,6 +69,9 @@ export class SqliteSessionStorage implements SessionStorage {
   }
   async messages(id: string) {
     return this.store.messages(id);
+  }
+  async messageCount(id: string) {
+    return this.store.messageCount(id);
   }
   async fork(id: string) {
     return this.store.fork(id);

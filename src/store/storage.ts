@@ -7,7 +7,7 @@
 import { defaultDbPath } from '../config/sources.js';
 import { type Db, openDatabase } from './database.js';
 import type { PgPool } from './postgres/connection.js';
-import type { LeaseHolder } from './postgres/run-leases.js';
+import type { LeaseHolder } from './run-lease.js';
 import type { SessionStorage } from './session-storage.js';
 import { SqliteSessionStorage } from './sqlite-sessions.js';
 
@@ -39,7 +39,7 @@ export interface StorageConfig {
 export interface OpenStorageOptions {
   /** An already open SQLite database (tests, a caller that shares one); used when no `storage` URL is set. */
   db?: Db;
-  /** How this process is named in the run leases it takes, its clock and lease length (PostgreSQL). */
+  /** How this process is named in the run leases it takes, its clock and lease length. */
   holder?: LeaseHolder;
 }
 
@@ -47,12 +47,12 @@ export interface OpenStorageOptions {
 export async function openStorage(config: StorageConfig, options: OpenStorageOptions = {}): Promise<Storage> {
   if (config.storage) return openPostgresStorage(config.storage, options.holder);
   const path = defaultDbPath(config);
-  return sqliteStorage(options.db ?? openDatabase(path), path, !options.db);
+  return sqliteStorage(options.db ?? openDatabase(path), path, !options.db, options.holder);
 }
 
 /** The SQLite backend over an open database; `owned`: closing the storage closes `db`. */
-export function sqliteStorage(db: Db, path: string, owned: boolean): SqliteStorage {
-  const sessions = new SqliteSessionStorage(db, path, owned);
+export function sqliteStorage(db: Db, path: string, owned: boolean, holder?: LeaseHolder): SqliteStorage {
+  const sessions = new SqliteSessionStorage(db, path, owned, holder);
   return { kind: 'sqlite', db, path, sessions, close: () => sessions.close() };
 }
 

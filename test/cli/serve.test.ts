@@ -7,7 +7,7 @@ import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliRun, runCli, startCli } from '../support/cli.js';
+import { type CliRun, runCli, servedAt, startCli } from '../support/cli.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -43,16 +43,7 @@ async function serve(
 ): Promise<{ run: CliRun; url: string; out: () => string }> {
   const run = startCli(['serve', '--port', '0', ...args], { cwd: workspace, env: env(extra) });
   running.push(run);
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    run.child.stdout!.on('data', (d) => {
-      out += d;
-      const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
-      if (found && out.includes('Ctrl+C')) resolve(found[1]!);
-    });
-    run.result.then((r) => reject(new Error(`serve exited ${r.code}: ${r.stderr}`)));
-  });
-  return { run, url, out: () => out };
+  return { run, ...(await servedAt(run)) };
 }
 
 describe('hearth serve', () => {

@@ -1,8 +1,7 @@
 /**
- * One writer per conversation across machines: a session's run lease in the shared database.
- * First the lease itself (two holders with their own clocks, taken atomically, renewed, lost,
- * lapsed), then real processes: a `hearth worker` (its own home, as on another machine) runs a
- * queued task while a gateway sharing the PostgreSQL database refuses to run that session (409,
+ * One writer per conversation across machines: a session's run lease in the shared database (the
+ * lease itself is tested over both backends in test/store/run-lease.test.ts), with real processes:
+ * a `hearth worker` (its own home, as on another machine) runs a queued task while a gateway sharing the PostgreSQL database refuses to run that session (409,
  * saying where it runs) and shows it read-only; once the worker is done, or was killed and its lease
  * lapsed on the gateway's clock, the gateway runs the session itself.
  */
@@ -12,8 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { openEventLog } from '../../src/store/open-event-log.js';
-import { refused } from '../../src/store/run-lease.js';
-import { openStorage, type PostgresStorage, type Storage } from '../../src/store/storage.js';
+import { openStorage } from '../../src/store/storage.js';
 import { type CliRun, startCli } from '../support/cli.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -22,75 +20,6 @@ import { reply } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
 
 const TTL = 30_000;
-
-describe.skipIf(!postgresBin())('the run lease of a session in PostgreSQL', () => {
-  let db: TestPostgres;
-  const opened: Storage[] = [];
-
-  beforeAll(async () => {
-    db = await startPostgres();
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const storage of opened) await storage.close();
-    await db?.stop();
-  });
-
-  async function holder(label: string, clock: ManualClock): Promise<PostgresStorage> {
-    const storage = (await openStorage(
-      { storage: db.url },
-      { holder: { label, clock, ttlMs: TTL } },
-    )) as PostgresStorage;
-    opened.push(storage);
-    return storage;
-  }
-
-  it('is taken by one holder at a time, renewed while held, and taken over once it lapsed', async () => {
-    const [clockA, clockB] = [new ManualClock(), new ManualClock()];
-    const a = await holder('process A', clockA);
-    const b = await holder('process B', clockB);
-    const row = await a.sessions.create({ workspace: '/w' });
-
-    const taken = await a.sessions.leases.take(row.id);
-    if (refused(taken)) throw new Error(`refused: ${taken.heldBy}`);
-    expect(await b.sessions.leases.take(row.id)).toEqual({ heldBy: 'process A' });
-    expect(await b.sessions.leases.heldElsewhere(row.id)).toBe('process A');
-    expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
-    // Within one holder a session runs once at a time too.
-    expect(refused(await a.sessions.leases.take(row.id))).toBe(true);
-
-    // Renewed every third of its length: B's clock past the first expiry still finds it held.
-    clockA.advance(TTL / 3);
-    await waitUntil(
-      async () => (await leaseRow(a, row.id)).expires_at === String(clockA.now() + TTL),
-      'renewal',
-    );
-    clockB.advance(TTL + 1);
-    expect(refused(await b.sessions.leases.take(row.id))).toBe(true);
-
-    // A stops renewing (as a dead process would): past its expiry on B's clock, B takes over,
-    // and A finds out at its next renewal.
-    clockB.advance(TTL);
-    const takeover = await b.sessions.leases.take(row.id);
-    expect(refused(takeover)).toBe(false);
-    clockA.advance(TTL / 3);
-    await waitUntil(() => taken.lost.aborted, 'A hears it lost the lease');
-    expect(String(taken.lost.reason)).toMatch(/another process took it over/);
-    await taken.release(); // lost: releasing deletes nothing of B's
-    expect(await a.sessions.leases.heldElsewhere(row.id)).toBe('process B');
-
-    if (!refused(takeover)) await takeover.release();
-    expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
-  });
-
-  it('goes to exactly one of several holders taking it at once', async () => {
-    const holders = await Promise.all([1, 2, 3, 4].map((n) => holder(`holder ${n}`, new ManualClock())));
-    const row = await holders[0]!.sessions.create({ workspace: '/w' });
-    const results = await Promise.all(holders.map((h) => h.sessions.leases.take(row.id)));
-    expect(results.filter((r) => !refused(r))).toHaveLength(1);
-    for (const r of results) if (!refused(r)) await r.release();
-  });
-});
 
 describe.skipIf(!postgresBin())('a gateway and a worker never run one session at once', () => {
   let db: TestPostgres;
@@ -209,11 +138,3 @@ describe.skipIf(!postgresBin())('a gateway and a worker never run one session at
     expect(((await response.json()) as { text: string }).text).toBe('Taken over after the lease lapsed.');
   }, 120_000);
 });
-
-async function leaseRow(storage: PostgresStorage, sessionId: string) {
-  const { rows } = await storage.pool.query<{ expires_at: string }>(
-    'select expires_at from hearth_session_leases where session_id = $1',
-    [sessionId],
-  );
-  return rows[0] ?? { expires_at: '' };
-}

@@ -51,3 +51,16 @@ export function startCli(
 export function runCli(args: string[], opts: Parameters<typeof startCli>[1] = {}): Promise<CliResult> {
   return startCli(args, opts).result;
 }
+
+/** Resolves, once the banner of a started `hearth serve` is out, with the URL it printed and its output so far. */
+export function servedAt(run: CliRun): Promise<{ url: string; out: () => string }> {
+  let out = '';
+  return new Promise((resolve, reject) => {
+    run.child.stdout!.on('data', (d) => {
+      out += d;
+      const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
+      if (found && out.includes('Ctrl+C')) resolve({ url: found[1]!, out: () => out });
+    });
+    void run.result.then((r) => reject(new Error(`serve exited ${r.code}: ${r.stderr}`)));
+  });
+}

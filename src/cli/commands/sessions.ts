@@ -113,7 +113,18 @@ export function addSessionCommands(program: Command): void {
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       withStore(cmd, async (store) => {
         const row = await store.resolve(id);
-        await store.remove(row.id);
+        const { refused } = await import('../../store/run-lease.js');
+        // Held while deleting: a session another process runs now is not pulled from under it.
+        const lease = await store.leases.take(row.id);
+        if (refused(lease))
+          throw new UsageError(
+            `Session ${row.id} is running in ${lease.heldBy} right now, so it was not deleted. Stop that run (or wait for it to end), then try again.`,
+          );
+        try {
+          await store.remove(row.id);
+        } finally {
+          await lease.release();
+        }
         process.stdout.write(`Deleted session ${row.id}${row.title ? ` (${visible(row.title)})` : ''}.\n`);
       }),
     );

@@ -4,9 +4,9 @@
  * session's writes go through its journal, one ordered chain per session; everything else is one
  * statement, or one transaction where several rows must appear together.
  */
-import { hostname } from 'node:os';
 import type { ChatMessage } from '../../llm/types.js';
 import type { SessionState } from '../../tools/types.js';
+import { defaultHolder, type LeaseHolder, type StoredLeases } from '../run-lease.js';
 import {
   JournalCache,
   type NewSession,
@@ -24,7 +24,7 @@ import {
   type SessionSummary,
 } from '../sessions.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
-import { type LeaseHolder, PostgresLeases } from './run-leases.js';
+import { postgresLeases } from './run-leases.js';
 import { sessionCount, sessionUsage, usageReport } from './usage-report.js';
 import { PostgresWakeups } from './wakeups.js';
 
@@ -43,7 +43,7 @@ type Queryable = Pick<PgPool, 'query'> | PgClient;
 
 export class PostgresSessionStorage implements SessionStorage {
   readonly location: string;
-  readonly leases: PostgresLeases;
+  readonly leases: StoredLeases;
   private readonly journals = new JournalCache<PostgresJournal>();
 
   /** `close` ends the pool only when `owned`; `holder` names this process in its run leases. */
@@ -51,10 +51,10 @@ export class PostgresSessionStorage implements SessionStorage {
     readonly pool: PgPool,
     url: string,
     private readonly owned = false,
-    holder: LeaseHolder = { label: defaultHolder() },
+    holder: LeaseHolder = defaultHolder(),
   ) {
     this.location = redact(url);
-    this.leases = new PostgresLeases(pool, holder);
+    this.leases = postgresLeases(pool, holder);
   }
 
   async create(input: NewSession, messages: ChatMessage[] = []): Promise<SessionRow> {
@@ -144,6 +144,14 @@ export class PostgresSessionStorage implements SessionStorage {
       [id],
     );
     return rows.map((r) => JSON.parse(r.body) as ChatMessage);
+  }
+
+  async messageCount(id: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      'SELECT (COALESCE(MAX(seq), -1) + 1)::int AS n FROM hearth_messages WHERE session_id = $1',
+      [id],
+    );
+    return rows[0]!.n;
   }
 
   async fork(id: string): Promise<SessionRow> {
@@ -257,10 +265,6 @@ export class PostgresSessionStorage implements SessionStorage {
 }
 
 /** How other processes name this one in a lease, when the caller did not say. */
-function defaultHolder(): string {
-  return `hearth on ${hostname()} (pid ${process.pid})`;
-}
-
 /**
  * A running session's writes, sent one after another in the order they were made. After a write
  * fails, the later ones are dropped (a history with a hole would be worse than a shorter one) and

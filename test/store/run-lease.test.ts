@@ -1,0 +1,272 @@
+/**
+ * A session's run lease, one suite over both backends (a real SQLite file, a private PostgreSQL
+ * server): two holders with their own clocks, taken atomically, renewed on a timer, lost, lapsed.
+ * Then what only SQLite does, all processes being on one machine: a holder whose process is gone
+ * (killed, or its pid now another process's) is taken over at once, while one this process cannot
+ * judge (another host, another pid namespace) keeps the session until its lease lapses.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunLease, refused } from '../../src/store/run-lease.js';
+import { openStorage, type SqliteStorage, type Storage } from '../../src/store/storage.js';
+import { systemProcesses, thisProcess } from '../../src/util/process-identity.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { waitUntil, withDeadline } from '../support/wait.js';
+
+const TTL = 30_000;
+
+interface Backend {
+  name: string;
+  skip: boolean;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** A holder on the one store, as another process would be. */
+  holder(label: string, clock: ManualClock): Promise<Storage>;
+  /** The stored expiry of the session's lease; undefined when no row is left. */
+  expiry(storage: Storage, sessionId: string): Promise<number | undefined>;
+}
+
+function sqliteBackend(): Backend & { path(): string } {
+  let dir = '';
+  return {
+    name: 'SQLite',
+    skip: false,
+    async start() {
+      dir = await mkdtemp(join(tmpdir(), 'hearth-lease-'));
+    },
+    async stop() {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    },
+    path: () => join(dir, 'hearth.db'),
+    holder: (label, clock) =>
+      openStorage({ db_path: join(dir, 'hearth.db') }, { holder: { label, clock, ttlMs: TTL } }),
+    async expiry(storage, sessionId) {
+      const row = (storage as SqliteStorage).db
+        .prepare('SELECT expires_at FROM session_leases WHERE session_id = ?')
+        .get(sessionId) as { expires_at: number } | undefined;
+      return row?.expires_at;
+    },
+  };
+}
+
+function postgresBackend(): Backend {
+  let server: TestPostgres | undefined;
+  return {
+    name: 'PostgreSQL',
+    // PostgreSQL is not installed here: `apt-get install postgresql` (.ci/run installs it).
+    skip: !postgresBin(),
+    async start() {
+      server = await startPostgres();
+    },
+    async stop() {
+      await server?.stop();
+    },
+    holder: (label, clock) => openStorage({ storage: server!.url }, { holder: { label, clock, ttlMs: TTL } }),
+    async expiry(storage, sessionId) {
+      if (storage.kind !== 'postgres') throw new Error('expected PostgreSQL');
+      const { rows } = await storage.pool.query<{ expires_at: string }>(
+        'select expires_at from hearth_session_leases where session_id = $1',
+        [sessionId],
+      );
+      return rows[0] ? Number(rows[0].expires_at) : undefined;
+    },
+  };
+}
+
+for (const backend of [sqliteBackend(), postgresBackend()]) {
+  describe.skipIf(backend.skip)(`the run lease of a session on ${backend.name}`, () => {
+    const opened: Storage[] = [];
+    beforeAll(() => backend.start(), 60_000);
+    afterAll(async () => {
+      for (const storage of opened) await storage.close();
+      await backend.stop();
+    });
+    const holder = async (label: string, clock: ManualClock) => {
+      const storage = await backend.holder(label, clock);
+      opened.push(storage);
+      return storage;
+    };
+
+    it('is taken by one holder at a time, renewed while held, and taken over once it lapsed', async () => {
+      const [clockA, clockB] = [new ManualClock(), new ManualClock()];
+      const a = await holder('process A', clockA);
+      const b = await holder('process B', clockB);
+      const row = await a.sessions.create({ workspace: '/w' });
+
+      const taken = await a.sessions.leases.take(row.id);
+      if (refused(taken)) throw new Error(`refused: ${taken.heldBy}`);
+      expect(await b.sessions.leases.take(row.id)).toEqual({ heldBy: 'process A' });
+      expect(await b.sessions.leases.heldElsewhere(row.id)).toBe('process A');
+      expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
+      // Within one holder a session runs once at a time too.
+      expect(await a.sessions.leases.take(row.id)).toEqual({ heldBy: 'another run in process A' });
+
+      // Renewed every third of its length, on a timer: B's clock past the first expiry still finds it held.
+      expect(clockA.pending).toEqual([TTL / 3]);
+      clockA.advance(TTL / 3);
+      await waitUntil(async () => (await backend.expiry(a, row.id)) === clockA.now() + TTL, 'renewal');
+      clockB.advance(TTL + 1);
+      expect(refused(await b.sessions.leases.take(row.id))).toBe(true);
+
+      // A stops renewing (as a hung process would): past its expiry on B's clock, B takes over,
+      // and A finds out at its next renewal.
+      clockB.advance(TTL);
+      const takeover = await b.sessions.leases.take(row.id);
+      expect(refused(takeover)).toBe(false);
+      clockA.advance(TTL / 3);
+      await waitUntil(() => taken.lost.aborted, 'A hears it lost the lease');
+      expect(String(taken.lost.reason)).toMatch(/another process took it over/);
+      await taken.release(); // lost: releasing deletes nothing of B's
+      expect(await a.sessions.leases.heldElsewhere(row.id)).toBe('process B');
+
+      if (!refused(takeover)) await takeover.release();
+      expect(await backend.expiry(a, row.id)).toBeUndefined();
+      expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
+      // Released, it is free for the next run at once, here or there.
+      const next = await a.sessions.leases.take(row.id);
+      expect(refused(next)).toBe(false);
+      if (!refused(next)) await next.release();
+    });
+
+    it('goes to exactly one of several holders taking it at once', async () => {
+      const holders = await Promise.all([1, 2, 3, 4].map((n) => holder(`holder ${n}`, new ManualClock())));
+      const row = await holders[0]!.sessions.create({ workspace: '/w' });
+      const results = await Promise.all(holders.map((h) => h.sessions.leases.take(row.id)));
+      expect(results.filter((r) => !refused(r))).toHaveLength(1);
+      for (const r of results) if (!refused(r)) await r.release();
+    });
+
+    it('goes with its session when the session is deleted', async () => {
+      const a = await holder('process A', new ManualClock());
+      const row = await a.sessions.create({ workspace: '/w' });
+      const taken = (await a.sessions.leases.take(row.id)) as RunLease;
+      await a.sessions.remove(row.id);
+      expect(await backend.expiry(a, row.id)).toBeUndefined();
+      await taken.release();
+    });
+  });
+}
+
+describe('the run lease of a session on SQLite, whose holders are all on this machine', () => {
+  const backend = sqliteBackend();
+  const opened: Storage[] = [];
+  const children: ChildProcess[] = [];
+  beforeAll(() => backend.start());
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    for (const storage of opened) await storage.close();
+    await backend.stop();
+  });
+  const holder = async (label: string, clock = new ManualClock(Date.now())) => {
+    const storage = (await backend.holder(label, clock)) as SqliteStorage;
+    opened.push(storage);
+    return storage;
+  };
+
+  /** Another process taking the session's lease; resolves with what it said once it tried. */
+  async function holderProcess(session: string, label = 'the child'): Promise<[ChildProcess, string]> {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'test/support/lease-child.ts',
+        JSON.stringify({ db: backend.path(), session, label }),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(child);
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const first = await withDeadline(lines.next(), `${label} to take the lease`);
+    return [child, String(first.value)];
+  }
+
+  it('goes to exactly one of several processes taking it at once', async () => {
+    const a = await holder('process A');
+    const row = await a.sessions.create({ workspace: '/w' });
+    const said = await Promise.all([1, 2, 3].map((n) => holderProcess(row.id, `child ${n}`)));
+    const winners = said.filter(([, line]) => line === 'held');
+    expect(winners).toHaveLength(1);
+    const winner = `child ${said.indexOf(winners[0]!) + 1}`;
+    expect(said.map(([, line]) => line).sort()).toEqual(['held', `refused: ${winner}`, `refused: ${winner}`]);
+    expect(await a.sessions.leases.heldElsewhere(row.id)).toBe(winner);
+    for (const [child] of said) child.kill('SIGKILL');
+  });
+
+  it('takes over at once from a holder that was killed, well before its lease lapses', async () => {
+    const a = await holder('process A');
+    const row = await a.sessions.create({ workspace: '/w' });
+    const [child, said] = await holderProcess(row.id);
+    expect(said).toBe('held');
+    expect(await a.sessions.leases.take(row.id)).toEqual({ heldBy: 'the child' });
+    expect(await a.sessions.leases.heldElsewhere(row.id)).toBe('the child');
+
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    // The child's row still runs for most of a lease on this clock: only its process is gone.
+    expect(await backend.expiry(a, row.id)).toBeGreaterThan(Date.now());
+    expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
+    const taken = await a.sessions.leases.take(row.id);
+    expect(refused(taken)).toBe(false);
+    if (!refused(taken)) await taken.release();
+  });
+
+  it('takes over from a pid that now is another process, and waits out holders it cannot judge', async () => {
+    const a = await holder('process A');
+    const me = thisProcess();
+    // This test runs on Linux: records carry what tells a pid's processes apart.
+    expect(me.identity).toMatch(/^[0-9a-f-]{36}\/pid:\[\d+\]\/\d+$/);
+    const machine = me.identity!.slice(0, me.identity!.lastIndexOf('/'));
+    const ticks = systemProcesses.startTicks(process.pid);
+    const plant = (sessionId: string, fields: { host?: string; process: string | null; label: string }) =>
+      a.db
+        .prepare(
+          'INSERT INTO session_leases (session_id, instance, host, pid, process, label, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          sessionId,
+          `planted ${fields.label}`,
+          fields.host ?? me.host,
+          process.pid,
+          fields.process,
+          fields.label,
+          Date.now() + TTL,
+        );
+
+    const cases = [
+      // This pid, started at another time: the recorded process ended and its pid was reused.
+      { label: 'an earlier process with this pid', process: `${machine}/${Number(ticks) - 1}`, free: true },
+      // This very process (a storage object of it that is still running the session).
+      { label: 'this process', process: me.identity, free: false },
+      // The same pid in another pid namespace (a container sharing the host name): not ours to judge.
+      { label: 'a container', process: `${machine.replace(/\[\d+\]/, '[1]')}/${ticks}`, free: false },
+      {
+        label: 'another boot',
+        process: `00000000-0000-0000-0000-000000000000/${machine.split('/')[1]}/${ticks}`,
+        free: false,
+      },
+      {
+        label: 'another host',
+        host: 'elsewhere.example',
+        process: `${machine}/${Number(ticks) - 1}`,
+        free: false,
+      },
+      // A record without identity (a Hearth on a system without /proc) beside one with it.
+      { label: 'no identity', process: null, free: false },
+    ];
+    for (const c of cases) {
+      const row = await a.sessions.create({ workspace: '/w' });
+      plant(row.id, c);
+      const taken = await a.sessions.leases.take(row.id);
+      expect({ label: c.label, free: !refused(taken) }).toEqual({ label: c.label, free: c.free });
+      expect(await a.sessions.leases.heldElsewhere(row.id)).toBe(c.free ? undefined : c.label);
+      if (!refused(taken)) await taken.release();
+    }
+  });
+});
