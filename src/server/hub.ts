@@ -17,6 +17,7 @@ import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '.
 import type { SessionState } from '../tools/types.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
+import type { TurnRelay } from './turn-relay.js';
 import type { RunMode, WireEvent } from './wire.js';
 
 export interface HubOptions {
@@ -36,6 +37,11 @@ export interface HubOptions {
   now: () => number;
   tracer: Tracer;
   approvalTimeoutMs: number;
+  /**
+   * Turns run by `hearth worker`s (`gateway.turns: workers`) and orders sent on to the workers
+   * running them; only with the shared PostgreSQL database. Closed with the hub.
+   */
+  remote?: TurnRelay;
 }
 
 /**
@@ -49,6 +55,7 @@ export class SessionHub implements SessionHost {
   readonly now: () => number;
   readonly tracer: Tracer;
   readonly approvalTimeoutMs: number;
+  readonly remote: TurnRelay | undefined;
   private readonly live = new Map<string, LiveSession>();
   private readonly runtimes = new Map<string, Promise<Runtime>>();
   private readonly connections = new Map<string, Promise<Connection>>();
@@ -71,6 +78,7 @@ export class SessionHub implements SessionHost {
     this.now = options.now;
     this.tracer = options.tracer;
     this.approvalTimeoutMs = options.approvalTimeoutMs;
+    this.remote = options.remote;
   }
 
   get workspace(): string {
@@ -84,6 +92,8 @@ export class SessionHub implements SessionHost {
   async session(id: string): Promise<LiveSession> {
     // Another process running it (its run lease, src/store/run-lease.ts) makes it read-only here.
     const elsewhere = await this.store.leases.heldElsewhere(id);
+    // A worker running a queued turn of it takes orders through the database.
+    const turn = elsewhere !== undefined ? await this.remote?.running(id) : undefined;
     let live = this.live.get(id);
     if (!live) {
       await this.store.get(id);
@@ -95,7 +105,7 @@ export class SessionHub implements SessionHost {
         this.sweepSoon();
       }
     }
-    live.leasedTo(elsewhere);
+    live.leasedTo(elsewhere, turn);
     return live;
   }
 
@@ -376,6 +386,7 @@ export class SessionHub implements SessionHost {
     await Promise.all(held.map((live) => live.close()));
     for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
     this.unwatchLog();
+    await this.remote?.close();
     await this.events.close();
     await this.store.close();
     this.options.db.close();

@@ -3,6 +3,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { renderUnicodeCompact } from 'uqr';
 import { defaultDbPath, type FlagSetting, loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
 import { describeIgnored } from '../../config/security.js';
 import {
   bindRefusal,
@@ -12,6 +13,7 @@ import {
   type ListeningInfo,
   newPin,
 } from '../../server/index.js';
+import type { TurnRelay } from '../../server/turn-relay.js';
 import { openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
 import { openStorage } from '../../store/storage.js';
@@ -51,12 +53,14 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     throw new UsageError((error as Error).message);
   });
   const events = await openEventLog(storage, { writer: who, onProblem: err });
+  const remote = await turnRelay(config, storage.kind === 'postgres' ? storage.url : undefined, err);
   const server = createServer({
     config,
     workspace,
     db,
     sessions: storage.sessions,
     events,
+    remote,
     pin: config.gateway.pin ? newPin() : undefined,
     scheduler: flags.scheduler,
     configFor: async (folder) => {
@@ -90,6 +94,30 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     process.on('SIGTERM', stop);
   });
   return 0;
+}
+
+/**
+ * With the shared database, the relay of turns to `hearth worker`s: it queues them with
+ * `gateway.turns: workers`, and sends steer, abort and approvals on to workers running any.
+ */
+async function turnRelay(
+  config: Config,
+  url: string | undefined,
+  err: (line: string) => void,
+): Promise<TurnRelay | undefined> {
+  const { turns, turn_tags: tags } = config.gateway;
+  if (!url) {
+    if (turns === 'workers')
+      throw new UsageError(
+        'gateway.turns: workers queues turns in the shared database, and none is configured. Set storage: postgres://USER@HOST:5432/DB (or HEARTH_DATABASE_URL), or gateway.turns: here.',
+      );
+    return undefined;
+  }
+  const [{ TurnQueue }, { TurnRelay }] = await Promise.all([
+    import('../../cluster/turn-queue.js'),
+    import('../../server/turn-relay.js'),
+  ]);
+  return new TurnRelay(await TurnQueue.open(url, err), { dispatch: turns === 'workers', tags });
 }
 
 /**
