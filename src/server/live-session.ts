@@ -120,8 +120,13 @@ export class LiveSession {
   readonly recorder: EventRecorder;
   readonly approvals: ApprovalBook;
   private readonly queue: Job[] = [];
-  /** `turn`: the key of the queued turn a worker runs for it (`gateway.turns: workers`). */
-  private running: { controller: AbortController; turn?: RunningTurn } | undefined;
+  /**
+   * The item running. `turn`: the queued turn a worker runs for it (`gateway.turns: workers`);
+   * `early`: messages steered in before its agent session was open (a worker's run, told at once).
+   */
+  private running:
+    | { controller: AbortController; turn?: RunningTurn; ready?: boolean; early?: string[] }
+    | undefined;
   private agent: OpenedAgent | undefined;
   /** The session's `updatedAt` after our last run: a different one means another process ran it. */
   private stamp: number | undefined;
@@ -198,8 +203,9 @@ export class LiveSession {
       return true;
     }
     this.refuseRemote('order');
-    if (!this.running || !this.agent) return false;
-    this.agent.session.steer(text);
+    if (!this.running) return false;
+    if (!this.running.ready || !this.agent) (this.running.early ??= []).push(text);
+    else this.agent.session.steer(text);
     return true;
   }
 
@@ -387,6 +393,10 @@ export class LiveSession {
     const current = row.updatedAt === this.stamp ? this.agent : undefined;
     const opened = await this.host.open(row, { model, mode, live: this, current });
     this.agent = opened;
+    if (this.running) {
+      this.running.ready = true;
+      for (const text of this.running.early?.splice(0) ?? []) opened.session.steer(text);
+    }
     if (!this.told) {
       this.told = true;
       for (const message of opened.notes) this.record({ type: 'warning', message });

@@ -146,6 +146,15 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       ['s1'],
     );
     expect(turn.rows).toEqual([{ worker: lease.rows[0].label, attempts: 1, finished_at: expect.any(Date) }]);
+
+    // A compaction goes the same way, and its reply comes back.
+    const compacted = await post('/api/sessions/s1/compact', {});
+    expect(compacted.status).toBe(200);
+    expect(await compacted.json()).toMatchObject({ session_id: 's1', method: expect.any(String) });
+    const compactions = await sql.query('select count(*)::int as n from hearth_turns where session_id = $1', [
+      's1',
+    ]);
+    expect(compactions.rows[0].n).toBe(2);
   }, 90_000);
 
   it('sends an approval given to the gateway on to the worker running the turn', async () => {
@@ -225,4 +234,31 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     expect(events.filter((m) => m.type === 'tool_call')).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: 'done', text: 'The kettle is on, still.' });
   }, 120_000);
+
+  // Last: whether the steer joins the running turn or, arriving after its last step, the next
+  // one, the script has a reply for it; nothing runs after this test to be thrown out of step.
+  it('queues a message behind the running one, and steers the running one through the gateway', async () => {
+    llm.push(
+      reply().text('Noted.').chunkSize(2).holdAfter(1),
+      reply().text('Noted.'),
+      reply().text('Noted.'),
+    );
+    const from = watcher.messages.length;
+    const first = post('/api/chat/s1', { message: 'first' });
+    await llm.waitForHolds(4);
+    const second = await post('/api/sessions/s1/messages', { message: 'second' });
+    expect(await second.json()).toEqual({ session_id: 's1', status: 'queued', position: 1 });
+    const steered = await post('/api/sessions/s1/messages', { message: 'mention the kettle', steer: true });
+    expect(await steered.json()).toEqual({ session_id: 's1', status: 'steered', position: 0 });
+    llm.release();
+    expect((await first).status).toBe(200);
+    const end = await watcher.next((m) => m.type === 'done', from);
+    await watcher.next((m) => m.type === 'done', watcher.messages.indexOf(end) + 1);
+    const events = watcher.messages.slice(from);
+    expect(events.filter((m) => m.type === 'user_message').map((m) => m.text)).toEqual(['first', 'second']);
+    expect(events.find((m) => m.type === 'steer')).toMatchObject({ text: 'mention the kettle' });
+    expect(llm.requests.some((r) => JSON.stringify(r.body.messages).includes('mention the kettle'))).toBe(
+      true,
+    );
+  }, 60_000);
 });
