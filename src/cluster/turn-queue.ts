@@ -44,7 +44,7 @@ export class TurnQueue {
   private readonly waiting = new Map<string, Array<(result: TaskResult) => void>>();
   private results: PgListener | undefined;
   private orders: PgListener | undefined;
-  private readonly watched = new Map<string, { after: number; apply: (order: TurnOrder) => void }>();
+  private readonly watched = new Map<string, { after: number; apply: (order: TurnOrder) => Promise<void> }>();
   private check: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -121,10 +121,27 @@ export class TurnQueue {
   }
 
   /**
-   * Hands `apply` every order sent to turn `key`, those sent before this call first, in the order
-   * they were sent, each once. Returns the function that stops it.
+   * Messages steered into turn `key` that it did not take (they came after its last step) go to
+   * the session's next queued turn, as a local run's would; false when none is queued.
    */
-  follow(key: string, apply: (order: TurnOrder) => void): () => void {
+  async carry(key: string, session: string, texts: readonly string[]): Promise<boolean> {
+    const { rows } = await this.pool.query<{ key: string }>(
+      `select key from hearth_turns where session_id = $1 and started_at is null and key <> $2
+       order by queued_at limit 1`,
+      [session, key],
+    );
+    const next = rows[0];
+    if (!next) return false;
+    for (const text of texts) await this.order(next.key, { kind: 'steer', text });
+    return true;
+  }
+
+  /**
+   * Hands `apply` every order sent to turn `key`, those sent before this call first, in the order
+   * they were sent, each once, and marks each applied once `apply` resolved. Returns the function
+   * that stops it.
+   */
+  follow(key: string, apply: (order: TurnOrder) => Promise<void>): () => void {
     this.watched.set(key, { after: 0, apply });
     this.orders ??= new PgListener({
       url: this.url,
@@ -158,7 +175,8 @@ export class TurnQueue {
         // Two reads at once (a notice and the first look) may both find an order: applied once.
         if (Number(row.id) <= watched.after) continue;
         watched.after = Number(row.id);
-        watched.apply({ kind: row.kind, ...row.body } as TurnOrder);
+        await watched.apply({ kind: row.kind, ...row.body } as TurnOrder);
+        await this.pool.query('update hearth_turn_orders set applied_at = now() where id = $1', [row.id]);
       }
     } catch (err) {
       this.onProblem(`Could not read the orders of turn ${key}: ${(err as Error).message}`);

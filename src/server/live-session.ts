@@ -3,7 +3,6 @@ import type { DoneEvent } from '../agent/events.js';
 import { blindNote, unansweredCalls } from '../agent/loop.js';
 import { type AgentSession, restartConversation } from '../agent/session.js';
 import type { RunningTurn } from '../cluster/turn-queue.js';
-import type { QueuedTurn } from '../cluster/work-queue.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SessionRow, SessionStorage } from '../store/session-storage.js';
@@ -125,7 +124,7 @@ export class LiveSession {
    * `early`: messages steered in before its agent session was open (a worker's run, told at once).
    */
   private running:
-    | { controller: AbortController; turn?: RunningTurn; ready?: boolean; early?: string[] }
+    | { controller: AbortController; turn?: RunningTurn; ready?: boolean; early: string[] }
     | undefined;
   private agent: OpenedAgent | undefined;
   /** The session's `updatedAt` after our last run: a different one means another process ran it. */
@@ -204,9 +203,14 @@ export class LiveSession {
     }
     this.refuseRemote('order');
     if (!this.running) return false;
-    if (!this.running.ready || !this.agent) (this.running.early ??= []).push(text);
+    if (!this.running.ready || !this.agent) this.running.early.push(text);
     else this.agent.session.steer(text);
     return true;
+  }
+
+  /** Messages steered in that no run has taken yet (they wait for the next one). */
+  get unsteered(): readonly string[] {
+    return [...(this.running?.early ?? []), ...(this.agent?.session.queued ?? [])];
   }
 
   /** Stops the running item (queued ones still run); false when nothing was running. */
@@ -336,7 +340,7 @@ export class LiveSession {
     while (!this.running && this.queue.length > 0) {
       const job = this.queue.shift()!;
       const controller = new AbortController();
-      this.running = { controller };
+      this.running = { controller, early: [] };
       const { signal } = controller;
       try {
         // Watchers of this job's events start after everything recorded before it.
@@ -395,7 +399,7 @@ export class LiveSession {
     this.agent = opened;
     if (this.running) {
       this.running.ready = true;
-      for (const text of this.running.early?.splice(0) ?? []) opened.session.steer(text);
+      for (const text of this.running.early.splice(0)) opened.session.steer(text);
     }
     if (!this.told) {
       this.told = true;
@@ -456,19 +460,20 @@ export class LiveSession {
     signal: AbortSignal,
   ): Promise<TurnResult | CompactResult> {
     const relay = this.host.remote!;
-    const row = await this.host.store.get(this.id);
-    const turn: QueuedTurn =
+    const { workspace } = await this.host.store.get(this.id);
+    const key = await relay.queue(
       job.kind === 'compact'
         ? { session: this.id, kind: 'compact' }
         : {
             session: this.id,
             kind: 'message',
-            ...(job.text !== undefined ? { text: job.text } : {}),
-            ...(job.images?.length ? { images: job.images } : {}),
+            text: job.text,
+            images: job.images,
             mode: job.mode ?? this.mode,
-            ...(job.model ? { model: job.model } : {}),
-          };
-    const key = await relay.queue(turn, row.workspace);
+            model: job.model,
+          },
+      workspace,
+    );
     this.running!.turn = { key, worker: '', startedSeq: before };
     return relay.outcome(key, signal);
   }

@@ -27,6 +27,7 @@ export interface QueuedTurnOptions {
   leaseWaitMs: number;
   /** The worker stops: the turn is stopped, and goes back to the queue. */
   signal: AbortSignal;
+  onProblem: (message: string) => void;
 }
 
 /** Between looks at a lease another holder has. */
@@ -55,11 +56,16 @@ export async function runQueuedTurn(
           mode: turn.mode,
           model: turn.model,
         });
-  const unfollow = turns.follow(task.key, (order) => void obey(live, order));
+  const unfollow = turns.follow(task.key, (order) => obey(live, order));
   const stop = () => void live.abort();
   options.signal.addEventListener('abort', stop, { once: true });
   try {
     const result: TurnResult | CompactResult = await queued.result;
+    const left = live.unsteered;
+    if (left.length > 0 && !(await turns.carry(task.key, id, left)))
+      options.onProblem(
+        `session ${id}: ${left.length} message(s) steered in after the turn's last step were not used`,
+      );
     const usage = 'usage' in result ? result.usage : undefined;
     return {
       status: 'ok',

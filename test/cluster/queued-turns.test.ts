@@ -13,7 +13,13 @@ import { type CliRun, startCli } from '../support/cli.js';
 import { openSocket, type TestSocket, type WireMessage } from '../support/gateway.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
-import { startWorkerProcess, untilWorkersStart, type WorkerProcess } from '../support/workers.js';
+import { waitUntil } from '../support/wait.js';
+import {
+  startWorkerProcess,
+  untilServing,
+  untilWorkersStart,
+  type WorkerProcess,
+} from '../support/workers.js';
 
 const TOKEN = 'queued-turns-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -52,15 +58,7 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       env,
     });
     running.push(run);
-    let out = '';
-    return new Promise<string>((resolve, reject) => {
-      run.child.stdout!.on('data', (d) => {
-        out += d;
-        const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
-        if (found && out.includes('Ctrl+C')) resolve(found[1]!);
-      });
-      run.result.then((r) => reject(new Error(`serve exited ${r.code}: ${r.stderr}`)));
-    });
+    return untilServing(run);
   }
 
   const post = (path: string, body: object) =>
@@ -235,8 +233,6 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     expect(events.at(-1)).toMatchObject({ type: 'done', text: 'The kettle is on, still.' });
   }, 120_000);
 
-  // Last: whether the steer joins the running turn or, arriving after its last step, the next
-  // one, the script has a reply for it; nothing runs after this test to be thrown out of step.
   it('queues a message behind the running one, and steers the running one through the gateway', async () => {
     llm.push(
       reply().text('Noted.').chunkSize(2).holdAfter(1),
@@ -250,13 +246,22 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     expect(await second.json()).toEqual({ session_id: 's1', status: 'queued', position: 1 });
     const steered = await post('/api/sessions/s1/messages', { message: 'mention the kettle', steer: true });
     expect(await steered.json()).toEqual({ session_id: 's1', status: 'steered', position: 0 });
+    // Taken up by the worker's run while the model still answers: it joins this turn, at its next step.
+    await waitUntil(async () => {
+      const applied = await sql.query(
+        `select 1 from hearth_turn_orders where kind = 'steer' and applied_at is not null`,
+      );
+      return applied.rowCount === 1;
+    }, 'the worker to take the steer');
     llm.release();
     expect((await first).status).toBe(200);
-    const end = await watcher.next((m) => m.type === 'done', from);
-    await watcher.next((m) => m.type === 'done', watcher.messages.indexOf(end) + 1);
+    const end = watcher.messages.indexOf(await watcher.next((m) => m.type === 'done', from));
+    await watcher.next((m) => m.type === 'done', end + 1);
     const events = watcher.messages.slice(from);
     expect(events.filter((m) => m.type === 'user_message').map((m) => m.text)).toEqual(['first', 'second']);
-    expect(events.find((m) => m.type === 'steer')).toMatchObject({ text: 'mention the kettle' });
+    const steer = watcher.messages.findIndex((m, i) => i >= from && m.type === 'steer');
+    expect(watcher.messages[steer]).toMatchObject({ text: 'mention the kettle' });
+    expect(steer).toBeLessThan(end);
     expect(llm.requests.some((r) => JSON.stringify(r.body.messages).includes('mention the kettle'))).toBe(
       true,
     );

@@ -77,6 +77,7 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
         worker: who,
         leaseWaitMs: options.leaseSeconds * 2000,
         signal,
+        onProblem: (message) => options.say(`problem: ${message}`),
       });
     },
     async close() {

@@ -306,7 +306,8 @@ export const postgresMigrations: readonly string[] = [
      turn_key text not null references hearth_turns(key) on delete cascade,
      kind text not null,
      body jsonb not null default '{}',
-     created_at timestamptz not null default now()
+     created_at timestamptz not null default now(),
+     applied_at timestamptz
    );
    create index if not exists hearth_turn_orders_turn on hearth_turn_orders (turn_key, id);
    create or replace function hearth_turn_order() returns trigger language plpgsql as $$
