@@ -295,6 +295,19 @@ export class LiveSession {
   }
 
   /**
+   * Where the session runs when this gateway can only watch it (clients then offer no composer):
+   * not for a worker's queued turn when this gateway queues its turns to workers too.
+   */
+  get watchedOnlyAt(): string | undefined {
+    return this.elsewhereTurn && this.host.remote?.dispatches ? undefined : this.runsAt;
+  }
+
+  /** Something runs: here, or a worker's queued turn that takes orders from here. */
+  get working(): boolean {
+    return this.busy || this.elsewhereTurn !== undefined;
+  }
+
+  /**
    * Told by the hub: who else holds the session's run lease now (undefined: nobody), and the
    * queued turn it runs when it is a worker.
    */

@@ -14,6 +14,7 @@
 import type { TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
 import type { QueuedTurn } from '../cluster/work-queue.js';
 import type { ClaimedTask, TaskOutcome } from '../cluster/worker.js';
+import { SessionNotFoundError } from '../store/sessions.js';
 import type { SessionHub } from './hub.js';
 import type { CompactResult, LiveSession, TurnResult } from './live-session.js';
 import { describeError } from './problem.js';
@@ -42,7 +43,15 @@ export async function runQueuedTurn(
   const { turn } = task;
   const id = turn.session;
   await leaseFree(hub, id, options);
-  const messages = (await hub.store.messages(id)).length;
+  let messages: number;
+  try {
+    messages = (await hub.store.messages(id)).length;
+  } catch (err) {
+    // Deleted since it was queued: an answer, not something to try again.
+    if (!(err instanceof SessionNotFoundError)) throw err;
+    const { status, detail } = describeError(err);
+    return { status: 'failed', reason: detail, detail: { error: { status, detail } } satisfies TurnDetail };
+  }
   const start = await turns.start(task.key, options.worker, { messages, seq: await hub.events.lastSeq(id) });
   const live = await hub.session(id);
   // A try after a worker died: its message is stored once, and the run carries on (header).

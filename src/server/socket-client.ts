@@ -73,11 +73,11 @@ export class SessionSocket {
       session_id: this.id,
       exists: live !== undefined,
       last_seq: lastSeq,
-      running: live?.busy ?? false,
+      running: live?.working ?? false,
       queued: live?.queued ?? 0,
       mode: live?.mode ?? 'bounded',
       waiting: live?.approvals.waiting ?? [],
-      ...(live?.runsAt ? { runs_at: live.runsAt } : {}),
+      ...(live?.watchedOnlyAt ? { runs_at: live.watchedOnlyAt } : {}),
     });
     const waiting = early.splice(0);
     this.early = undefined;

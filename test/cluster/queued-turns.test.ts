@@ -4,7 +4,15 @@
  * PostgreSQL, the scripted model server, a gateway process and worker processes (each with its own
  * Hearth home, as on other machines, sharing only the database and the workspace folder).
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -45,7 +53,9 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
   }
 
   function worker(): WorkerProcess {
-    const run = startWorkerProcess(['--lease', '3', '--no-pipeline'], { cwd: workspace, env: machine() });
+    // Approvals wait 5 s on the workers (the gateway's own setting is not theirs).
+    const env = machine({ gateway: { approval_timeout: 5 } });
+    const run = startWorkerProcess(['--lease', '3', '--no-pipeline'], { cwd: workspace, env });
     running.push(run);
     workers.push(run);
     return run;
@@ -123,6 +133,12 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     const head = await sql.query('select writer from hearth_event_heads where session_id = $1', ['s1']);
     expect(head.rows[0].writer).toBe(lease.rows[0].label);
     expect(watcher.messages.slice(from).some((m) => m.type === 'done')).toBe(false);
+    // A client joining now sees it running, and may drive it (no `runs_at`: no read-only view).
+    const late = await openSocket(`${url.replace(/^http/, 'ws')}/ws/s1`, auth);
+    const hello = await late.next((m) => m.type === 'connected');
+    late.ws.terminate();
+    expect(hello).toMatchObject({ running: true });
+    expect(hello.runs_at).toBeUndefined();
 
     llm.release();
     const response = await answer;
@@ -173,6 +189,17 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     });
     expect(events.at(-1)).toMatchObject({ type: 'done', reason: 'completed', text: 'Written.' });
     expect(readFileSync(join(workspace, 'out.txt'), 'utf8')).toBe('hi\n');
+  }, 60_000);
+
+  it('declines a call nobody answers once the worker’s approval timeout passed', async () => {
+    llm.push(reply().tool('write_file', { path: 'never.txt', content: 'no\n' }), reply().text('Left it.'));
+    const from = watcher.messages.length;
+    const answer = post('/api/chat/s1', { message: 'write no to never.txt' });
+    const asked = await watcher.next((m) => m.type === 'approval_request', from);
+    const resolved = await watcher.next((m) => m.type === 'approval_resolved', from);
+    expect(resolved).toMatchObject({ tool_call_id: asked.tool_call_id, approved: false, by: 'timeout' });
+    expect(await (await answer).json()).toMatchObject({ text: 'Left it.', reason: 'completed' });
+    expect(existsSync(join(workspace, 'never.txt'))).toBe(false);
   }, 60_000);
 
   it('stops the worker’s turn when the gateway is told to abort', async () => {
@@ -226,7 +253,8 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     );
     const bodies = stored.rows.map((r) => String(r.body));
     expect(bodies.filter((b) => b.includes('Check the notes again.'))).toHaveLength(1);
-    expect(stored.rows.filter((r) => r.role === 'tool')).toHaveLength(3); // one per turn that read or wrote
+    const asked = bodies.findIndex((b) => b.includes('Check the notes again.'));
+    expect(stored.rows.slice(asked).filter((r) => r.role === 'tool')).toHaveLength(1);
     const events = await turnEvents(from);
     expect(events.filter((m) => m.type === 'user_message')).toHaveLength(1);
     expect(events.filter((m) => m.type === 'tool_call')).toHaveLength(1);
