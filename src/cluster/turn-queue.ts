@@ -40,29 +40,41 @@ export interface TurnStart {
 const GAVE_UP_CHECK_MS = 30_000;
 
 export class TurnQueue {
-  private readonly pool: PgPool;
+  /** Opened at the first turn queued or waited for: a worker, and a gateway that runs turns itself, need none. */
+  private queue: Promise<WorkQueue> | undefined;
   private readonly waiting = new Map<string, Array<(result: TaskResult) => void>>();
   private results: PgListener | undefined;
   private orders: PgListener | undefined;
   private readonly watched = new Map<string, { after: number; apply: (order: TurnOrder) => Promise<void> }>();
   private check: NodeJS.Timeout | undefined;
 
-  private constructor(
-    private readonly queue: WorkQueue,
+  /**
+   * @param pool the shared database's pool (the session storage's; not closed here)
+   * @param url the same database, for the LISTEN connections and the work queue
+   */
+  constructor(
+    private readonly pool: PgPool,
     private readonly url: string,
-    private readonly onProblem: (message: string) => void,
-  ) {
-    this.pool = queue.pool;
-  }
+    private readonly onProblem: (message: string) => void = () => undefined,
+  ) {}
 
-  /** Connects to the queue at `url` (creating its tables when missing); `close` ends it. */
-  static async open(url: string, onProblem: (message: string) => void = () => undefined): Promise<TurnQueue> {
-    return new TurnQueue(await WorkQueue.open(url), url, onProblem);
+  private work(): Promise<WorkQueue> {
+    if (!this.queue) {
+      this.queue = WorkQueue.open(this.url);
+      this.queue.catch(() => {
+        this.queue = undefined; // the database may be back next time
+      });
+    }
+    return this.queue;
   }
 
   /** Queues a turn of `turn.session`; resolves to its key. */
-  add(turn: QueuedTurn, where: { workspace: string; tags: string[]; description: string }): Promise<string> {
-    return this.queue.add({ task: where.description, workspace: where.workspace, tags: where.tags, turn });
+  async add(
+    turn: QueuedTurn,
+    where: { workspace: string; tags: string[]; description: string },
+  ): Promise<string> {
+    const queue = await this.work();
+    return queue.add({ task: where.description, workspace: where.workspace, tags: where.tags, turn });
   }
 
   /** Resolves with the turn's result once a worker recorded it (or the queue gave up on it). */
@@ -160,7 +172,7 @@ export class TurnQueue {
   async close(): Promise<void> {
     clearInterval(this.check);
     await Promise.all([this.results?.close(), this.orders?.close()]);
-    await this.queue.close();
+    await (await this.queue?.catch(() => undefined))?.close();
   }
 
   private async deliver(key: string): Promise<void> {
@@ -201,7 +213,8 @@ export class TurnQueue {
   private async settle(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
     try {
-      for (const [key, result] of await this.queue.results(keys)) {
+      const queue = await this.work();
+      for (const [key, result] of await queue.results(keys)) {
         const list = this.waiting.get(key);
         this.waiting.delete(key);
         for (const resolve of list ?? []) resolve(result);

@@ -91,8 +91,10 @@ export class SessionHub implements SessionHost {
   async session(id: string): Promise<LiveSession> {
     // Another process running it (its run lease, src/store/run-lease.ts) makes it read-only here.
     const elsewhere = await this.store.leases.heldElsewhere(id);
-    // A worker running a queued turn of it takes orders through the database.
-    const turn = elsewhere !== undefined ? await this.remote?.running(id) : undefined;
+    // A worker running a queued turn of it takes orders through the database (the lease is the
+    // worker's: not a turn left open by a worker that died, while a CLI runs the session).
+    const open = elsewhere !== undefined ? await this.remote?.running(id) : undefined;
+    const turn = open?.worker === elsewhere ? open : undefined;
     let live = this.live.get(id);
     if (!live) {
       await this.store.get(id);

@@ -16,7 +16,7 @@ import {
 import type { TurnRelay } from '../../server/turn-relay.js';
 import { openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
-import { openStorage } from '../../store/storage.js';
+import { openStorage, type PostgresStorage } from '../../store/storage.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -53,7 +53,7 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     throw new UsageError((error as Error).message);
   });
   const events = await openEventLog(storage, { writer: who, onProblem: err });
-  const remote = await turnRelay(config, storage.kind === 'postgres' ? storage.url : undefined, err);
+  const remote = await turnRelay(config, storage.kind === 'postgres' ? storage : undefined, err);
   const server = createServer({
     config,
     workspace,
@@ -102,11 +102,11 @@ export async function runServe(flags: ServeFlags): Promise<number> {
  */
 async function turnRelay(
   config: Config,
-  url: string | undefined,
+  shared: PostgresStorage | undefined,
   err: (line: string) => void,
 ): Promise<TurnRelay | undefined> {
   const { turns, turn_tags: tags } = config.gateway;
-  if (!url) {
+  if (!shared) {
     if (turns === 'workers')
       throw new UsageError(
         'gateway.turns: workers queues turns in the shared database, and none is configured. Set storage: postgres://USER@HOST:5432/DB (or HEARTH_DATABASE_URL), or gateway.turns: here.',
@@ -117,7 +117,7 @@ async function turnRelay(
     import('../../cluster/turn-queue.js'),
     import('../../server/turn-relay.js'),
   ]);
-  return new TurnRelay(await TurnQueue.open(url, err), { dispatch: turns === 'workers', tags });
+  return new TurnRelay(new TurnQueue(shared.pool, shared.url, err), { dispatch: turns === 'workers', tags });
 }
 
 /**

@@ -64,7 +64,7 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
       tracer: trace.getTracer('hearth'),
       approvalTimeoutMs: config.gateway.approval_timeout * 1000,
     });
-    return { hub, turns: await TurnQueue.open(storage.url, onProblem) };
+    return { hub, turns: new TurnQueue(storage.pool, storage.url, onProblem) };
   };
   return {
     async run(task, signal) {
