@@ -41,6 +41,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     pin: config.gateway.pin,
   });
   if (refusal) throw new UsageError(refusal);
+  if (config.gateway.turns === 'workers' && !config.storage)
+    throw new UsageError(
+      'gateway.turns: workers queues turns in the shared database, and none is configured. Set storage: postgres://USER@HOST:5432/DB (or HEARTH_DATABASE_URL), or gateway.turns: here.',
+    );
 
   const workspace = resolve(flags.workspace);
   const sessionFlags = flagSettings(flags);
@@ -53,7 +57,7 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     throw new UsageError((error as Error).message);
   });
   const events = await openEventLog(storage, { writer: who, onProblem: err });
-  const remote = await turnRelay(config, storage.kind === 'postgres' ? storage : undefined, err);
+  const remote = storage.kind === 'postgres' ? await turnRelay(config, storage, err) : undefined;
   const server = createServer({
     config,
     workspace,
@@ -102,17 +106,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
  */
 async function turnRelay(
   config: Config,
-  shared: PostgresStorage | undefined,
+  shared: PostgresStorage,
   err: (line: string) => void,
-): Promise<TurnRelay | undefined> {
+): Promise<TurnRelay> {
   const { turns, turn_tags: tags } = config.gateway;
-  if (!shared) {
-    if (turns === 'workers')
-      throw new UsageError(
-        'gateway.turns: workers queues turns in the shared database, and none is configured. Set storage: postgres://USER@HOST:5432/DB (or HEARTH_DATABASE_URL), or gateway.turns: here.',
-      );
-    return undefined;
-  }
   const [{ TurnQueue }, { TurnRelay }] = await Promise.all([
     import('../../cluster/turn-queue.js'),
     import('../../server/turn-relay.js'),
