@@ -230,6 +230,11 @@ export class SessionHub implements SessionHost {
     return [...this.pools.values()].flatMap((pool) => pool.status());
   }
 
+  /** The model chosen at run time (POST /api/models/select), if any; turns queued to workers name it. */
+  get selectedModel(): string | undefined {
+    return this.selection.model;
+  }
+
   /** The model later turns use: the one chosen at run time, else the configured one. */
   get currentModel(): { model?: string; baseUrl?: string } {
     return {

@@ -62,6 +62,8 @@ export interface SessionHost {
   activity(event: WireEvent, sessionId: string): void;
   /** Turns run by `hearth worker`s and orders sent on to them (a shared database); absent: none. */
   remote?: TurnRelay;
+  /** The model chosen at run time, sent with turns queued to workers (their servers are their own). */
+  readonly selectedModel?: string;
   /** The session has nothing running, queued or watching: the hub may let it go. */
   idle(live: LiveSession): void;
 }
@@ -483,7 +485,7 @@ export class LiveSession {
             text: job.text,
             images: job.images,
             mode: job.mode ?? this.mode,
-            model: job.model,
+            model: job.model ?? this.host.selectedModel,
           },
       workspace,
     );
