@@ -29,6 +29,19 @@ export interface QueuedTask {
   job?: { id: string; slotAt: number; manual?: boolean };
   /** Sessions to continue, the first that exists on the worker's machine (a job's `session_id`). */
   resume?: string[];
+  /** A gateway's turn of a stored session (turn-queue.ts), run as the gateway would run it. */
+  turn?: QueuedTurn;
+}
+
+/** What a gateway hands a worker to run in a session: a message, a continuation, or a compaction. */
+export interface QueuedTurn {
+  session: string;
+  kind: 'message' | 'compact';
+  /** Undefined: carry on from where the history stops (a paused run). */
+  text?: string;
+  images?: Array<{ mime_type: string; data: string }>;
+  mode?: 'bounded' | 'deep_work';
+  model?: string;
 }
 
 export interface TaskResult {
@@ -36,6 +49,8 @@ export interface TaskResult {
   status: 'ok' | 'failed';
   reason?: string;
   sessionId?: string;
+  /** What the run returns beside its status (a queued turn's reply). */
+  detail?: unknown;
   worker: string;
   host: string;
   promptTokens: number;
@@ -112,12 +127,23 @@ export class WorkQueue {
         [key, task.task, task.workspace, task.model ?? null, task.tags],
       );
       if (inserted.rowCount === 0) return false;
-      await client.query('select graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => $4)', [
-        taskName(task.tags),
-        JSON.stringify({ ...task, key }),
-        key,
-        maxAttempts,
-      ]);
+      if (task.turn) {
+        await client.query('insert into hearth_turns (key, session_id) values ($1, $2)', [
+          key,
+          task.turn.session,
+        ]);
+      }
+      // A session's turns share a graphile-worker queue, which runs its jobs one at a time, in order.
+      await client.query(
+        'select graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => $4, queue_name => $5)',
+        [
+          taskName(task.tags),
+          JSON.stringify({ ...task, key }),
+          key,
+          maxAttempts,
+          task.turn ? `hearth_session:${task.turn.session}` : null,
+        ],
+      );
       return true;
     });
   }
@@ -224,6 +250,7 @@ export function toResult(row: Record<string, unknown>): TaskResult {
     status: row.status === 'ok' ? 'ok' : 'failed',
     ...(row.reason ? { reason: String(row.reason) } : {}),
     ...(row.session_id ? { sessionId: String(row.session_id) } : {}),
+    ...(row.detail != null ? { detail: row.detail } : {}),
     worker: String(row.worker),
     host: String(row.host),
     promptTokens: Number(row.prompt_tokens),

@@ -15,7 +15,10 @@ import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work
 /** A task as the runner gets it: `key` names it in the results. */
 export type ClaimedTask = QueuedTask & { key: string };
 
-export type TaskRunner = (task: ClaimedTask, signal: AbortSignal) => Promise<RunOutcome>;
+/** How a task ended; `detail` is kept with its result for whoever waits on it (a gateway). */
+export type TaskOutcome = RunOutcome & { detail?: unknown };
+
+export type TaskRunner = (task: ClaimedTask, signal: AbortSignal) => Promise<TaskOutcome>;
 
 export type WorkerEvent =
   | { type: 'started'; worker: string; tags: string[]; concurrency: number }
@@ -84,7 +87,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
     o.emit({ type: 'claimed', key: task.key, task: task.task, ...(task.job ? { job: task.job } : {}) });
     const done = await query(`select 1 from hearth_task_results where key = $1`, [task.key]);
     if (done.rowCount) return;
-    let outcome: RunOutcome;
+    let outcome: TaskOutcome;
     try {
       outcome = await o.run(task, tasks.signal);
     } catch (err) {
@@ -95,8 +98,8 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
     // Interrupted by a stop or a lost lease: the task goes back to the queue for another worker.
     if (tasks.signal.aborted) throw new Error('interrupted: the worker stopped');
     const inserted = await query(
-      `insert into hearth_task_results (key, status, reason, session_id, worker, host, prompt_tokens, completion_tokens)
-       values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (key) do nothing`,
+      `insert into hearth_task_results (key, status, reason, session_id, worker, host, prompt_tokens, completion_tokens, detail)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict (key) do nothing`,
       [
         task.key,
         outcome.status,
@@ -106,6 +109,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
         host,
         outcome.promptTokens ?? 0,
         outcome.completionTokens ?? 0,
+        outcome.detail === undefined ? null : JSON.stringify(outcome.detail),
       ],
     );
     o.emit({

@@ -54,6 +54,8 @@ const GATEWAY_DEFAULTS = {
   origins: [] as string[],
   hosts: [] as string[],
   approval_timeout: 300,
+  turns: 'here' as 'here' | 'workers',
+  turn_tags: [] as string[],
 };
 
 const gatewaySchema = z
@@ -71,6 +73,13 @@ const gatewaySchema = z
     hosts: z.array(z.string().min(1)).default(GATEWAY_DEFAULTS.hosts),
     /** Seconds a call waits for a client's approval before it is declined. */
     approval_timeout: z.number().positive().default(GATEWAY_DEFAULTS.approval_timeout),
+    /**
+     * Where sessions' turns run: in this process (`here`), or queued to `hearth worker`s on any
+     * machine that reaches the shared database (`workers`; needs `storage: postgres://...`).
+     */
+    turns: z.enum(['here', 'workers']).default(GATEWAY_DEFAULTS.turns),
+    /** With `turns: workers`: only workers with all of these tags take them (`hearth worker --tags`). */
+    turn_tags: z.array(z.string().min(1)).default(GATEWAY_DEFAULTS.turn_tags),
   })
   .strict()
   .default(GATEWAY_DEFAULTS);

@@ -8,7 +8,8 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * is sent (base_url and the pool's llm.endpoints, also inside model profiles: pointing it elsewhere would hand every file the agent
  * reads to another server), what web_fetch reaches (`web`: private hosts it may fetch, the browser
  * program it starts, the search instance web_search sends queries to), who can reach the gateway (`gateway`: its address, token, PIN, allowed origins
- * and host names; a project could otherwise open the agent to the network), and whether what the model proposes to remember is stored unreviewed
+ * and host names; a project could otherwise open the agent to the network; and `gateway.turns`,
+ * which sends every conversation to whichever machine's worker takes it), and whether what the model proposes to remember is stored unreviewed
  * (memory.auto_accept: a session that read a prompt injection would otherwise plant it in every
  * later session's prompt).
  *

@@ -16,6 +16,7 @@ import type { SessionRow, SessionStorage } from '../store/session-storage.js';
 import type { SessionState } from '../tools/types.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
+import type { TurnRelay } from './turn-relay.js';
 import type { RunMode, WireEvent } from './wire.js';
 
 export interface HubOptions {
@@ -35,6 +36,11 @@ export interface HubOptions {
   now: () => number;
   tracer: Tracer;
   approvalTimeoutMs: number;
+  /**
+   * Turns run by `hearth worker`s (`gateway.turns: workers`) and orders sent on to the workers
+   * running them; only with the shared PostgreSQL database. Closed with the hub.
+   */
+  remote?: TurnRelay;
 }
 
 /**
@@ -48,6 +54,7 @@ export class SessionHub implements SessionHost {
   readonly now: () => number;
   readonly tracer: Tracer;
   readonly approvalTimeoutMs: number;
+  readonly remote: TurnRelay | undefined;
   private readonly live = new Map<string, LiveSession>();
   private readonly runtimes = new Map<string, Promise<Runtime>>();
   private readonly connections = new Map<string, Promise<Connection>>();
@@ -70,6 +77,7 @@ export class SessionHub implements SessionHost {
     this.now = options.now;
     this.tracer = options.tracer;
     this.approvalTimeoutMs = options.approvalTimeoutMs;
+    this.remote = options.remote;
   }
 
   get workspace(): string {
@@ -83,6 +91,10 @@ export class SessionHub implements SessionHost {
   async session(id: string): Promise<LiveSession> {
     // Another process running it (its run lease, src/store/run-lease.ts) makes it read-only here.
     const elsewhere = await this.store.leases.heldElsewhere(id);
+    // A worker running a queued turn of it takes orders through the database (the lease is the
+    // worker's: not a turn left open by a worker that died, while a CLI runs the session).
+    const open = elsewhere !== undefined ? await this.remote?.running(id) : undefined;
+    const turn = open?.worker === elsewhere ? open : undefined;
     let live = this.live.get(id);
     if (!live) {
       await this.store.get(id);
@@ -94,7 +106,7 @@ export class SessionHub implements SessionHost {
         this.sweepSoon();
       }
     }
-    live.leasedTo(elsewhere);
+    live.leasedTo(elsewhere, turn);
     return live;
   }
 
@@ -216,6 +228,11 @@ export class SessionHub implements SessionHost {
   /** The servers of the pools sessions use (`llm.endpoints`), with their state; empty without a pool. */
   poolStatus(): EndpointStatus[] {
     return [...this.pools.values()].flatMap((pool) => pool.status());
+  }
+
+  /** The model chosen at run time (POST /api/models/select), if any; turns queued to workers name it. */
+  get selectedModel(): string | undefined {
+    return this.selection.model;
   }
 
   /** The model later turns use: the one chosen at run time, else the configured one. */
@@ -362,6 +379,7 @@ export class SessionHub implements SessionHost {
     await Promise.all(held.map((live) => live.close()));
     for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
     this.unwatchLog();
+    await this.remote?.close();
     await this.events.close();
     await this.store.close();
     this.options.db.close();

@@ -19,6 +19,7 @@ import { GatewayMemory } from './memory-access.js';
 import { GatewayPipeline } from './pipeline.js';
 import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
+import type { TurnRelay } from './turn-relay.js';
 import { DEFAULT_WEB_ROOT } from './web.js';
 
 export { bindRefusal, isLoopback, newPin, newToken } from './guard.js';
@@ -46,6 +47,11 @@ export interface GatewayOptions {
    * `sessions`); default the SQLite tables in `db`.
    */
   schedulerRecords?: SchedulerStorage;
+  /**
+   * With the shared database: turns queued to `hearth worker`s (`gateway.turns: workers`) and
+   * orders sent on to workers running them. The gateway closes it.
+   */
+  remote?: TurnRelay;
   /**
    * Run the scheduler (jobs, the inbox, wake-ups) inside the gateway, as `hearth serve` does; an
    * object turns it on with these settings. Off by default: the cron and inbox routes then still
@@ -137,6 +143,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     now,
     tracer: options.tracer ?? trace.getTracer('hearth', version),
     approvalTimeoutMs: settings.approval_timeout * 1000,
+    remote: options.remote,
   });
   const memory = new GatewayMemory({
     db,

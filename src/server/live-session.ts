@@ -2,6 +2,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { DoneEvent } from '../agent/events.js';
 import { blindNote, unansweredCalls } from '../agent/loop.js';
 import { type AgentSession, restartConversation } from '../agent/session.js';
+import type { RunningTurn } from '../cluster/turn-queue.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SessionRow, SessionStorage } from '../store/session-storage.js';
@@ -12,6 +13,7 @@ import { describeError, GatewayError } from './problem.js';
 import { EventRecorder, type Subscriber } from './recorder.js';
 import type { ImageInput } from './schemas.js';
 import { RunTrace } from './tracing.js';
+import type { TurnRelay } from './turn-relay.js';
 import { type RunFacts, type RunMode, usageJson, type WireEvent, wireRun } from './wire.js';
 
 /** What a finished turn returns over HTTP: the agent_computer reply, with Hearth's stop reason. */
@@ -58,6 +60,10 @@ export interface SessionHost {
     options: { model?: string; mode: RunMode; live: LiveSession; current?: OpenedAgent },
   ): Promise<OpenedAgent>;
   activity(event: WireEvent, sessionId: string): void;
+  /** Turns run by `hearth worker`s and orders sent on to them (a shared database); absent: none. */
+  remote?: TurnRelay;
+  /** The model chosen at run time, sent with turns queued to workers (their servers are their own). */
+  readonly selectedModel?: string;
   /** The session has nothing running, queued or watching: the hub may let it go. */
   idle(live: LiveSession): void;
 }
@@ -115,7 +121,13 @@ export class LiveSession {
   readonly recorder: EventRecorder;
   readonly approvals: ApprovalBook;
   private readonly queue: Job[] = [];
-  private running: { controller: AbortController } | undefined;
+  /**
+   * The item running. `turn`: the queued turn a worker runs for it (`gateway.turns: workers`);
+   * `early`: messages steered in before its agent session was open (a worker's run, told at once).
+   */
+  private running:
+    | { controller: AbortController; turn?: RunningTurn; ready?: boolean; early: string[] }
+    | undefined;
   private agent: OpenedAgent | undefined;
   /** The session's `updatedAt` after our last run: a different one means another process ran it. */
   private stamp: number | undefined;
@@ -125,6 +137,8 @@ export class LiveSession {
 
   /** The holder of the session's run lease when another process runs it now. */
   private elsewhere: string | undefined;
+  /** The queued turn that holder runs, when it is a worker (which takes orders through the database). */
+  private elsewhereTurn: RunningTurn | undefined;
 
   /**
    * @param writer for a session only the shared event log knows (no stored row here): who writes
@@ -166,7 +180,7 @@ export class LiveSession {
 
   /** Runs a turn (`text` undefined: carries on a paused run). Position 0: it runs now. */
   send(input: { text?: string; images?: ImageInput[]; mode?: RunMode; model?: string }): Queued<TurnResult> {
-    this.refuseRemote();
+    this.refuseRemote('work');
     const job = {
       kind: 'message' as const,
       ...input,
@@ -177,22 +191,38 @@ export class LiveSession {
   }
 
   compact(): Queued<CompactResult> {
-    this.refuseRemote();
+    this.refuseRemote('work');
     const job = { kind: 'compact' as const, started: deferred<number>(), done: deferred<CompactResult>() };
     return { position: this.enqueue(job), started: job.started.promise, result: job.done.promise };
   }
 
   /** Adds a message to the running turn at its next safe point; false when nothing runs. */
-  steer(text: string): boolean {
-    this.refuseRemote();
-    if (!this.running || !this.agent) return false;
-    this.agent.session.steer(text);
+  async steer(text: string): Promise<boolean> {
+    const turn = this.forwarded();
+    if (turn) {
+      await this.host.remote!.order(turn.key, { kind: 'steer', text });
+      return true;
+    }
+    this.refuseRemote('order');
+    if (!this.running) return false;
+    if (!this.running.ready || !this.agent) this.running.early.push(text);
+    else this.agent.session.steer(text);
     return true;
   }
 
+  /** Messages steered in that no run has taken yet (they wait for the next one). */
+  get unsteered(): readonly string[] {
+    return [...(this.running?.early ?? []), ...(this.agent?.session.queued ?? [])];
+  }
+
   /** Stops the running item (queued ones still run); false when nothing was running. */
-  abort(): boolean {
-    this.refuseRemote();
+  async abort(): Promise<boolean> {
+    const turn = this.forwarded();
+    if (turn) {
+      await this.host.remote!.order(turn.key, { kind: 'abort' });
+      return true;
+    }
+    this.refuseRemote('order');
     if (!this.running) return false;
     this.running.controller.abort();
     return true;
@@ -203,7 +233,10 @@ export class LiveSession {
    * not ask, e.g. in the CLI), the answer is kept and the run carries on.
    */
   async answer(callId: string, answer: ApprovalAnswer): Promise<AnswerOutcome> {
-    this.refuseRemote();
+    const turn = this.forwarded();
+    if (turn)
+      return this.host.remote!.answer(this.host.events, this.id, turn, { kind: 'answer', callId, ...answer });
+    this.refuseRemote('order');
     if (!this.running && this.queue.length === 0) {
       const row = await this.host.store.get(this.id);
       const waiting = row.status === 'paused' ? unansweredCalls(await this.host.store.messages(this.id)) : [];
@@ -263,9 +296,26 @@ export class LiveSession {
     return this.writer ?? (this.running ? undefined : this.elsewhere);
   }
 
-  /** Told by the hub: who else holds the session's run lease now (undefined: nobody). */
-  leasedTo(holder: string | undefined): void {
+  /**
+   * Where the session runs when this gateway can only watch it (clients then offer no composer):
+   * not for a worker's queued turn when this gateway queues its turns to workers too.
+   */
+  get watchedOnlyAt(): string | undefined {
+    return this.elsewhereTurn && this.host.remote?.dispatches ? undefined : this.runsAt;
+  }
+
+  /** Something runs: here, or a worker's queued turn that takes orders from here. */
+  get working(): boolean {
+    return this.busy || this.elsewhereTurn !== undefined;
+  }
+
+  /**
+   * Told by the hub: who else holds the session's run lease now (undefined: nobody), and the
+   * queued turn it runs when it is a worker.
+   */
+  leasedTo(holder: string | undefined, turn?: RunningTurn): void {
     this.elsewhere = holder;
+    this.elsewhereTurn = holder === undefined ? undefined : turn;
   }
 
   /** Why a session another process runs takes no orders here (409). */
@@ -273,8 +323,21 @@ export class LiveSession {
     return `Session ${this.id} runs in ${this.runsAt ?? 'this gateway'}: it can be watched here, but messages, approvals and stops go to the process that runs it.`;
   }
 
-  private refuseRemote(): void {
-    if (this.runsAt !== undefined) throw new GatewayError(409, this.refusal);
+  /**
+   * Refuses what another process running the session would have to do (409). A worker running a
+   * queued turn takes orders through the database, and a gateway that queues its turns to workers
+   * queues more behind it; a process that does not listen (a CLI) takes nothing.
+   */
+  private refuseRemote(what: 'work' | 'order' | 'change' = 'change'): void {
+    if (this.runsAt === undefined) return;
+    if (this.elsewhereTurn && (what === 'order' || (what === 'work' && this.host.remote?.dispatches))) return;
+    throw new GatewayError(409, this.refusal);
+  }
+
+  /** The worker's turn orders go to: the one running the session now, else the one queued from here. */
+  private forwarded(): RunningTurn | undefined {
+    if (this.writer !== undefined) return undefined;
+    return this.elsewhereTurn ?? this.running?.turn;
   }
 
   get isIdle(): boolean {
@@ -292,13 +355,19 @@ export class LiveSession {
     while (!this.running && this.queue.length > 0) {
       const job = this.queue.shift()!;
       const controller = new AbortController();
-      this.running = { controller };
+      this.running = { controller, early: [] };
       const { signal } = controller;
       try {
         // Watchers of this job's events start after everything recorded before it.
-        job.started.resolve(await this.recorder.stored());
+        const before = await this.recorder.stored();
+        job.started.resolve(before);
         // Settled once its events are stored and sent, so a stream that ends with it has them all.
-        if (job.kind === 'message') {
+        if (this.host.remote?.dispatches) {
+          const result = await this.runElsewhere(job, before, signal);
+          await this.recorder.feed.sync();
+          if (job.kind === 'message') job.done.resolve(result as TurnResult);
+          else job.done.resolve(result as CompactResult);
+        } else if (job.kind === 'message') {
           const result = await this.runTurn(job, signal);
           await this.recorder.flush();
           job.done.resolve(result);
@@ -310,7 +379,9 @@ export class LiveSession {
       } catch (err) {
         job.started.resolve(this.recorder.lastSeq);
         const { detail } = describeError(err);
-        this.record({ type: 'error', message: detail });
+        // A worker running the turn recorded its failure; one this gateway stopped waiting for goes on.
+        if (!this.running.turn) this.record({ type: 'error', message: detail });
+        else await this.recorder.feed.sync().catch(() => undefined);
         await this.recorder.flush();
         job.done.reject(err);
       } finally {
@@ -341,6 +412,10 @@ export class LiveSession {
     const current = row.updatedAt === this.stamp ? this.agent : undefined;
     const opened = await this.host.open(row, { model, mode, live: this, current });
     this.agent = opened;
+    if (this.running) {
+      this.running.ready = true;
+      for (const text of this.running.early.splice(0)) opened.session.steer(text);
+    }
     if (!this.told) {
       this.told = true;
       for (const message of opened.notes) this.record({ type: 'warning', message });
@@ -388,6 +463,34 @@ export class LiveSession {
       mode,
       reason: done.reason,
     };
+  }
+
+  /**
+   * Queues the job to `hearth worker`s (`gateway.turns: workers`) and waits for its reply; the
+   * worker records the turn's events, which reach this session's watchers through the shared log.
+   */
+  private async runElsewhere(
+    job: Job,
+    before: number,
+    signal: AbortSignal,
+  ): Promise<TurnResult | CompactResult> {
+    const relay = this.host.remote!;
+    const { workspace } = await this.host.store.get(this.id);
+    const key = await relay.queue(
+      job.kind === 'compact'
+        ? { session: this.id, kind: 'compact' }
+        : {
+            session: this.id,
+            kind: 'message',
+            text: job.text,
+            images: job.images,
+            mode: job.mode ?? this.mode,
+            model: job.model ?? this.host.selectedModel,
+          },
+      workspace,
+    );
+    this.running!.turn = { key, worker: '', startedSeq: before };
+    return relay.outcome(key, signal);
   }
 
   private async runCompaction(signal: AbortSignal): Promise<CompactResult> {

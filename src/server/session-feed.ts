@@ -54,6 +54,15 @@ export class SessionFeed {
   }
 
   /**
+   * Resolves once every watcher has been sent everything stored now, whoever stored it (a turn a
+   * worker ran ends only after its watchers here have its last event).
+   */
+  async sync(): Promise<void> {
+    await this.load();
+    await Promise.all([...this.watchers].map((watcher) => watcher.catchUp()));
+  }
+
+  /**
    * Sends the stored events after `since`, then every new one; with no `since`, only what is
    * stored from now on. Returns the function that stops it.
    */
@@ -70,7 +79,7 @@ export class SessionFeed {
 
 class Watcher {
   stopped = false;
-  private reading = false;
+  private reading: Promise<void> | undefined;
   private again = false;
 
   constructor(
@@ -86,13 +95,22 @@ class Watcher {
     else void this.catchUp();
   }
 
-  /** Reads from the log until it has sent everything stored; one reader at a time. */
-  async catchUp(): Promise<void> {
+  /**
+   * Reads from the log until it has sent everything stored; one reader at a time. Resolves when
+   * that reader is done, having read again for every call made meanwhile.
+   */
+  catchUp(): Promise<void> {
     if (this.reading) {
       this.again = true;
-      return;
+      return this.reading;
     }
-    this.reading = true;
+    this.reading = this.read().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
     try {
       this.sent ??= await this.feed.load();
       do {
@@ -106,8 +124,6 @@ class Watcher {
     } catch {
       // The log cannot be read now (the database restarts): the next notice, or the resync once
       // the log listens again, starts over from the last seq sent.
-    } finally {
-      this.reading = false;
     }
   }
 

@@ -73,11 +73,11 @@ export class SessionSocket {
       session_id: this.id,
       exists: live !== undefined,
       last_seq: lastSeq,
-      running: live?.busy ?? false,
+      running: live?.working ?? false,
       queued: live?.queued ?? 0,
       mode: live?.mode ?? 'bounded',
       waiting: live?.approvals.waiting ?? [],
-      ...(live?.runsAt ? { runs_at: live.runsAt } : {}),
+      ...(live?.watchedOnlyAt ? { runs_at: live.watchedOnlyAt } : {}),
     });
     const waiting = early.splice(0);
     this.early = undefined;
@@ -131,8 +131,7 @@ export class SessionSocket {
         return;
       }
       case 'steer': {
-        const live = this.hub.held(this.id);
-        if (!live?.steer(message.content)) {
+        if (!(await (await this.stored())?.steer(message.content))) {
           return this.error('Nothing is running to steer; send it as a message.');
         }
         return;
@@ -142,7 +141,7 @@ export class SessionSocket {
       case 'clear':
         return (await this.session()).clear();
       case 'abort':
-        if (!this.hub.held(this.id)?.abort()) return this.error('Nothing is running.');
+        if (!(await (await this.stored())?.abort())) return this.error('Nothing is running.');
         return;
       case 'approve':
       case 'approval_response': {
@@ -162,6 +161,11 @@ export class SessionSocket {
    * The session, created at the first message when it does not exist yet; watched from then on
    * (watched in the same step it is taken, so the hub cannot let it go as idle in between).
    */
+  /** The session when it is stored (told who runs it now), without creating it. */
+  private async stored(): Promise<LiveSession | undefined> {
+    return (await this.hub.has(this.id)) ? this.hub.session(this.id) : undefined;
+  }
+
   private async session(): Promise<LiveSession> {
     await this.hub.ensure(this.id);
     const live = await this.hub.session(this.id);

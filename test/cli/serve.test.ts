@@ -3,7 +3,7 @@
  * user can read (and never prints the token), shows the PIN with a QR code, serves the sessions the
  * terminal made, and stops cleanly on SIGTERM.
  */
-import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -56,6 +56,15 @@ describe('hearth serve', () => {
     expect(result.stderr).toContain('Refusing to listen on 0.0.0.0');
     expect(result.stderr).toContain('--pin');
     expect(result.stderr).toContain('--token');
+  });
+
+  it('refuses to queue turns to workers without a shared database, and says what to set', async () => {
+    await mkdir(join(home, '.hearth'), { recursive: true });
+    await writeFile(join(home, '.hearth', 'config.json'), JSON.stringify({ gateway: { turns: 'workers' } }));
+    const result = await runCli(['serve', '--port', '0'], { cwd: workspace, env: env() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('gateway.turns: workers queues turns in the shared database');
+    expect(result.stderr).toContain('storage: postgres://');
   });
 
   it('takes no token from the workspace .env and refuses a short one', async () => {

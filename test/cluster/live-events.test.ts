@@ -14,6 +14,7 @@ import { openSocket, readSse, type TestSocket, type WireMessage } from '../suppo
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
+import { untilServing } from '../support/workers.js';
 
 const TOKEN = 'live-events-token-0123456789';
 
@@ -59,15 +60,7 @@ describe.skipIf(!postgresBin())('hearth serve streams a worker’s session from 
 
   async function serve(): Promise<string> {
     const run = start(['serve', '--port', '0', '--token', TOKEN, '--no-scheduler']);
-    let out = '';
-    return new Promise<string>((resolve, reject) => {
-      run.child.stdout!.on('data', (d) => {
-        out += d;
-        const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
-        if (found && out.includes('Ctrl+C')) resolve(found[1]!);
-      });
-      run.result.then((r) => reject(new Error(`serve exited ${r.code}: ${r.stderr}`)));
-    });
+    return untilServing(run);
   }
 
   async function socket(url: string, path: string): Promise<TestSocket> {

@@ -51,3 +51,16 @@ export async function untilWorkersStart(workers: readonly WorkerProcess[], ms: n
     throw new Error(`${(err as Error).message}\n${all}`);
   }
 }
+
+/** The URL a `hearth serve` process listens on, once its banner is out; rejects when it exits first. */
+export function untilServing(run: CliRun): Promise<string> {
+  let out = '';
+  return new Promise<string>((resolve, reject) => {
+    run.child.stdout!.on('data', (d) => {
+      out += d;
+      const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
+      if (found && out.includes('Ctrl+C')) resolve(found[1]!);
+    });
+    run.result.then((r) => reject(new Error(`serve exited ${r.code}: ${r.stderr}`)));
+  });
+}

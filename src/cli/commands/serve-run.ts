@@ -3,6 +3,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { renderUnicodeCompact } from 'uqr';
 import { defaultDbPath, type FlagSetting, hearthHome, loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
 import { describeIgnored } from '../../config/security.js';
 import {
   bindRefusal,
@@ -12,10 +13,11 @@ import {
   type ListeningInfo,
   newPin,
 } from '../../server/index.js';
+import type { TurnRelay } from '../../server/turn-relay.js';
 import { openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
 import { homeScope, openSchedulerStorage } from '../../store/scheduler-storage.js';
-import { openStorage } from '../../store/storage.js';
+import { openStorage, type PostgresStorage } from '../../store/storage.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -40,6 +42,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     pin: config.gateway.pin,
   });
   if (refusal) throw new UsageError(refusal);
+  if (config.gateway.turns === 'workers' && !config.storage)
+    throw new UsageError(
+      'gateway.turns: workers queues turns in the shared database, and none is configured. Set storage: postgres://USER@HOST:5432/DB (or HEARTH_DATABASE_URL), or gateway.turns: here.',
+    );
 
   const workspace = resolve(flags.workspace);
   const sessionFlags = flagSettings(flags);
@@ -53,6 +59,7 @@ export async function runServe(flags: ServeFlags): Promise<number> {
   });
   const events = await openEventLog(storage, { writer: who, onProblem: err });
   const schedulerRecords = await openSchedulerStorage(storage, { scope: homeScope(hearthHome()) });
+  const remote = storage.kind === 'postgres' ? await turnRelay(config, storage, err) : undefined;
   const server = createServer({
     config,
     workspace,
@@ -60,6 +67,7 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     sessions: storage.sessions,
     schedulerRecords,
     events,
+    remote,
     pin: config.gateway.pin ? newPin() : undefined,
     scheduler: flags.scheduler,
     configFor: async (folder) => {
@@ -93,6 +101,23 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     process.on('SIGTERM', stop);
   });
   return 0;
+}
+
+/**
+ * With the shared database, the relay of turns to `hearth worker`s: it queues them with
+ * `gateway.turns: workers`, and sends steer, abort and approvals on to workers running any.
+ */
+async function turnRelay(
+  config: Config,
+  shared: PostgresStorage,
+  err: (line: string) => void,
+): Promise<TurnRelay> {
+  const { turns, turn_tags: tags } = config.gateway;
+  const [{ TurnQueue }, { TurnRelay }] = await Promise.all([
+    import('../../cluster/turn-queue.js'),
+    import('../../server/turn-relay.js'),
+  ]);
+  return new TurnRelay(new TurnQueue(shared.pool, shared.url, err), { dispatch: turns === 'workers', tags });
 }
 
 /**

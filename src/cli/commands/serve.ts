@@ -26,7 +26,10 @@ and only one of them fires at a time) and serves memory at /api/memory. Every re
 to ~/.hearth/gateway.json, readable by you alone, for local clients. With a shared PostgreSQL
 database (storage: postgres://... or HEARTH_DATABASE_URL), the sessions are that database's: one
 that another machine runs now (hearth worker, another gateway) streams here live at /ws/<session>
-and on the activity feed, watched but not driven (409) until that run ends.
+and on the activity feed, watched but not driven (409) until that run ends; approvals, abort and
+steer for a gateway turn a worker runs are sent on to it. With "gateway": {"turns": "workers"} in
+the config, this gateway runs no turn itself: each message and compaction is queued to the
+hearth workers (only those with all of gateway.turn_tags), and the API answers as for a local turn.
 
 Examples:
   hearth serve                                   (127.0.0.1:8000; the web UI is at its URL)

@@ -19,6 +19,7 @@ import { terminalJson, visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
 import { localTime } from './scheduler-access.js';
 import type { WorkerFlags } from './worker.js';
+import { turnWorker } from './worker-turns.js';
 
 async function sharedDatabase(cmd: Command) {
   const flags = cmd.optsWithGlobals<GlobalFlags>();
@@ -78,6 +79,13 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
     writer: `hearth worker on ${hostname()} (pid ${process.pid})`,
     onProblem: (message) => say(`problem: ${message}`),
   });
+  const turns = turnWorker({
+    config,
+    dbPath,
+    workspace: cmd.optsWithGlobals<GlobalFlags>().workspace,
+    leaseSeconds: opts.lease ?? 30,
+    say,
+  });
   const pipelines =
     opts.pipeline === false
       ? undefined
@@ -96,6 +104,8 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
         if (!existsSync(task.workspace)) {
           return { status: 'failed', reason: `there is no folder ${task.workspace} on this machine` };
         }
+        const { turn } = task;
+        if (turn) return turns.run({ ...task, turn }, taskSignal);
         return runAgentTask(
           { dbPath, name: 'hearth worker' },
           {
@@ -120,6 +130,7 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
   } finally {
     stop.abort();
     await pipelines;
+    await turns.close();
     await events.close();
   }
 }

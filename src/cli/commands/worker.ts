@@ -17,6 +17,11 @@ Scheduled jobs with run_on "queue" or tags (hearth jobs add --tags gpu) come her
 scheduler queues each slot once and records the result; the output names the job and the slot.
 hearth jobs run ID queues such a job now ("run by hand") and waits for its result.
 
+Gateway turns come here too when a hearth serve has "gateway": {"turns": "workers"}: each runs in
+its session's folder on this machine as the gateway would run it, its events streamed by every
+gateway, approvals, abort and steer sent to any gateway reaching it. A turn whose worker died is
+taken up by another once the session's run lease lapses, carried on from its stored steps.
+
 Pipeline plans (hearth plan add) in the shared database are run here too: on start and every few
 seconds the worker looks for workspaces with open pipeline work whose folder exists on this machine,
 and runs each one's pipeline as hearth pipeline run -C DIR would (a workspace whose folder is not

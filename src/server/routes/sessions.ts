@@ -272,7 +272,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       const { message, images, mode, model, steer } = c.req.valid('json');
       await hub.refuseBlind(id, images, model);
       const live = await hub.session(id);
-      if (steer && !images?.length && live.steer(message)) {
+      if (steer && !images?.length && (await live.steer(message))) {
         return c.json({ session_id: id, status: 'steered' as const, position: 0 }, 202);
       }
       const { position, result } = live.send({ text: message, images, mode, model });
@@ -317,7 +317,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     async (c) => {
       const { id } = c.req.valid('param');
       await hub.store.get(id);
-      return c.json({ session_id: id, aborted: hub.held(id)?.abort() ?? false }, 200);
+      return c.json({ session_id: id, aborted: await (await hub.session(id)).abort() }, 200);
     },
   );
 

@@ -346,6 +346,39 @@ export const postgresMigrations: readonly string[] = [
      created_at bigint not null
    );
    create index hearth_wakeups_due on hearth_wakeups (status, at);`,
+  // 10: gateway turns queued to workers (src/cluster/turn-queue.ts): a task's result carries the
+  // turn's own (the reply the gateway returns); a turn row says which session it belongs to and
+  // which worker runs it; orders (steer, abort, approvals) sent to any gateway wait in a table
+  // whose inserts wake the worker running that turn.
+  `alter table hearth_task_results add column if not exists detail jsonb;
+   create table if not exists hearth_turns (
+     key text primary key,
+     session_id text not null,
+     worker text,
+     attempts integer not null default 0,
+     messages_before integer,
+     started_seq integer,
+     queued_at timestamptz not null default now(),
+     started_at timestamptz,
+     finished_at timestamptz
+   );
+   create index if not exists hearth_turns_open on hearth_turns (session_id) where finished_at is null;
+   create table if not exists hearth_turn_orders (
+     id bigserial primary key,
+     turn_key text not null references hearth_turns(key) on delete cascade,
+     kind text not null,
+     body jsonb not null default '{}',
+     created_at timestamptz not null default now(),
+     applied_at timestamptz
+   );
+   create index if not exists hearth_turn_orders_turn on hearth_turn_orders (turn_key, id);
+   create or replace function hearth_turn_order() returns trigger language plpgsql as $$
+   begin
+     perform pg_notify('hearth_turn_orders', new.turn_key);
+     return null;
+   end $$;
+   create trigger hearth_turn_order after insert on hearth_turn_orders
+     for each row execute function hearth_turn_order();`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

@@ -1,0 +1,125 @@
+/**
+ * A worker's side of a gateway turn queued to it (src/cluster/turn-queue.ts): the turn runs in a
+ * session hub of the worker's own, exactly as a gateway runs it (the same live session, agent
+ * session, approvals and wire events, recorded in the shared log), and orders sent to any gateway
+ * (steer, abort, approvals' answers) reach it through the database.
+ *
+ * A worker that dies mid-turn leaves its session's run lease to lapse, and the queue hands the
+ * turn to another worker, which waits for the lease. That worker does not start the turn over:
+ * the agent loop stores every step as it goes, and running the message again would repeat the
+ * tool calls whose results are stored (commands, edits: side effects). It carries on from the
+ * stored history instead; a call that was under way when the worker died is answered to the model
+ * as interrupted (AgentSession.open), so the model decides whether to make it again.
+ */
+import type { TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
+import type { QueuedTurn } from '../cluster/work-queue.js';
+import type { ClaimedTask, TaskOutcome } from '../cluster/worker.js';
+import { SessionNotFoundError } from '../store/sessions.js';
+import type { SessionHub } from './hub.js';
+import type { CompactResult, LiveSession, TurnResult } from './live-session.js';
+import { describeError } from './problem.js';
+import type { ImageInput } from './schemas.js';
+import type { TurnDetail } from './turn-relay.js';
+
+export interface QueuedTurnOptions {
+  /** How this worker is named in the turn's row (as in its run leases: "hearth worker on gpu-box (pid 4242)"). */
+  worker: string;
+  /** How long to wait for another holder's run lease of the session (a dead worker's lapses). */
+  leaseWaitMs: number;
+  /** The worker stops: the turn is stopped, and goes back to the queue. */
+  signal: AbortSignal;
+  onProblem: (message: string) => void;
+}
+
+/** Between looks at a lease another holder has. */
+const LEASE_LOOK_MS = 500;
+
+export async function runQueuedTurn(
+  hub: SessionHub,
+  turns: TurnQueue,
+  task: ClaimedTask & { turn: QueuedTurn },
+  options: QueuedTurnOptions,
+): Promise<TaskOutcome> {
+  const { turn } = task;
+  const id = turn.session;
+  await leaseFree(hub, id, options);
+  let messages: number;
+  try {
+    messages = (await hub.store.messages(id)).length;
+  } catch (err) {
+    // Deleted since it was queued: an answer, not something to try again.
+    if (!(err instanceof SessionNotFoundError)) throw err;
+    const { status, detail } = describeError(err);
+    return { status: 'failed', reason: detail, detail: { error: { status, detail } } satisfies TurnDetail };
+  }
+  const start = await turns.start(task.key, options.worker, { messages, seq: await hub.events.lastSeq(id) });
+  const live = await hub.session(id);
+  // A try after a worker died: its message is stored once, and the run carries on (header).
+  const resumed = start.attempt > 1 && messages > start.messagesBefore;
+  const queued =
+    turn.kind === 'compact'
+      ? live.compact()
+      : live.send({
+          // Images the gateway checked against its schema before it queued them.
+          ...(resumed ? {} : { text: turn.text, images: turn.images as ImageInput[] | undefined }),
+          mode: turn.mode,
+          model: turn.model,
+        });
+  const unfollow = turns.follow(task.key, (order) => obey(live, order));
+  const stop = () => void live.abort();
+  options.signal.addEventListener('abort', stop, { once: true });
+  try {
+    const result: TurnResult | CompactResult = await queued.result;
+    const left = live.unsteered;
+    if (left.length > 0 && !(await turns.carry(task.key, id, left)))
+      options.onProblem(
+        `session ${id}: ${left.length} message(s) steered in after the turn's last step were not used`,
+      );
+    const usage = 'usage' in result ? result.usage : undefined;
+    return {
+      status: 'ok',
+      sessionId: id,
+      detail: { result } satisfies TurnDetail,
+      promptTokens: usage?.prompt_tokens ?? 0,
+      completionTokens: usage?.completion_tokens ?? 0,
+    };
+  } catch (err) {
+    const { status, detail } = describeError(err);
+    return { status: 'failed', reason: detail, sessionId: id, detail: { error: { status, detail } } };
+  } finally {
+    unfollow();
+    options.signal.removeEventListener('abort', stop);
+    // Stopped: the turn goes back to the queue and stays open for the worker that takes it up.
+    if (!options.signal.aborted) await turns.finish(task.key);
+  }
+}
+
+/** Carries out an order sent to the turn through any gateway. */
+async function obey(live: LiveSession, order: TurnOrder): Promise<void> {
+  try {
+    if (order.kind === 'steer') await live.steer(order.text);
+    else if (order.kind === 'abort') await live.abort();
+    else
+      await live.answer(order.callId, {
+        decision: order.decision,
+        ...(order.reason ? { reason: order.reason } : {}),
+      });
+  } catch {
+    // An order for a turn that has ended meanwhile: nothing to do.
+  }
+}
+
+/**
+ * Waits until no other process holds the session's run lease; throws (the queue tries the turn
+ * again later) when it is still held after `leaseWaitMs`.
+ */
+async function leaseFree(hub: SessionHub, id: string, options: QueuedTurnOptions): Promise<void> {
+  const until = Date.now() + options.leaseWaitMs;
+  for (;;) {
+    const holder = await hub.store.leases.heldElsewhere(id);
+    if (holder === undefined) return;
+    if (Date.now() >= until || options.signal.aborted)
+      throw new Error(`session ${id} is running in ${holder}; the turn waits for that run to end`);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_LOOK_MS));
+  }
+}
