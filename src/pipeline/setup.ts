@@ -13,10 +13,11 @@ import { createGitTrace } from './git-trace.js';
 import { journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
+import { processOwner } from './process-owner.js';
 import { openPipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
-import { type PipelineDeps, processOwner, type RunSummary, runPipeline } from './worker.js';
+import { type PipelineDeps, type RunSummary, runPipeline } from './worker.js';
 
 /** Unattended: nobody is there to answer, so calls the permission mode would ask about are declined. */
 const declineUnattended: Approver = async () => ({

@@ -284,6 +284,9 @@ export const postgresMigrations: readonly string[] = [
      label text not null,
      expires_at bigint not null
    );`,
+  // 9: a pipeline task's claims are numbered: a claim is its owner and this number, and every move
+  // of a claimed task is conditional on both (src/pipeline/plan-store.ts, Claim).
+  `alter table hearth_pipeline_tasks add column epoch integer not null default 0;`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */
