@@ -61,12 +61,16 @@ function thisProcess(proc: string): { boot: string; ns: string; start: string } 
   }
 }
 
-/** When process `pid` started, in clock ticks since boot; undefined when there is none. */
+/**
+ * When process `pid` started, in clock ticks since boot; undefined when there is none, or only
+ * its exit status waiting for its parent (a zombie holds nothing).
+ */
 function startOf(proc: string, pid: string): string | undefined {
   try {
     // The command name (field 2) may hold spaces and parentheses: count fields after the last `)`.
     const stat = readFileSync(`${proc}/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
   } catch {
     return undefined;
   }
