@@ -78,12 +78,23 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
     writer: `hearth worker on ${hostname()} (pid ${process.pid})`,
     onProblem: (message) => say(`problem: ${message}`),
   });
-  const pipelines =
-    opts.pipeline === false
-      ? undefined
-      : runPipelines(config, dbPath, stop.signal).catch((err: Error) =>
-          say(`problem: pipeline: ${err.message}`),
-        );
+  // The pipeline's first look comes before the first task is taken, and the output says whether
+  // this worker runs plans at all.
+  let pipelines: Promise<void> | undefined;
+  if (opts.pipeline === false) say('pipeline plans: left to other workers (--no-pipeline)');
+  else {
+    let looked!: () => void;
+    const firstLook = new Promise<void>((resolve) => {
+      looked = resolve;
+    });
+    pipelines = runPipelines(config, dbPath, stop.signal, () => {
+      say('pipeline plans: run here for the workspaces whose folder is on this machine');
+      looked();
+    })
+      .catch((err: Error) => say(`problem: pipeline: ${err.message}`))
+      .finally(() => looked());
+    await firstLook;
+  }
   try {
     await runWorker({
       url,
@@ -129,7 +140,12 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
  * this machine, as `hearth pipeline run -C DIR` would there (its config, sessions in this
  * machine's database), until the worker stops.
  */
-async function runPipelines(config: Config, dbPath: string, signal: AbortSignal): Promise<void> {
+async function runPipelines(
+  config: Config,
+  dbPath: string,
+  signal: AbortSignal,
+  onFirstLook: () => void,
+): Promise<void> {
   const storage = await openPipelineStorage(config, () => {
     throw new Error('the pipeline needs the shared database here');
   });
@@ -138,6 +154,7 @@ async function runPipelines(config: Config, dbPath: string, signal: AbortSignal)
       plans: storage.plans,
       exists: existsSync,
       signal,
+      onFirstLook,
       onEvent: (event) => {
         if (event.type === 'started') say(`pipeline of ${event.workspace}: started`);
         else if (event.type === 'finished') say(`pipeline of ${event.workspace}: ${event.summary}`);
