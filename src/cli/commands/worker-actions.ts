@@ -7,7 +7,9 @@ import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
 import { defaultDbPath, loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { describeSummary, runWorkspacePipeline } from '../../pipeline/setup.js';
+import { describeEvent } from '../../pipeline/status.js';
 import { openPipelineStorage } from '../../pipeline/storage.js';
+import type { PipelineEvent } from '../../pipeline/types.js';
 import { watchPipelines } from '../../pipeline/workspace-watch.js';
 import { findSession, runAgentTask } from '../../scheduler/agent-runner.js';
 import { recordRun } from '../../server/recorded-run.js';
@@ -167,7 +169,13 @@ async function runPipelines(
         });
         const runtime = await assembleRuntime(loaded, workspace);
         try {
-          const summary = await runWorkspacePipeline(runtime, () => {}, {
+          // The run's events go to its journal; those about who holds the work are said here too.
+          const show = (event: PipelineEvent) => {
+            const lost = event.type === 'idle' && event.reason === 'lease_lost';
+            if (lost || event.type === 'claim_lost' || event.type === 'took_over')
+              say(`pipeline of ${workspace}: ${describeEvent(event)}`);
+          };
+          const summary = await runWorkspacePipeline(runtime, show, {
             signal: runSignal,
             onProblem: (message) => say(`problem: pipeline of ${workspace}: ${message}`),
           });
