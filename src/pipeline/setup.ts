@@ -150,7 +150,9 @@ export async function runWorkspacePipeline(
 
 /** A run's end in one line. */
 export function describeSummary(summary: RunSummary): string {
-  return summary.stopped
-    ? `Pipeline stopped: ${summary.stopped}`
-    : `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.`;
+  if (summary.stopped) return `Pipeline stopped: ${summary.stopped}`;
+  const done = `${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens`;
+  return summary.whilePaused
+    ? `Pipeline stopped while paused (${done}); workers take nothing until hearth pipeline resume.`
+    : `Pipeline idle: ${done}.`;
 }

@@ -63,6 +63,8 @@ export interface RunSummary {
   tokens: number;
   /** Why the run stopped with work left (a role's model could not be put in memory). */
   stopped?: string;
+  /** The run was stopped (its signal) while it waited for the workspace's pause to be lifted. */
+  whilePaused?: boolean;
 }
 
 /**
@@ -129,6 +131,7 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
       }
       deps.emit({ type: 'idle', reason: 'paused' });
       await deps.pause!.resumed(deps.signal);
+      if (deps.signal?.aborted) summary.whilePaused = true;
       continue;
     }
     if (keeper) {
