@@ -10,7 +10,7 @@ import { SessionNotFoundError } from '../store/session-storage.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
-import { journalWriter, whilePaused } from './journal.js';
+import { JOURNAL_KEEP, journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
 import { processOwner } from './process-owner.js';
@@ -129,6 +129,9 @@ export async function pipelineDeps(
     ...(signal ? { signal } : {}),
     async close() {
       await writer.flush();
+      await journal
+        .prune(workspace, JOURNAL_KEEP)
+        .catch((err: Error) => onProblem(`the pipeline journal could not be pruned: ${err.message}`));
       await storage.close();
     },
   };
