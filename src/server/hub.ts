@@ -13,7 +13,6 @@ import type { Db } from '../store/database.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import { SqliteEventLog } from '../store/events.js';
 import type { SessionRow, SessionStorage } from '../store/session-storage.js';
-import { sessionUsage, type UsageReport, type UsageTotals, usageReport } from '../store/usage-report.js';
 import type { SessionState } from '../tools/types.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
@@ -202,19 +201,6 @@ export class SessionHub implements SessionHost {
       ...(choice.warning ? { sandboxWarning: choice.warning } : {}),
       permissionMode: runtime.config.permissions.mode,
     };
-  }
-
-  /** Token usage since `since` (epoch ms; undefined: all time). */
-  usage(since: number | undefined): UsageReport {
-    return usageReport(this.options.db, since);
-  }
-
-  sessionUsage(id: string): UsageTotals {
-    return sessionUsage(this.options.db, id);
-  }
-
-  sessionCount(): number {
-    return (this.options.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;
   }
 
   counts(): { held: number; running: number; queued: number } {

@@ -24,6 +24,7 @@ import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { SessionLeases } from './run-lease.js';
 import type { AuditEntry, NewSession, SessionRow, SessionSummary } from './sessions.js';
+import type { UsageReport, UsageTotals } from './usage-report.js';
 import type { WakeupStore } from './wakeups.js';
 
 export type { AuditEntry, NewSession, SessionRow, SessionStatus, SessionSummary } from './sessions.js';
@@ -85,6 +86,12 @@ export interface SessionStorage {
   /** A new session holding a copy of another's history and state. */
   fork(id: string): Promise<SessionRow>;
   recordUsage(id: string, usage: UsageRecord): Promise<void>;
+  /** Token usage of every model request made at or after `since` (epoch ms; undefined: all time). */
+  usage(since?: number): Promise<UsageReport>;
+  /** Tokens one session spent, over all its requests. */
+  sessionUsage(id: string): Promise<UsageTotals>;
+  /** How many sessions are stored, sub-agents' included. */
+  count(): Promise<number>;
   recordAudit(id: string, entry: AuditEntry): Promise<void>;
   audit(id: string): Promise<Array<AuditEntry & { createdAt: number }>>;
   saveToolOutput(id: string, callId: string, body: string): Promise<void>;

@@ -15,6 +15,7 @@ import type {
   UsageRecord,
 } from './session-storage.js';
 import { type AuditEntry, SessionStore } from './sessions.js';
+import { sessionUsage, usageReport } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
 
 export class SqliteSessionStorage implements SessionStorage {
@@ -68,6 +69,15 @@ export class SqliteSessionStorage implements SessionStorage {
   }
   async recordUsage(id: string, usage: UsageRecord) {
     this.store.recordUsage(id, usage);
+  }
+  async usage(since?: number) {
+    return usageReport(this.db, since);
+  }
+  async sessionUsage(id: string) {
+    return sessionUsage(this.db, id);
+  }
+  async count() {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;
   }
   async recordAudit(id: string, entry: AuditEntry) {
     this.store.recordAudit(id, entry);

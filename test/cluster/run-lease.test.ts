@@ -177,11 +177,20 @@ describe.skipIf(!postgresBin())('a gateway and a worker never run one session at
     // The worker's run ends and gives the lease back: the gateway now runs the session.
     await watcher.next((m) => m.type === 'done');
     await waitUntil(async () => (await send(id, 'and now?')).status === 200, 'the gateway runs the session');
-    const messages = await gw.json<{ messages: Array<{ role: string; content: string }> }>(
-      `/api/sessions/${id}/history`,
-    );
+    const messages = await gw.json<{
+      messages: Array<{ role: string; content: string }>;
+      token_usage: { api_calls: number };
+    }>(`/api/sessions/${id}/history`);
     const said = messages.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
     expect(said).toEqual(['Still reading the notes, one moment.', 'The gateway answers now.']);
+    // The gateway's token figures are the shared database's: the worker's request counts too.
+    expect(messages.token_usage.api_calls).toBe(2);
+    const usage = await gw.json<{ total: { api_calls: number }; sessions: Array<{ session_id: string }> }>(
+      '/api/usage',
+    );
+    expect(usage.total.api_calls).toBe(2);
+    expect(usage.sessions.map((s) => s.session_id)).toEqual([id]);
+    expect((await gw.json<{ sessions: number }>('/api/status')).sessions).toBe(1);
   }, 120_000);
 
   it('takes over the session of a worker that died once its lease lapsed', async () => {

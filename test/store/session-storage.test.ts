@@ -138,6 +138,33 @@ for (const [name, make, skip] of backends) {
       expect(await store.latest('/nowhere')).toBeUndefined();
     });
 
+    it('reports tokens per session and per model since a time, and counts sessions, seen from another handle', async () => {
+      const old = await store.create({ workspace: '/ws', title: 'old' });
+      const fresh = await store.create({ workspace: '/ws', title: 'fresh' });
+      await store.recordUsage(old.id, { model: 'small', prompt: 100, completion: 10, durationMs: 1 });
+      const before = Date.now();
+      await waitUntil(() => Date.now() > before, 'the clock to move on');
+      const since = Date.now();
+      await store.recordUsage(fresh.id, { model: 'big', prompt: 40, completion: 4, durationMs: 1 });
+      await store.recordUsage(fresh.id, { model: 'small', prompt: 2, completion: 1, durationMs: 1 });
+      const all = await b.sessions.usage();
+      expect(all.total).toEqual({ requests: 3, prompt: 142, completion: 15 });
+      expect(all.bySession).toEqual([
+        { sessionId: fresh.id, title: 'fresh', requests: 2, prompt: 42, completion: 5 },
+        { sessionId: old.id, title: 'old', requests: 1, prompt: 100, completion: 10 },
+      ]);
+      expect(all.byModel).toEqual([
+        { model: 'small', requests: 2, prompt: 102, completion: 11 },
+        { model: 'big', requests: 1, prompt: 40, completion: 4 },
+      ]);
+      const recent = await b.sessions.usage(since);
+      expect(recent.total).toEqual({ requests: 2, prompt: 42, completion: 5 });
+      expect(recent.bySession.map((row) => row.sessionId)).toEqual([fresh.id]);
+      expect(await b.sessions.sessionUsage(old.id)).toEqual({ requests: 1, prompt: 100, completion: 10 });
+      expect(await b.sessions.sessionUsage('none')).toEqual({ requests: 0, prompt: 0, completion: 0 });
+      expect(await b.sessions.count()).toBe(2);
+    });
+
     it('resolves id prefixes, and says why when none or several match', async () => {
       const s = await store.create({ workspace: '/ws', id: 'abc123' });
       await store.create({ workspace: '/ws', id: 'abd456' });

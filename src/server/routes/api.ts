@@ -102,7 +102,7 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
           base_url: current.baseUrl ?? null,
           workspace: hub.workspace,
           tools: await hub.toolNames(),
-          sessions: hub.sessionCount(),
+          sessions: await hub.store.count(),
           running: counts.running,
           queued: counts.queued,
           deep_work: { max_iterations: deep.maxIterations, token_budget: deep.tokenBudget ?? null },
@@ -199,10 +199,10 @@ export function apiRoutes(app: GatewayApp, { hub, version, now }: RouteDeps): vo
         ...refusals,
       },
     }),
-    (c) => {
+    async (c) => {
       const { range } = c.req.valid('query');
       const since = rangeStart(range, now());
-      const report = hub.usage(since);
+      const report = await hub.store.usage(since);
       const totals = (t: { requests: number; prompt: number; completion: number }) => ({
         ...usageJson(t),
         api_calls: t.requests,

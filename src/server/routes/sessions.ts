@@ -180,7 +180,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
     async (c) => {
       const { id } = c.req.valid('param');
       await hub.store.get(id);
-      const used = hub.sessionUsage(id);
+      const used = await hub.store.sessionUsage(id);
       return c.json(
         {
           session_id: id,

@@ -25,6 +25,7 @@ import {
 } from '../sessions.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
 import { type LeaseHolder, PostgresLeases } from './run-leases.js';
+import { sessionCount, sessionUsage, usageReport } from './usage-report.js';
 
 const COLUMNS = `s.id, s.title, s.workspace, s.model, s.parent_id AS "parentId", s.depth, s.status,
   s.created_at::float8 AS "createdAt", s.updated_at::float8 AS "updatedAt"`;
@@ -174,6 +175,16 @@ export class PostgresSessionStorage implements SessionStorage {
 
   async recordUsage(id: string, usage: UsageRecord): Promise<void> {
     await recordUsage(this.pool, id, usage);
+  }
+
+  usage(since?: number) {
+    return usageReport(this.pool, since);
+  }
+  sessionUsage(id: string) {
+    return sessionUsage(this.pool, id);
+  }
+  count() {
+    return sessionCount(this.pool);
   }
 
   async recordAudit(id: string, entry: AuditEntry): Promise<void> {
