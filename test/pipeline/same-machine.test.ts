@@ -5,15 +5,14 @@
  * worker that waited would stand by instead, and the test says so), and every task still ends
  * once, with one commit each.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
-import { answer, onTransitions, roleOf, type Script } from './support.js';
+import type { ScriptedServer } from '../support/scripted-server.js';
+import { initRepo, onTransitions, type Script, startRoleServer } from './support.js';
 
 const script: Script = {
   tasks: [1, 2, 3].map((n) => ({
@@ -46,28 +45,15 @@ describe.skipIf(!postgresBin())('a pipeline worker restarted on the same machine
   let llm: ScriptedServer;
   let root: string;
   let ws: string;
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: ws, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: root } });
+  let git: (...args: string[]) => string;
 
   beforeAll(async () => {
     db = await startPostgres();
-    const reviews = new Map<string, number>();
-    llm = await startScriptedServer({
-      extraRoutes: {
-        // A coder's request takes a while, as a real model's does: the kill lands inside one.
-        'POST /v1/chat/completions': async (_req, body) => {
-          if (roleOf(body as never) === 'coder') await new Promise((r) => setTimeout(r, 300));
-          return { json: answer(script, reviews, body as never) };
-        },
-      },
-    });
+    // A coder's request takes a while, as a real model's does: the kill lands inside one.
+    llm = await startRoleServer(script, 300);
     root = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-same-machine-')));
     ws = join(root, 'ws');
-    mkdirSync(ws);
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.name', 'Test Person');
-    git('config', 'user.email', 'test@example.com');
-    git('commit', '-q', '--allow-empty', '-m', 'start');
+    git = initRepo(ws, root);
   }, 120_000);
 
   afterAll(async () => {

@@ -5,7 +5,6 @@
  * word, and a worker started with `--no-pipeline` says so and runs no plan, which another worker
  * then runs.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import type { ScriptedServer } from '../support/scripted-server.js';
-import { type Script, startRoleServer } from './support.js';
+import { initRepo, type Script, startRoleServer } from './support.js';
 
 const script: Script = {
   tasks: [
@@ -44,19 +43,14 @@ describe.skipIf(!postgresBin())('hearth worker runs the pipeline', () => {
   let root: string;
   let ws: string;
   let env: Record<string, string>;
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: ws, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: root } });
+  let git: (...args: string[]) => string;
 
   beforeAll(async () => {
     db = await startPostgres();
     llm = await startRoleServer(script);
     root = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-worker-pipeline-')));
     ws = join(root, 'ws');
-    mkdirSync(ws);
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.name', 'Test Person');
-    git('config', 'user.email', 'test@example.com');
-    git('commit', '-q', '--allow-empty', '-m', 'start');
+    git = initRepo(ws, root);
     const home = join(root, 'machine');
     mkdirSync(join(home, '.hearth'), { recursive: true });
     // Unattended and nobody to approve: the machine's own config lets the coder write.
