@@ -1,6 +1,7 @@
 import type { Sandbox } from '../sandbox/types.js';
 import { sleep } from '../util/clock.js';
 import { planInParts } from './chunked-plan.js';
+import { announce, ClaimLost, fail, move, record } from './claim-writes.js';
 import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
@@ -9,7 +10,7 @@ import type { RoleClient } from './llm-call.js';
 import type { RoleModels, SwapRole } from './model-swap.js';
 import { PhaseBatch } from './phase-batch.js';
 import type { PlanInbox } from './plan-inbox.js';
-import type { Claim, PlanStore, TaskUpdate } from './plan-store.js';
+import type { PlanStore } from './plan-store.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
@@ -231,20 +232,6 @@ async function workLeft(plans: PlanStore, workspace: string): Promise<boolean> {
  */
 class RunStopped extends Error {}
 
-/**
- * The store refused a write of a claimed task: the claim no longer stands (its lease lapsed and
- * another worker recovered the task). `refused`: the state it was to move to, `commit`, or the
- * kind of log entry.
- */
-class ClaimLost extends Error {
-  constructor(
-    task: { seq: number },
-    readonly refused: string,
-  ) {
-    super(`task #${task.seq} is no longer this worker's`);
-  }
-}
-
 /** Puts the role's model in memory (with `deps.models`), logging the swaps with the plan. */
 async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: number }, role: SwapRole) {
   if (!deps.models) return;
@@ -443,39 +430,4 @@ async function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof
     const { feedback, rework, signatures } = next;
     await move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
   }
-}
-
-async function move(
-  deps: PipelineDeps,
-  task: TaskRow,
-  state: TaskState,
-  update: TaskUpdate = {},
-  note?: string,
-): Promise<TaskRow> {
-  const moved = await deps.plans.transition(task, state, update, note);
-  if (!moved) throw new ClaimLost(task, state);
-  announce(deps, moved);
-  return moved;
-}
-
-async function fail(deps: PipelineDeps, task: TaskRow, error: string): Promise<void> {
-  const failed = await deps.plans.fail(task, error);
-  if (!failed) throw new ClaimLost(task, 'failed');
-  for (const t of failed) announce(deps, t, t.error ?? undefined);
-}
-
-/** Logs what the step of the claimed `task` found. */
-async function record(deps: PipelineDeps, task: Claim & { seq: number }, kind: string, body: unknown) {
-  if (!(await deps.plans.record(task, kind, body))) throw new ClaimLost(task, kind);
-}
-
-function announce(deps: PipelineDeps, task: TaskRow, note?: string): void {
-  deps.emit({
-    type: 'task_state',
-    planId: task.planId,
-    taskId: task.id,
-    seq: task.seq,
-    state: task.state,
-    ...(note ? { note } : {}),
-  });
 }
