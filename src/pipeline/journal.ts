@@ -32,7 +32,15 @@ export interface PipelineJournal {
    * something. Returns whether it did.
    */
   setPaused(workspace: string, paused: boolean): Promise<boolean>;
+  /** Deletes the workspace's events but the latest `keep`; returns how many went. */
+  prune(workspace: string, keep: number): Promise<number>;
 }
+
+/**
+ * Events a workspace's journal keeps: its recent history for `hearth pipeline events`, the
+ * gateway and the web UI (a few hundred per plan), not every event since the first plan.
+ */
+export const JOURNAL_KEEP = 10_000;
 
 /** How often a paused worker looks at the flag again: another process may lift it. */
 const PAUSE_POLL_MS = 1000;

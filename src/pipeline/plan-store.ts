@@ -32,6 +32,14 @@ export type TaskUpdate = Partial<
   >
 >;
 
+/**
+ * A task in a worker's hands: `claim` gave it to `owner` as its `epoch`th claim. Every move and
+ * record of a claimed task is conditional on the claim still standing (the same owner and epoch,
+ * the task still held), so a worker that lost it (its lease lapsed while the database was out of
+ * reach or the process was stopped, and another worker recovered the task) changes nothing.
+ */
+export type Claim = Pick<TaskRow, 'id' | 'planId' | 'owner' | 'epoch'>;
+
 export interface PlanStore {
   /**
    * Milliseconds a claim (and the hold on a workspace) lasts without renewal; undefined where the
@@ -73,22 +81,50 @@ export interface PlanStore {
    * tasks share one worktree and one git index. True when `owner` holds it now.
    */
   hold(workspace: string, owner: string): Promise<boolean>;
+  /**
+   * Takes the workspace from a holder `alive` says is dead (a worker of this machine whose process
+   * is gone) without waiting for its hold to lapse; returns the holder replaced, or undefined when
+   * there is none to replace (nobody holds it, or the holder may still run).
+   */
+  takeOver(workspace: string, owner: string, alive: (owner: string) => boolean): Promise<string | undefined>;
   /** Lets the workspace go, if `owner` holds it. */
   release(workspace: string, owner: string): Promise<void>;
-  /** Moves a task to `state`, with whatever else changed; logged. */
-  transition(id: number, state: TaskState, update?: TaskUpdate, note?: string): Promise<TaskRow>;
-  /** Fails a task and, with the reason, every task that waits on it (directly or not). */
-  fail(id: number, error: string): Promise<TaskRow[]>;
   /**
-   * Puts tasks a dead worker held back in the state they were entered from. SQLite asks `alive`
-   * whether an owner still runs; with leases, a holder is alive while its lease is renewed.
+   * Moves a claimed task to `state`, with whatever else changed; logged. Undefined, and nothing
+   * changed, when the claim no longer stands.
+   */
+  transition(
+    claim: Claim,
+    state: TaskState,
+    update?: TaskUpdate,
+    note?: string,
+  ): Promise<TaskRow | undefined>;
+  /**
+   * Fails a claimed task and, with the reason, every task that waits on it (directly or not).
+   * Undefined, and nothing changed, when the claim no longer stands.
+   */
+  fail(claim: Claim, error: string): Promise<TaskRow[] | undefined>;
+  /** Appends to the plan's log what the claim's step found; false, and nothing logged, when it no longer stands. */
+  record(claim: Claim, kind: string, body: unknown): Promise<boolean>;
+  /**
+   * Before a step that cannot be taken back (the commit): renews the claim and the workspace's
+   * hold for a whole lease and says whether both still stand. Without leases, whether the claim does.
+   */
+  confirm(claim: Claim, workspace: string): Promise<boolean>;
+  /**
+   * Puts tasks a dead worker held back in the state they were entered from: whose owner `alive`
+   * says is dead (SQLite: every owner; with leases: a worker of this machine whose process is
+   * gone), and with leases also those whose lease lapsed.
    */
   recover(workspace: string, alive: (owner: string) => boolean): Promise<TaskRow[]>;
   /** Tasks of the workspace a worker holds now. */
   heldIn(workspace: string): Promise<number>;
   /** Failed tasks (a failed task's dependents are failed too) back to pending, fresh. */
   retryFailed(workspace: string): Promise<number>;
-  /** Appends to the plan's log; `task.id` null for what concerns the plan as a whole. */
+  /**
+   * Appends to the plan's log, unconditionally: `task.id` null for what concerns the plan as a
+   * whole; what a claimed task's step found goes through `record`.
+   */
   log(task: { id: number | null; planId: number }, kind: string, body: unknown): Promise<void>;
   logOf(planId: number, kind?: string): Promise<LogEntry[]>;
 }
@@ -154,6 +190,8 @@ export interface RawTask {
   summary: string | null;
   error: string | null;
   commit_hash: string | null;
+  owner: string | null;
+  epoch: number;
   /** Prerequisite ids, comma-separated. */
   deps: string | null;
 }
@@ -178,6 +216,8 @@ export function toTask(r: RawTask): TaskRow {
     summary: r.summary,
     error: r.error,
     commitHash: r.commit_hash,
+    owner: r.owner,
+    epoch: Number(r.epoch),
   };
 }
 

@@ -83,6 +83,15 @@ export class PostgresJournal implements PipelineJournal {
     });
   }
 
+  async prune(workspace: string, keep: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `delete from hearth_pipeline_events where workspace = $1 and id <= (
+         select id from hearth_pipeline_events where workspace = $1 order by id desc limit 1 offset $2)`,
+      [workspace, keep],
+    );
+    return rowCount ?? 0;
+  }
+
   private async recordOn(q: Query, workspace: string, event: PipelineEvent): Promise<JournalEntry> {
     const at = this.clock.now();
     const { rows } = await q.query<{ id: string }>(

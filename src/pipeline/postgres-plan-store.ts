@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../store/postgres/connection.js';
 import {
+  type Claim,
   claimOrder,
   HELD,
   type LogEntry,
@@ -38,6 +39,10 @@ const TASK_SELECT = `select t.*, (select string_agg(d.depends_on::text, ',' orde
   from hearth_pipeline_tasks t`;
 
 const lease = (param: string) => `now() + make_interval(secs => ${param}::double precision / 1000)`;
+
+/** The claim stands (parameters: owner, epoch, the held states): the task is held, as that claim. */
+const claimed = (owner: string, epoch: string, held: string) =>
+  `owner = ${owner} and epoch = ${epoch} and state = any (${held}::text[])`;
 
 export class PostgresPlanStore implements PlanStore {
   constructor(
@@ -160,7 +165,8 @@ export class PostgresPlanStore implements PlanStore {
                where d.task_id = t.id and pre.state <> all ($6::text[]))
              order by t.plan_id, t.seq limit 1
              for update of t skip locked)
-           update hearth_pipeline_tasks u set state = $1, owner = $2, updated_at = $3, lease_until = ${lease('$7')}
+           update hearth_pipeline_tasks u set state = $1, owner = $2, epoch = u.epoch + 1, updated_at = $3,
+             lease_until = ${lease('$7')}
            from picked where u.id = picked.id and u.state = $4
            returning u.id, u.plan_id`,
           [to, owner, this.now(), from, workspace, FINISHED, this.leaseMs],
@@ -202,6 +208,29 @@ export class PostgresPlanStore implements PlanStore {
     return rowCount === 1;
   }
 
+  /**
+   * Replaces a holder `alive` says is dead, whatever its hold's time: conditional on it still
+   * being the holder, so two workers of the machine restarted at once do not both take over.
+   */
+  async takeOver(
+    workspace: string,
+    owner: string,
+    alive: (owner: string) => boolean,
+  ): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ holder: string | null }>(
+      'select holder from hearth_pipeline_control where workspace = $1',
+      [workspace],
+    );
+    const holder = rows[0]?.holder;
+    if (!holder || holder === owner || alive(holder)) return undefined;
+    const { rowCount } = await this.pool.query(
+      `update hearth_pipeline_control set holder = $2, hold_until = ${lease('$4')}
+       where workspace = $1 and holder = $3`,
+      [workspace, owner, holder, this.leaseMs],
+    );
+    return rowCount === 1 ? holder : undefined;
+  }
+
   async release(workspace: string, owner: string): Promise<void> {
     await this.pool.query(
       'update hearth_pipeline_control set holder = null, hold_until = null where workspace = $1 and holder = $2',
@@ -209,14 +238,23 @@ export class PostgresPlanStore implements PlanStore {
     );
   }
 
-  transition(id: number, state: TaskState, update: TaskUpdate = {}, note?: string): Promise<TaskRow> {
-    return this.transitionOn(this.pool, id, state, update, note);
+  transition(
+    claim: Claim,
+    state: TaskState,
+    update: TaskUpdate = {},
+    note?: string,
+  ): Promise<TaskRow | undefined> {
+    return inTransaction(this.pool, (client) =>
+      this.transitionOn(client, claim.id, state, update, note, claim),
+    );
   }
 
-  async fail(id: number, error: string): Promise<TaskRow[]> {
+  async fail(claim: Claim, error: string): Promise<TaskRow[] | undefined> {
     return inTransaction(this.pool, async (client) => {
-      const failed = [await this.transitionOn(client, id, 'failed', { error }, error)];
-      const seen = new Set([id]);
+      const first = await this.transitionOn(client, claim.id, 'failed', { error }, error, claim);
+      if (!first) return undefined;
+      const failed = [first];
+      const seen = new Set([claim.id]);
       for (let i = 0; i < failed.length; i++) {
         const cause = failed[i]!;
         const { rows } = await client.query<{ task_id: number }>(
@@ -227,27 +265,63 @@ export class PostgresPlanStore implements PlanStore {
           if (seen.has(task_id)) continue;
           seen.add(task_id);
           const why = prerequisiteFailed(cause, error);
-          failed.push(await this.transitionOn(client, task_id, 'failed', { error: why }, why));
+          failed.push((await this.transitionOn(client, task_id, 'failed', { error: why }, why))!);
         }
       }
       return failed;
     });
   }
 
-  /** Tasks whose lease lapsed (or that have no owner); `alive` is not asked: a lease says it. */
-  async recover(workspace: string): Promise<TaskRow[]> {
+  async record(claim: Claim, kind: string, body: unknown): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `insert into hearth_pipeline_log (plan_id, task_id, kind, body, created_at)
+       select $1, $2, $3, $4, $5 where exists (
+         select 1 from hearth_pipeline_tasks where id = $2 and ${claimed('$6', '$7', '$8')})`,
+      [claim.planId, claim.id, kind, JSON.stringify(body), this.now(), claim.owner, claim.epoch, HELD],
+    );
+    return rowCount === 1;
+  }
+
+  /** One transaction: both leases renewed, or neither when one is gone. */
+  async confirm(claim: Claim, workspace: string): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ id: number; state: TaskState }>(
-        `select t.id, t.state from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
+      const held = await client.query(
+        `update hearth_pipeline_control set hold_until = ${lease('$3')} where workspace = $1 and holder = $2`,
+        [workspace, claim.owner, this.leaseMs],
+      );
+      if (held.rowCount !== 1) return false;
+      const task = await client.query(
+        `update hearth_pipeline_tasks set lease_until = ${lease('$2')}
+         where id = $1 and ${claimed('$3', '$4', '$5')}`,
+        [claim.id, this.leaseMs, claim.owner, claim.epoch, HELD],
+      );
+      return task.rowCount === 1;
+    });
+  }
+
+  /**
+   * Tasks whose lease lapsed, that have no owner, or whose owner `alive` says is dead (a worker
+   * of this machine whose process is gone: no need to wait for its lease).
+   */
+  async recover(workspace: string, alive: (owner: string) => boolean): Promise<TaskRow[]> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{
+        id: number;
+        state: TaskState;
+        owner: string | null;
+        lapsed: boolean;
+      }>(
+        `select t.id, t.state, t.owner, (t.lease_until is null or t.lease_until < now()) as lapsed
+         from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
          where p.workspace = $1 and t.state = any ($2::text[])
-           and (t.owner is null or t.lease_until is null or t.lease_until < now())
          order by t.id for update of t skip locked`,
         [workspace, HELD],
       );
       const recovered: TaskRow[] = [];
       for (const t of rows) {
+        if (t.owner && !t.lapsed && alive(t.owner)) continue;
         recovered.push(
-          await this.transitionOn(client, t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`),
+          (await this.transitionOn(client, t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`))!,
         );
       }
       return recovered;
@@ -311,23 +385,29 @@ export class PostgresPlanStore implements PlanStore {
     return toTask(rows[0]);
   }
 
+  /** Moves the task; with `claim`, only while the claim stands (undefined when it does not). */
   private async transitionOn(
     q: Query,
     id: number,
     state: TaskState,
     update: TaskUpdate,
     note?: string,
-  ): Promise<TaskRow> {
+    claim?: Claim,
+  ): Promise<TaskRow | undefined> {
     const cols: Array<[string, unknown]> = [
       ['state', state],
       ['updated_at', this.now()],
       ...updateColumns(update),
     ];
     if (!HELD.includes(state)) cols.push(['owner', null], ['lease_until', null]);
-    await q.query(
-      `update hearth_pipeline_tasks set ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} where id = $1`,
-      [id, ...cols.map(([, v]) => v)],
+    const n = cols.length + 2;
+    const moved = await q.query(
+      `update hearth_pipeline_tasks set ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} where id = $1${
+        claim ? ` and ${claimed(`$${n}`, `$${n + 1}`, `$${n + 2}`)}` : ''
+      }`,
+      [id, ...cols.map(([, v]) => v), ...(claim ? [claim.owner, claim.epoch, HELD] : [])],
     );
+    if (claim && moved.rowCount === 0) return undefined;
     const task = await this.taskOn(q, id);
     await this.logOn(q, task, 'state', { state, ...(note ? { note } : {}) });
     return task;

@@ -10,13 +10,14 @@ import { SessionNotFoundError } from '../store/session-storage.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
-import { journalWriter, whilePaused } from './journal.js';
+import { JOURNAL_KEEP, journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
+import { processOwner } from './process-owner.js';
 import { openPipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
-import { type PipelineDeps, processOwner, type RunSummary, runPipeline } from './worker.js';
+import { type PipelineDeps, type RunSummary, runPipeline } from './worker.js';
 
 /** Unattended: nobody is there to answer, so calls the permission mode would ask about are declined. */
 const declineUnattended: Approver = async () => ({
@@ -128,6 +129,9 @@ export async function pipelineDeps(
     ...(signal ? { signal } : {}),
     async close() {
       await writer.flush();
+      await journal
+        .prune(workspace, JOURNAL_KEEP)
+        .catch((err: Error) => onProblem(`the pipeline journal could not be pruned: ${err.message}`));
       await storage.close();
     },
   };
@@ -149,7 +153,9 @@ export async function runWorkspacePipeline(
 
 /** A run's end in one line. */
 export function describeSummary(summary: RunSummary): string {
-  return summary.stopped
-    ? `Pipeline stopped: ${summary.stopped}`
-    : `Pipeline idle: ${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens.`;
+  if (summary.stopped) return `Pipeline stopped: ${summary.stopped}`;
+  const done = `${summary.steps} steps, ${summary.recovered} recovered, ${summary.tokens} tokens`;
+  return summary.whilePaused
+    ? `Pipeline stopped while paused (${done}); workers take nothing until hearth pipeline resume.`
+    : `Pipeline idle: ${done}.`;
 }

@@ -56,6 +56,15 @@ export class SqliteJournal implements PipelineJournal {
     })();
   }
 
+  async prune(workspace: string, keep: number): Promise<number> {
+    return this.db
+      .prepare(
+        `DELETE FROM pipeline_events WHERE workspace = ? AND id <= (
+           SELECT id FROM pipeline_events WHERE workspace = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+      )
+      .run(workspace, workspace, keep).changes;
+  }
+
   private pausedNow(workspace: string): boolean {
     const row = this.db.prepare('SELECT paused FROM pipeline_control WHERE workspace = ?').get(workspace) as
       | { paused: number }

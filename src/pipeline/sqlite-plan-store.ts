@@ -6,6 +6,7 @@
  */
 import type { Db } from '../store/database.js';
 import {
+  type Claim,
   claimOrder,
   HELD,
   type LogEntry,
@@ -31,6 +32,9 @@ const TASK_SELECT = `SELECT t.*, (SELECT group_concat(depends_on) FROM pipeline_
   FROM pipeline_tasks t`;
 
 const IN_HELD = HELD.map((s) => `'${s}'`).join(', ');
+
+/** The claim stands: the task is held, by the claim's owner, as that claim. */
+const CLAIMED = `owner = ? AND epoch = ? AND state IN (${IN_HELD})`;
 
 export class SqlitePlanStore implements PlanStore {
   readonly leaseMs = undefined;
@@ -136,7 +140,7 @@ export class SqlitePlanStore implements PlanStore {
     for (const [from, to] of claimOrder(order)) {
       const row = this.db
         .prepare(
-          `UPDATE pipeline_tasks SET state = ?, owner = ?, updated_at = ? WHERE id = (
+          `UPDATE pipeline_tasks SET state = ?, owner = ?, epoch = epoch + 1, updated_at = ? WHERE id = (
              SELECT t.id FROM pipeline_tasks t JOIN plans p ON p.id = t.plan_id
              WHERE t.state = ? AND p.workspace = ? AND NOT EXISTS (
                SELECT 1 FROM pipeline_task_deps d JOIN pipeline_tasks pre ON pre.id = d.depends_on
@@ -162,16 +166,27 @@ export class SqlitePlanStore implements PlanStore {
     return true;
   }
 
-  async release(): Promise<void> {}
-
-  async transition(id: number, state: TaskState, update: TaskUpdate = {}, note?: string): Promise<TaskRow> {
-    return this.transitionNow(id, state, update, note);
+  async takeOver(): Promise<string | undefined> {
+    return undefined;
   }
 
-  async fail(id: number, error: string): Promise<TaskRow[]> {
+  async release(): Promise<void> {}
+
+  async transition(
+    claim: Claim,
+    state: TaskState,
+    update: TaskUpdate = {},
+    note?: string,
+  ): Promise<TaskRow | undefined> {
+    return this.transitionNow(claim.id, state, update, note, claim);
+  }
+
+  async fail(claim: Claim, error: string): Promise<TaskRow[] | undefined> {
     return this.db.transaction(() => {
-      const failed = [this.transitionNow(id, 'failed', { error }, error)];
-      const seen = new Set([id]);
+      const first = this.transitionNow(claim.id, 'failed', { error }, error, claim);
+      if (!first) return undefined;
+      const failed = [first];
+      const seen = new Set([claim.id]);
       for (let i = 0; i < failed.length; i++) {
         const cause = failed[i]!;
         const dependents = this.db
@@ -181,11 +196,38 @@ export class SqlitePlanStore implements PlanStore {
           if (seen.has(task_id)) continue;
           seen.add(task_id);
           const why = prerequisiteFailed(cause, error);
-          failed.push(this.transitionNow(task_id, 'failed', { error: why }, why));
+          failed.push(this.transitionNow(task_id, 'failed', { error: why }, why)!);
         }
       }
       return failed;
     })();
+  }
+
+  async record(claim: Claim, kind: string, body: unknown): Promise<boolean> {
+    const info = this.db
+      .prepare(
+        `INSERT INTO pipeline_log (plan_id, task_id, kind, body, created_at) SELECT ?, ?, ?, ?, ?
+         WHERE EXISTS (SELECT 1 FROM pipeline_tasks WHERE id = ? AND ${CLAIMED})`,
+      )
+      .run(
+        claim.planId,
+        claim.id,
+        kind,
+        JSON.stringify(body),
+        this.now(),
+        claim.id,
+        claim.owner,
+        claim.epoch,
+      );
+    return info.changes === 1;
+  }
+
+  async confirm(claim: Claim): Promise<boolean> {
+    return (
+      this.db
+        .prepare(`SELECT 1 FROM pipeline_tasks WHERE id = ? AND ${CLAIMED}`)
+        .get(claim.id, claim.owner, claim.epoch) !== undefined
+    );
   }
 
   async recover(workspace: string, alive: (owner: string) => boolean): Promise<TaskRow[]> {
@@ -197,7 +239,7 @@ export class SqlitePlanStore implements PlanStore {
       .all(workspace) as Array<{ id: number; state: TaskState; owner: string | null }>;
     return held
       .filter((t) => !t.owner || !alive(t.owner))
-      .map((t) => this.transitionNow(t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`));
+      .map((t) => this.transitionNow(t.id, RECOVER_TO[t.state]!, {}, `recovered from ${t.state}`)!);
   }
 
   async heldIn(workspace: string): Promise<number> {
@@ -260,16 +302,26 @@ export class SqlitePlanStore implements PlanStore {
     return toTask(row);
   }
 
-  private transitionNow(id: number, state: TaskState, update: TaskUpdate, note?: string): TaskRow {
+  /** Moves the task; with `claim`, only while the claim stands (undefined when it does not). */
+  private transitionNow(
+    id: number,
+    state: TaskState,
+    update: TaskUpdate,
+    note?: string,
+    claim?: Claim,
+  ): TaskRow | undefined {
     const cols: Array<[string, unknown]> = [
       ['state', state],
       ['updated_at', this.now()],
       ...updateColumns(update),
     ];
     if (!HELD.includes(state)) cols.push(['owner', null]);
-    this.db
-      .prepare(`UPDATE pipeline_tasks SET ${cols.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?`)
-      .run(...cols.map(([, v]) => v), id);
+    const moved = this.db
+      .prepare(
+        `UPDATE pipeline_tasks SET ${cols.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?${claim ? ` AND ${CLAIMED}` : ''}`,
+      )
+      .run(...cols.map(([, v]) => v), id, ...(claim ? [claim.owner, claim.epoch] : []));
+    if (claim && moved.changes === 0) return undefined;
     const task = this.taskNow(id);
     this.logNow(task, 'state', { state, ...(note ? { note } : {}) });
     return task;

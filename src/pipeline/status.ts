@@ -81,6 +81,10 @@ export function describeEvent(e: PipelineEvent): string {
       if (e.reason === 'lease_lost')
         return 'lease lost (the database was out of reach); the step stopped and another worker has the task';
       return 'queue empty; waiting for new plans in plans/ (Ctrl-C to stop)';
+    case 'took_over':
+      return `took the workspace over from ${e.from}, which no longer runs on this machine`;
+    case 'claim_lost':
+      return `task #${e.seq}: no longer this worker's (its lease lapsed and another worker has it); stopped without recording ${e.refused === 'commit' ? 'a commit' : e.refused}`;
     case 'paused':
       return 'pipeline paused';
     case 'resumed':

@@ -70,6 +70,10 @@ export interface TaskRow {
   summary: string | null;
   error: string | null;
   commitHash: string | null;
+  /** The worker that holds the task (in a held state), else null. */
+  owner: string | null;
+  /** How often the task was claimed: a claim is its owner and this number (see `Claim`). */
+  epoch: number;
 }
 
 export interface PlanRow {
@@ -97,6 +101,17 @@ export type PipelineEvent =
    * lapsed and another took over (`lease_lost`: the step in flight stopped unrecorded).
    */
   | { type: 'idle'; reason?: 'paused' | 'standby' | 'lease_lost' }
+  /**
+   * The worker that held the workspace runs on this machine no more (it was killed): taken over
+   * at once, without waiting for its lease to lapse.
+   */
+  | { type: 'took_over'; from: string }
+  /**
+   * This worker no longer holds a task it worked on (its lease lapsed, while the database was out
+   * of reach or the process stopped, and another worker recovered it): the store refused what it
+   * was to record (`refused`: a state, `commit`, or a log entry's kind), and the step stopped there.
+   */
+  | { type: 'claim_lost'; planId: number; taskId: number; seq: number; refused: string }
   | { type: 'paused' }
   | { type: 'resumed' }
   /** One part of a plan too big for one request was planned (1-based). */

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Sandbox } from '../sandbox/types.js';
 import { sleep } from '../util/clock.js';
 import { planInParts } from './chunked-plan.js';
+import { announce, ClaimLost, fail, move, record } from './claim-writes.js';
 import { type CoderSessions, runCoder } from './coder.js';
 import { type Limits, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
@@ -11,7 +10,7 @@ import type { RoleClient } from './llm-call.js';
 import type { RoleModels, SwapRole } from './model-swap.js';
 import { PhaseBatch } from './phase-batch.js';
 import type { PlanInbox } from './plan-inbox.js';
-import type { PlanStore, TaskUpdate } from './plan-store.js';
+import type { PlanStore } from './plan-store.js';
 import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
@@ -43,7 +42,10 @@ export interface PipelineDeps {
   commands: string[];
   commandTimeoutMs: number;
   limits: Limits;
-  /** Who holds a claimed task; `alive` tells whether a holder still runs. */
+  /**
+   * Who holds a claimed task (and, with leases, the workspace); `alive` tells whether a holder
+   * still runs, as far as this machine can tell (`process-owner.ts`).
+   */
   owner: string;
   alive(owner: string): boolean;
   emit(event: PipelineEvent): void;
@@ -62,27 +64,8 @@ export interface RunSummary {
   tokens: number;
   /** Why the run stopped with work left (a role's model could not be put in memory). */
   stopped?: string;
-}
-
-/**
- * This process as a task holder, and whether a holder of this host still runs. The owner ends in
- * a random part: two machines may share a host name, and leases must tell their workers apart.
- */
-export function processOwner(): { owner: string; alive(owner: string): boolean } {
-  const host = hostname();
-  return {
-    owner: `${host}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    alive(owner) {
-      const [h, pid] = owner.split(':');
-      if (h !== host) return true; // another machine's worker: not ours to judge
-      try {
-        process.kill(Number(pid), 0);
-        return true;
-      } catch (err) {
-        return (err as NodeJS.ErrnoException).code === 'EPERM';
-      }
-    },
-  };
+  /** The run was stopped (its signal) while it waited for the workspace's pause to be lifted. */
+  whilePaused?: boolean;
 }
 
 /**
@@ -149,10 +132,11 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
       }
       deps.emit({ type: 'idle', reason: 'paused' });
       await deps.pause!.resumed(deps.signal);
+      if (deps.signal?.aborted) summary.whilePaused = true;
       continue;
     }
     if (keeper) {
-      if (!(await plans.hold(workspace, deps.owner))) {
+      if (!(await hold(deps))) {
         keeper.letGo();
         if (!deps.watch && !(await workLeft(plans, workspace))) break;
         if (!standing) deps.emit({ type: 'idle', reason: 'standby' });
@@ -186,12 +170,34 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
     batch.took(task.state);
     try {
       summary.tokens += await step(pass, task);
+    } catch (err) {
+      if (!(err instanceof ClaimLost)) throw err;
+      // Another worker has the task now: this step ends here, with nothing of it recorded.
+      deps.emit({
+        type: 'claim_lost',
+        planId: task.planId,
+        taskId: task.id,
+        seq: task.seq,
+        refused: err.refused,
+      });
+      continue;
     } finally {
       keeper?.holding(undefined);
     }
     await logSwaps(deps, task);
     summary.steps++;
   }
+}
+
+/**
+ * Takes or keeps the workspace; from a holder of this machine whose process is gone at once
+ * (a worker restarted after a crash need not wait out its predecessor's lease), saying so.
+ */
+async function hold(deps: PipelineDeps): Promise<boolean> {
+  if (await deps.plans.hold(deps.workspace, deps.owner)) return true;
+  const from = await deps.plans.takeOver(deps.workspace, deps.owner, deps.alive);
+  if (from) deps.emit({ type: 'took_over', from });
+  return from !== undefined;
 }
 
 /**
@@ -230,16 +236,22 @@ class RunStopped extends Error {}
 async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: number }, role: SwapRole) {
   if (!deps.models) return;
   const result = await deps.models.ready(role, deps.signal);
-  await logSwaps(deps, at);
+  await logSwaps(deps, at, at.id !== null);
   if (result.ok || deps.signal?.aborted) return;
   const back = at.id === null ? undefined : RECOVER_TO[(at as TaskRow).state];
   if (back) await move(deps, at as TaskRow, back, {}, `the ${role}'s model could not be loaded`);
   throw new RunStopped(`the ${role}'s model could not be put in memory: ${result.error}`);
 }
 
-async function logSwaps(deps: PipelineDeps, at: { id: number | null; planId: number }): Promise<void> {
+/** Logs the swaps done since the last call; `claimed`: with the task `at`, while the claim stands. */
+async function logSwaps(
+  deps: PipelineDeps,
+  at: TaskRow | { id: null; planId: number },
+  claimed = false,
+): Promise<void> {
   for (const swap of deps.models?.drain() ?? []) {
-    await deps.plans.log(at, 'model_swap', swap);
+    if (claimed) await record(deps, at as TaskRow, 'model_swap', swap);
+    else await deps.plans.log(at, 'model_swap', swap);
     deps.emit({ type: 'model_swap', planId: at.planId, taskId: at.id, ...swap });
   }
 }
@@ -326,10 +338,10 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
   const prerequisites = await Promise.all(task.dependsOn.map((id) => deps.plans.task(id)));
   const before = deps.git && (await dirtyNow(deps.git, deps.signal));
   const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
-  await deps.plans.log(task, 'tokens', { role: 'coder', tokens: result.tokens });
+  await record(deps, task, 'tokens', { role: 'coder', tokens: result.tokens });
   if (deps.signal?.aborted) return result.tokens;
   const after = before && deps.git && (await dirtyNow(deps.git, deps.signal));
-  if (before && after) await deps.plans.log(task, 'changed', { paths: changedSince(before, after) });
+  if (before && after) await record(deps, task, 'changed', { paths: changedSince(before, after) });
   if (result.ok) {
     await move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
   } else {
@@ -355,7 +367,7 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
     signal: deps.signal,
   });
   if (deps.signal?.aborted) return 0;
-  await deps.plans.log(task, 'verify', { findings });
+  await record(deps, task, 'verify', { findings });
   deps.emit({ type: 'task_verified', taskId: task.id, seq: task.seq, findings });
   if (findings.length > 0) {
     await settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
@@ -366,13 +378,13 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
   await ready(deps, reviewing, 'reviewer');
   if (deps.signal?.aborted) return 0;
   const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
-  await deps.plans.log(task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
+  await record(deps, task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
   if (deps.signal?.aborted) return answer.tokens;
   if (!answer.ok) {
     await fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
     return answer.tokens;
   }
-  await deps.plans.log(task, 'review', answer.value);
+  await record(deps, task, 'review', answer.value);
   deps.emit({ type: 'task_reviewed', taskId: task.id, seq: task.seq, ...answer.value });
   await settle(deps, reviewing, nextAfter(reviewing, { verdict: answer.value }, deps.limits));
   return answer.tokens;
@@ -383,6 +395,8 @@ async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
   try {
     const log = deps.git ? await reviewLog(deps.plans, await deps.plans.plan(task.planId)) : '';
     const paths = deps.git && (await commitPaths(deps.plans, deps.git, deps.workspace, task, deps.signal));
+    // A commit cannot be taken back: made only with the claim renewed for a whole lease just before.
+    if (!(await deps.plans.confirm(task, deps.workspace))) throw new ClaimLost(task, 'commit');
     const hash = await deps.git?.commitTask(
       task,
       { reviewLog: log, ...(paths ? { paths } : {}) },
@@ -392,6 +406,7 @@ async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
     if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
     await move(deps, task, final, { commitHash: hash ?? null });
   } catch (err) {
+    if (err instanceof ClaimLost) throw err;
     await fail(deps, task, (err as Error).message);
   }
 }
@@ -403,7 +418,7 @@ async function role(
   name: 'coder' | 'verifier' | 'reviewer',
   model?: string,
 ): Promise<void> {
-  await deps.plans.log(task, 'role', { role: name, ...(model ? { model } : {}) });
+  await record(deps, task, 'role', { role: name, ...(model ? { model } : {}) });
   deps.emit({ type: 'task_role', taskId: task.id, role: name, ...(model ? { model } : {}) });
 }
 
@@ -415,32 +430,4 @@ async function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof
     const { feedback, rework, signatures } = next;
     await move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
   }
-}
-
-async function move(
-  deps: PipelineDeps,
-  task: TaskRow,
-  state: TaskState,
-  update: TaskUpdate = {},
-  note?: string,
-): Promise<TaskRow> {
-  const moved = await deps.plans.transition(task.id, state, update, note);
-  announce(deps, moved);
-  return moved;
-}
-
-async function fail(deps: PipelineDeps, task: TaskRow, error: string): Promise<void> {
-  for (const failed of await deps.plans.fail(task.id, error))
-    announce(deps, failed, failed.error ?? undefined);
-}
-
-function announce(deps: PipelineDeps, task: TaskRow, note?: string): void {
-  deps.emit({
-    type: 'task_state',
-    planId: task.planId,
-    taskId: task.id,
-    seq: task.seq,
-    state: task.state,
-    ...(note ? { note } : {}),
-  });
 }

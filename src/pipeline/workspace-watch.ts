@@ -26,6 +26,8 @@ export interface WatchOptions {
    */
   run(workspace: string, signal: AbortSignal): Promise<{ summary: string; stopped: boolean }>;
   onEvent(event: WatchEvent): void;
+  /** Called once the first look is done (the runs it found started, or its problem said). */
+  onFirstLook?(): void;
   signal: AbortSignal;
   /** Milliseconds between looks; default 5000. */
   everyMs?: number;
@@ -41,6 +43,7 @@ export async function watchPipelines(options: WatchOptions): Promise<void> {
   const running = new Map<string, Promise<void>>();
   /** Workspaces whose run stopped, and when they may be started again. */
   const resting = new Map<string, number>();
+  let looked = false;
   const start = (workspace: string) => {
     onEvent({ type: 'started', workspace });
     const done = options
@@ -64,6 +67,8 @@ export async function watchPipelines(options: WatchOptions): Promise<void> {
     } catch (err) {
       onEvent({ type: 'problem', message: `cannot read the pipeline's plans: ${(err as Error).message}` });
     }
+    if (!looked) options.onFirstLook?.();
+    looked = true;
     await sleep(options.everyMs ?? 5000, signal, clock);
   }
   await Promise.all(running.values());

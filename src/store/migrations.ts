@@ -321,4 +321,9 @@ export const migrations: string[] = [
     expires_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- A pipeline task's claims are numbered: a claim is its owner and this number, and every move of a
+  -- claimed task is conditional on both (src/pipeline/plan-store.ts, Claim).
+  ALTER TABLE pipeline_tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

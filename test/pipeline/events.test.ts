@@ -2,7 +2,8 @@
  * Pipeline transitions as events, through the built CLI: `hearth pipeline run --json` prints one
  * JSON event per line (plain text: a short line each), the same events are kept in the store and
  * read back after the run by `hearth pipeline events`, and a pause set by another process is
- * honoured by the running pipeline: the step in flight finishes, nothing new is taken until resumed.
+ * honoured by the running pipeline: the step in flight finishes, nothing new is taken until resumed;
+ * a run stopped while it waits for the resume says so.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -198,3 +199,32 @@ it('a pause from another process lets the running step finish, then nothing is t
   }>;
   expect(final[0]).toMatchObject({ paused: false, tasks: [{ state: 'done' }, { state: 'done' }] });
 }, 180_000);
+
+it('a run started while paused says it waits, and stopped there says so and ends', async () => {
+  const reviews = new Map<string, number>();
+  await cli.serve({
+    extraRoutes: {
+      'POST /v1/chat/completions': (_req, body) => ({ json: answer(TWO, reviews, body as never) }),
+    },
+  });
+  gitRepo(cli.workspace);
+  await addPlan('plan.md', '# Greetings\n\nSay hello, then goodbye.');
+  expect((await cli.run(['pipeline', 'pause'])).stdout).toContain('Paused');
+
+  const run = cli.start(['pipeline', 'run', '--yolo']);
+  await new Promise<void>((resolve) => {
+    let out = '';
+    run.child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('paused; waiting for hearth pipeline resume')) resolve();
+    });
+  });
+  run.child.kill('SIGINT');
+  const done = await run.result;
+  expect(done.code, done.stderr).toBe(0);
+  expect(done.stdout).toContain(
+    'Pipeline stopped while paused (0 steps, 0 recovered, 0 tokens); workers take nothing until hearth pipeline resume.',
+  );
+  // Nothing was planned or asked of the model.
+  expect(cli.server.requests.filter((r) => roleOf(r.body as never) === 'planner')).toEqual([]);
+}, 60_000);

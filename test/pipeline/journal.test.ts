@@ -1,8 +1,8 @@
 /**
  * The journal on both backends (real SQLite files, a private PostgreSQL): events numbered in order
  * and read back by another connection (as another process reads them), the pause flag changed once
- * per change, and a worker's wait on it ended by a resume from elsewhere or by its own stop. Time
- * is a manual clock.
+ * per change, a worker's wait on it ended by a resume from elsewhere or by its own stop, and old
+ * events pruned per workspace. Time is a manual clock.
  */
 import { expect, it } from 'vitest';
 import { whilePaused } from '../../src/pipeline/journal.js';
@@ -27,6 +27,20 @@ describeBackends('the pipeline journal', (backend) => {
     expect(await reader.recent('/ws/a', 1)).toEqual([c]);
     expect(await reader.lastId()).toBe(c.id);
     expect(c.at - a.at).toBe(5);
+  });
+
+  it('prunes a workspace’s events down to the latest, leaving other workspaces alone', async () => {
+    const journal = (await (await rig()).open()).journal;
+    for (let i = 1; i <= 5; i++) await journal.record('/ws/a', { type: 'tasks_retried', count: i });
+    const other = await journal.record('/ws/b', { type: 'resumed' });
+    expect(await journal.prune('/ws/a', 2)).toBe(3);
+    expect((await journal.since('/ws/a', 0)).map((e) => e.event)).toEqual([
+      { type: 'tasks_retried', count: 4 },
+      { type: 'tasks_retried', count: 5 },
+    ]);
+    expect(await journal.since('/ws/b', 0)).toEqual([other]);
+    expect(await journal.prune('/ws/a', 2)).toBe(0);
+    expect(await journal.prune('/ws/none', 2)).toBe(0);
   });
 
   it('records a pause and a resume once each, and a paused wait ends on a resume from elsewhere or on stop', async () => {

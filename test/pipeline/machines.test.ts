@@ -7,15 +7,22 @@
  * prerequisites first. A folder at the workspace's path that is not the one the plan was committed
  * in (another clone) is refused before anything is touched.
  */
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../support/cli.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
-import { answer, inDependencyOrder, onTransitions, roleOf, twelveTasks } from './support.js';
+import type { ScriptedServer } from '../support/scripted-server.js';
+import {
+  inDependencyOrder,
+  initRepo,
+  onTransitions,
+  roleOf,
+  startRoleServer,
+  twelveTasks,
+} from './support.js';
 
 /** Seconds a worker's claim lasts unrenewed: short, so the takeover comes soon. */
 const LEASE_SECONDS = 2;
@@ -36,28 +43,15 @@ describe.skipIf(!postgresBin())('the pipeline on two machines sharing PostgreSQL
   let llm: ScriptedServer;
   let root: string;
   let ws: string;
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: ws, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: root } });
+  let git: (...args: string[]) => string;
 
   beforeAll(async () => {
     db = await startPostgres();
-    const reviews = new Map<string, number>();
-    llm = await startScriptedServer({
-      extraRoutes: {
-        // A coder's request takes a while, as a real model's does: the kill lands inside one.
-        'POST /v1/chat/completions': async (_req, body) => {
-          if (roleOf(body as never) === 'coder') await new Promise((r) => setTimeout(r, 400));
-          return { json: answer(script, reviews, body as never) };
-        },
-      },
-    });
+    // A coder's request takes a while, as a real model's does: the kill lands inside one.
+    llm = await startRoleServer(script, 400);
     root = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-machines-')));
     ws = join(root, 'ws');
-    mkdirSync(ws);
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.name', 'Test Person');
-    git('config', 'user.email', 'test@example.com');
-    git('commit', '-q', '--allow-empty', '-m', 'start');
+    git = initRepo(ws, root);
   }, 120_000);
 
   afterAll(async () => {

@@ -90,7 +90,7 @@ it("removes the index lock a worker killed while committing left, and makes that
   ]);
   // A worker (dead now) had the task approved and was inside `git commit` when it was killed.
   const task = (await plans.claim('gone:1', bench.ws))!;
-  await plans.transition(task.id, 'committing', { outcome: 'done', summary: 'wrote the note' });
+  await plans.transition(task, 'committing', { outcome: 'done', summary: 'wrote the note' });
   writeFileSync(path.join(bench.ws, 'note.txt'), 'noted\n');
   writeFileSync(path.join(bench.ws, '.git', 'index.lock'), '');
 

@@ -32,10 +32,11 @@ describeBackends('the pipeline queue', (backend) => {
     const one = (await r.open()).plans;
     const two = (await r.open()).plans;
     const [a, b, , d] = await planned(one);
-    expect((await one.claim('w1', '/w'))?.id).toBe(a!.id);
+    const first = await one.claim('w1', '/w');
+    expect(first?.id).toBe(a!.id);
     expect((await two.claim('w2', '/w'))?.id).toBe(d!.id);
     expect(await one.claim('w1', '/w')).toBeUndefined();
-    await one.transition(a!.id, 'done');
+    await one.transition(first!, 'done');
     expect((await two.claim('w2', '/w'))?.id).toBe(b!.id);
     expect(await one.claim('w1', '/other')).toBeUndefined();
   });
@@ -72,8 +73,10 @@ describeBackends('the pipeline queue', (backend) => {
   it('fails the dependents of a failed task with the reason, and retry-failed resets only those', async () => {
     const store = (await (await rig()).open()).plans;
     const [a, b, c, d] = await planned(store);
-    await store.transition(d!.id, 'done');
-    await store.fail(a!.id, 'impasse: tests keep failing');
+    const [ca, cd] = [await store.claim('w', '/w'), await store.claim('w', '/w')];
+    expect([ca?.id, cd?.id]).toEqual([a!.id, d!.id]);
+    await store.transition(cd!, 'done');
+    await store.fail(ca!, 'impasse: tests keep failing');
     expect((await store.task(b!.id)).state).toBe('failed');
     expect((await store.task(c!.id)).error).toBe(
       'prerequisite task #2 (b) failed: prerequisite task #1 (a) failed: impasse: tests keep failing',
@@ -83,6 +86,7 @@ describeBackends('the pipeline queue', (backend) => {
     expect((await store.task(c!.id)).error).toBeNull();
     const log = await store.logOf(a!.planId, 'state');
     expect(log.filter((e) => e.taskId === a!.id).map((e) => (e.body as { state: string }).state)).toEqual([
+      'coding',
       'failed',
       'pending',
     ]);
@@ -96,18 +100,54 @@ describeBackends('the pipeline queue', (backend) => {
     const { plan: failedPlan } = await store.addPlan('/broken', '# Fails');
     await store.failPlan(failedPlan.id, 'the planner gave up');
     expect(await store.openWorkspaces()).toEqual(['/new', '/w']);
-    await store.transition(d!.id, 'done');
-    await store.fail(a!.id, 'impasse');
+    const [ca, cd] = [await store.claim('w', '/w'), await store.claim('w', '/w')];
+    expect([ca?.id, cd?.id]).toEqual([a!.id, d!.id]);
+    await store.transition(cd!, 'done');
+    await store.fail(ca!, 'impasse');
     // a failed, and with it b and c; d done: nothing open in /w.
     expect(await store.openWorkspaces()).toEqual(['/new']);
+  });
+
+  it('refuses every move and record of a claim that no longer stands, and changes nothing', async () => {
+    const store = (await (await rig()).open()).plans;
+    const [a, b] = await planned(store);
+    const leases = store.leaseMs !== undefined;
+    expect(await store.hold('/w', 'w1')).toBe(true);
+    const stale = (await store.claim('w1', '/w'))!;
+    expect(stale).toMatchObject({ id: a!.id, owner: 'w1', epoch: 1 });
+    // w1 is judged dead (SQLite: by its process; PostgreSQL: a worker of this machine whose process
+    // is gone, taken over at once): w2 takes the workspace and the task.
+    expect(await store.hold('/w', 'w2')).toBe(!leases);
+    expect(await store.takeOver('/w', 'w2', () => true)).toBeUndefined();
+    expect(await store.takeOver('/w', 'w2', (o) => o !== 'w1')).toBe(leases ? 'w1' : undefined);
+    expect((await store.recover('/w', (o) => o !== 'w1')).map((t) => t.id)).toEqual([a!.id]);
+    const taken = (await store.claim('w2', '/w'))!;
+    expect(taken).toMatchObject({ id: a!.id, state: 'coding', owner: 'w2', epoch: 2 });
+    const logged = (await store.logOf(a!.planId)).length;
+
+    expect(await store.transition(stale, 'coded', { summary: 'stale' })).toBeUndefined();
+    expect(await store.fail(stale, 'stale')).toBeUndefined();
+    expect(await store.record(stale, 'review', { verdict: 'approve' })).toBe(false);
+    expect(await store.confirm(stale, '/w')).toBe(false);
+    expect(await store.task(a!.id)).toMatchObject({ state: 'coding', owner: 'w2', epoch: 2, summary: null });
+    expect((await store.logOf(a!.planId)).length).toBe(logged);
+    expect((await store.task(b!.id)).state).toBe('pending');
+    expect(await store.confirm(taken, '/w')).toBe(true);
+
+    // The same owner claiming it again is a new claim: the old one stays refused.
+    await store.transition(taken, 'pending');
+    const again = (await store.claim('w1', '/w'))!;
+    expect(again).toMatchObject({ id: a!.id, owner: 'w1', epoch: 3 });
+    expect(await store.transition(stale, 'coded')).toBeUndefined();
+    expect(await store.record(again, 'verify', { findings: [] })).toBe(true);
+    expect((await store.transition(again, 'coded'))?.state).toBe('coded');
   });
 
   if (backend.name === 'sqlite') {
     it('puts a dead worker’s tasks back in the phase they were in and leaves a live one’s alone', async () => {
       const store = (await (await rig()).open()).plans;
       const [a, , , d] = await planned(store);
-      await store.claim('dead', '/w');
-      await store.transition(a!.id, 'reviewing');
+      await store.transition((await store.claim('dead', '/w'))!, 'reviewing');
       await store.claim('alive', '/w');
       const recovered = await store.recover('/w', (owner) => owner === 'alive');
       expect(recovered.map((t) => [t.id, t.state])).toEqual([[a!.id, 'coded']]);
@@ -120,8 +160,8 @@ describeBackends('the pipeline queue', (backend) => {
       const store = (await r.open({ leaseSeconds: 1 })).plans;
       const [a, , , d] = await planned(store);
       expect(await store.hold('/w', 'dead')).toBe(true);
-      await store.claim('dead', '/w');
-      await store.transition(a!.id, 'reviewing');
+      const lost = (await store.transition((await store.claim('dead', '/w'))!, 'reviewing'))!;
+      expect(lost.id).toBe(a!.id);
       expect(await store.recover('/w', () => true)).toEqual([]);
       // Another worker gets the workspace only once the holder's lease lapsed.
       expect(await store.hold('/w', 'alive')).toBe(false);
@@ -140,7 +180,7 @@ describeBackends('the pipeline queue', (backend) => {
       // The dead worker, back, finds it lost both.
       expect(await store.renew('dead', '/w', a!.id)).toBe(false);
       // A renewal that meets the task just recorded (out of the held states) is no loss.
-      await store.transition(d!.id, 'coded');
+      await store.transition(held!, 'coded');
       expect(await store.renew('alive', '/w', d!.id)).toBe(true);
       await store.release('/w', 'alive');
       expect(await store.renew('alive', '/w')).toBe(false);

@@ -28,8 +28,8 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
   await plans.log(one, 'tokens', { role: 'coder', tokens: 40 });
   await plans.log(one, 'verify', { findings: ['one.js does not exist'] });
   now += 60_000;
-  await plans.transition(one.id, 'pending');
-  await plans.claim('w', '/w');
+  await plans.transition(one, 'pending');
+  const again = (await plans.claim('w', '/w'))!;
   await plans.log(one, 'verify', { findings: [] });
   await plans.log(one, 'review', {
     verdict: 'rework',
@@ -42,7 +42,7 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
   await plans.log(one, 'tokens', { role: 'reviewer', tokens: 7 });
   const minor = [{ severity: 'minor' as const, message: 'naming' }];
   await plans.log(one, 'review', { verdict: 'rework', findings: minor, summary: '' });
-  await plans.transition(one.id, 'done_with_debt', { outcome: 'done_with_debt', findings: minor });
+  await plans.transition(again, 'done_with_debt', { outcome: 'done_with_debt', findings: minor });
   const two = (await plans.claim('w', '/w'))!;
   now += 3_725_000;
   await plans.log(two, 'role', { role: 'coder', model: 'qwen-coder' });

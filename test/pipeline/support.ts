@@ -6,6 +6,7 @@
  * anywhere gets the same answers for the same questions.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,15 +104,36 @@ export function answer(script: Script, reviews: Map<string, number>, body: { mes
   );
 }
 
-export async function startRoleServer(script: Script): Promise<ScriptedServer> {
+/**
+ * The role server following `script`; with `coderMs`, each coder request takes that long, as a
+ * real model's does (a kill then lands inside one).
+ */
+export async function startRoleServer(script: Script, coderMs = 0): Promise<ScriptedServer> {
   const reviews = new Map<string, number>();
   return startScriptedServer({
     extraRoutes: {
-      'POST /v1/chat/completions': (_req, body) => ({
-        json: answer(script, reviews, body as { messages: Message[] }),
-      }),
+      'POST /v1/chat/completions': async (_req, body) => {
+        const request = body as { messages: Message[] };
+        if (coderMs > 0 && roleOf(request) === 'coder') await new Promise((r) => setTimeout(r, coderMs));
+        return { json: answer(script, reviews, request) };
+      },
     },
   });
+}
+
+/**
+ * A new git repository in the new folder `ws`, with an empty first commit `start`; returns host
+ * git there (run with `home` as HOME), for the test's own inspection.
+ */
+export function initRepo(ws: string, home: string): (...args: string[]) => string {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: ws, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home } });
+  mkdirSync(ws);
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.name', 'Test Person');
+  git('config', 'user.email', 'test@example.com');
+  git('commit', '-q', '--allow-empty', '-m', 'start');
+  return git;
 }
 
 export interface Bench {

@@ -2,9 +2,9 @@
  * `hearth worker` runs the pipeline: a plan stored in a private PostgreSQL is planned and worked
  * by a worker process (no `hearth pipeline run` anywhere) whose machine has the workspace's folder,
  * each task ending in one commit; a plan of a folder this machine lacks is left alone without a
- * word, and `--no-pipeline` runs no plan at all.
+ * word, and a worker started with `--no-pipeline` says so and runs no plan, which another worker
+ * then runs.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import type { ScriptedServer } from '../support/scripted-server.js';
-import { type Script, startRoleServer } from './support.js';
+import { initRepo, type Script, startRoleServer } from './support.js';
 
 const script: Script = {
   tasks: [
@@ -26,13 +26,13 @@ const script: Script = {
   },
 };
 
-/** Resolves with the worker's output once it printed a line containing `text`. */
-function printed(run: CliRun, text: string): Promise<void> {
+/** Resolves with the worker's output from now on, once it printed a line containing `text`. */
+function printed(run: CliRun, text: string): Promise<string> {
   return new Promise((resolve) => {
     let out = '';
     run.child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      if (out.includes(text)) resolve();
+      if (out.includes(text)) resolve(out);
     });
   });
 }
@@ -43,19 +43,14 @@ describe.skipIf(!postgresBin())('hearth worker runs the pipeline', () => {
   let root: string;
   let ws: string;
   let env: Record<string, string>;
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: ws, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: root } });
+  let git: (...args: string[]) => string;
 
   beforeAll(async () => {
     db = await startPostgres();
     llm = await startRoleServer(script);
     root = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-worker-pipeline-')));
     ws = join(root, 'ws');
-    mkdirSync(ws);
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.name', 'Test Person');
-    git('config', 'user.email', 'test@example.com');
-    git('commit', '-q', '--allow-empty', '-m', 'start');
+    git = initRepo(ws, root);
     const home = join(root, 'machine');
     mkdirSync(join(home, '.hearth'), { recursive: true });
     // Unattended and nobody to approve: the machine's own config lets the coder write.
@@ -114,17 +109,38 @@ describe.skipIf(!postgresBin())('hearth worker runs the pipeline', () => {
     rmSync(elsewhere, { recursive: true });
   }, 120_000);
 
-  it('leaves plans alone with --no-pipeline', async () => {
+  it('leaves plans to other workers with --no-pipeline', async () => {
     writeFileSync(join(root, 'more.md'), '# More modules\n\nAgain, 1 to 3.');
     expect((await runCli(['plan', 'add', join(root, 'more.md')], { cwd: ws, env })).code).toBe(0);
-    const worker = startCli(['worker', '--no-pipeline'], { cwd: root, env });
-    await printed(worker, 'takes tasks');
+    const aside = startCli(['worker', '--no-pipeline'], { cwd: root, env });
+    // A worker that runs plans looks for them before it takes a task, and starts the open
+    // workspace's run then: by this line, one that ignored the option would have said so.
+    const before = await printed(aside, 'takes tasks');
+    expect(before).toContain('pipeline plans: left to other workers (--no-pipeline)');
+    expect(before).not.toContain('pipeline of');
+
+    // The plan is workable: a worker without the option takes it while the first one still runs.
+    const worker = startCli(['worker'], { cwd: root, env });
+    const looked = await printed(worker, 'takes tasks');
+    expect(looked.indexOf(`pipeline of ${ws}: started`)).toBeGreaterThan(-1);
+    expect(looked.indexOf('pipeline plans: run here')).toBeLessThan(looked.indexOf('takes tasks'));
+    await printed(worker, `pipeline of ${ws}: Pipeline idle`);
     worker.child.kill('SIGTERM');
-    const out = await worker.result;
+    aside.child.kill('SIGTERM');
+    const [out, asideOut] = [await worker.result, await aside.result];
     expect(out.code, out.stderr).toBe(0);
-    expect(out.stdout).not.toContain('pipeline of');
+    expect(asideOut.code, asideOut.stderr).toBe(0);
+    expect(out.stdout).toContain(`pipeline of ${ws}: Pipeline idle: 9 steps`);
+    expect(asideOut.stdout).not.toContain('pipeline of');
     const status = await runCli(['pipeline', 'status', '--json'], { cwd: ws, env });
-    const plans = JSON.parse(status.stdout) as Array<{ plan: { title: string; state: string } }>;
-    expect(plans.find((p) => p.plan.title === 'More modules')?.plan.state).toBe('new');
-  }, 60_000);
+    const plans = JSON.parse(status.stdout) as Array<{
+      plan: { title: string };
+      tasks: Array<{ state: string }>;
+    }>;
+    expect(plans.find((p) => p.plan.title === 'More modules')?.tasks.map((t) => t.state)).toEqual([
+      'done',
+      'done',
+      'done',
+    ]);
+  }, 120_000);
 });

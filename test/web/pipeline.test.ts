@@ -48,7 +48,7 @@ describe.skipIf(chromiumMissing !== undefined)('the pipeline panel in Chromium',
       ]);
 
       // Another process moves the task on: the page follows without a reload.
-      const coded = await plans.transition(claimed.id, 'coded');
+      const coded = (await plans.transition(claimed, 'coded'))!;
       await record({ type: 'task_state', planId: plan.id, taskId: coded.id, seq: 1, state: 'coded' });
       await panel.locator('.states', { hasText: '1 coded · 2 pending' }).waitFor();
       await recent.locator('li', { hasText: 'task #1 coded' }).waitFor();

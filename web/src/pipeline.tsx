@@ -69,6 +69,10 @@ function said(e: PipelineEvent): string {
       return `task ${String(e.taskId)}: ${String(e.role)}${e.model ? ` (${String(e.model)})` : ''}`;
     case 'plan_planned':
       return `plan #${String(e.planId)}: ${String(e.tasks)} tasks`;
+    case 'claim_lost':
+      return `${task}: a worker lost it to another; nothing recorded`;
+    case 'took_over':
+      return 'a worker took over from one that died';
     case 'plan_added':
       return `plan #${String(e.planId)} ${e.created ? 'added' : 'known already'}`;
     case 'idle':

@@ -7,7 +7,9 @@ import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
 import { defaultDbPath, loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { describeSummary, runWorkspacePipeline } from '../../pipeline/setup.js';
+import { describeEvent } from '../../pipeline/status.js';
 import { openPipelineStorage } from '../../pipeline/storage.js';
+import type { PipelineEvent } from '../../pipeline/types.js';
 import { watchPipelines } from '../../pipeline/workspace-watch.js';
 import { findSession, runAgentTask } from '../../scheduler/agent-runner.js';
 import { recordRun } from '../../server/recorded-run.js';
@@ -86,12 +88,23 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
     leaseSeconds: opts.lease ?? 30,
     say,
   });
-  const pipelines =
-    opts.pipeline === false
-      ? undefined
-      : runPipelines(config, dbPath, stop.signal).catch((err: Error) =>
-          say(`problem: pipeline: ${err.message}`),
-        );
+  // The pipeline's first look comes before the first task is taken, and the output says whether
+  // this worker runs plans at all.
+  let pipelines: Promise<void> | undefined;
+  if (opts.pipeline === false) say('pipeline plans: left to other workers (--no-pipeline)');
+  else {
+    let looked!: () => void;
+    const firstLook = new Promise<void>((resolve) => {
+      looked = resolve;
+    });
+    pipelines = runPipelines(config, dbPath, stop.signal, () => {
+      say('pipeline plans: run here for the workspaces whose folder is on this machine');
+      looked();
+    })
+      .catch((err: Error) => say(`problem: pipeline: ${err.message}`))
+      .finally(() => looked());
+    await firstLook;
+  }
   try {
     await runWorker({
       url,
@@ -140,7 +153,12 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
  * this machine, as `hearth pipeline run -C DIR` would there (its config, sessions in this
  * machine's database), until the worker stops.
  */
-async function runPipelines(config: Config, dbPath: string, signal: AbortSignal): Promise<void> {
+async function runPipelines(
+  config: Config,
+  dbPath: string,
+  signal: AbortSignal,
+  onFirstLook: () => void,
+): Promise<void> {
   const storage = await openPipelineStorage(config, () => {
     throw new Error('the pipeline needs the shared database here');
   });
@@ -149,6 +167,7 @@ async function runPipelines(config: Config, dbPath: string, signal: AbortSignal)
       plans: storage.plans,
       exists: existsSync,
       signal,
+      onFirstLook,
       onEvent: (event) => {
         if (event.type === 'started') say(`pipeline of ${event.workspace}: started`);
         else if (event.type === 'finished') say(`pipeline of ${event.workspace}: ${event.summary}`);
@@ -161,7 +180,13 @@ async function runPipelines(config: Config, dbPath: string, signal: AbortSignal)
         });
         const runtime = await assembleRuntime(loaded, workspace);
         try {
-          const summary = await runWorkspacePipeline(runtime, () => {}, {
+          // The run's events go to its journal; those about who holds the work are said here too.
+          const show = (event: PipelineEvent) => {
+            const lost = event.type === 'idle' && event.reason === 'lease_lost';
+            if (lost || event.type === 'claim_lost' || event.type === 'took_over')
+              say(`pipeline of ${workspace}: ${describeEvent(event)}`);
+          };
+          const summary = await runWorkspacePipeline(runtime, show, {
             signal: runSignal,
             onProblem: (message) => say(`problem: pipeline of ${workspace}: ${message}`),
           });

@@ -379,6 +379,9 @@ export const postgresMigrations: readonly string[] = [
    end $$;
    create trigger hearth_turn_order after insert on hearth_turn_orders
      for each row execute function hearth_turn_order();`,
+  // 11: a pipeline task's claims are numbered: a claim is its owner and this number, and every move
+  // of a claimed task is conditional on both (src/pipeline/plan-store.ts, Claim).
+  `alter table hearth_pipeline_tasks add column epoch integer not null default 0;`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */
