@@ -68,11 +68,15 @@ export class SessionSocket {
     const early: string[] = [];
     if (live) this.watch(live, this.since, early);
     const lastSeq = live ? await live.recorder.stored() : 0;
+    // A session begun outside the gateway has messages no event shows. Counted now, before this
+    // client's first message is handled, so a page reading the history later takes only those.
+    const history = live && lastSeq === 0 ? await this.hub.store.messageCount(this.id) : undefined;
     this.reply({
       type: 'connected',
       session_id: this.id,
       exists: live !== undefined,
       last_seq: lastSeq,
+      ...(history === undefined ? {} : { history }),
       running: live?.working ?? false,
       queued: live?.queued ?? 0,
       mode: live?.mode ?? 'bounded',

@@ -22,7 +22,6 @@ const cli = useCliHarness('storage-pg');
 
 describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => {
   let pg: TestPostgres;
-  let databases = 0;
 
   beforeAll(async () => {
     pg = await startPostgres();
@@ -32,14 +31,7 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
   });
 
   /** A database of its own for each test. */
-  async function freshDatabase(): Promise<string> {
-    const admin = await openStorage({ storage: pg.url });
-    if (admin.kind !== 'postgres') throw new Error('expected PostgreSQL');
-    const name = `cli_${++databases}`;
-    await admin.pool.query(`create database ${name}`);
-    await admin.close();
-    return pg.url.replace(/\/[^/]*$/, `/${name}`);
-  }
+  const freshDatabase = () => pg.database();
 
   async function withStorage<T>(url: string, work: (storage: Storage) => Promise<T>): Promise<T> {
     const storage = await openStorage({ storage: url });

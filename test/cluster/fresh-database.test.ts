@@ -15,27 +15,18 @@ import { startWorkerProcess, untilWorkersStart, type WorkerProcess } from '../su
  */
 describe.skipIf(!postgresBin())('workers starting together on a new database', () => {
   let db: TestPostgres;
-  let admin: pg.Client;
   const dirs: string[] = [];
-  let databases = 0;
 
   beforeAll(async () => {
     db = await startPostgres();
-    admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
   }, 120_000);
 
   afterAll(async () => {
-    await admin?.end();
     await db?.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function freshDatabase(): Promise<string> {
-    const name = `fresh_${++databases}`;
-    await admin.query(`create database ${name}`);
-    return db.url.replace(/\/hearth$/, `/${name}`);
-  }
+  const freshDatabase = () => db.database();
 
   it('opens the queue from many processes at once, each round on a new database', async () => {
     // Without the lock some opener failed with a duplicate pg_namespace key in nearly every run of

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { trigramEmbeddingsRoute } from '../support/trigram-embeddings.js';
-import { NO_POSTGRES, newDatabase, pgTitle, usePostgres } from './support.js';
+import { NO_POSTGRES, pgTitle, usePostgres } from './support.js';
 
 const cli = useCliHarness('memory-pg');
 
@@ -20,7 +20,7 @@ describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('hearth memory with HEARTH_DA
       models: ['chat-model', 'trigram-embed'],
       extraRoutes: { 'POST /v1/embeddings': trigramEmbeddingsRoute().route },
     });
-    const url = await newDatabase(server());
+    const url = await server().database();
     const otherHome = await cli.tempDir('memory-pg-home-b');
     const elsewhere = await cli.tempDir('memory-pg-ws-b');
     const laptop = (...args: string[]) => cli.run(args, { env: { HEARTH_DATABASE_URL: url } });

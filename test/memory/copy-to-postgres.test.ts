@@ -5,7 +5,7 @@ import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
 import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
 import { openPostgres, type PgPool } from '../../src/store/postgres/connection.js';
 import { SessionStore } from '../../src/store/sessions.js';
-import { type MemoryRig, memoryRig, NO_POSTGRES, newDatabase, pgTitle, usePostgres } from './support.js';
+import { type MemoryRig, memoryRig, NO_POSTGRES, pgTitle, usePostgres } from './support.js';
 
 describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('copying memory from SQLite to PostgreSQL'), () => {
   const server = usePostgres();
@@ -13,7 +13,7 @@ describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('copying memory from SQLite t
   let pool: PgPool;
   beforeEach(async () => {
     rig = await memoryRig({ 'trigram-a': 64 });
-    pool = await openPostgres(await newDatabase(server()));
+    pool = await openPostgres(await server().database());
   });
   afterEach(async () => {
     await pool.end();

@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import type { LongTermMemory } from '../../src/memory/memory.js';
@@ -57,23 +56,8 @@ export function describeBackends(title: string, body: (backend: Backend) => void
   describe(`${title} [sqlite]`, () => body(SQLITE));
   describe.skipIf(NO_POSTGRES !== undefined)(pgTitle(`${title} [postgres]`), () => {
     const server = usePostgres();
-    body({ name: 'postgres', newDatabase: () => newDatabase(server()) });
+    body({ name: 'postgres', newDatabase: () => server().database() });
   });
-}
-
-let databases = 0;
-
-/** A new empty database on the server: each rig starts from nothing. */
-export async function newDatabase(server: TestPostgres): Promise<string> {
-  const name = `memory_${process.pid}_${++databases}`;
-  const client = new pg.Client({ connectionString: server.url });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  return server.url.replace(/\/hearth$/, `/${name}`);
 }
 
 /**

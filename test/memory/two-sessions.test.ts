@@ -5,7 +5,7 @@ import type { ChatMessage } from '../../src/llm/types.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
 import { trigramEmbeddingsRoute } from '../support/trigram-embeddings.js';
-import { NO_POSTGRES, newDatabase, pgTitle, usePostgres } from './support.js';
+import { NO_POSTGRES, pgTitle, usePostgres } from './support.js';
 
 const cli = useCliHarness('memory');
 beforeEach(async () => {
@@ -164,7 +164,7 @@ describe.skipIf(NO_POSTGRES !== undefined)(
   () => {
     const server = usePostgres();
     beforeEach(async () => {
-      env = { HEARTH_DATABASE_URL: await newDatabase(server()) };
+      env = { HEARTH_DATABASE_URL: await server().database() };
     });
     scenarios();
   },

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
 import { openDatabase } from '../../src/store/database.js';
-import { NO_POSTGRES, newDatabase, pgTitle, usePostgres } from '../memory/support.js';
+import { NO_POSTGRES, pgTitle, usePostgres } from '../memory/support.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 
 describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('memory over the gateway, kept in PostgreSQL'), () => {
@@ -20,7 +20,7 @@ describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('memory over the gateway, kep
   });
 
   it('adds, searches, reviews and forgets in the shared database', async () => {
-    const url = await newDatabase(server());
+    const url = await server().database();
     gw = await startGateway([], { models: ['scripted-model', 'trigram-embed'], config: { storage: url } });
     shared = await PostgresMemoryStorage.open(url);
     const added = await gw.http('/api/memory', {

@@ -34,7 +34,6 @@ function sqliteBackend(): Backend {
 
 function postgresBackend(): Backend & { start(): Promise<void>; stop(): Promise<void> } {
   let server: TestPostgres | undefined;
-  let n = 0;
   return {
     async start() {
       server = await startPostgres();
@@ -44,12 +43,7 @@ function postgresBackend(): Backend & { start(): Promise<void>; stop(): Promise<
     },
     async open() {
       // A fresh database per test, on the one server.
-      const admin = await openStorage({ storage: server!.url });
-      const name = `suite_${++n}`;
-      if (admin.kind !== 'postgres') throw new Error('expected PostgreSQL');
-      await admin.pool.query(`create database ${name}`);
-      await admin.close();
-      const url = server!.url.replace(/\/[^/]*$/, `/${name}`);
+      const url = await server!.database();
       return [await openStorage({ storage: url }), await openStorage({ storage: url })];
     },
     async teardown() {},

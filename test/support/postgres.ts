@@ -9,6 +9,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { closedPort } from './net.js';
 import { waitUntil } from './wait.js';
 
@@ -16,6 +17,8 @@ export interface TestPostgres {
   /** postgres://... for the `hearth` database. */
   url: string;
   port: number;
+  /** A new empty database on this server, for a test that must start from nothing: its URL. */
+  database(): Promise<string>;
   /** Stops the server at once (fast shutdown) and starts it again on the same port and data. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -109,9 +112,22 @@ export async function startPostgres(): Promise<TestPostgres> {
     'hearth',
   ]);
   execFileSync(createdb, createArgs, { stdio: 'ignore' });
+  const url = `postgres://hearth@127.0.0.1:${port}/hearth`;
+  let databases = 0;
   return {
-    url: `postgres://hearth@127.0.0.1:${port}/hearth`,
+    url,
     port,
+    async database() {
+      const name = `test_${++databases}`;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`create database ${name}`);
+      } finally {
+        await client.end();
+      }
+      return url.replace(/\/hearth$/, `/${name}`);
+    },
     async restart() {
       await stopServer();
       await start();

@@ -96,7 +96,6 @@ export function sqliteSchedulerBackend(): SchedulerBackend {
 
 export function postgresSchedulerBackend(): SchedulerBackend {
   let server: TestPostgres | undefined;
-  let n = 0;
   return backend('PostgreSQL', !postgresBin(), {
     async start() {
       server = await startPostgres();
@@ -104,13 +103,7 @@ export function postgresSchedulerBackend(): SchedulerBackend {
     async stop() {
       await server?.stop();
     },
-    async fresh() {
-      const admin = await openStorage({ storage: server!.url });
-      const name = `sched_${++n}`;
-      if (admin.kind === 'postgres') await admin.pool.query(`create database ${name}`);
-      await admin.close();
-      return server!.url.replace(/\/[^/]*$/, `/${name}`);
-    },
+    fresh: () => server!.database(),
     config: (url) => ({ storage: url }),
   });
 }

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../src/llm/types.js';
 import { chromiumMissing, loggedIn, SCREENSHOTS, useWebGateway } from '../support/browser.js';
+import type { TestGateway } from '../support/gateway.js';
 import { startRelay } from '../support/net.js';
 import { reply } from '../support/scripted-server.js';
 
@@ -65,6 +67,14 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await box.press('Enter');
   };
   const idle = (page: Page) => page.locator('main.conversation[data-running="no"]').waitFor();
+  /** A session as a terminal run leaves it: stored messages, no gateway events. */
+  const storedByTerminal = async (g: TestGateway, id: string, messages: ChatMessage[]) => {
+    const { openDatabase } = await import('../../src/store/database.js');
+    const { SessionStore } = await import('../../src/store/sessions.js');
+    const db = openDatabase(g.dbPath);
+    new SessionStore(db).create({ id, workspace: g.workspace, title: 'From the terminal' }, messages);
+    db.close();
+  };
 
   it('logs in, sends a task and shows the streamed answer as Markdown, in light and dark, desktop and phone', async () => {
     const g = await start([
@@ -358,11 +368,7 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
 
   it('shows a session started in the terminal from its stored messages, and continues it', async () => {
     const g = await start([reply().text('Continued here.')]);
-    const { openDatabase } = await import('../../src/store/database.js');
-    const { SessionStore } = await import('../../src/store/sessions.js');
-    const db = openDatabase(g.dbPath);
-    const store = new SessionStore(db);
-    store.create({ id: 'from-cli', workspace: g.workspace, title: 'From the terminal' }, [
+    await storedByTerminal(g, 'from-cli', [
       { role: 'system', content: 'You are Hearth.' },
       { role: 'user', content: 'list the files' },
       {
@@ -387,7 +393,6 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       { role: 'tool', tool_call_id: 'c2', content: 'abc123 first commit' },
       { role: 'assistant', content: 'There is **notes.txt**.' },
     ]);
-    db.close();
     const { page } = await loggedIn(web.rig, g.url);
     await page.goto(`${g.url}/#/s/from-cli`);
     await page.locator('.item.answer strong', { hasText: 'notes.txt' }).waitFor();
@@ -402,6 +407,39 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
       'list the files',
       'and now?',
     ]);
+  });
+
+  it('takes from a history read late only what came before the page, so its own turn shows once', async () => {
+    const g = await start([reply().text('Answered live.')]);
+    await storedByTerminal(g, 'late', [
+      { role: 'system', content: 'You are Hearth.' },
+      { role: 'user', content: 'asked in the terminal' },
+      { role: 'assistant', content: 'Answered there.' },
+    ]);
+    const { page } = await loggedIn(web.rig, g.url);
+    // A slow link: the history arrives only after the page's own turn is stored and shown.
+    let requested!: () => void;
+    let shown!: () => void;
+    const asked = new Promise<void>((resolve) => (requested = resolve));
+    const live = new Promise<void>((resolve) => (shown = resolve));
+    await page.route('**/api/sessions/late/history', async (route) => {
+      requested();
+      await live;
+      await route.continue();
+    });
+    await page.goto(`${g.url}/#/s/late`);
+    await asked;
+    await send(page, 'asked here');
+    await page.locator('.item.answer', { hasText: 'Answered live.' }).waitFor();
+    shown();
+    await page.locator('.item.answer', { hasText: 'Answered there.' }).waitFor();
+    await idle(page);
+    expect(await page.locator('.item.user .bubble').allTextContents()).toEqual([
+      'asked in the terminal',
+      'asked here',
+    ]);
+    const answers = await page.locator('.item.answer').allTextContents();
+    expect(answers.map((a) => a.trim())).toEqual(['Answered there.', 'Answered live.']);
   });
 
   it('lists, searches, forks and deletes sessions', async () => {

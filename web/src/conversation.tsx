@@ -36,12 +36,15 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
     };
     const onEvent = (event: Wire) => {
       if (event.type === 'error' && event.seq === undefined) onError(String(event.message));
-      if (event.type === 'connected' && event.exists && event.last_seq === 0 && !history) {
+      // Only the messages stored before the event log began: the history may be read after this
+      // page's own first message is stored, and that one arrives as an event.
+      const before = event.type === 'connected' && typeof event.history === 'number' ? event.history : 0;
+      if (before > 0 && !history) {
         history = true;
         api<{ messages: Parameters<typeof fromHistory>[1] }>(
           `/api/sessions/${encodeURIComponent(id)}/history`,
         ).then(
-          ({ messages }) => setView((v) => fromHistory(v, messages)),
+          ({ messages }) => setView((v) => fromHistory(v, messages.slice(0, before))),
           (err: unknown) => onError((err as Error).message),
         );
       }

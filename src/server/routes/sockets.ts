@@ -58,7 +58,8 @@ export function socketRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       summary: 'WebSocket: watch and drive one session',
       description:
         'The agent_computer protocol. Client: `{type: message|steer|set_mode|clear|ping|approve|abort}`. ' +
-        'Server: `connected` first, then the session’s events (`thinking`, `text`, `reasoning`, ' +
+        'Server: `connected` first (with `history`, the count of stored messages no event shows, ' +
+        'when the log is empty), then the session’s events (`thinking`, `text`, `reasoning`, ' +
         '`tool_call`, `tool_result`, `approval_request`, `approval_resolved`, `task_update`, ' +
         '`mode_changed`, `usage`, `done`, `error`, ...), each with its `seq`. Reconnect with ' +
         '`?since=<last seq>` to receive what was missed, none twice. The session is created by the ' +
