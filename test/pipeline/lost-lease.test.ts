@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { PipelineEvent } from '../../src/pipeline/types.js';
-import { NO_POSTGRES, newDatabase, pgTitle, usePostgres } from '../memory/support.js';
+import { NO_POSTGRES, pgTitle, usePostgres } from '../memory/support.js';
 import { startScriptedServer } from '../support/scripted-server.js';
 import { useStoreRigs } from './backends.js';
 import { answer, makeBench, roleOf, runOnce, type Script } from './support.js';
@@ -21,7 +21,7 @@ const script: Script = {
 
 describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('a worker that lost its lease mid-step'), () => {
   const server = usePostgres();
-  const rig = useStoreRigs({ name: 'postgres', newDatabase: () => newDatabase(server()) });
+  const rig = useStoreRigs({ name: 'postgres', newDatabase: () => server().database() });
 
   it('stops without recording anything, and the worker that took over finishes the task once', async () => {
     const r = await rig();
