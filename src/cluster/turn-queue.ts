@@ -90,6 +90,15 @@ export class TurnQueue {
     return promise;
   }
 
+  /** How many live workers could take a task with these tags (each has all of them). */
+  async takers(tags: string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      'select count(*)::int as n from hearth_workers where lease_until > now() and tags @> $1::text[]',
+      [tags],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   /** The turn of `session` a worker has taken up and not finished; undefined when none. */
   async running(session: string): Promise<RunningTurn | undefined> {
     const { rows } = await this.pool.query<{ key: string; worker: string; started_seq: number }>(

@@ -490,6 +490,8 @@ export class LiveSession {
       workspace,
     );
     this.running!.turn = { key, worker: '', startedSeq: before };
+    const unattended = await relay.unattended().catch(() => undefined);
+    if (unattended) this.record({ type: 'warning', message: unattended });
     return relay.outcome(key, signal);
   }
 

@@ -60,6 +60,18 @@ export class TurnRelay {
     return replyOf<T>(result);
   }
 
+  /**
+   * What to tell the people watching when no live worker could take the turns queued here: they
+   * wait in the queue until one starts, which nothing else would show. Undefined when one could.
+   */
+  async unattended(): Promise<string | undefined> {
+    if ((await this.turns.takers(this.options.tags)) > 0) return undefined;
+    const tags = this.options.tags.join(',');
+    return tags
+      ? `No hearth worker with the tags ${tags} is running: this turn waits in the queue until one starts (hearth worker --tags ${tags}).`
+      : 'No hearth worker is running: this turn waits in the queue until one starts (hearth worker).';
+  }
+
   /** The turn a worker runs in `session` now; undefined when none. */
   running(session: string): Promise<RunningTurn | undefined> {
     return this.turns.running(session);

@@ -109,6 +109,30 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     for (const dir of [workspace, ...dirs]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('says so when no worker is there to take a turn, and runs it once one starts', async () => {
+    await post('/api/sessions', { id: 's0' });
+    const alone = await openSocket(`${url.replace(/^http/, 'ws')}/ws/s0?since=0`, auth);
+    try {
+      llm.push(reply().text('Taken up at last.'));
+      const answer = post('/api/chat/s0', { message: 'anyone there?' });
+      const warning = await alone.next((m) => m.type === 'warning');
+      expect(warning.message).toBe(
+        'No hearth worker is running: this turn waits in the queue until one starts (hearth worker).',
+      );
+      const taker = worker();
+      await untilWorkersStart([taker], 30_000);
+      const response = await answer;
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ text: 'Taken up at last.', reason: 'completed' });
+      // Gone again, so the tests below know which worker runs their turns.
+      taker.child.kill('SIGTERM');
+      await taker.result;
+      workers.splice(workers.indexOf(taker), 1);
+    } finally {
+      alone.ws.terminate();
+    }
+  }, 90_000);
+
   it('runs a message in a worker, streams its events live and answers with its result', async () => {
     const first = worker();
     await untilWorkersStart([first], 30_000);
