@@ -142,6 +142,28 @@ export class TurnQueue {
   }
 
   /**
+   * Forgets turns that finished more than `keepSeconds` ago and that the queue will not try again,
+   * with their task, claims and result (whose `detail` holds the whole reply): a gateway has long
+   * had its answer, and every message of every session would otherwise stay a row forever. Orders
+   * go with their turn (on delete cascade). Resolves to how many turns went.
+   */
+  async prune(keepSeconds: number): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `with old as (
+         delete from hearth_turns t
+         where finished_at < now() - make_interval(secs => $1)
+           and not exists (select 1 from graphile_worker.jobs j where j.key = t.key)
+         returning key),
+       results as (delete from hearth_task_results where key in (select key from old)),
+       claims as (delete from hearth_task_claims where key in (select key from old)),
+       tasks as (delete from hearth_tasks where key in (select key from old))
+       select count(*)::int as n from old`,
+      [keepSeconds],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /**
    * Messages steered into turn `key` that it did not take (they came after its last step) go to
    * the session's next queued turn, as a local run's would; false when none is queued.
    */

@@ -42,6 +42,8 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
   const dirs: string[] = [];
   const running: CliRun[] = [];
   const workers: WorkerProcess[] = [];
+  /** The key of a turn made old by the first test. */
+  let oldTurn = '';
 
   /** A machine's environment: its own Hearth home, with `config` as its user settings. */
   function machine(config: object = {}): Record<string, string> {
@@ -128,6 +130,11 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       taker.child.kill('SIGTERM');
       await taker.result;
       workers.splice(workers.indexOf(taker), 1);
+      // As if it finished two days ago: the next worker forgets it (checked in the next test).
+      const old = await sql.query(
+        `update hearth_turns set finished_at = now() - interval '2 days' where session_id = 's0' returning key`,
+      );
+      oldTurn = old.rows[0].key;
     } finally {
       alone.ws.terminate();
     }
@@ -193,6 +200,13 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       's1',
     ]);
     expect(compactions.rows[0].n).toBe(2);
+
+    // A turn finished a day ago and more is forgotten, with its task and result, by a worker
+    // taking a turn; s1's stay.
+    const left = (table: string) =>
+      sql.query(`select count(*)::int as n from ${table} where key = $1`, [oldTurn]).then((r) => r.rows[0].n);
+    await waitUntil(async () => (await left('hearth_turns')) === 0, 'the old turn to be forgotten');
+    expect([await left('hearth_tasks'), await left('hearth_task_results')]).toEqual([0, 0]);
   }, 90_000);
 
   it('sends an approval given to the gateway on to the worker running the turn', async () => {

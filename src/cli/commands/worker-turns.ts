@@ -34,9 +34,14 @@ export interface TurnWorker {
   close(): Promise<void>;
 }
 
+/** Finished turns are kept this long (their reply is in the session), and looked for this often. */
+const KEEP_TURNS_SECONDS = 24 * 3600;
+const PRUNE_EVERY_MS = 3600_000;
+
 export function turnWorker(options: TurnWorkerOptions): TurnWorker {
   const who = `hearth worker on ${hostname()} (pid ${process.pid})`;
   let opened: Promise<{ hub: SessionHub; turns: TurnQueue }> | undefined;
+  let prunedAt = Number.NEGATIVE_INFINITY;
   const open = async () => {
     const { config, dbPath } = options;
     const db = openDatabase(dbPath);
@@ -73,6 +78,12 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
         opened = undefined; // a database that was away may be back for the next turn
       });
       const { hub, turns } = await opened;
+      if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+        prunedAt = Date.now();
+        turns.prune(KEEP_TURNS_SECONDS).catch((err: unknown) => {
+          options.say(`problem: could not forget old turns: ${(err as Error).message}`);
+        });
+      }
       return runQueuedTurn(hub, turns, task, {
         worker: who,
         leaseWaitMs: options.leaseSeconds * 2000,
