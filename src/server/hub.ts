@@ -56,6 +56,8 @@ export class SessionHub implements SessionHost {
   readonly approvalTimeoutMs: number;
   readonly remote: TurnRelay | undefined;
   private readonly live = new Map<string, LiveSession>();
+  /** Setup notes each session was shown: told once per process, not at every turn after a let-go. */
+  private readonly told = new Map<string, Set<string>>();
   private readonly runtimes = new Map<string, Promise<Runtime>>();
   private readonly connections = new Map<string, Promise<Connection>>();
   /** One view of a server pool's health and load for all sessions (llm.endpoints). */
@@ -195,6 +197,7 @@ export class SessionHub implements SessionHost {
     if (elsewhere)
       throw new GatewayError(409, `Session ${id} is running in ${elsewhere}; delete it once that run ended.`);
     this.live.delete(id);
+    this.told.delete(id);
     await this.store.remove(id);
     void this.events.forget(id).catch(() => undefined);
   }
@@ -364,6 +367,14 @@ export class SessionHub implements SessionHost {
       },
       () => undefined, // the database is away; the feed is live only
     );
+  }
+
+  untold(id: string, notes: readonly string[]): string[] {
+    const told = this.told.get(id) ?? new Set<string>();
+    this.told.set(id, told);
+    const fresh = notes.filter((note) => !told.has(note));
+    for (const note of fresh) told.add(note);
+    return fresh;
   }
 
   idle(live: LiveSession): void {

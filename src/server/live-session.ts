@@ -66,6 +66,8 @@ export interface SessionHost {
   readonly selectedModel?: string;
   /** The session has nothing running, queued or watching: the hub may let it go. */
   idle(live: LiveSession): void;
+  /** Of a session's setup notes, those not told yet in this process (a let-go session comes back). */
+  untold(id: string, notes: readonly string[]): string[];
 }
 
 interface Deferred<T> {
@@ -131,7 +133,6 @@ export class LiveSession {
   private agent: OpenedAgent | undefined;
   /** The session's `updatedAt` after our last run: a different one means another process ran it. */
   private stamp: number | undefined;
-  private told = false;
   private tasks: string;
   private pumping: Promise<void> = Promise.resolve();
 
@@ -416,10 +417,7 @@ export class LiveSession {
       this.running.ready = true;
       for (const text of this.running.early.splice(0)) opened.session.steer(text);
     }
-    if (!this.told) {
-      this.told = true;
-      for (const message of opened.notes) this.record({ type: 'warning', message });
-    }
+    for (const message of this.host.untold(this.id, opened.notes)) this.record({ type: 'warning', message });
     return opened;
   }
 

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway, type WireMessage } from '../support/gateway.js';
@@ -251,5 +251,22 @@ describe('approvals', () => {
     expect(ws.messages.slice(from).find((m) => m.type === 'approval_resolved')).toMatchObject({
       by: 'abort',
     });
+  });
+});
+
+describe('setup notes', () => {
+  it('tells a session its setup notes once, though the gateway let the session go between turns', async () => {
+    gw = await startGateway([reply().text('One.'), reply().text('Two.')]);
+    const skill = join(gw.workspace, '.hearth', 'skills', 'broken');
+    await mkdir(skill, { recursive: true });
+    await writeFile(join(skill, 'SKILL.md'), 'no frontmatter here\n');
+    // No one watches between the two: the hub lets the session go after each.
+    await gw.json('/api/chat/notes', { message: 'first' });
+    await gw.json('/api/chat/notes', { message: 'second' });
+    const ws = await gw.socket('/ws/notes?since=0');
+    await ws.next((m) => m.type === 'done' && m.text === 'Two.');
+    const warnings = ws.messages.filter((m) => m.type === 'warning').map((m) => String(m.message));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('broken');
   });
 });
