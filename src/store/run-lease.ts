@@ -52,6 +52,11 @@ export function leaseRefusal(sessionId: string, heldBy: string): string {
 export interface LeaseHolder {
   /** How other processes name this one ("hearth serve on gpu-box (pid 4242)"). */
   label: string;
+  /**
+   * The time leases are taken, renewed and judged by; default each table's own: the database
+   * server's on PostgreSQL (machines whose clocks drift apart then still agree on expiries), this
+   * machine's on SQLite. Tests give one to simulate time.
+   */
   clock?: Clock;
   /** How long a lease lasts without renewal; default 30 s. */
   ttlMs?: number;
@@ -64,26 +69,32 @@ export function defaultHolder(): LeaseHolder {
 
 const DEFAULT_TTL_MS = 30_000;
 
-/** The rows of a backend's lease table; every method is one atomic statement (or transaction). */
+/**
+ * The rows of a backend's lease table; every method is one atomic statement (or transaction).
+ * `now` is the holder's injected time, or undefined for the table's own clock (see `LeaseHolder`).
+ */
 export interface LeaseTable {
   /**
-   * Writes `instance`'s row for the session, expiring at `expiresAt`, unless another holder's row
-   * is still live at `now`; true when written.
+   * Writes `instance`'s row for the session, expiring `ttlMs` after `now`, unless another holder's
+   * row is still live at `now`; true when written.
    */
-  claim(sessionId: string, instance: string, now: number, expiresAt: number): Promise<boolean>;
-  /** Moves the expiry of `instance`'s row; false when the row is no longer `instance`'s. */
-  renew(sessionId: string, instance: string, expiresAt: number): Promise<boolean>;
+  claim(sessionId: string, instance: string, now: number | undefined, ttlMs: number): Promise<boolean>;
+  /** Moves the expiry of `instance`'s row to `ttlMs` after `now`; false when the row is no longer its. */
+  renew(sessionId: string, instance: string, now: number | undefined, ttlMs: number): Promise<boolean>;
   /** Deletes `instance`'s row, if it still is. */
   drop(sessionId: string, instance: string): Promise<void>;
   /** The label of a holder other than `instance` whose row is live at `now`. */
-  liveHolder(sessionId: string, instance: string, now: number): Promise<string | undefined>;
+  liveHolder(sessionId: string, instance: string, now: number | undefined): Promise<string | undefined>;
 }
 
 /** The leases of one storage object over a backend's table (see the header). */
 export class StoredLeases implements SessionLeases {
   /** This holder: one per storage object, so two in one process are kept apart like two processes. */
   readonly instance = randomUUID();
+  /** Local time, for knowing when a lease the database could not renew has surely lapsed. */
   private readonly clock: Clock;
+  /** The time given to the table: the injected clock's, else none (the table's own). */
+  private readonly tableNow: () => number | undefined;
   private readonly ttlMs: number;
   /** Sessions this object runs now: its own runs of one session take turns without a statement. */
   private readonly held = new Set<string>();
@@ -93,6 +104,8 @@ export class StoredLeases implements SessionLeases {
     private readonly holder: LeaseHolder,
   ) {
     this.clock = holder.clock ?? systemClock;
+    const injected = holder.clock;
+    this.tableNow = injected ? () => injected.now() : () => undefined;
     this.ttlMs = holder.ttlMs ?? DEFAULT_TTL_MS;
   }
 
@@ -101,7 +114,7 @@ export class StoredLeases implements SessionLeases {
     this.held.add(sessionId);
     try {
       const now = this.clock.now();
-      if (await this.table.claim(sessionId, this.instance, now, now + this.ttlMs))
+      if (await this.table.claim(sessionId, this.instance, this.tableNow(), this.ttlMs))
         return this.hold(sessionId, now + this.ttlMs);
       this.held.delete(sessionId);
       return { heldBy: (await this.heldElsewhere(sessionId)) ?? 'another process' };
@@ -112,7 +125,7 @@ export class StoredLeases implements SessionLeases {
   }
 
   async heldElsewhere(sessionId: string): Promise<string | undefined> {
-    return this.table.liveHolder(sessionId, this.instance, this.clock.now());
+    return this.table.liveHolder(sessionId, this.instance, this.tableNow());
   }
 
   /** Renews the lease every third of its length until released or lost. */
@@ -128,7 +141,7 @@ export class StoredLeases implements SessionLeases {
     const renew = async () => {
       const now = this.clock.now();
       try {
-        const renewed = await this.table.renew(sessionId, this.instance, now + this.ttlMs);
+        const renewed = await this.table.renew(sessionId, this.instance, this.tableNow(), this.ttlMs);
         if (done) return; // released meanwhile
         if (renewed) expiresAt = now + this.ttlMs;
         else return lose('another process took it over');

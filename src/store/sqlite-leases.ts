@@ -94,21 +94,27 @@ class SqliteLeaseTable implements LeaseTable {
     this.claimOnce = (...args) => claim.immediate(...args);
   }
 
-  async claim(sessionId: string, instance: string, now: number, expiresAt: number): Promise<boolean> {
-    return this.claimOnce(sessionId, instance, now, expiresAt);
+  async claim(sessionId: string, instance: string, now: number | undefined, ttlMs: number): Promise<boolean> {
+    const at = now ?? Date.now();
+    return this.claimOnce(sessionId, instance, at, at + ttlMs);
   }
 
-  async renew(sessionId: string, instance: string, expiresAt: number): Promise<boolean> {
-    return this.update.run(expiresAt, sessionId, instance).changes === 1;
+  async renew(sessionId: string, instance: string, now: number | undefined, ttlMs: number): Promise<boolean> {
+    return this.update.run((now ?? Date.now()) + ttlMs, sessionId, instance).changes === 1;
   }
 
   async drop(sessionId: string, instance: string): Promise<void> {
     this.remove.run(sessionId, instance);
   }
 
-  async liveHolder(sessionId: string, instance: string, now: number): Promise<string | undefined> {
+  async liveHolder(
+    sessionId: string,
+    instance: string,
+    now: number | undefined,
+  ): Promise<string | undefined> {
     const row = this.select.get(sessionId) as LeaseRow | undefined;
-    if (!row || row.instance === instance || row.expires_at < now || this.gone(row)) return undefined;
+    if (!row || row.instance === instance || row.expires_at < (now ?? Date.now()) || this.gone(row))
+      return undefined;
     return row.label;
   }
 

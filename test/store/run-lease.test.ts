@@ -270,3 +270,48 @@ describe('the run lease of a session on SQLite, whose holders are all on this ma
     }
   });
 });
+
+describe.skipIf(!postgresBin())('the run lease of a session on PostgreSQL, on the server’s clock', () => {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('lapses by the database server’s clock, whatever the holders’ clocks say', async () => {
+    const url = await server!.database();
+    const open = (label: string) => openStorage({ storage: url }, { holder: { label, ttlMs: TTL } });
+    const [a, b] = [await open('machine A'), await open('machine B')];
+    if (a.kind !== 'postgres') throw new Error('expected PostgreSQL');
+    // This database's server runs `offset` ms ahead of this machine, whose clock the holders read.
+    const serverAhead = (offset: number) =>
+      a.pool.query(`create or replace function hearth_now_ms() returns bigint language sql volatile as $$
+        select (extract(epoch from clock_timestamp()) * 1000)::bigint + ${offset} $$`);
+    try {
+      const row = await a.sessions.create({ workspace: '/w' });
+      await serverAhead(3_600_000);
+      const taken = await a.sessions.leases.take(row.id);
+      if (refused(taken)) throw new Error(`refused: ${taken.heldBy}`);
+      const { rows } = await a.pool.query(
+        'select expires_at - hearth_now_ms() as left from hearth_session_leases',
+      );
+      expect(Number(rows[0].left)).toBeGreaterThan(0);
+      expect(Number(rows[0].left)).toBeLessThanOrEqual(TTL);
+      expect(await b.sessions.leases.heldElsewhere(row.id)).toBe('machine A');
+
+      // Past its expiry on the server's clock (A stopped renewing), B takes it over, though by
+      // the machines' own clocks hardly any time went by.
+      await serverAhead(3_600_000 + 2 * TTL);
+      expect(await b.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
+      const takeover = await b.sessions.leases.take(row.id);
+      expect(refused(takeover)).toBe(false);
+      await taken.release();
+      if (!refused(takeover)) await takeover.release();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

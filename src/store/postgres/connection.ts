@@ -62,3 +62,10 @@ export function isConnectionError(err: unknown): boolean {
     /Connection terminated|connection timeout/i.test((err as Error).message)
   );
 }
+
+/**
+ * A lease's now inside a statement: parameter `$n`, the caller's injected time (tests simulating
+ * time), or when it is null the database server's clock (`hearth_now_ms()`, migration 9), which
+ * every machine reads alike however far their own clocks drift.
+ */
+export const leaseNow = (n: number): string => `coalesce($${n}::bigint, hearth_now_ms())`;

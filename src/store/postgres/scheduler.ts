@@ -24,7 +24,7 @@ import type {
   SchedulerStorage,
   SchedulerStorageOptions,
 } from '../scheduler-storage.js';
-import { inTransaction, type PgPool } from './connection.js';
+import { inTransaction, leaseNow, type PgPool } from './connection.js';
 import { PostgresWakeups } from './wakeups.js';
 
 /** A pool, or the one connection of a transaction. */
@@ -48,9 +48,6 @@ const RUN_COLUMNS = `id::float8 AS id, kind, job_id AS "jobId", slot_at::float8 
 
 const JOB_COLUMNS = `id, definition, enabled_override AS "enabledOverride", anchor_at::float8 AS "anchorAt",
   cursor_at::float8 AS "cursorAt"`;
-
-/** The lease clock's now inside a statement: parameter `$n` (the caller's time), or the server's. */
-const leaseNow = (n: number) => `coalesce($${n}::bigint, hearth_now_ms())`;
 
 class PostgresSchedulerRecords implements SchedulerRecords {
   readonly wakeups: PostgresWakeups;
