@@ -145,9 +145,11 @@ export class TurnQueue {
    * Forgets turns that finished more than `keepSeconds` ago and that the queue will not try again,
    * with their task, claims and result (whose `detail` holds the whole reply): a gateway has long
    * had its answer, and every message of every session would otherwise stay a row forever. Orders
-   * go with their turn (on delete cascade). Resolves to how many turns went.
+   * go with their turn (on delete cascade); so do sessions' graphile-worker queues no job uses.
+   * Resolves to how many turns went.
    */
   async prune(keepSeconds: number): Promise<number> {
+    await (await this.work()).collectQueues();
     const { rows } = await this.pool.query<{ n: number }>(
       `with old as (
          delete from hearth_turns t

@@ -233,6 +233,14 @@ export class WorkQueue {
     };
   }
 
+  /**
+   * Deletes graphile-worker's queues no job uses any more: each session's turns have one, and
+   * graphile-worker looks at every queue row when it fetches a job, so they must not pile up.
+   */
+  collectQueues(): Promise<void> {
+    return this.utils.cleanup({ tasks: ['GC_JOB_QUEUES'] });
+  }
+
   /** Releases the jobs of graphile-worker workers whose process is gone. */
   forceUnlock(graphileIds: string[]): Promise<void> {
     return graphileIds.length > 0 ? this.utils.forceUnlockWorkers(graphileIds) : Promise.resolve();

@@ -14,6 +14,7 @@
 import type { TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
 import type { QueuedTurn } from '../cluster/work-queue.js';
 import type { ClaimedTask, TaskOutcome } from '../cluster/worker.js';
+import type { ChatMessage } from '../llm/types.js';
 import { SessionNotFoundError } from '../store/sessions.js';
 import type { SessionHub } from './hub.js';
 import type { CompactResult, LiveSession, TurnResult } from './live-session.js';
@@ -43,15 +44,16 @@ export async function runQueuedTurn(
   const { turn } = task;
   const id = turn.session;
   await leaseFree(hub, id, options);
-  let messages: number;
+  let history: ChatMessage[];
   try {
-    messages = (await hub.store.messages(id)).length;
+    history = await hub.store.messages(id);
   } catch (err) {
     // Deleted since it was queued: an answer, not something to try again.
     if (!(err instanceof SessionNotFoundError)) throw err;
     const { status, detail } = describeError(err);
     return { status: 'failed', reason: detail, detail: { error: { status, detail } } satisfies TurnDetail };
   }
+  const messages = history.length;
   const start = await turns.start(task.key, options.worker, { messages, seq: await hub.events.lastSeq(id) });
   const live = await hub.session(id);
   // A try after a worker died: its message is stored once, and the run carries on (header).
@@ -65,7 +67,15 @@ export async function runQueuedTurn(
           mode: turn.mode,
           model: turn.model,
         });
-  const unfollow = turns.follow(task.key, (order) => obey(live, order));
+  // Orders are handed over again at every try; steers an earlier try took are stored already.
+  const taken = resumed
+    ? steersTaken(history.slice(start.messagesBefore), turn.kind === 'message' && turn.text !== undefined)
+    : [];
+  const unfollow = turns.follow(task.key, async (order) => {
+    const at = order.kind === 'steer' ? taken.indexOf(order.text) : -1;
+    if (at >= 0) taken.splice(at, 1);
+    else await obey(live, order);
+  });
   const stop = () => void live.abort();
   options.signal.addEventListener('abort', stop, { once: true });
   try {
@@ -92,6 +102,14 @@ export async function runQueuedTurn(
     // Stopped: the turn goes back to the queue and stays open for the worker that takes it up.
     if (!options.signal.aborted) await turns.finish(task.key);
   }
+}
+
+/** The user messages an earlier try stored after the turn's own message (`ownMessage`): its steers. */
+function steersTaken(since: ChatMessage[], ownMessage: boolean): string[] {
+  const said = since
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : ''));
+  return ownMessage ? said.slice(1) : said;
 }
 
 /** Carries out an order sent to the turn through any gateway. */

@@ -207,6 +207,10 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       sql.query(`select count(*)::int as n from ${table} where key = $1`, [oldTurn]).then((r) => r.rows[0].n);
     await waitUntil(async () => (await left('hearth_turns')) === 0, 'the old turn to be forgotten');
     expect([await left('hearth_tasks'), await left('hearth_task_results')]).toEqual([0, 0]);
+    const queues = await sql.query(
+      `select count(*)::int as n from graphile_worker._private_job_queues where queue_name = 'hearth_session:s0'`,
+    );
+    expect(queues.rows[0].n).toBe(0);
   }, 90_000);
 
   it('sends an approval given to the gateway on to the worker running the turn', async () => {
@@ -260,14 +264,24 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     const second = worker();
     await untilWorkersStart([second], 30_000);
     llm.push(
-      reply().tool('read_file', { path: 'notes.txt' }),
+      reply().text('Reading.').chunkSize(4).holdAfter(1).tool('read_file', { path: 'notes.txt' }),
       reply().text('The kettle').chunkSize(4).holdAfter(1),
       reply().text('The kettle is on, still.'),
     );
     const from = watcher.messages.length;
     const answer = post('/api/chat/s1', { message: 'Check the notes again.' });
-    // The first worker (the only one that took turns so far) is mid-answer when it dies.
+    // A steer the first try takes and stores: the second try is handed it again and must not add it twice.
     await llm.waitForHolds(3);
+    await post('/api/sessions/s1/messages', { message: 'and the time', steer: true });
+    await waitUntil(async () => {
+      const applied = await sql.query(
+        `select 1 from hearth_turn_orders where body->>'text' = 'and the time' and applied_at is not null`,
+      );
+      return applied.rowCount === 1;
+    }, 'the worker to take the steer');
+    llm.release();
+    // The first worker (the only one that took turns so far) is mid-answer when it dies.
+    await llm.waitForHolds(4);
     const holder = await sql.query('select pid from hearth_session_leases where session_id = $1', ['s1']);
     const victim = workers.find((w) => w.child.pid === holder.rows[0].pid)!;
     const survivor = victim === first ? second : first!;
@@ -291,11 +305,13 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     );
     const bodies = stored.rows.map((r) => String(r.body));
     expect(bodies.filter((b) => b.includes('Check the notes again.'))).toHaveLength(1);
+    expect(bodies.filter((b) => b.includes('and the time'))).toHaveLength(1);
     const asked = bodies.findIndex((b) => b.includes('Check the notes again.'));
     expect(stored.rows.slice(asked).filter((r) => r.role === 'tool')).toHaveLength(1);
     const events = await turnEvents(from);
     expect(events.filter((m) => m.type === 'user_message')).toHaveLength(1);
     expect(events.filter((m) => m.type === 'tool_call')).toHaveLength(1);
+    expect(events.filter((m) => m.type === 'steer')).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: 'done', text: 'The kettle is on, still.' });
   }, 120_000);
 
@@ -307,7 +323,7 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     );
     const from = watcher.messages.length;
     const first = post('/api/chat/s1', { message: 'first' });
-    await llm.waitForHolds(4);
+    await llm.waitForHolds(5);
     const second = await post('/api/sessions/s1/messages', { message: 'second' });
     expect(await second.json()).toEqual({ session_id: 's1', status: 'queued', position: 1 });
     const steered = await post('/api/sessions/s1/messages', { message: 'mention the kettle', steer: true });
@@ -315,7 +331,7 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     // Taken up by the worker's run while the model still answers: it joins this turn, at its next step.
     await waitUntil(async () => {
       const applied = await sql.query(
-        `select 1 from hearth_turn_orders where kind = 'steer' and applied_at is not null`,
+        `select 1 from hearth_turn_orders where body->>'text' = 'mention the kettle' and applied_at is not null`,
       );
       return applied.rowCount === 1;
     }, 'the worker to take the steer');
