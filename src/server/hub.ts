@@ -311,7 +311,8 @@ export class SessionHub implements SessionHost {
 
   /** Refuses images (422, saying which model and what to load) when the model is known to be blind. */
   async refuseBlind(id: string, images: readonly unknown[] | undefined, model?: string): Promise<void> {
-    if (!images?.length) return;
+    // Turns queued to workers run on their model servers, not this gateway's: the worker checks.
+    if (!images?.length || this.remote?.dispatches) return;
     const known = await this.vision(await this.store.get(id), model);
     if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
   }

@@ -64,7 +64,8 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
   }
 
   async function serve(): Promise<string> {
-    const env = machine({ gateway: { turns: 'workers', approval_timeout: 60 } });
+    // The gateway's own model is blind; the workers' may see: images are theirs to judge.
+    const env = machine({ gateway: { turns: 'workers', approval_timeout: 60 }, vision: false });
     const run = startCli(['serve', '--port', '0', '--token', TOKEN, '--no-scheduler'], {
       cwd: workspace,
       env,
@@ -212,6 +213,20 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     );
     expect(queues.rows[0].n).toBe(0);
   }, 90_000);
+
+  it('leaves it to the worker whether its model sees an image sent with a message', async () => {
+    llm.push(reply().text('A single pixel.'));
+    const pixel =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const response = await post('/api/chat/s1', {
+      message: 'what is this?',
+      images: [{ mime_type: 'image/png', data: pixel }],
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ text: 'A single pixel.' });
+    const asked = JSON.stringify(llm.requests.at(-1)!.body.messages);
+    expect(asked).toContain('data:image/png;base64,');
+  }, 60_000);
 
   it('sends an approval given to the gateway on to the worker running the turn', async () => {
     llm.push(reply().tool('write_file', { path: 'out.txt', content: 'hi\n' }), reply().text('Written.'));
