@@ -128,27 +128,43 @@ export class StoredLeases implements SessionLeases {
     return this.table.liveHolder(sessionId, this.instance, this.tableNow());
   }
 
-  /** Renews the lease every third of its length until released or lost. */
+  /**
+   * Renews the lease every third of its length until released or lost. It is lost at its expiry
+   * even while a renewal still waits for an answer (a database behind a dead link may not answer
+   * for minutes, and by then another process may run the session).
+   */
   private hold(sessionId: string, expiresAt: number): RunLease {
     const lost = new AbortController();
     let timer: TimerHandle | undefined;
+    let deadline: TimerHandle | undefined;
     let done = false;
+    /** Why the last renewal failed, for the message when the lease runs out. */
+    let trouble = 'the database did not answer in time';
     const stop = () => {
       done = true;
       this.clock.clearTimeout(timer);
+      this.clock.clearTimeout(deadline);
       this.held.delete(sessionId);
+    };
+    const expireAt = (at: number) => {
+      this.clock.clearTimeout(deadline);
+      deadline = this.clock.setTimeout(
+        () => lose(`it lapsed before a renewal went through (${trouble})`),
+        Math.max(0, at - this.clock.now()),
+      );
+      deadline.unref();
     };
     const renew = async () => {
       const now = this.clock.now();
       try {
         const renewed = await this.table.renew(sessionId, this.instance, this.tableNow(), this.ttlMs);
         if (done) return; // released meanwhile
-        if (renewed) expiresAt = now + this.ttlMs;
-        else return lose('another process took it over');
+        if (!renewed) return lose('another process took it over');
+        expiresAt = now + this.ttlMs;
+        expireAt(expiresAt);
       } catch (err) {
         // The database is away (or locked): the lease holds until its expiry, and the run with it.
-        if (this.clock.now() >= expiresAt)
-          return lose(`it lapsed while the database was away (${(err as Error).message})`);
+        trouble = (err as Error).message;
       }
       if (!done) schedule();
     };
@@ -161,6 +177,7 @@ export class StoredLeases implements SessionLeases {
       timer.unref();
     };
     schedule();
+    expireAt(expiresAt);
     return {
       sessionId,
       lost: lost.signal,

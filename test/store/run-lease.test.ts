@@ -106,8 +106,9 @@ for (const backend of [sqliteBackend(), postgresBackend()]) {
       // Within one holder a session runs once at a time too.
       expect(await a.sessions.leases.take(row.id)).toEqual({ heldBy: 'another run in process A' });
 
-      // Renewed every third of its length, on a timer: B's clock past the first expiry still finds it held.
-      expect(clockA.pending).toEqual([TTL / 3]);
+      // Renewed every third of its length, on a timer: B's clock past the first expiry still finds it
+      // held. (The second timer is its expiry, at which it is lost unless a renewal went through.)
+      expect(clockA.pending).toEqual([TTL / 3, TTL]);
       clockA.advance(TTL / 3);
       await waitUntil(async () => (await backend.expiry(a, row.id)) === clockA.now() + TTL, 'renewal');
       clockB.advance(TTL + 1);
@@ -278,6 +279,38 @@ describe.skipIf(!postgresBin())('the run lease of a session on PostgreSQL, on th
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
+  });
+
+  it('is lost at its expiry while a renewal still waits for the database', async () => {
+    const url = await server!.database();
+    const clock = new ManualClock();
+    const a = await openStorage({ storage: url }, { holder: { label: 'machine A', clock, ttlMs: TTL } });
+    if (a.kind !== 'postgres') throw new Error('expected PostgreSQL');
+    const blocker = await a.pool.connect();
+    try {
+      const row = await a.sessions.create({ workspace: '/w' });
+      const taken = await a.sessions.leases.take(row.id);
+      if (refused(taken)) throw new Error(`refused: ${taken.heldBy}`);
+      // The row is locked elsewhere, as a database behind a dead link leaves a statement waiting.
+      await blocker.query('begin');
+      await blocker.query('select 1 from hearth_session_leases where session_id = $1 for update', [row.id]);
+      clock.advance(TTL / 3);
+      await waitUntil(async () => {
+        const { rows } = await blocker.query(
+          `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update hearth_session_leases%'`,
+        );
+        return rows[0].n === 1;
+      }, 'the renewal to wait for the lock');
+      expect(taken.lost.aborted).toBe(false);
+      clock.advance(TTL);
+      expect(taken.lost.aborted).toBe(true);
+      expect(String(taken.lost.reason)).toMatch(/lapsed before a renewal went through/);
+      await blocker.query('rollback');
+      await taken.release();
+    } finally {
+      blocker.release();
+      await a.close();
+    }
   });
 
   it('lapses by the database server’s clock, whatever the holders’ clocks say', async () => {
