@@ -10,7 +10,8 @@
  * its insert NOTIFYs `hearth_turn_orders` (migration 10), which the worker running the turn
  * listens on. The gateway that queued it waits for the task's result (`hearth_task_done`).
  */
-import type { PgPool } from '../store/postgres/connection.js';
+import { hostname } from 'node:os';
+import { inTransaction, type PgPool } from '../store/postgres/connection.js';
 import { PgListener } from '../store/postgres/listener.js';
 import { type QueuedTurn, type TaskResult, WorkQueue } from './work-queue.js';
 
@@ -122,19 +123,46 @@ export class TurnQueue {
 
   /**
    * A worker takes up turn `key`: names itself and where the session's events stood, counts the
-   * try, and keeps the first try's message count.
+   * try, and keeps the first try's message count. Undefined when the turn was taken back.
    */
-  async start(key: string, worker: string, at: { messages: number; seq: number }): Promise<TurnStart> {
+  async start(
+    key: string,
+    worker: string,
+    at: { messages: number; seq: number },
+  ): Promise<TurnStart | undefined> {
     const { rows } = await this.pool.query<{ attempts: number; messages_before: number }>(
       `update hearth_turns set worker = $2, started_at = now(), finished_at = null, attempts = attempts + 1,
          started_seq = $4,
          messages_before = coalesce(messages_before, $3)
-       where key = $1 returning attempts, messages_before`,
+       where key = $1 and (started_at is not null or finished_at is null) returning attempts, messages_before`,
       [key, worker, at.messages, at.seq],
     );
     const row = rows[0];
-    if (!row) throw new Error(`No queued turn ${key}.`);
+    if (!row) return undefined; // taken back before any worker started it (`withdraw`)
     return { attempt: row.attempts, messagesBefore: row.messages_before };
+  }
+
+  /**
+   * Takes back turn `key` when no worker has started it: it never runs, and `detail` is recorded
+   * as its result, which wakes whoever waits for it. False when a worker has started it (stop it
+   * with an order then). A worker that claimed its job meanwhile finds it taken back (`start`).
+   */
+  async withdraw(key: string, detail: unknown): Promise<boolean> {
+    return inTransaction(this.pool, async (client) => {
+      const taken = await client.query(
+        'update hearth_turns set finished_at = now() where key = $1 and started_at is null and finished_at is null',
+        [key],
+      );
+      if (taken.rowCount === 0) return false;
+      await client.query(
+        `insert into hearth_task_results (key, status, reason, worker, host, detail)
+         values ($1, 'ok', 'stopped before a worker took it up', '', $2, $3) on conflict (key) do nothing`,
+        [key, hostname(), JSON.stringify(detail)],
+      );
+      // Deleted when no worker claimed it yet; else never tried again once that worker lets it go.
+      await client.query('select graphile_worker.remove_job($1)', [key]);
+      return true;
+    });
   }
 
   async finish(key: string): Promise<void> {

@@ -124,11 +124,20 @@ export class LiveSession {
   readonly approvals: ApprovalBook;
   private readonly queue: Job[] = [];
   /**
-   * The item running. `turn`: the queued turn a worker runs for it (`gateway.turns: workers`);
-   * `early`: messages steered in before its agent session was open (a worker's run, told at once).
+   * The item running. `turn`: the queued turn a worker runs for it (`gateway.turns: workers`), with
+   * `unstarted`, its reply should it be taken back before a worker started it; `early`: messages
+   * steered in before its agent session was open, or before its turn was queued; `stopAsked`: a
+   * stop that came before its turn was queued.
    */
   private running:
-    | { controller: AbortController; turn?: RunningTurn; ready?: boolean; early: string[] }
+    | {
+        controller: AbortController;
+        turn?: RunningTurn;
+        unstarted?: TurnResult;
+        ready?: boolean;
+        early: string[];
+        stopAsked?: boolean;
+      }
     | undefined;
   private agent: OpenedAgent | undefined;
   /** The session's `updatedAt` after our last run: a different one means another process ran it. */
@@ -220,13 +229,31 @@ export class LiveSession {
   async abort(): Promise<boolean> {
     const turn = this.forwarded();
     if (turn) {
-      await this.host.remote!.order(turn.key, { kind: 'abort' });
+      await this.stopForwarded(turn);
       return true;
     }
     this.refuseRemote('order');
     if (!this.running) return false;
-    this.running.controller.abort();
+    // Being queued to the workers: stopped once its turn is known (`runElsewhere`). Aborting the
+    // controller would only stop this gateway's waiting, and the turn would run all the same.
+    if (this.host.remote?.dispatches) this.running.stopAsked = true;
+    else this.running.controller.abort();
     return true;
+  }
+
+  /**
+   * Stops a worker's turn: one queued from here that no worker started yet is taken back and never
+   * runs (its watchers are told it stopped); otherwise the worker running it is told to stop.
+   */
+  private async stopForwarded(turn: RunningTurn): Promise<void> {
+    const relay = this.host.remote!;
+    const unstarted = this.running?.turn?.key === turn.key ? this.running.unstarted : undefined;
+    if (unstarted && (await relay.withdraw(turn.key, { result: unstarted }))) {
+      const { session_id, response, ...done } = unstarted;
+      this.record({ type: 'done', ...done });
+      return;
+    }
+    await relay.order(turn.key, { kind: 'abort' });
   }
 
   /**
@@ -487,9 +514,26 @@ export class LiveSession {
           },
       workspace,
     );
-    this.running!.turn = { key, worker: '', startedSeq: before };
+    const running = this.running!;
+    running.turn = { key, worker: '', startedSeq: before };
+    if (job.kind === 'message') {
+      const mode = job.mode ?? this.mode;
+      running.unstarted = {
+        session_id: this.id,
+        text: '',
+        response: '',
+        iterations: 0,
+        model: job.model ?? this.host.selectedModel ?? '',
+        usage: usageJson({ prompt: 0, completion: 0 }),
+        mode,
+        reason: 'aborted',
+      };
+    }
     const unattended = await relay.unattended().catch(() => undefined);
     if (unattended) this.record({ type: 'warning', message: unattended });
+    // What came for it while it was being queued.
+    for (const text of running.early.splice(0)) await relay.order(key, { kind: 'steer', text });
+    if (running.stopAsked) await this.stopForwarded(running.turn);
     return relay.outcome(key, signal);
   }
 

@@ -55,6 +55,8 @@ export async function runQueuedTurn(
   }
   const messages = history.length;
   const start = await turns.start(task.key, options.worker, { messages, seq: await hub.events.lastSeq(id) });
+  // Stopped before any worker started it: its result is recorded already, and nothing is run.
+  if (!start) return { status: 'failed', reason: 'taken back before it started', sessionId: id };
   const live = await hub.session(id);
   // A try after a worker died: its message is stored once, and the run carries on (header).
   const resumed = start.attempt > 1 && messages > start.messagesBefore;

@@ -72,6 +72,11 @@ export class TurnRelay {
       : 'No hearth worker is running: this turn waits in the queue until one starts (hearth worker).';
   }
 
+  /** Takes back a turn no worker has started, its reply `detail`; false when one has (see TurnQueue). */
+  withdraw(key: string, detail: TurnDetail): Promise<boolean> {
+    return this.turns.withdraw(key, detail);
+  }
+
   /** The turn a worker runs in `session` now; undefined when none. */
   running(session: string): Promise<RunningTurn | undefined> {
     return this.turns.running(session);

@@ -112,6 +112,43 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     for (const dir of [workspace, ...dirs]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('takes back a message stopped before any worker took it up, so it never runs', async () => {
+    await post('/api/sessions', { id: 'gone' });
+    const seen = await openSocket(`${url.replace(/^http/, 'ws')}/ws/gone?since=0`, auth);
+    try {
+      const answer = post('/api/chat/gone', { message: 'never mind' });
+      await seen.next((m) => m.type === 'warning');
+      const stopped = await post('/api/sessions/gone/abort', {});
+      expect(await stopped.json()).toEqual({ session_id: 'gone', aborted: true });
+      const response = await answer;
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ session_id: 'gone', text: '', reason: 'aborted' });
+      expect(await seen.next((m) => m.type === 'done')).toMatchObject({ reason: 'aborted', iterations: 0 });
+      const turns = await sql.query('select key, started_at from hearth_turns where session_id = $1', [
+        'gone',
+      ]);
+      expect(turns.rows).toEqual([{ key: expect.any(String), started_at: null }]);
+      const jobs = await sql.query('select count(*)::int as n from graphile_worker.jobs where key = $1', [
+        turns.rows[0].key,
+      ]);
+      expect(jobs.rows[0].n).toBe(0);
+
+      // Stopped at once, maybe while the gateway still queues it: the same.
+      const again = post('/api/chat/gone', { message: 'no, really' });
+      await waitUntil(
+        () =>
+          fetch(`${url}/api/sessions/gone`, { headers: auth }).then(
+            async (r) => ((await r.json()) as { running: boolean }).running,
+          ),
+        'the message to run',
+      );
+      expect(await (await post('/api/sessions/gone/abort', {})).json()).toMatchObject({ aborted: true });
+      expect(await (await again).json()).toMatchObject({ reason: 'aborted' });
+    } finally {
+      seen.ws.terminate();
+    }
+  }, 60_000);
+
   it('says so when no worker is there to take a turn, and runs it once one starts', async () => {
     await post('/api/sessions', { id: 's0' });
     const alone = await openSocket(`${url.replace(/^http/, 'ws')}/ws/s0?since=0`, auth);
