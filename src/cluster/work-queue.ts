@@ -42,6 +42,8 @@ export interface QueuedTurn {
   images?: Array<{ mime_type: string; data: string }>;
   mode?: 'bounded' | 'deep_work';
   model?: string;
+  /** Answers to the calls a paused run waits on, given before it carries on. */
+  answers?: Array<{ callId: string; decision: 'once' | 'always' | 'deny'; reason?: string }>;
 }
 
 export interface TaskResult {

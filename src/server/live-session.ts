@@ -3,6 +3,7 @@ import type { DoneEvent } from '../agent/events.js';
 import { blindNote, unansweredCalls } from '../agent/loop.js';
 import { type AgentSession, restartConversation } from '../agent/session.js';
 import type { RunningTurn } from '../cluster/turn-queue.js';
+import type { QueuedTurn } from '../cluster/work-queue.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SessionRow, SessionStorage } from '../store/session-storage.js';
@@ -100,6 +101,8 @@ type Job =
       images?: ImageInput[];
       mode?: RunMode;
       model?: string;
+      /** For a worker's run: answers to the calls the paused run waits on (see `answer`). */
+      answers?: QueuedTurn['answers'];
       done: Deferred<TurnResult>;
     })
   | (JobBase & { kind: 'compact'; done: Deferred<CompactResult> });
@@ -189,7 +192,13 @@ export class LiveSession {
   }
 
   /** Runs a turn (`text` undefined: carries on a paused run). Position 0: it runs now. */
-  send(input: { text?: string; images?: ImageInput[]; mode?: RunMode; model?: string }): Queued<TurnResult> {
+  send(input: {
+    text?: string;
+    images?: ImageInput[];
+    mode?: RunMode;
+    model?: string;
+    answers?: QueuedTurn['answers'];
+  }): Queued<TurnResult> {
     this.refuseRemote('work');
     const job = {
       kind: 'message' as const,
@@ -270,6 +279,11 @@ export class LiveSession {
       const waiting = row.status === 'paused' ? unansweredCalls(await this.host.store.messages(this.id)) : [];
       // A run may have started while the store answered.
       if (!this.running && this.queue.length === 0 && waiting.some((call) => call.id === callId)) {
+        // A worker runs the rest: the answer goes with the turn, to that worker's approvals.
+        if (this.host.remote?.dispatches) {
+          this.send({ answers: [{ callId, ...answer }] });
+          return 'accepted';
+        }
         this.approvals.expect(callId);
         const outcome = this.approvals.answer(callId, answer);
         this.send({});
@@ -511,6 +525,7 @@ export class LiveSession {
             images: job.images,
             mode: job.mode ?? this.mode,
             model: job.model ?? this.host.selectedModel,
+            ...(job.answers ? { answers: job.answers } : {}),
           },
       workspace,
     );

@@ -58,6 +58,11 @@ export async function runQueuedTurn(
   // Stopped before any worker started it: its result is recorded already, and nothing is run.
   if (!start) return { status: 'failed', reason: 'taken back before it started', sessionId: id };
   const live = await hub.session(id);
+  // Answers given to a gateway while the run was paused: this worker's run asks, and finds them.
+  for (const { callId, ...answer } of turn.answers ?? []) {
+    live.approvals.expect(callId);
+    live.approvals.answer(callId, answer);
+  }
   // A try after a worker died: its message is stored once, and the run carries on (header).
   const resumed = start.attempt > 1 && messages > start.messagesBefore;
   const queued =

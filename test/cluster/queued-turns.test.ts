@@ -265,6 +265,39 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     expect(asked).toContain('data:image/png;base64,');
   }, 60_000);
 
+  it('carries on, in a worker, a run paused in the terminal once the gateway is given the answer', async () => {
+    llm.push(
+      reply().tool('write_file', { path: 'paused.txt', content: 'approved\n' }),
+      reply().text('Resumed and wrote it.'),
+    );
+    const terminal = await startCli(['--json', '--pause-for-approval', 'write paused.txt'], {
+      cwd: workspace,
+      env: machine(),
+    }).result;
+    expect(terminal.code).toBe(3);
+    const lines = terminal.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const session = String(lines.find((e) => e.type === 'session').id);
+    const call = String(lines.at(-1).pending[0].id);
+
+    const seen = await openSocket(`${url.replace(/^http/, 'ws')}/ws/${session}`, auth);
+    try {
+      const answered = await post(`/api/sessions/${session}/approvals/${call}`, { decision: 'once' });
+      expect(answered.status).toBe(200);
+      const done = await seen.next((m) => m.type === 'done');
+      expect(done).toMatchObject({ text: 'Resumed and wrote it.', reason: 'completed' });
+      expect(readFileSync(join(workspace, 'paused.txt'), 'utf8')).toBe('approved\n');
+      // The worker's run found the answer waiting: it was not asked again, nor declined.
+      expect(seen.messages.filter((m) => m.type === 'approval_resolved')).toEqual([
+        expect.objectContaining({ tool_call_id: call, decision: 'once' }),
+      ]);
+    } finally {
+      seen.ws.terminate();
+    }
+  }, 60_000);
+
   it('sends an approval given to the gateway on to the worker running the turn', async () => {
     llm.push(reply().tool('write_file', { path: 'out.txt', content: 'hi\n' }), reply().text('Written.'));
     const from = watcher.messages.length;
