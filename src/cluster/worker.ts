@@ -15,8 +15,11 @@ import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work
 /** A task as the runner gets it: `key` names it in the results. */
 export type ClaimedTask = QueuedTask & { key: string };
 
-/** How a task ended; `detail` is kept with its result for whoever waits on it (a gateway). */
-export type TaskOutcome = RunOutcome & { detail?: unknown };
+/**
+ * How a task ended; `detail` is kept with its result for whoever waits on it (a gateway).
+ * `complete`: it ran to its end though the worker was stopped meanwhile, so its result stands.
+ */
+export type TaskOutcome = RunOutcome & { detail?: unknown; complete?: boolean };
 
 export type TaskRunner = (task: ClaimedTask, signal: AbortSignal) => Promise<TaskOutcome>;
 
@@ -96,7 +99,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
       throw err;
     }
     // Interrupted by a stop or a lost lease: the task goes back to the queue for another worker.
-    if (tasks.signal.aborted) throw new Error('interrupted: the worker stopped');
+    if (tasks.signal.aborted && !outcome.complete) throw new Error('interrupted: the worker stopped');
     const inserted = await query(
       `insert into hearth_task_results (key, status, reason, session_id, worker, host, prompt_tokens, completion_tokens, detail)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict (key) do nothing`,

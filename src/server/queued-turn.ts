@@ -83,10 +83,17 @@ export async function runQueuedTurn(
     if (at >= 0) taken.splice(at, 1);
     else await obey(live, order);
   });
-  const stop = () => void live.abort();
+  // Whether the worker's stop cut the run short: else the turn is over, stop or not, and a retry
+  // would ask the model again after its last answer.
+  let cut = false;
+  const stop = () => {
+    cut = live.busy;
+    void live.abort();
+  };
   options.signal.addEventListener('abort', stop, { once: true });
   try {
     const result: TurnResult | CompactResult = await queued.result;
+    if (cut && 'reason' in result && result.reason !== 'aborted') cut = false;
     const left = live.unsteered;
     if (left.length > 0 && !(await turns.carry(task.key, id, left)))
       options.onProblem(
@@ -96,6 +103,7 @@ export async function runQueuedTurn(
     return {
       status: 'ok',
       sessionId: id,
+      complete: !cut,
       detail: { result } satisfies TurnDetail,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
@@ -106,8 +114,8 @@ export async function runQueuedTurn(
   } finally {
     unfollow();
     options.signal.removeEventListener('abort', stop);
-    // Stopped: the turn goes back to the queue and stays open for the worker that takes it up.
-    if (!options.signal.aborted) await turns.finish(task.key);
+    // Cut short: the turn goes back to the queue and stays open for the worker that takes it up.
+    if (!cut) await turns.finish(task.key);
   }
 }
 
