@@ -122,6 +122,22 @@ export class TurnQueue {
   }
 
   /**
+   * True when an earlier turn of `session` than `key` has not finished and its job will still run:
+   * graphile-worker lets a session's later job run while a failed one waits for its retry, and a
+   * session's turns must keep their order (the worker puts this one back to wait).
+   */
+  async behindEarlier(key: string, session: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `select 1 from hearth_turns t join graphile_worker.jobs j on j.key = t.key
+       where t.session_id = $2 and t.key <> $1 and t.finished_at is null and j.attempts < j.max_attempts
+         and t.queued_at < (select queued_at from hearth_turns where key = $1)
+       limit 1`,
+      [key, session],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
    * A worker takes up turn `key`: names itself and where the session's events stood, counts the
    * try, and keeps the first try's message count. Undefined when the turn was taken back.
    */

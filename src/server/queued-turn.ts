@@ -43,6 +43,8 @@ export async function runQueuedTurn(
 ): Promise<TaskOutcome> {
   const { turn } = task;
   const id = turn.session;
+  if (await turns.behindEarlier(task.key, id))
+    throw new Error(`an earlier turn of session ${id} is to run first`);
   await leaseFree(hub, id, options);
   let history: ChatMessage[];
   try {

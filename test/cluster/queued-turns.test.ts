@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TurnQueue } from '../../src/cluster/turn-queue.js';
 import { type CliRun, startCli } from '../support/cli.js';
 import { openSocket, type TestSocket, type WireMessage } from '../support/gateway.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -433,4 +434,45 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       true,
     );
   }, 60_000);
+
+  it('keeps a session’s turns in order when a stopped worker’s turn waits for its retry', async () => {
+    await post('/api/sessions', { id: 'order' });
+    llm.push(
+      reply().text('Half of').chunkSize(4).holdAfter(1),
+      reply().text('The first, answered.'),
+      reply().text('The second, answered.'),
+    );
+    const first = post('/api/chat/order', { message: 'the first' });
+    await llm.waitForHolds(6);
+    // A second gateway queues the session's next turn meanwhile.
+    const other = new TurnQueue(sql, db.url);
+    try {
+      const second = await other.add(
+        { session: 'order', kind: 'message', text: 'the second' },
+        { workspace, tags: [], description: 'the second' },
+      );
+      // The worker running the first is stopped: the queue tries it again after a pause, and
+      // would run the second before it.
+      const holder = await sql.query('select pid from hearth_session_leases where session_id = $1', [
+        'order',
+      ]);
+      const stopped = workers.find((w) => w.child.pid === holder.rows[0].pid)!;
+      stopped.child.kill('SIGTERM');
+      await stopped.result;
+      const next = worker();
+      await untilWorkersStart([next], 30_000);
+
+      expect(await (await first).json()).toMatchObject({ text: 'The first, answered.' });
+      const result = await other.result(second);
+      expect(result.detail).toMatchObject({ result: { text: 'The second, answered.' } });
+      const stored = await sql.query(
+        `select body from hearth_messages where session_id = $1 and role in ('user', 'assistant') order by seq`,
+        ['order'],
+      );
+      const said = stored.rows.map((r) => JSON.parse(r.body).content);
+      expect(said.indexOf('The first, answered.')).toBeLessThan(said.indexOf('the second'));
+    } finally {
+      await other.close();
+    }
+  }, 90_000);
 });
