@@ -15,8 +15,9 @@ import { describeIgnored } from '../../config/security.js';
 import { SessionHub } from '../../server/hub.js';
 import { runQueuedTurn } from '../../server/queued-turn.js';
 import { openDatabase } from '../../store/database.js';
+import type { EventLog } from '../../store/event-log.js';
 import { openEventLog } from '../../store/open-event-log.js';
-import { openStorage } from '../../store/storage.js';
+import { openStorage, type Storage } from '../../store/storage.js';
 
 export interface TurnWorkerOptions {
   config: Config;
@@ -45,13 +46,19 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
   const open = async () => {
     const { config, dbPath } = options;
     const db = openDatabase(dbPath);
-    const storage = await openStorage(config, {
-      db,
-      holder: { label: who, ttlMs: options.leaseSeconds * 1000 },
-    });
-    if (storage.kind !== 'postgres') throw new Error('queued turns need the shared database');
     const onProblem = (message: string) => options.say(`problem: ${message}`);
-    const events = await openEventLog(storage, { writer: who, onProblem });
+    let storage: Storage | undefined;
+    let events: EventLog;
+    try {
+      storage = await openStorage(config, { db, holder: { label: who, ttlMs: options.leaseSeconds * 1000 } });
+      if (storage.kind !== 'postgres') throw new Error('queued turns need the shared database');
+      events = await openEventLog(storage, { writer: who, onProblem });
+    } catch (err) {
+      // Opened again at the next turn: nothing of this try may stay open.
+      await storage?.close().catch(() => undefined);
+      db.close();
+      throw err;
+    }
     const hub = new SessionHub({
       db,
       events,
