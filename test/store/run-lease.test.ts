@@ -296,7 +296,8 @@ describe.skipIf(!postgresBin())('the run lease of a session on PostgreSQL, on th
       await blocker.query('select 1 from hearth_session_leases where session_id = $1 for update', [row.id]);
       clock.advance(TTL / 3);
       await waitUntil(async () => {
-        const { rows } = await blocker.query(
+        // Not on the blocker: inside its transaction the activity view would stay as first read.
+        const { rows } = await a.pool.query(
           `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update hearth_session_leases%'`,
         );
         return rows[0].n === 1;
