@@ -248,6 +248,30 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     }
   });
 
+  it('keeps a message sent while the link is down, shows it waiting, and sends it once it is back', async () => {
+    const g = await start([reply().text('Got it after all.')]);
+    const relay = await startRelay(g.port);
+    try {
+      const { page } = await loggedIn(web.rig, relay.url);
+      await page.getByRole('button', { name: 'New', exact: true }).click();
+      await page.waitForURL(/#\/s\//);
+      await page.getByRole('status').waitFor({ state: 'detached' });
+      relay.drop();
+      await page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor();
+      await send(page, 'sent while offline');
+      await page.locator('.item.user.queued', { hasText: 'sent while offline' }).waitFor();
+      expect(g.llm.requests).toHaveLength(0);
+      relay.restore();
+
+      await page.locator('.item.answer', { hasText: 'Got it after all.' }).waitFor();
+      await idle(page);
+      expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['sent while offline']);
+      expect(await page.locator('.item.user.queued').count()).toBe(0);
+    } finally {
+      await relay.close();
+    }
+  });
+
   it('attaches a pasted and a dropped image, removes one, and sends the other to the vision model', async () => {
     const g = await start([reply().text('A single pink pixel.')], { config: { vision: true } });
     const { page } = await loggedIn(web.rig, g.url);

@@ -76,9 +76,11 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
         onError((err as Error).message);
         return false;
       }
-    } else if (!socket.current?.send({ type: 'message', content: text })) {
-      onError('Not connected; the message was kept. Try again once reconnected.');
-      return false;
+    } else {
+      const how = socket.current?.sendMessage({ type: 'message', content: text });
+      if (!how) return false;
+      // Shown as waiting until it runs: behind a running turn, or until the link is back.
+      if (how === 'waiting' && !view.running) setView((v) => ({ ...v, queued: [...v.queued, text] }));
     }
     if (view.running) setView((v) => ({ ...v, queued: [...v.queued, text] }));
     return true;

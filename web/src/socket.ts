@@ -1,6 +1,7 @@
 /**
  * One session's WebSocket, kept open: after the network drops it reconnects by itself (backing
  * off up to a few seconds) with `?since=` the last event it saw, so nothing is lost or shown twice.
+ * A message sent while it is not open (still opening, or reconnecting) waits and goes once it is.
  */
 export type Wire = { type: string; seq?: number } & Record<string, unknown>;
 export type Link = 'connecting' | 'open' | 'offline';
@@ -11,6 +12,8 @@ export class SessionLink {
   private closed = false;
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Messages sent while not open, in order. */
+  private waiting: string[] = [];
 
   constructor(
     private readonly id: string,
@@ -20,10 +23,18 @@ export class SessionLink {
     this.open();
   }
 
+  /** Sends an order (stop, approve, mode); false when not open, for it would not mean the same later. */
   send(message: object): boolean {
     if (this.ws?.readyState !== WebSocket.OPEN) return false;
     this.ws.send(JSON.stringify(message));
     return true;
+  }
+
+  /** Sends a message now, or once the link is open again: 'sent' or 'waiting'. */
+  sendMessage(message: object): 'sent' | 'waiting' {
+    if (this.send(message)) return 'sent';
+    this.waiting.push(JSON.stringify(message));
+    return 'waiting';
   }
 
   close(): void {
@@ -41,6 +52,7 @@ export class SessionLink {
     this.ws = ws;
     ws.onopen = () => {
       this.attempt = 0;
+      for (const json of this.waiting.splice(0)) ws.send(json);
       this.onLink('open');
     };
     ws.onmessage = (message) => {
