@@ -42,6 +42,8 @@ export interface QueuedTurn {
   images?: Array<{ mime_type: string; data: string }>;
   mode?: 'bounded' | 'deep_work';
   model?: string;
+  /** Messages steered in too late for the session's turn before: taken before this one's text. */
+  steers?: string[];
   /** Answers to the calls a paused run waits on, given before it carries on. */
   answers?: Array<{ callId: string; decision: 'once' | 'always' | 'deny'; reason?: string }>;
 }

@@ -143,6 +143,8 @@ export class LiveSession {
       }
     | undefined;
   private agent: OpenedAgent | undefined;
+  /** With turns on workers: messages steered in too late for the last turn, for the next one. */
+  private readonly leftover: string[] = [];
   /** The session's `updatedAt` after our last run: a different one means another process ran it. */
   private stamp: number | undefined;
   private tasks: string;
@@ -526,6 +528,7 @@ export class LiveSession {
             mode: job.mode ?? this.mode,
             model: job.model ?? this.host.selectedModel,
             ...(job.answers ? { answers: job.answers } : {}),
+            ...(this.leftover.length > 0 ? { steers: this.leftover.splice(0) } : {}),
           },
       workspace,
     );
@@ -549,7 +552,9 @@ export class LiveSession {
     // What came for it while it was being queued.
     for (const text of running.early.splice(0)) await relay.order(key, { kind: 'steer', text });
     if (running.stopAsked) await this.stopForwarded(running.turn);
-    return relay.outcome(key, signal);
+    const { reply, unsteered } = await relay.outcome<TurnResult | CompactResult>(key, signal);
+    this.leftover.push(...unsteered);
+    return reply;
   }
 
   private async runCompaction(signal: AbortSignal): Promise<CompactResult> {

@@ -77,13 +77,20 @@ export async function runQueuedTurn(
           model: turn.model,
         });
   // Orders are handed over again at every try; steers an earlier try took are stored already.
-  const taken = resumed
-    ? steersTaken(history.slice(start.messagesBefore), turn.kind === 'message' && turn.text !== undefined)
-    : [];
-  const unfollow = turns.follow(task.key, async (order) => {
-    const at = order.kind === 'steer' ? taken.indexOf(order.text) : -1;
+  const taken = resumed ? steersTaken(history.slice(start.messagesBefore), turn.text) : [];
+  const fresh = (text: string) => {
+    const at = taken.indexOf(text);
     if (at >= 0) taken.splice(at, 1);
-    else await obey(live, order);
+    return at < 0;
+  };
+  // Steered in too late for the session's last turn: taken before this one's message, as a run
+  // here takes what was steered in while nothing ran.
+  for (const text of turn.steers ?? []) if (fresh(text)) void live.steer(text);
+  // Steers that came once the run was over: they wait for the session's next turn.
+  const late: string[] = [];
+  const unfollow = turns.follow(task.key, async (order) => {
+    if (order.kind === 'steer' && !fresh(order.text)) return;
+    if (!(await obey(live, order)) && order.kind === 'steer') late.push(order.text);
   });
   // Whether the worker's stop cut the run short: else the turn is over, stop or not, and a retry
   // would ask the model again after its last answer.
@@ -96,17 +103,16 @@ export async function runQueuedTurn(
   try {
     const result: TurnResult | CompactResult = await queued.result;
     if (cut && 'reason' in result && result.reason !== 'aborted') cut = false;
-    const left = live.unsteered;
-    if (left.length > 0 && !(await turns.carry(task.key, id, left)))
-      options.onProblem(
-        `session ${id}: ${left.length} message(s) steered in after the turn's last step were not used`,
-      );
+    // Steered in too late for this run: to the session's next turn, as a local run's would go.
+    // One queued already takes them as orders; else the gateway sends them with the next it queues.
+    const left = [...live.unsteered, ...late];
+    const carried = left.length === 0 || (await turns.carry(task.key, id, left));
     const usage = 'usage' in result ? result.usage : undefined;
     return {
       status: 'ok',
       sessionId: id,
       complete: !cut,
-      detail: { result } satisfies TurnDetail,
+      detail: { result, ...(carried ? {} : { unsteered: left }) } satisfies TurnDetail,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
     };
@@ -121,26 +127,32 @@ export async function runQueuedTurn(
   }
 }
 
-/** The user messages an earlier try stored after the turn's own message (`ownMessage`): its steers. */
-function steersTaken(since: ChatMessage[], ownMessage: boolean): string[] {
+/**
+ * The user messages an earlier try stored, but for the turn's own message (`own`, which may be
+ * stored with context added after it): its steers.
+ */
+function steersTaken(since: ChatMessage[], own: string | undefined): string[] {
   const said = since
     .filter((m) => m.role === 'user')
     .map((m) => (typeof m.content === 'string' ? m.content : ''));
-  return ownMessage ? said.slice(1) : said;
+  const mine = own === undefined ? -1 : said.findIndex((text) => text.startsWith(own));
+  if (mine >= 0) said.splice(mine, 1);
+  return said;
 }
 
-/** Carries out an order sent to the turn through any gateway. */
-async function obey(live: LiveSession, order: TurnOrder): Promise<void> {
+/** Carries out an order sent to the turn through any gateway; false when nothing ran to take it. */
+async function obey(live: LiveSession, order: TurnOrder): Promise<boolean> {
   try {
-    if (order.kind === 'steer') await live.steer(order.text);
-    else if (order.kind === 'abort') await live.abort();
-    else
-      await live.answer(order.callId, {
-        decision: order.decision,
-        ...(order.reason ? { reason: order.reason } : {}),
-      });
+    if (order.kind === 'steer') return await live.steer(order.text);
+    if (order.kind === 'abort') return await live.abort();
+    await live.answer(order.callId, {
+      decision: order.decision,
+      ...(order.reason ? { reason: order.reason } : {}),
+    });
+    return true;
   } catch {
-    // An order for a turn that has ended meanwhile: nothing to do.
+    // An order for a turn that has ended meanwhile.
+    return false;
   }
 }
 

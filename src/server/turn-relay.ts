@@ -12,8 +12,13 @@ import type { EventLog } from '../store/event-log.js';
 import type { AnswerOutcome } from './approvals.js';
 import { GatewayError } from './problem.js';
 
-/** What the worker stores as a turn's `detail`: the reply, or why there is none. */
-export type TurnDetail = { result: unknown } | { error: { status: number; detail: string } };
+/**
+ * What the worker stores as a turn's `detail`: the reply (with `unsteered`, messages steered in
+ * too late for the run, for the session's next turn), or why there is none.
+ */
+export type TurnDetail =
+  | { result: unknown; unsteered?: string[] }
+  | { error: { status: number; detail: string } };
 
 /** Rows read per query while looking for an approval's request. */
 const PAGE = 500;
@@ -43,10 +48,11 @@ export class TurnRelay {
   }
 
   /**
-   * The reply of turn `key` once a worker recorded it. A failure is thrown as the gateway would
-   * have thrown it running the turn itself; `signal` stops the waiting (not the turn).
+   * The reply of turn `key` once a worker recorded it, with the messages steered in too late for
+   * it. A failure is thrown as the gateway would have thrown it running the turn itself; `signal`
+   * stops the waiting (not the turn).
    */
-  async outcome<T>(key: string, signal: AbortSignal): Promise<T> {
+  async outcome<T>(key: string, signal: AbortSignal): Promise<{ reply: T; unsteered: string[] }> {
     const stopped = new Promise<never>((_, reject) => {
       const stop = () =>
         reject(
@@ -118,9 +124,9 @@ export class TurnRelay {
   }
 }
 
-function replyOf<T>(result: TaskResult): T {
+function replyOf<T>(result: TaskResult): { reply: T; unsteered: string[] } {
   const detail = result.detail as TurnDetail | undefined;
-  if (detail && 'result' in detail) return detail.result as T;
+  if (detail && 'result' in detail) return { reply: detail.result as T, unsteered: detail.unsteered ?? [] };
   if (detail && 'error' in detail) {
     throw new GatewayError(detail.error.status as 500, detail.error.detail);
   }

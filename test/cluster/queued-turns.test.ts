@@ -335,6 +335,14 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     const from = watcher.messages.length;
     const answer = post('/api/chat/s1', { message: 'Tell me a long story.' });
     await llm.waitForHolds(2);
+    // Steered in, then stopped before the run took it: it goes with the session's next turn.
+    await post('/api/sessions/s1/messages', { message: 'keep it short', steer: true });
+    await waitUntil(async () => {
+      const applied = await sql.query(
+        `select 1 from hearth_turn_orders where body->>'text' = 'keep it short' and applied_at is not null`,
+      );
+      return applied.rowCount === 1;
+    }, 'the worker to take the steer');
     const aborted = await post('/api/sessions/s1/abort', {});
     expect(await aborted.json()).toEqual({ session_id: 's1', aborted: true });
     await llm.waitForDisconnects(1);
@@ -343,6 +351,14 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     expect(await response.json()).toMatchObject({ reason: 'aborted' });
     const events = await turnEvents(from);
     expect(events.at(-1)).toMatchObject({ type: 'done', reason: 'aborted' });
+
+    llm.push(reply().text('Short it is.'));
+    const next = await post('/api/chat/s1', { message: 'go on' });
+    expect(await next.json()).toMatchObject({ text: 'Short it is.' });
+    const said = (llm.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>)
+      .filter((m) => m.role === 'user')
+      .map((m) => String(m.content));
+    expect(said.slice(-2)).toEqual(['keep it short', expect.stringContaining('go on')]);
   }, 60_000);
 
   it('hands a killed worker’s turn to another, which carries it on without repeating what was done', async () => {
