@@ -14,6 +14,7 @@ import {
   type SchedulerStore,
   schedulerBackends,
 } from '../support/scheduler-backends.js';
+import { waitUntil } from '../support/wait.js';
 
 const T0 = Date.parse('2026-03-02T08:00:00Z');
 const TTL = 60_000;
@@ -341,6 +342,40 @@ describe.skipIf(postgres.missing)('scheduler storage on PostgreSQL, on the serve
     const brief = await early.records.insertRun(slot('s', T0 + 60_000), T0, 'early', TTL);
     await early.records.startRun(brief, 'early', T0, -1);
     expect((await late.records.recoverExpired(T0, 'late', TTL)).map((r) => r.id)).toEqual([brief]);
+  });
+
+  it('keeps to the wake-up limit when adds from two machines race', async () => {
+    const store = await postgres.fresh();
+    const [a, b] = [await store.open(), await store.open()];
+    if (a.storage.kind !== 'postgres') throw new Error('expected PostgreSQL');
+    const sessionId = (await a.storage.sessions.create({ workspace: '/ws' })).id;
+    for (let i = 0; i < MAX_PENDING_WAKEUPS - 2; i++)
+      await a.records.wakeups.add(sessionId, T0 + i, `n${i}`, T0);
+    // Every add waits on the session's row, locked elsewhere, so all of them run at once.
+    const blocker = await a.storage.pool.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select 1 from hearth_sessions where id = $1 for update', [sessionId]);
+      const racing = Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 ? a : b).storage.sessions.wakeups()!.add(sessionId, T0, `race ${i}`, T0),
+        ),
+      );
+      await waitUntil(async () => {
+        // Read afresh each time: in a transaction the activity view is a snapshot.
+        await blocker.query('select pg_stat_clear_snapshot()');
+        const { rows } = await blocker.query(
+          `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`,
+        );
+        return rows[0].n >= 6;
+      }, 'the adds to wait');
+      await blocker.query('rollback');
+      const settled = await racing;
+      expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    } finally {
+      blocker.release();
+    }
+    expect(await a.records.wakeups.list({ sessionId, pendingOnly: true })).toHaveLength(MAX_PENDING_WAKEUPS);
   });
 
   it('gives the library’s SchedulerService.connect the shared records: a job added on one machine is listed on another', async () => {

@@ -3,6 +3,7 @@
  * added on any machine, fired once by whichever scheduler claims them first (`markFired` inside
  * its claiming transaction).
  */
+import pg from 'pg';
 import {
   MAX_PENDING_WAKEUPS,
   newWakeup,
@@ -10,7 +11,10 @@ import {
   type WakeupStorage,
   wakeupLimitError,
 } from '../scheduler-storage.js';
+import { inTransaction, type PgPool } from './connection.js';
 import type { Queryable } from './scheduler.js';
+
+const isPool = (db: Queryable): db is PgPool => db instanceof pg.Pool;
 
 const COLUMNS = `id, session_id AS "sessionId", at::float8 AS at, message, status, created_at::float8 AS "createdAt"`;
 
@@ -19,14 +23,19 @@ export class PostgresWakeups implements WakeupStorage {
 
   async add(sessionId: string, at: number, message: string, now: number): Promise<WakeupRow> {
     const row = newWakeup(sessionId, at, message, now);
-    // One statement: the limit is checked where the row goes in (two adds racing may both pass,
-    // which is a pending wake-up too many, never a table filled).
-    const { rowCount } = await this.db.query(
-      `INSERT INTO hearth_wakeups (id, session_id, at, message, status, created_at)
-       SELECT $1, $2, $3, $4, 'pending', $5
-       WHERE (SELECT count(*) FROM hearth_wakeups WHERE session_id = $2 AND status = 'pending') < $6`,
-      [row.id, sessionId, at, message, now, MAX_PENDING_WAKEUPS],
-    );
+    // Counted and added under a lock of the session's wake-ups, taken in a transaction of its own
+    // (or the caller's): adds racing on several machines each see the others' rows.
+    const insert = async (tx: Queryable) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hearth_wakeups'), hashtext($1))`, [sessionId]);
+      const { rowCount } = await tx.query(
+        `INSERT INTO hearth_wakeups (id, session_id, at, message, status, created_at)
+         SELECT $1, $2, $3, $4, 'pending', $5
+         WHERE (SELECT count(*) FROM hearth_wakeups WHERE session_id = $2 AND status = 'pending') < $6`,
+        [row.id, sessionId, at, message, now, MAX_PENDING_WAKEUPS],
+      );
+      return rowCount;
+    };
+    const rowCount = isPool(this.db) ? await inTransaction(this.db, insert) : await insert(this.db);
     if (rowCount === 1) return row;
     const pending = await this.list({ sessionId, pendingOnly: true, limit: MAX_PENDING_WAKEUPS + 1 });
     throw wakeupLimitError(sessionId, pending.length);
