@@ -517,6 +517,8 @@ export class LiveSession {
   ): Promise<TurnResult | CompactResult> {
     const relay = this.host.remote!;
     const { workspace } = await this.host.store.get(this.id);
+    const mode = job.kind === 'message' ? (job.mode ?? this.mode) : this.mode;
+    const model = job.kind === 'message' ? (job.model ?? this.host.selectedModel) : undefined;
     const key = await relay.queue(
       job.kind === 'compact'
         ? { session: this.id, kind: 'compact' }
@@ -525,8 +527,8 @@ export class LiveSession {
             kind: 'message',
             text: job.text,
             images: job.images,
-            mode: job.mode ?? this.mode,
-            model: job.model ?? this.host.selectedModel,
+            mode,
+            model,
             ...(job.answers ? { answers: job.answers } : {}),
             ...(this.leftover.length > 0 ? { steers: this.leftover.splice(0) } : {}),
           },
@@ -535,13 +537,12 @@ export class LiveSession {
     const running = this.running!;
     running.turn = { key, worker: '', startedSeq: before };
     if (job.kind === 'message') {
-      const mode = job.mode ?? this.mode;
       running.unstarted = {
         session_id: this.id,
         text: '',
         response: '',
         iterations: 0,
-        model: job.model ?? this.host.selectedModel ?? '',
+        model: model ?? '',
         usage: usageJson({ prompt: 0, completion: 0 }),
         mode,
         reason: 'aborted',

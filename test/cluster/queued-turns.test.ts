@@ -82,6 +82,16 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
       body: JSON.stringify(body),
     });
 
+  /** Waits until the worker running the turn has taken the steer `text` sent through a gateway. */
+  const steerTaken = (text: string) =>
+    waitUntil(async () => {
+      const applied = await sql.query(
+        `select 1 from hearth_turn_orders where body->>'text' = $1 and applied_at is not null`,
+        [text],
+      );
+      return applied.rowCount === 1;
+    }, `the worker to take the steer "${text}"`);
+
   /** The events the watcher got from index `from` on, up to and including the next `done`. */
   async function turnEvents(from: number): Promise<WireMessage[]> {
     await watcher.next((m) => m.type === 'done', from);
@@ -337,12 +347,7 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     await llm.waitForHolds(2);
     // Steered in, then stopped before the run took it: it goes with the session's next turn.
     await post('/api/sessions/s1/messages', { message: 'keep it short', steer: true });
-    await waitUntil(async () => {
-      const applied = await sql.query(
-        `select 1 from hearth_turn_orders where body->>'text' = 'keep it short' and applied_at is not null`,
-      );
-      return applied.rowCount === 1;
-    }, 'the worker to take the steer');
+    await steerTaken('keep it short');
     const aborted = await post('/api/sessions/s1/abort', {});
     expect(await aborted.json()).toEqual({ session_id: 's1', aborted: true });
     await llm.waitForDisconnects(1);
@@ -375,12 +380,7 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     // A steer the first try takes and stores: the second try is handed it again and must not add it twice.
     await llm.waitForHolds(3);
     await post('/api/sessions/s1/messages', { message: 'and the time', steer: true });
-    await waitUntil(async () => {
-      const applied = await sql.query(
-        `select 1 from hearth_turn_orders where body->>'text' = 'and the time' and applied_at is not null`,
-      );
-      return applied.rowCount === 1;
-    }, 'the worker to take the steer');
+    await steerTaken('and the time');
     llm.release();
     // The first worker (the only one that took turns so far) is mid-answer when it dies.
     await llm.waitForHolds(4);
@@ -431,12 +431,7 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     const steered = await post('/api/sessions/s1/messages', { message: 'mention the kettle', steer: true });
     expect(await steered.json()).toEqual({ session_id: 's1', status: 'steered', position: 0 });
     // Taken up by the worker's run while the model still answers: it joins this turn, at its next step.
-    await waitUntil(async () => {
-      const applied = await sql.query(
-        `select 1 from hearth_turn_orders where body->>'text' = 'mention the kettle' and applied_at is not null`,
-      );
-      return applied.rowCount === 1;
-    }, 'the worker to take the steer');
+    await steerTaken('mention the kettle');
     llm.release();
     expect((await first).status).toBe(200);
     const end = watcher.messages.indexOf(await watcher.next((m) => m.type === 'done', from));
