@@ -1,9 +1,36 @@
 import { defineConfig } from 'vitest/config';
+import { SLOW_TESTS } from './test/slow-tests.js';
 
+/**
+ * Three projects; `npm test` (and CI) runs all of them:
+ * - fast: the unit and in-process tests, for development (`npm run test:fast`, a few minutes);
+ * - slow: tests that start many processes, databases, browsers or chaos runs (test/slow-tests.ts);
+ * - acceptance: the bin installed from `npm pack`, as a user has it (test/acceptance/).
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...SLOW_TESTS, 'test/acceptance/**'],
+        },
+      },
+      { extends: true, test: { name: 'slow', include: SLOW_TESTS } },
+      {
+        extends: true,
+        test: {
+          name: 'acceptance',
+          include: ['test/acceptance/**/*.test.ts'],
+          globalSetup: ['test/acceptance/setup/install.ts'],
+          // Installing takes a while on a cold cache; the set-up is waited for, not timed out.
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

@@ -19,7 +19,7 @@
  * never calls z.config with a locale.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { build, transform } from 'esbuild';
 
@@ -50,7 +50,7 @@ const CONVERTED_IMPORT = 'Promise.resolve().then(() => __toESM(require(';
  * loader, a package through Node's own `import()` (a script compiled from a V8 code cache cannot
  * make one itself in Node 20: its dynamic-import callback is lost).
  */
-async function toCommonJs(file, code, map) {
+async function toCommonJs(file, code, map, commonJsPackage) {
   // The entry's `#!` line (src/cli/main.ts has one) is the bin's business, not a chunk's.
   const text = code.replace(/^#!.*/, '');
   const inline = `//# sourceMappingURL=data:application/json;base64,${Buffer.from(map).toString('base64')}`;
@@ -69,7 +69,8 @@ async function toCommonJs(file, code, map) {
     ? 'var __hearth_url = require("node:url").pathToFileURL(__filename).href;\n'
     : '';
   // esbuild closes `require(`, `__toESM(` and `then(` after x: three parentheses, as many as opened here.
-  const body = result.code.replaceAll(CONVERTED_IMPORT, '__hearth_import(() => ((');
+  let body = result.code.replaceAll(CONVERTED_IMPORT, '__hearth_import(() => ((');
+  if (commonJsPackage) body += COMMONJS_NAMESPACE;
   // The rewrite must leave valid JavaScript; esbuild says so or throws.
   await transform(body, { loader: 'js', logLevel: 'silent' });
   return {
@@ -77,6 +78,17 @@ async function toCommonJs(file, code, map) {
     map: prelude ? shiftMap(result.map) : result.map,
   };
 }
+
+/**
+ * Appended to a chunk that is a CommonJS package loaded by `import()` (Readability, turndown):
+ * esbuild gives such a chunk only a `default` export, where Node's own `import()` of the package
+ * also offers its `module.exports` properties by name (`const { Readability } = await import(...)`).
+ * The bundle must behave as the sources do under Node.
+ */
+const COMMONJS_NAMESPACE = `
+{ const d = module.exports.default;
+  if (d !== null && (typeof d === 'object' || typeof d === 'function')) module.exports = Object.assign({}, d, { default: d }); }
+`;
 
 /** A source map for code with one more line at its top. */
 function shiftMap(map) {
@@ -114,7 +126,9 @@ for (const file of split.outputFiles.filter((f) => f.path.endsWith('.cjs'))) {
   const name = relative(root, file.path);
   const meta = split.metafile.outputs[name];
   if (meta.entryPoint === 'src/cli/main.ts') entry = relative(outdir, name);
-  const out = await toCommonJs(name, file.text, maps.get(`${file.path}.map`));
+  const commonJsPackage =
+    meta.entryPoint !== undefined && split.metafile.inputs[meta.entryPoint]?.format === 'cjs';
+  const out = await toCommonJs(name, file.text, maps.get(`${file.path}.map`), commonJsPackage);
   bundleHash.update(name).update(out.code);
   await mkdir(dirname(name), { recursive: true });
   await writeFile(name, out.code);
@@ -154,3 +168,6 @@ await build({
   },
   banner: { js: `#!/usr/bin/env node\n${bin.banner.js}` },
 });
+// The bin is run by its `#!` line (npm links it; `npx hearth` runs it): it must stay executable after
+// every build, not only after the install that first linked it.
+await chmod(`${outdir}/main.js`, 0o755);

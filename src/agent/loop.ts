@@ -9,6 +9,7 @@ import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { SessionScratch } from '../tools/scratch.js';
 import { readTodos } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import { MemoryState, type SessionState, type ToolContext, type WakeupPort } from '../tools/types.js';
@@ -66,7 +67,7 @@ export interface RunAgentOptions {
   onCompact?: (history: ChatMessage[]) => void;
   signal?: AbortSignal;
   /** Per-session tool scratch state (the shell's directory, edit failure counts, ...). */
-  scratch?: Map<string, unknown>;
+  scratch?: SessionScratch;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   durable?: SessionState;
   /** Wake-ups of the stored session (the schedule_wakeup tool). */
@@ -115,7 +116,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const ctx: ToolContext = {
     workspace: options.workspace,
     signal,
-    scratch: options.scratch ?? new Map(),
+    scratch: options.scratch ?? new SessionScratch(),
     durable: options.durable ?? new MemoryState(),
     get sandbox(): Sandbox {
       if (!sandbox) throw new Error('The sandbox was used before it was set up.');

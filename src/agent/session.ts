@@ -11,6 +11,7 @@ import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { SessionScratch } from '../tools/scratch.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import type { WakeupPort } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
@@ -115,7 +116,7 @@ const INTERRUPTED =
  * killed process leaves a session that resumes from its last committed message.
  */
 export class AgentSession {
-  private readonly scratch = new Map<string, unknown>();
+  private readonly scratch = new SessionScratch();
   /** Messages sent with `steer` that the running run has not taken yet. */
   private readonly steering: string[] = [];
   private readonly hooks: SessionHooks | undefined;
@@ -413,6 +414,15 @@ export class AgentSession {
   private setStatus(status: SessionRow['status']): void {
     this.row.status = status;
     this.journal.update({ status, model: this.deps.llm.model });
+  }
+
+  /**
+   * Ends what the session's tools keep running between calls (interpreters), waiting until their
+   * processes are gone. Every surface calls it when it is done with the session; the session may
+   * still run again afterwards, its tools then starting afresh.
+   */
+  async close(): Promise<void> {
+    await this.scratch.end();
   }
 
   /**

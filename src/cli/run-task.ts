@@ -73,109 +73,114 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     { runtime, connection, approve, deepWork: options.deepWork },
     options.resume,
   );
-  const pending = session.pending;
-  if (options.approved && pending.length === 0) {
-    throw new UsageError(
-      `Session ${session.id} is not waiting for approval; --approve has nothing to answer.`,
-    );
-  }
-  if (!options.approved && pending.length > 0 && !process.stdin.isTTY) {
-    throw new UsageError(
-      `Session ${session.id} waits for approval of ${describeCalls(pending)}. Answer with: hearth --resume ${session.id} --approve all (or --approve ID,ID; the others are declined)`,
-    );
-  }
-  const unknown =
-    options.approved === 'all'
-      ? []
-      : (options.approved ?? []).filter((id) => !pending.some((c) => c.id === id));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `Not waiting for approval: ${unknown.join(', ')}. Waiting: ${describeCalls(pending)}.`,
-    );
-  }
-
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts++;
-    // A second Ctrl+C means "now": do not wait for the loop to wind down.
-    if (interrupts > 1) process.exit(130);
-    controller.abort();
-  };
-  process.on('SIGINT', onSigint);
-
-  const drain = async (events: AsyncGenerator<AgentEvent>): Promise<DoneEvent | undefined> => {
-    let last: DoneEvent | undefined;
-    for await (const event of events) {
-      emit(event);
-      if (event.type === 'done') last = event;
-    }
-    return last;
-  };
-  const { gate } = runtime;
-  const mode = gate.mode;
-  let done: DoneEvent | undefined;
   try {
-    if (options.approved) {
-      const approved = options.approved === 'all' ? pending.map((c) => c.id) : options.approved;
-      done = await drain(session.resume({ approved }, controller.signal));
-    } else if (options.plan && options.task) {
-      gate.mode = 'plan';
-      done = await drain(session.run(planRequest(options.task), controller.signal, images));
-      gate.mode = mode;
-      if (done?.reason === 'completed') done = (await carryOutPlan(done.text)) ?? done;
-    } else {
-      done = await drain(session.run(options.task, controller.signal, images));
+    const pending = session.pending;
+    if (options.approved && pending.length === 0) {
+      throw new UsageError(
+        `Session ${session.id} is not waiting for approval; --approve has nothing to answer.`,
+      );
     }
-  } finally {
-    process.off('SIGINT', onSigint);
-  }
+    if (!options.approved && pending.length > 0 && !process.stdin.isTTY) {
+      throw new UsageError(
+        `Session ${session.id} waits for approval of ${describeCalls(pending)}. Answer with: hearth --resume ${session.id} --approve all (or --approve ID,ID; the others are declined)`,
+      );
+    }
+    const unknown =
+      options.approved === 'all'
+        ? []
+        : (options.approved ?? []).filter((id) => !pending.some((c) => c.id === id));
+    if (unknown.length > 0) {
+      throw new UsageError(
+        `Not waiting for approval: ${unknown.join(', ')}. Waiting: ${describeCalls(pending)}.`,
+      );
+    }
 
-  /** Asks whether to carry out the plan just presented; at no terminal, says how to later. */
-  async function carryOutPlan(plan: string): Promise<DoneEvent | undefined> {
-    if (!process.stdin.isTTY) {
+    const controller = new AbortController();
+    let interrupts = 0;
+    const onSigint = () => {
+      interrupts++;
+      // A second Ctrl+C means "now": do not wait for the loop to wind down.
+      if (interrupts > 1) process.exit(130);
+      controller.abort();
+    };
+    process.on('SIGINT', onSigint);
+
+    const drain = async (events: AsyncGenerator<AgentEvent>): Promise<DoneEvent | undefined> => {
+      let last: DoneEvent | undefined;
+      for await (const event of events) {
+        emit(event);
+        if (event.type === 'done') last = event;
+      }
+      return last;
+    };
+    const { gate } = runtime;
+    const mode = gate.mode;
+    let done: DoneEvent | undefined;
+    try {
+      if (options.approved) {
+        const approved = options.approved === 'all' ? pending.map((c) => c.id) : options.approved;
+        done = await drain(session.resume({ approved }, controller.signal));
+      } else if (options.plan && options.task) {
+        gate.mode = 'plan';
+        done = await drain(session.run(planRequest(options.task), controller.signal, images));
+        gate.mode = mode;
+        if (done?.reason === 'completed') done = (await carryOutPlan(done.text)) ?? done;
+      } else {
+        done = await drain(session.run(options.task, controller.signal, images));
+      }
+    } finally {
+      process.off('SIGINT', onSigint);
+    }
+
+    /** Asks whether to carry out the plan just presented; at no terminal, says how to later. */
+    async function carryOutPlan(plan: string): Promise<DoneEvent | undefined> {
+      if (!process.stdin.isTTY) {
+        process.stderr.write(
+          style.yellow(`The plan waits for your go-ahead: hearth --resume ${session.id} "go ahead"\n`),
+        );
+        return undefined;
+      }
+      const key = await readKey(
+        process.stdin,
+        process.stderr,
+        `\nCarry out this plan? ${style.cyan('y')} yes · ${style.cyan('n')} no  (one key) `,
+        ['y', 'n'],
+        controller.signal,
+      );
+      if (key !== 'y') return undefined;
+      const steps = adoptPlan(session.journal.state, plan);
+      process.stderr.write(style.dim(`The plan's ${steps} steps are the todo list now.\n`));
+      return drain(session.run(PLAN_APPROVED, controller.signal));
+    }
+    if (done?.reason === 'paused') {
       process.stderr.write(
-        style.yellow(`The plan waits for your go-ahead: hearth --resume ${session.id} "go ahead"\n`),
+        style.yellow(
+          `Waiting for approval of ${describeCalls(done.pending ?? [])}.\nApprove with: hearth --resume ${session.id} --approve all (or --approve ID,ID; the others are declined)\n`,
+        ),
       );
-      return undefined;
-    }
-    const key = await readKey(
-      process.stdin,
-      process.stderr,
-      `\nCarry out this plan? ${style.cyan('y')} yes · ${style.cyan('n')} no  (one key) `,
-      ['y', 'n'],
-      controller.signal,
-    );
-    if (key !== 'y') return undefined;
-    const steps = adoptPlan(session.journal.state, plan);
-    process.stderr.write(style.dim(`The plan's ${steps} steps are the todo list now.\n`));
-    return drain(session.run(PLAN_APPROVED, controller.signal));
-  }
-  if (done?.reason === 'paused') {
-    process.stderr.write(
-      style.yellow(
-        `Waiting for approval of ${describeCalls(done.pending ?? [])}.\nApprove with: hearth --resume ${session.id} --approve all (or --approve ID,ID; the others are declined)\n`,
-      ),
-    );
-  } else {
-    if (done?.reason === 'completed') {
-      await reflectAfterSessions(runtime, connection, [session.id], 'one-shot', (line) =>
-        process.stderr.write(style.dim(`${visible(line)}\n`)),
+    } else {
+      if (done?.reason === 'completed') {
+        await reflectAfterSessions(runtime, connection, [session.id], 'one-shot', (line) =>
+          process.stderr.write(style.dim(`${visible(line)}\n`)),
+        );
+      }
+      process.stderr.write(
+        style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
       );
     }
-    process.stderr.write(
-      style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
-    );
+    if (done?.reason === 'completed' && declined > 0) {
+      process.stderr.write(
+        style.yellow(
+          `${declined} call(s) were declined because no terminal could ask; each result above says how to allow it, or run with --pause-for-approval to answer later.\n`,
+        ),
+      );
+      return DECLINED_EXIT;
+    }
+    return done ? exitCodes[done.reason] : 1;
+  } finally {
+    // Interpreters a tool started end with the run, or they would hold the process open.
+    await session.close();
   }
-  if (done?.reason === 'completed' && declined > 0) {
-    process.stderr.write(
-      style.yellow(
-        `${declined} call(s) were declined because no terminal could ask; each result above says how to allow it, or run with --pause-for-approval to answer later.\n`,
-      ),
-    );
-    return DECLINED_EXIT;
-  }
-  return done ? exitCodes[done.reason] : 1;
 }
 
 function describeCalls(calls: ToolCall[]): string {

@@ -4,6 +4,7 @@ import { openSession } from '../agent/session-setup.js';
 import type { Connection } from '../llm/connection.js';
 import type { Approver } from '../permissions/gate.js';
 import { servedTools } from '../tools/catalog.js';
+import { SessionScratch } from '../tools/scratch.js';
 import { MemoryState, type ToolContext } from '../tools/types.js';
 
 /**
@@ -43,7 +44,9 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   const server = new Server({ name: 'hearth', version: options.version }, { capabilities: { tools: {} } });
   const tools = listTools(options);
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools }));
-  const handler = callHandler(options);
+  // One scratch for the client's direct calls, as one session's: its interpreters end with the server.
+  const scratch = new SessionScratch();
+  const handler = callHandler(options, scratch);
   server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) =>
     handler(request.params.name, request.params.arguments ?? {}, extra.signal),
   );
@@ -52,6 +55,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   });
   await server.connect(new StdioServerTransport());
   await closed;
+  await scratch.end();
 }
 
 function listTools(options: ServeOptions) {
@@ -77,10 +81,9 @@ function listTools(options: ServeOptions) {
   });
 }
 
-function callHandler(options: ServeOptions) {
+function callHandler(options: ServeOptions, scratch: SessionScratch) {
   const { runtime } = options;
   const durable = new MemoryState();
-  const scratch = new Map<string, unknown>();
   let calls = 0;
   const fail = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
   const ok = (text: string): CallToolResult => ({ content: [{ type: 'text', text }] });
@@ -142,11 +145,15 @@ async function runTask(options: ServeOptions, args: Record<string, unknown>, sig
   });
   let text = '';
   let reason = 'error';
-  for await (const event of session.run(task, signal)) {
-    if (event.type === 'done') {
-      text = event.text;
-      reason = event.reason;
+  try {
+    for await (const event of session.run(task, signal)) {
+      if (event.type === 'done') {
+        text = event.text;
+        reason = event.reason;
+      }
     }
+  } finally {
+    await session.close();
   }
   const answer = reason === 'completed' ? text : `Hearth stopped (${reason}): ${text}`;
   return {

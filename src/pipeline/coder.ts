@@ -44,9 +44,13 @@ export async function runCoder(
         .join('\n\n');
   let tokens = 0;
   let end: { reason: string; text: string } | undefined;
-  for await (const event of session.run(message, signal)) {
-    if (event.type === 'usage') tokens += event.prompt + event.completion;
-    if (event.type === 'done') end = event;
+  try {
+    for await (const event of session.run(message, signal)) {
+      if (event.type === 'usage') tokens += event.prompt + event.completion;
+      if (event.type === 'done') end = event;
+    }
+  } finally {
+    await session.close();
   }
   if (end?.reason !== 'completed') {
     return {

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { shellQuote } from '../sandbox/host-command.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createGitRunner, type GitRunner } from '../tools/git/run-git.js';
+import { SessionScratch } from '../tools/scratch.js';
 import { MemoryState, type ToolContext } from '../tools/types.js';
 import type { PlanRow, TaskRow } from './types.js';
 
@@ -57,7 +58,7 @@ export function createGitTrace(
     workspace,
     sandbox,
     signal: signal ?? new AbortController().signal,
-    scratch: new Map(),
+    scratch: new SessionScratch(),
     durable: new MemoryState(),
     progress: () => {},
   });

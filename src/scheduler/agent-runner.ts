@@ -122,6 +122,7 @@ export async function runAgentTask(
       return await drive(session.run(task.prompt, signal), session.id, observer);
     } finally {
       await observer?.end();
+      await session.close();
     }
   } finally {
     await runtime.close();

@@ -20,7 +20,7 @@ import { GatewayPipeline } from './pipeline.js';
 import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import type { TurnRelay } from './turn-relay.js';
-import { DEFAULT_WEB_ROOT } from './web.js';
+import { defaultWebRoot } from './web.js';
 
 export { bindRefusal, isLoopback, newPin, newToken } from './guard.js';
 
@@ -181,7 +181,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     now,
     origins: settings.origins,
     tokenFile: stateFile ?? 'the file the gateway was told to write',
-    webRoot: options.webRoot ?? DEFAULT_WEB_ROOT,
+    webRoot: options.webRoot ?? defaultWebRoot(),
     log,
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });

@@ -308,6 +308,7 @@ export class LiveSession {
       throw new GatewayError(409, `Session ${this.id} is busy; stop it (abort) before clearing it.`);
     }
     await restartConversation(this.host.store, this.id);
+    await this.agent?.session.close();
     this.agent = undefined;
     this.record({ type: 'cleared' });
   }
@@ -329,6 +330,8 @@ export class LiveSession {
     }
     this.running?.controller.abort();
     await this.pumping;
+    // The tools' interpreters end with the session's time here (idle, or the gateway stopping).
+    await this.agent?.session.close();
     await this.recorder.close();
   }
 
@@ -455,6 +458,7 @@ export class LiveSession {
     const row = await this.host.store.get(this.id);
     const current = row.updatedAt === this.stamp ? this.agent : undefined;
     const opened = await this.host.open(row, { model, mode, live: this, current });
+    if (opened !== this.agent) await this.agent?.session.close();
     this.agent = opened;
     if (this.running) {
       this.running.ready = true;

@@ -1,15 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../util/package-root.js';
 import type { GatewayApp } from './types.js';
 
 /**
  * The browser UI: `index.html` at `/` (never cached, so a new build is picked up) and the
  * bundles it names under `/assets/` (content-hashed names, cached for a year). Pages are public:
  * they hold no data and must load to ask for the PIN; everything they fetch goes through the API's
- * checks. The files are built by `web/build.ts` into `dist/web`, beside the compiled server.
+ * checks. The files are built by `web/build.ts` into the package's `dist/web`.
  */
-export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+export function defaultWebRoot(): string {
+  return join(packageRoot(import.meta.url), 'dist', 'web');
+}
 
 /** Built asset names only: no folders, no dot files. */
 const ASSET = /^\/assets\/[\w-]+\.(js|css)$/;

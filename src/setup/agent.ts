@@ -294,6 +294,7 @@ export class Agent {
       deepWork: false,
     };
     const session = await openSession(setup, row);
+    this.cleanups.push(() => session.close());
     return { session, notices: setupNotes(runtime, connection) };
   }
 }

@@ -162,18 +162,22 @@ export class SubagentHost {
       });
       const state = session.journal.state;
       gate.carryAnswers(call.durable, state);
-      return await runChild({
-        session,
-        state,
-        task,
-        depth,
-        message: brief.message,
-        call,
-        parentId: parent.sessionId,
-        timeLimitMs: settings.time_limit * 1000,
-        clock: this.options.clock ?? systemClock,
-        notes,
-      });
+      try {
+        return await runChild({
+          session,
+          state,
+          task,
+          depth,
+          message: brief.message,
+          call,
+          parentId: parent.sessionId,
+          timeLimitMs: settings.time_limit * 1000,
+          clock: this.options.clock ?? systemClock,
+          notes,
+        });
+      } finally {
+        await session.close();
+      }
     } catch (err) {
       // Making the child failed (the store, a bad setting): the parent still gets an answer.
       return failedResult(task, `It could not start: ${(err as Error).message}`);

@@ -6,6 +6,7 @@ import type { Sandbox } from '../sandbox/types.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from './memory/port.js';
 import type { PipelinePort } from './pipeline/port.js';
+import type { SessionScratch } from './scratch.js';
 import type { WebAccess } from './web/access.js';
 
 /** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
@@ -15,9 +16,10 @@ export interface ToolContext {
   signal: AbortSignal;
   /**
    * Scratch state shared between the tool calls of this process's session (the shell's working
-   * directory, edit failure counts); gone when the process ends.
+   * directory, edit failure counts); gone when the process ends. What a tool keeps running between
+   * calls registers its stop with `scratch.onEnd`.
    */
-  scratch: Map<string, unknown>;
+  scratch: SessionScratch;
   /** Durable per-session state (todos, plan, checkpoints), kept in the store: survives compaction and restarts. */
   durable: SessionState;
   /** Where commands run: every process a tool starts goes through it. */

@@ -27,16 +27,21 @@ export interface BrowserRig {
   close(): Promise<void>;
 }
 
-export async function startBrowser(): Promise<BrowserRig> {
+/** Debian's Chromium, headless, through playwright-core. */
+export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
-  const dir = await realpath(await mkdtemp(join(tmpdir(), 'hearth-web-')));
-  const { outdir } = await buildWeb(join(dir, 'web'));
   await mkdir(SCREENSHOTS, { recursive: true });
-  const browser = await chromium.launch({
+  return chromium.launch({
     executablePath: CHROMIUM,
     // Chromium's own sandbox cannot start as root (CI containers run as root).
     args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
   });
+}
+
+export async function startBrowser(): Promise<BrowserRig> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'hearth-web-')));
+  const { outdir } = await buildWeb(join(dir, 'web'));
+  const browser = await launchChromium();
   return {
     browser,
     webRoot: outdir,

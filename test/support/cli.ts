@@ -1,8 +1,31 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The `hearth` bin installed from the packed tarball (test/acceptance/setup/install.ts). */
+    hearthBin?: string;
+    /** The prefix it was installed into (bin/, lib/node_modules/). */
+    hearthPrefix?: string;
+  }
+}
+
+/**
+ * The command line that starts Hearth: in the acceptance project the bin `npm pack` and
+ * `npm install -g` made, run by its own `#!` line as a user's shell runs it; elsewhere the
+ * checkout's build, through this Node.
+ */
+export function hearthCommand(): string[] {
+  const installed = inject('hearthBin');
+  if (installed) return [installed];
+  if (!existsSync(cliPath))
+    throw new Error(`${cliPath} is missing: run npm run build first (npm test does).`);
+  return [process.execPath, cliPath];
+}
 
 export interface CliResult {
   code: number | null;
@@ -20,15 +43,14 @@ export function startCli(
   args: string[],
   opts: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {},
 ): CliRun {
-  if (!existsSync(cliPath))
-    throw new Error(`${cliPath} is missing: run npm run build first (npm test does).`);
+  const [command, ...prefix] = hearthCommand();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NO_COLOR: '1',
     ...opts.env,
   };
-  const child = spawn(process.execPath, [cliPath, ...args], {
+  const child = spawn(command!, [...prefix, ...args], {
     cwd: opts.cwd,
     env,
     stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

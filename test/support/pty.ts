@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cliPath } from './cli.js';
+import { hearthCommand } from './cli.js';
 import { EVENT_WAIT_MS, withDeadline } from './wait.js';
 
 /** What typing these keys sends down a terminal. */
@@ -31,7 +31,7 @@ export function startOnPty(
   args: string[],
   opts: { cwd: string; env: Record<string, string | undefined>; size?: { cols: number; rows: number } },
 ) {
-  let command = [process.execPath, cliPath, ...args].map(quote).join(' ');
+  let command = [...hearthCommand(), ...args].map(quote).join(' ');
   if (opts.size) command = `stty cols ${opts.size.cols} rows ${opts.size.rows} && exec ${command}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: opts.cwd,

@@ -1,5 +1,6 @@
 import { createNoneSandbox } from '../../src/sandbox/none.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
+import { SessionScratch } from '../../src/tools/scratch.js';
 import { MemoryState, type ToolContext } from '../../src/tools/types.js';
 
 /**
@@ -31,7 +32,7 @@ export function makeToolContext(workspace: string, overrides: Partial<ToolContex
   return {
     workspace,
     signal: new AbortController().signal,
-    scratch: new Map(),
+    scratch: new SessionScratch(),
     durable: new MemoryState(),
     progress: () => {},
     sandbox: unconfinedSandbox(workspace),

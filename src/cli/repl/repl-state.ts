@@ -82,15 +82,15 @@ export class ReplState {
   }
 
   /** Leaves the current session; the next task starts another. */
-  startNew(): void {
-    this.current = undefined;
+  async startNew(): Promise<void> {
+    await this.leave();
     this.chosen = undefined;
     this.stats = { prompt: 0, completion: 0, contextUsed: 0 };
   }
 
   /** Continues a stored session: at once when a server answers, else with the next task. */
   async resume(row: SessionRow): Promise<void> {
-    this.current = undefined;
+    await this.leave();
     this.chosen = row;
     const [stored, messages] = await Promise.all([
       this.summary(row.id),
@@ -120,9 +120,17 @@ export class ReplState {
     this.conn = next;
     if (this.current) {
       const row = await (await this.sessions()).get(this.current.id);
+      await this.leave();
       this.current = await openSession({ ...this.setup, connection: next }, row);
     }
     return next;
+  }
+
+  /** Ends the current session's tool processes (interpreters) and lets it go; at exit too. */
+  async leave(): Promise<void> {
+    const left = this.current;
+    this.current = undefined;
+    await left?.close();
   }
 
   /** Keeps the counts current; called with every event of a turn. */

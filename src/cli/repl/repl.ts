@@ -191,6 +191,8 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     spinner.stop();
     keyboard.close();
   }
+  // Interpreters and other tool processes end with the REPL, or they would hold the program open.
+  await repl.leave();
   await reflectOnExit(repl, ran, (line) => stderr.write(`${errStyle.dim(visible(line))}\n`));
   const id = repl.sessionId;
   if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);

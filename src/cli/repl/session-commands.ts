@@ -15,9 +15,9 @@ function when(ms: number): string {
 const newSession: SlashCommand = {
   name: 'new',
   summary: 'start a new session (the current one stays stored)',
-  run(ctx) {
+  async run(ctx) {
     const previous = ctx.repl.session?.id;
-    ctx.repl.startNew();
+    await ctx.repl.startNew();
     ctx.print(
       `New session: it starts with your next message.${previous ? ` (${previous} is stored: /resume ${previous})` : ''}`,
     );

@@ -17,7 +17,8 @@ interface Language {
 }
 
 /**
- * A tool backed by one interpreter per session, kept in the session's scratch state and run in
+ * A tool backed by one interpreter per session, kept in the session's scratch state (stopped when
+ * the session ends) and run in
  * the session's sandbox like the shell (same limits, same network setting). It runs code, so it
  * declares the code as its command: with no sandbox it asks whatever the mode, as the shell does.
  */
@@ -50,8 +51,13 @@ function interpreterTool(language: Language): AnyTool {
 function interpreterFor(ctx: ToolContext, key: string, spec: InterpreterSpec): Interpreter {
   let interpreter = ctx.scratch.get(key) as Interpreter | undefined;
   if (!interpreter) {
-    interpreter = new Interpreter(ctx.sandbox, ctx.workspace, spec);
-    ctx.scratch.set(key, interpreter);
+    const started = new Interpreter(ctx.sandbox, ctx.workspace, spec);
+    ctx.scratch.set(key, started);
+    ctx.scratch.onEnd(async () => {
+      ctx.scratch.delete(key);
+      await started.stop();
+    });
+    interpreter = started;
   }
   return interpreter;
 }
