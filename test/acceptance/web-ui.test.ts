@@ -1,9 +1,9 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, chromiumMissing, launchChromium } from '../support/browser.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
-import { startServe } from './support.js';
+import { loggedInPage, startServe } from './support.js';
 
 /** The installed `hearth serve` and the web UI it ships, in headless Chromium. */
 if (chromiumMissing) console.warn(chromiumMissing);
@@ -18,22 +18,13 @@ describe.skipIf(chromiumMissing !== undefined)(`the installed gateway's web UI (
     await browser?.close();
   });
 
-  const logIn = async (url: string, token: string): Promise<Page> => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(url);
-    await page.getByLabel('PIN or token').fill(token);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator('header.topbar').waitFor();
-    return page;
-  };
-
   it('serves the built page (not the "not built" notice), logs in and answers a message', async () => {
     await cli.serve([reply().text('Hello from **the model**.')]);
     const gw = await startServe(cli);
     const index = await fetch(gw.url);
     expect(await index.text()).not.toContain('not built');
 
-    const page = await logIn(gw.url, gw.token);
+    const page = await loggedInPage(browser, gw);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.waitForURL(/#\/s\//);
     const box = page.getByLabel('Message');

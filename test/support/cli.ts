@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { recordUse } from '../acceptance/setup/coverage.js';
 
 export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -44,6 +45,7 @@ export function startCli(
   opts: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {},
 ): CliRun {
   const [command, ...prefix] = hearthCommand();
+  recordUse({ kind: 'argv', argv: args, terminal: false });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,

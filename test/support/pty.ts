@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { recordUse } from '../acceptance/setup/coverage.js';
 import { hearthCommand } from './cli.js';
 import { EVENT_WAIT_MS, withDeadline } from './wait.js';
 
@@ -32,6 +33,7 @@ export function startOnPty(
   opts: { cwd: string; env: Record<string, string | undefined>; size?: { cols: number; rows: number } },
 ) {
   let command = [...hearthCommand(), ...args].map(quote).join(' ');
+  recordUse({ kind: 'argv', argv: args, terminal: true });
   if (opts.size) command = `stty cols ${opts.size.cols} rows ${opts.size.rows} && exec ${command}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: opts.cwd,

@@ -17,12 +17,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { isCurrent, root } from '../../../scripts/build-state.mjs';
+import { commandsInHelp, uncovered } from './coverage.js';
 
 const run = promisify(execFile);
 const npm = (args: string[], cwd: string) =>
@@ -89,7 +91,7 @@ async function install(tarball: string, prefix: string): Promise<void> {
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const base = join(
     tmpdir(),
     `hearth-acceptance-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`,
@@ -106,6 +108,35 @@ export default async function setup(project: TestProject): Promise<void> {
     await install(tarball, prefix);
     await writeFile(marker, sum);
   }
-  project.provide('hearthBin', join(prefix, 'bin', 'hearth'));
+  const bin = join(prefix, 'bin', 'hearth');
+  project.provide('hearthBin', bin);
   project.provide('hearthPrefix', prefix);
+  const coverage = join(base, 'coverage', String(process.pid));
+  await rm(coverage, { recursive: true, force: true });
+  project.provide('acceptanceCoverage', coverage);
+  return () => checkCoverage(project, bin, coverage);
+}
+
+/** After a run of every acceptance file: each command and gateway operation was used by one. */
+async function checkCoverage(project: TestProject, bin: string, coverage: string): Promise<void> {
+  const files = readdirSync(join(root, 'test', 'acceptance'), { recursive: true }).filter((f) =>
+    String(f).endsWith('.test.ts'),
+  );
+  const ran = project.vitest.state.getTestModules().filter((m) => m.project.name === project.name);
+  if (ran.length < files.length) {
+    process.stderr.write(
+      `acceptance: ${ran.length} of ${files.length} files ran, so whether every command and route has a test is not checked\n`,
+    );
+    return;
+  }
+  const { stdout: help } = await run(bin, ['--help']);
+  const missing = uncovered(coverage, commandsInHelp(help));
+  await rm(coverage, { recursive: true, force: true });
+  if (missing.length > 0) {
+    // Vitest reports an error thrown here but keeps the run's exit code: this one must fail it.
+    process.exitCode = 1;
+    throw new Error(
+      `No acceptance test (test/acceptance/) runs these through the installed bin:\n  ${missing.join('\n  ')}`,
+    );
+  }
 }
