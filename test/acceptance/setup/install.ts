@@ -62,7 +62,7 @@ async function pack(into: string): Promise<string> {
   return join(into, filename);
 }
 
-async function install(tarball: string, prefix: string): Promise<void> {
+async function install(tarball: string, prefix: string, llama: string | undefined): Promise<void> {
   await rm(prefix, { recursive: true, force: true });
   await npm(['install', '-g', '--prefix', prefix, '--prefer-offline', '--ignore-scripts', tarball], root);
   const installed = join(prefix, 'lib', 'node_modules', 'hearth-agent', 'node_modules', 'better-sqlite3');
@@ -74,7 +74,6 @@ async function install(tarball: string, prefix: string): Promise<void> {
     join(built, 'build', 'Release', 'better_sqlite3.node'),
     join(installed, 'build', 'Release', 'better_sqlite3.node'),
   );
-  const llama = await packageVersion(join(root, 'node_modules', 'node-llama-cpp'));
   if (llama) {
     await npm(
       [
@@ -97,15 +96,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     `hearth-acceptance-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`,
   );
   const tarball = await pack(join(base, 'pack'));
-  const sum = createHash('sha256')
+  const llama = await packageVersion(join(root, 'node_modules', 'node-llama-cpp'));
+  // What was installed: this tarball, with or without node-llama-cpp beside it.
+  const sum = `${createHash('sha256')
     .update(await readFile(tarball))
-    .digest('hex');
+    .digest('hex')} ${llama ?? 'no node-llama-cpp'}`;
   const prefix = join(base, 'prefix');
   const marker = join(prefix, '.installed-from');
   const current = await readFile(marker, 'utf8').catch(() => '');
   if (current !== sum || !(await exists(join(prefix, 'bin', 'hearth')))) {
     process.stderr.write(`acceptance: installing ${tarball} into ${prefix}\n`);
-    await install(tarball, prefix);
+    await install(tarball, prefix, llama);
     await writeFile(marker, sum);
   }
   const bin = join(prefix, 'bin', 'hearth');
