@@ -1,5 +1,10 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 import { SLOW_TESTS } from './test/slow-tests.js';
+
+// A slow file renamed or removed without its entry would quietly join the fast set.
+const gone = SLOW_TESTS.filter((file) => !existsSync(file));
+if (gone.length > 0) throw new Error(`test/slow-tests.ts names files that do not exist: ${gone.join(', ')}`);
 
 /**
  * Three projects; `npm test` (and CI) runs all of them:
