@@ -201,7 +201,21 @@ function toParameters(schema: z.ZodType): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   // $schema and additionalProperties cost tokens on every request and tell the model nothing.
   const { $schema: _s, additionalProperties: _a, ...rest } = json;
-  return withoutBounds(rest) as Record<string, unknown>;
+  return withoutBounds(withoutUnlisted(rest)) as Record<string, unknown>;
+}
+
+/**
+ * Parameters marked `.meta({ unlisted: true })` are accepted but not offered: rare options that the
+ * tool's own results and errors name when they apply (write_file's `encoding`), so they cost no
+ * tokens on the requests where they do not.
+ */
+function withoutUnlisted(json: Record<string, unknown>): Record<string, unknown> {
+  const properties = json.properties as Record<string, { unlisted?: unknown }> | undefined;
+  if (!properties || !Object.values(properties).some((p) => p.unlisted === true)) return json;
+  const listed = Object.entries(properties).filter(([, p]) => p.unlisted !== true);
+  const names = new Set(listed.map(([name]) => name));
+  const required = (json.required as string[] | undefined)?.filter((name) => names.has(name));
+  return { ...json, properties: Object.fromEntries(listed), ...(required ? { required } : {}) };
 }
 
 /**

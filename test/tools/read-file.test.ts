@@ -97,17 +97,51 @@ describe('read_file', () => {
     );
   });
 
-  it('refuses files that are not valid UTF-8', async () => {
-    await writeFile(path.join(ws, 'latin1.txt'), Buffer.from('caf\xe9 cr\xe8me\n', 'latin1'));
-    await expect(read({ path: 'latin1.txt' })).rejects.toThrow(
-      /latin1\.txt: it is not valid UTF-8 text \(11 B\)/,
+  it('reads a file that is not UTF-8 as Windows-1252, and says so first', async () => {
+    await writeFile(
+      path.join(ws, 'latin1.txt'),
+      Buffer.from('caf\xe9 cr\xe8me\r\n\x93quoted\x94\r\n', 'latin1'),
     );
+    const r = await read({ path: 'latin1.txt' });
+    expect(r.output).toBe(
+      '[Read as Windows-1252, not UTF-8; edits and writes keep it.]\n   1\tcafé crème\n   2\t“quoted”',
+    );
+    expect(r.meta).toMatchObject({ encoding: 'windows-1252', totalLines: 2 });
   });
 
-  it('refuses invalid UTF-8 that appears only far into the file', async () => {
+  it('reads a file as Windows-1252 when its first byte that is not UTF-8 comes far into it', async () => {
     const good = Buffer.from(`${numbered(20_000)}\n`);
-    await writeFile(path.join(ws, 'late.txt'), Buffer.concat([good, Buffer.from([0xff, 0xfe, 0x0a])]));
-    await expect(read({ path: 'late.txt', limit: 5 })).rejects.toThrow(/not valid UTF-8/);
+    await writeFile(path.join(ws, 'late.txt'), Buffer.concat([good, Buffer.from('na\xefve\n', 'latin1')]));
+    const first = await read({ path: 'late.txt', limit: 5 });
+    expect(first.output.split('\n')[0]).toMatch(/Windows-1252/);
+    expect(first.output).toContain('   1\tline 1');
+    expect((await read({ path: 'late.txt', offset: 20_001 })).output).toContain('20001\tnaïve');
+  });
+
+  it('reads UTF-16 with a BOM, little- and big-endian, across read chunks', async () => {
+    const text = `${'x'.repeat(40_000)}\r\nÉtoile 日本\r\n`;
+    await writeFile(path.join(ws, 'le.txt'), Buffer.from(`\ufeff${text}`, 'utf16le'));
+    await writeFile(path.join(ws, 'be.txt'), Buffer.from(`\ufeff${text}`, 'utf16le').swap16());
+    for (const [name, label] of [
+      ['le.txt', 'UTF-16LE'],
+      ['be.txt', 'UTF-16BE'],
+    ]) {
+      const r = await read({ path: name!, offset: 2 });
+      expect(r.output).toBe(`[Read as ${label}, not UTF-8; edits and writes keep it.]\n   2\tÉtoile 日本`);
+    }
+  });
+
+  it('refuses bytes that do not look like text in any encoding, and UTF-32', async () => {
+    // No NUL byte, not UTF-8, and full of control bytes: compressed or random data.
+    const noise = Buffer.from(Array.from({ length: 600 }, (_, i) => 1 + ((i * 131) % 255)));
+    await writeFile(path.join(ws, 'noise.dat'), noise);
+    await expect(read({ path: 'noise.dat' })).rejects.toThrow(
+      'Cannot read noise.dat: it looks like a binary file',
+    );
+    await writeFile(path.join(ws, 'w32.txt'), Buffer.from([0xff, 0xfe, 0, 0, 0x61, 0, 0, 0]));
+    await expect(read({ path: 'w32.txt' })).rejects.toThrow(
+      /it is UTF-32LE text, which Hearth does not read/,
+    );
   });
 
   it('reads multi-byte characters split across read chunks', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { encodingParameter } from '../fs/text-encoding.js';
 import { defineTool } from '../types.js';
 import { diffStats, unifiedDiff } from './diff.js';
 import {
@@ -10,7 +11,7 @@ import {
   looseBoolean,
   saveEdit,
 } from './edit-support.js';
-import { keepFinalNewline, toLf } from './file-text.js';
+import { keepFinalNewline, toLf, writtenAs } from './file-text.js';
 import { applyEdit } from './match.js';
 import { previewChange } from './preview.js';
 
@@ -22,6 +23,7 @@ export const editFileTool = defineTool({
     old_string: z.string(),
     new_string: z.string(),
     replace_all: looseBoolean,
+    encoding: encodingParameter,
   }),
   mutates: true,
   touches: (args) => ({ writes: [args.path] }),
@@ -36,19 +38,21 @@ export const editFileTool = defineTool({
     const after = keepFinalNewline(result.content, target.decoded);
     if (after === before) failEdit(ctx, target, FINAL_NEWLINE_ONLY);
 
-    await saveEdit(ctx, target, after);
+    const encoding = args.encoding ?? target.decoded.encoding;
+    await saveEdit(ctx, target, after, encoding);
     clearFailures(ctx, target);
 
     const diff = unifiedDiff(target.shown, before, after);
     const count = result.replacements > 1 ? `, ${result.replacements} replacements` : '';
     return {
-      output: `Edited ${target.shown} (strategy: ${result.strategy}, line ${result.line}${count})\n${capDiff(diff)}`,
+      output: `Edited ${target.shown}${writtenAs(encoding, target.decoded.encoding)} (strategy: ${result.strategy}, line ${result.line}${count})\n${capDiff(diff)}`,
       display: diff,
       meta: {
         path: target.shown,
         strategy: result.strategy,
         line: result.line,
         replacements: result.replacements,
+        encoding,
         ...diffStats(before, after),
       },
     };

@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic-write.js';
+import type { TextEncoding } from '../fs/text-encoding.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { type ToolContext, ToolError } from '../types.js';
-import { countLines, type DecodedText, encodeText, readDecoded } from './file-text.js';
+import { bomFor, contentBytes, countLines, type DecodedText, encodeText, readDecoded } from './file-text.js';
 
 /** A file read for editing: where it is, how it is shown to the model, and its decoded text. */
 export interface EditTarget {
@@ -40,10 +41,18 @@ export async function loadForEdit(ctx: ToolContext, p: string, tool: string): Pr
   return { abs, shown, decoded: await readDecoded(abs, shown), mode: info.mode };
 }
 
-export async function saveEdit(ctx: ToolContext, target: EditTarget, text: string): Promise<void> {
+/** Writes the edited LF text shaped like the original, in its encoding unless another is given. */
+export async function saveEdit(
+  ctx: ToolContext,
+  target: EditTarget,
+  text: string,
+  encoding: TextEncoding = target.decoded.encoding,
+): Promise<void> {
   if (ctx.signal.aborted) throw new ToolError('Cancelled before the file was written; it is unchanged.');
+  const shape = { ...target.decoded, bom: bomFor(encoding, target.decoded) };
+  const bytes = contentBytes(encodeText(text, shape), encoding, `Cannot edit ${target.shown}`);
   try {
-    await writeFileAtomic(target.abs, encodeText(text, target.decoded), target.mode);
+    await writeFileAtomic(target.abs, bytes, target.mode);
   } catch (err) {
     throw new ToolError(`Cannot write ${target.shown}: ${errorMessage(err)}`);
   }

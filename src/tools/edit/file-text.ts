@@ -1,9 +1,18 @@
 import { readFile } from 'node:fs/promises';
+import {
+  decodeFile,
+  describeUnencodable,
+  ENCODING_LABELS,
+  encodeString,
+  isUnencodable,
+  type TextEncoding,
+  whyNotText,
+} from '../fs/text-encoding.js';
 import { ToolError } from '../types.js';
 
 /**
  * A text file as the editor sees it: LF text to match against, plus what it takes to write the
- * file back byte for byte the way it was (BOM, line ending, final newline).
+ * file back byte for byte the way it was (encoding, BOM, line ending, final newline).
  */
 export interface DecodedText {
   /** Content without BOM, with CRLF turned into LF. */
@@ -11,33 +20,18 @@ export interface DecodedText {
   bom: boolean;
   eol: '\n' | '\r\n';
   finalNewline: boolean;
+  encoding: TextEncoding;
 }
 
-const UTF8_BOM = [0xef, 0xbb, 0xbf];
-const SNIFF_BYTES = 8192;
-
-/** Decodes file bytes for editing; throws ToolError for binary, UTF-16 or invalid UTF-8 content. */
+/** Decodes file bytes for editing; throws ToolError for binary content or an encoding it cannot write back. */
 export function decodeText(bytes: Uint8Array, shown: string): DecodedText {
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    throw new ToolError(`Cannot edit ${shown}: it is UTF-16 text; only UTF-8 files can be edited.`);
-  }
-  if (bytes.subarray(0, SNIFF_BYTES).includes(0)) {
-    throw new ToolError(`Cannot edit ${shown}: it looks like a binary file, not text.`);
-  }
-  const bom = UTF8_BOM.every((b, i) => bytes[i] === b);
-  let raw: string;
-  try {
-    raw = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bom ? bytes.subarray(3) : bytes);
-  } catch {
-    throw new ToolError(
-      `Cannot edit ${shown}: it is not valid UTF-8 text (it may be binary or use another encoding).`,
-    );
-  }
-  return decodeString(raw, bom);
+  const file = decodeFile(bytes);
+  if (file.kind !== 'text') throw new ToolError(`Cannot edit ${shown}: ${whyNotText(file)}`);
+  return { ...decodeString(file.text, file.bom), encoding: file.encoding };
 }
 
 /** The string form of decodeText, for text already in memory (a BOM character is recognised). */
-export function decodeString(raw: string, bom = false): DecodedText {
+export function decodeString(raw: string, bom = false): Omit<DecodedText, 'encoding'> {
   let body = raw;
   if (!bom && body.startsWith('\uFEFF')) {
     body = body.slice(1);
@@ -55,14 +49,14 @@ export function decodeString(raw: string, bom = false): DecodedText {
  * Turns edited LF text back into file content shaped like the original: its line ending, its BOM,
  * and its final newline present or absent (an edit near the end should not flip that by accident).
  */
-export function encodeText(text: string, original: DecodedText): string {
+export function encodeText(text: string, original: Omit<DecodedText, 'encoding'>): string {
   let body = keepFinalNewline(text, original);
   if (original.eol === '\r\n') body = body.replace(/\n/g, '\r\n');
   return (original.bom ? '\uFEFF' : '') + body;
 }
 
 /** The edited LF text with the original's final newline present or absent; an empty original imposes nothing. */
-export function keepFinalNewline(text: string, original: DecodedText): string {
+export function keepFinalNewline(text: string, original: Omit<DecodedText, 'encoding'>): string {
   if (original.text === '' || text === '') return text;
   if (original.finalNewline && !text.endsWith('\n')) return `${text}\n`;
   if (!original.finalNewline && text.endsWith('\n')) return text.slice(0, -1);
@@ -81,4 +75,34 @@ export function countLines(text: string): number {
 
 export async function readDecoded(abs: string, shown: string): Promise<DecodedText> {
   return decodeText(await readFile(abs), shown);
+}
+
+/**
+ * File content as bytes in its encoding, or a ToolError naming the characters that encoding cannot
+ * hold and the way out (nothing is written then).
+ */
+export function contentBytes(content: string, encoding: TextEncoding, cannot: string): Buffer {
+  const bytes = encodeString(content, encoding);
+  if (!isUnencodable(bytes)) return bytes;
+  throw new ToolError(
+    `${cannot}: it is ${ENCODING_LABELS[encoding]} text, which has no ${describeUnencodable(bytes)}. ` +
+      'Use characters it has, or pass encoding "utf-8" to convert the file to UTF-8.',
+  );
+}
+
+/**
+ * The BOM a file gets when written in `encoding`: UTF-16 always has one, a file kept in its
+ * encoding keeps what it had, and one converted to UTF-8 or Windows-1252 gets none.
+ */
+export function bomFor(encoding: TextEncoding, original?: { encoding: TextEncoding; bom: boolean }): boolean {
+  if (encoding === 'utf-16le' || encoding === 'utf-16be') return true;
+  return original?.encoding === encoding && original.bom;
+}
+
+/** What a tool's result says of the encoding written: nothing for UTF-8 as it was. */
+export function writtenAs(encoding: TextEncoding, was?: TextEncoding): string {
+  if (was !== undefined && was !== encoding) {
+    return ` (converted from ${ENCODING_LABELS[was]} to ${ENCODING_LABELS[encoding]})`;
+  }
+  return encoding === 'utf-8' ? '' : ` in ${ENCODING_LABELS[encoding]}`;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { encodingParameter } from '../fs/text-encoding.js';
 import { defineTool } from '../types.js';
 import { diffStats, unifiedDiff } from './diff.js';
 import {
@@ -10,7 +11,7 @@ import {
   looseBoolean,
   saveEdit,
 } from './edit-support.js';
-import { keepFinalNewline, toLf } from './file-text.js';
+import { keepFinalNewline, toLf, writtenAs } from './file-text.js';
 import { applyEdit } from './match.js';
 import { previewChange } from './preview.js';
 
@@ -38,6 +39,7 @@ export const multiEditTool = defineTool({
   parameters: z.object({
     path: z.string(),
     edits: editsSchema.describe('Replacements, applied in order'),
+    encoding: encodingParameter,
   }),
   mutates: true,
   touches: (args) => ({ writes: [args.path] }),
@@ -67,15 +69,16 @@ export const multiEditTool = defineTool({
 
     const after = keepFinalNewline(text, target.decoded);
     if (after === before) failEdit(ctx, target, FINAL_NEWLINE_ONLY);
-    await saveEdit(ctx, target, after);
+    const encoding = args.encoding ?? target.decoded.encoding;
+    await saveEdit(ctx, target, after, encoding);
     clearFailures(ctx, target);
 
     const diff = unifiedDiff(target.shown, before, after);
-    const summary = `Edited ${target.shown} (${total} edit${total === 1 ? '' : 's'}: ${applied.join(', ')})`;
+    const summary = `Edited ${target.shown}${writtenAs(encoding, target.decoded.encoding)} (${total} edit${total === 1 ? '' : 's'}: ${applied.join(', ')})`;
     return {
       output: `${summary}\n${capDiff(diff)}`,
       display: diff,
-      meta: { path: target.shown, edits: total, ...diffStats(before, after) },
+      meta: { path: target.shown, edits: total, encoding, ...diffStats(before, after) },
     };
   },
 });

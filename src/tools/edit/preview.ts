@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { decodeFile } from '../fs/text-encoding.js';
 import { displayPath, resolveInWorkspace } from '../path-guard.js';
 import { unifiedDiff } from './diff.js';
 import { toLf } from './file-text.js';
@@ -27,7 +28,14 @@ export async function previewChange(
     return undefined;
   }
   const shown = displayPath(workspace, abs);
-  const before = await readFile(abs, 'utf8').then(toLf, () => undefined);
+  // Decoded as the tools decode it, so an edit of a Latin-1 file previews as it will apply.
+  const file = await readFile(abs).then(decodeFile, () => undefined);
+  if (file && file.kind !== 'text') {
+    return 'content' in change
+      ? `(${shown} is not text that can be shown; it would be overwritten)`
+      : `(${shown} is not text, so this edit will fail)`;
+  }
+  const before = file && toLf(file.text);
   if ('content' in change) {
     return unifiedDiff(shown, before, toLf(change.content)) || `(${shown} would not change)`;
   }

@@ -1,4 +1,4 @@
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { levenshtein } from '../../util/levenshtein.js';
@@ -6,6 +6,16 @@ import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../pat
 import { formatBytes, formatCount } from '../truncate.js';
 import { defineTool, type ToolContext, ToolError, type ToolOutput } from '../types.js';
 import { type Attachment, imageExtension, imageKind, imageSize } from './image.js';
+import {
+  type DecodedFile,
+  ENCODING_LABELS,
+  fallbackFor,
+  SNIFF_BYTES,
+  sniffEncoding,
+  streamDecoder,
+  type TextEncoding,
+  whyNotText,
+} from './text-encoding.js';
 
 const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_OUTPUT_BYTES = 50 * 1024;
@@ -17,7 +27,6 @@ const READ_MAX_PATHS = 10;
  */
 export const READ_MAX_IMAGE_BYTES = 25 * 1024 * 1024;
 
-const SNIFF_BYTES = 8192;
 const CHUNK_BYTES = 64 * 1024;
 
 const lineCount = () => z.number().int().min(1).optional();
@@ -147,20 +156,12 @@ async function readOne(p: string, ctx: ToolContext, opts: ReadOptions): Promise<
   }
 
   const { offset, limit } = opts;
-  const scan = await scanLines(abs, offset, limit, opts.maxBytes, ctx.signal);
-  if (scan.kind === 'binary') {
-    throw new ToolError(
-      `Cannot read ${shown}: it looks like a binary file (${formatBytes(info.size)}), not text.`,
-    );
-  }
-  if (scan.kind === 'not-utf8') {
-    throw new ToolError(
-      `Cannot read ${shown}: it is not valid UTF-8 text (${formatBytes(info.size)}); ` +
-        'it may be binary or use another encoding.',
-    );
+  const scan = await scanLines(abs, { offset, limit, maxBytes: opts.maxBytes, signal: ctx.signal });
+  if (scan.kind !== 'text') {
+    throw new ToolError(`Cannot read ${shown}: ${whyNotText(scan, formatBytes(info.size))}`);
   }
 
-  const { lines, totalLines } = scan;
+  const { lines, totalLines, encoding } = scan;
   if (totalLines === 0) {
     return { shown, output: `${shown} is empty (it holds only a byte-order mark).`, meta: { path: shown } };
   }
@@ -180,10 +181,15 @@ async function readOne(p: string, ctx: ToolContext, opts: ReadOptions): Promise<
   const footer = more
     ? `\n[Showing lines ${first}-${last} of ${formatCount(totalLines)}. ${how} offset=${last + 1} to continue.]`
     : '';
+  // The model must know, or it would take the file for UTF-8 when it writes one like it.
+  const header =
+    encoding === 'utf-8'
+      ? ''
+      : `[Read as ${ENCODING_LABELS[encoding]}, not UTF-8; edits and writes keep it.]\n`;
   return {
     shown,
-    output: body + footer,
-    meta: { path: shown, firstLine: first, lastLine: last, totalLines, truncated: more },
+    output: header + body + footer,
+    meta: { path: shown, firstLine: first, lastLine: last, totalLines, truncated: more, encoding },
   };
 }
 
@@ -222,86 +228,109 @@ async function readImage(abs: string, shown: string, size: number): Promise<File
   };
 }
 
-type Scan = { kind: 'text'; lines: string[]; totalLines: number } | { kind: 'binary' } | { kind: 'not-utf8' };
+type Scan =
+  | { kind: 'text'; lines: string[]; totalLines: number; encoding: TextEncoding }
+  | Exclude<DecodedFile, { kind: 'text' }>;
+
+interface ScanWindow {
+  offset: number;
+  limit: number;
+  maxBytes: number;
+  signal: AbortSignal;
+}
 
 /**
- * Streams the file once: decodes strictly, keeps only the requested window (cut to the line and byte
- * budgets) and counts the rest, so a multi-gigabyte log costs time but not memory.
+ * Reads the file in the encoding its start suggests; a file that is not valid UTF-8 after all is
+ * read again as Windows-1252, unless its start looks binary.
  */
-async function scanLines(
-  abs: string,
-  offset: number,
-  limit: number,
-  maxBytes: number,
-  signal: AbortSignal,
-): Promise<Scan> {
+async function scanLines(abs: string, window: ScanWindow): Promise<Scan> {
   const handle = await open(abs, 'r');
   try {
     const sniff = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await handle.read(sniff, 0, SNIFF_BYTES, 0);
-    if (sniff.subarray(0, bytesRead).includes(0)) return { kind: 'binary' };
-
-    const decoder = new TextDecoder('utf-8', { fatal: true });
-    const lines: string[] = [];
-    let lineNo = 0;
-    let current = '';
-    let currentLength = 0;
-    let outputBytes = 0;
-    let windowClosed = false;
-
-    const inWindow = () => !windowClosed && lineNo + 1 >= offset && lineNo + 1 < offset + limit;
-    const append = (piece: string) => {
-      if (inWindow() && current.length <= READ_MAX_LINE_CHARS) {
-        current += piece.slice(0, READ_MAX_LINE_CHARS + 1 - current.length);
-      }
-      currentLength += piece.length;
-    };
-    const endLine = () => {
-      if (inWindow()) {
-        const line = shapeLine(current, currentLength);
-        // Number, tab and newline cost about eight bytes more.
-        const cost = Buffer.byteLength(line, 'utf8') + 8;
-        if (outputBytes + cost > maxBytes && lines.length > 0) {
-          windowClosed = true;
-        } else {
-          lines.push(line);
-          outputBytes += cost;
-        }
-      }
-      lineNo += 1;
-      current = '';
-      currentLength = 0;
-    };
-    const feed = (text: string) => {
-      let start = 0;
-      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-        append(text.slice(start, nl));
-        endLine();
-        start = nl + 1;
-      }
-      append(text.slice(start));
-    };
-
-    const chunk = Buffer.alloc(CHUNK_BYTES);
-    let position = 0;
-    try {
-      for (;;) {
-        signal.throwIfAborted();
-        const { bytesRead: n } = await handle.read(chunk, 0, CHUNK_BYTES, position);
-        if (n === 0) break;
-        position += n;
-        feed(decoder.decode(chunk.subarray(0, n), { stream: true }));
-      }
-      feed(decoder.decode());
-    } catch (err) {
-      if (err instanceof TypeError) return { kind: 'not-utf8' };
-      throw err;
-    }
-    if (currentLength > 0) endLine();
-    return { kind: 'text', lines, totalLines: lineNo };
+    const head = sniff.subarray(0, bytesRead);
+    const sniffed = sniffEncoding(head);
+    if (sniffed.kind !== 'text') return sniffed;
+    const { encoding } = sniffed;
+    const scan = await scanWith(handle, encoding, window);
+    if (scan) return { kind: 'text', ...scan, encoding };
+    if (encoding !== 'utf-8') return { kind: 'invalid', encoding };
+    if (fallbackFor(head) === 'binary') return { kind: 'binary' };
+    const again = await scanWith(handle, 'windows-1252', window);
+    return again ? { kind: 'text', ...again, encoding: 'windows-1252' } : { kind: 'binary' };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Streams the file once: decodes strictly, keeps only the requested window (cut to the line and byte
+ * budgets) and counts the rest, so a multi-gigabyte log costs time but not memory. Undefined when
+ * the bytes are not valid in `encoding`.
+ */
+async function scanWith(
+  handle: FileHandle,
+  encoding: TextEncoding,
+  { offset, limit, maxBytes, signal }: ScanWindow,
+): Promise<{ lines: string[]; totalLines: number } | undefined> {
+  const decoder = streamDecoder(encoding);
+  const lines: string[] = [];
+  let lineNo = 0;
+  let current = '';
+  let currentLength = 0;
+  let outputBytes = 0;
+  let windowClosed = false;
+
+  const inWindow = () => !windowClosed && lineNo + 1 >= offset && lineNo + 1 < offset + limit;
+  const append = (piece: string) => {
+    if (inWindow() && current.length <= READ_MAX_LINE_CHARS) {
+      current += piece.slice(0, READ_MAX_LINE_CHARS + 1 - current.length);
+    }
+    currentLength += piece.length;
+  };
+  const endLine = () => {
+    if (inWindow()) {
+      const line = shapeLine(current, currentLength);
+      // Number, tab and newline cost about eight bytes more.
+      const cost = Buffer.byteLength(line, 'utf8') + 8;
+      if (outputBytes + cost > maxBytes && lines.length > 0) {
+        windowClosed = true;
+      } else {
+        lines.push(line);
+        outputBytes += cost;
+      }
+    }
+    lineNo += 1;
+    current = '';
+    currentLength = 0;
+  };
+  const feed = (text: string) => {
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      append(text.slice(start, nl));
+      endLine();
+      start = nl + 1;
+    }
+    append(text.slice(start));
+  };
+
+  const chunk = Buffer.alloc(CHUNK_BYTES);
+  let position = 0;
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      const { bytesRead: n } = await handle.read(chunk, 0, CHUNK_BYTES, position);
+      if (n === 0) break;
+      position += n;
+      feed(decoder.decode(chunk.subarray(0, n), { stream: true }));
+    }
+    feed(decoder.decode());
+  } catch (err) {
+    if (err instanceof TypeError) return undefined;
+    throw err;
+  }
+  if (currentLength > 0) endLine();
+  return { lines, totalLines: lineNo };
 }
 
 function shapeLine(captured: string, fullLength: number): string {

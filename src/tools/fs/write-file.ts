@@ -1,20 +1,23 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { unifiedDiff } from '../edit/diff.js';
-import { toLf } from '../edit/file-text.js';
+import { bomFor, contentBytes, decodeString, toLf, writtenAs } from '../edit/file-text.js';
 import { previewChange } from '../edit/preview.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { formatCount, splitLines } from '../truncate.js';
 import { defineTool, ToolError } from '../types.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { type DecodedFile, decodeFile, encodingParameter, SNIFF_BYTES } from './text-encoding.js';
 
 const DIFF_MAX_BYTES = 1_000_000;
+/** Larger files are judged by their start alone when telling the encoding to keep. */
+const DETECT_MAX_BYTES = 10 * 1024 * 1024;
 
 export const writeFileTool = defineTool({
   name: 'write_file',
   description: 'Create or overwrite a file.',
-  parameters: z.object({ path: z.string(), content: z.string() }),
+  parameters: z.object({ path: z.string(), content: z.string(), encoding: encodingParameter }),
   mutates: true,
   touches: (args) => ({ writes: [args.path] }),
   preview: (args, ctx) => previewChange(ctx.workspace, args.path, { content: args.content }),
@@ -34,11 +37,19 @@ export const writeFileTool = defineTool({
       throw new ToolError(`${shown} is not a regular file (it may be a pipe, socket or device).`);
     }
 
-    // For the person watching: what the write changed. Files too large to diff cheaply are not shown.
-    const before =
-      existing && existing.size <= DIFF_MAX_BYTES
-        ? await readFile(abs, 'utf8').then(toLf, () => undefined)
-        : undefined;
+    // An existing file keeps its encoding, BOM and CRLF line endings (models write LF); what the
+    // write changed is shown to the person watching unless the file is too large to diff cheaply.
+    const was = existing ? await readExisting(abs, existing.size) : undefined;
+    const old = was?.kind === 'text' ? was : undefined;
+    const encoding = args.encoding ?? old?.encoding ?? 'utf-8';
+    const shape = old ? decodeString(old.text, old.bom) : undefined;
+    const body = args.content.startsWith('\uFEFF') ? args.content.slice(1) : args.content;
+    const crlf = shape?.eol === '\r\n' && body.includes('\n') && !body.includes('\r\n');
+    // A BOM the model wrote is kept where the encoding has one.
+    const bom = bomFor(encoding, old) || (body !== args.content && encoding !== 'windows-1252');
+    const content = (bom ? '\uFEFF' : '') + (crlf ? body.replace(/\n/g, '\r\n') : body);
+    const bytes = contentBytes(content, encoding, `Cannot write ${shown}`);
+    const before = existing && existing.size <= DIFF_MAX_BYTES ? shape?.text : undefined;
 
     const dir = path.dirname(abs);
     try {
@@ -54,21 +65,38 @@ export const writeFileTool = defineTool({
     }
 
     try {
-      await writeFileAtomic(abs, args.content, existing?.mode);
+      await writeFileAtomic(abs, bytes, existing?.mode);
     } catch (err) {
       throw new ToolError(`Cannot write ${shown}: ${errorMessage(err)}`);
     }
 
-    const bytes = Buffer.byteLength(args.content, 'utf8');
     const lines = splitLines(args.content).length;
     const verb = existing ? 'Overwrote' : 'Created';
+    const kept = crlf ? ', CRLF line endings kept' : '';
+    const how = `${writtenAs(encoding, old?.encoding)}${kept}`;
     return {
-      output: `${verb} ${shown}: wrote ${formatCount(lines)} line${lines === 1 ? '' : 's'} (${formatCount(bytes)} bytes).`,
+      output: `${verb} ${shown}: wrote ${formatCount(lines)} line${lines === 1 ? '' : 's'} (${formatCount(bytes.length)} bytes)${how}.`,
       display:
         existing && before === undefined
           ? undefined
           : unifiedDiff(shown, before, toLf(args.content)) || undefined,
-      meta: { path: shown, created: !existing, lines, bytes },
+      meta: { path: shown, created: !existing, lines, bytes: bytes.length, encoding, crlf },
     };
   },
 });
+
+/** The file about to be overwritten, decoded; one too large is judged by its start. */
+async function readExisting(abs: string, size: number): Promise<DecodedFile | undefined> {
+  try {
+    if (size <= DETECT_MAX_BYTES) return decodeFile(await readFile(abs));
+    const handle = await open(abs, 'r');
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
+      return decodeFile(buffer.subarray(0, bytesRead), { partial: true });
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
+}

@@ -20,6 +20,7 @@ describe('decodeText / encodeText', () => {
       bom: true,
       eol: '\r\n',
       finalNewline: false,
+      encoding: 'utf-8',
     });
   });
 
@@ -37,10 +38,23 @@ describe('decodeText / encodeText', () => {
     expect(keepFinalNewline('b\n', decodeString(''))).toBe('b\n');
   });
 
-  it('refuses binary, UTF-16 and invalid UTF-8', () => {
+  it('refuses binary, UTF-32 and broken UTF-16, naming the encoding', () => {
     expect(() => decodeText(bytes(0x7f, 0x45, 0x4c, 0x46, 0, 1), 'a.out')).toThrow(/binary/);
-    expect(() => decodeText(bytes(0xff, 0xfe, 0x61, 0), 'w.txt')).toThrow(/UTF-16/);
-    expect(() => decodeText(bytes(0x61, 0xc3, 0x28), 'l.txt')).toThrow(/not valid UTF-8/);
-    expect(() => decodeText(bytes(0xc3, 0x28), 'l.txt')).toThrow(ToolError);
+    expect(() => decodeText(bytes(0xff, 0xfe, 0, 0, 0x61, 0, 0, 0), 'w.txt')).toThrow(/UTF-32LE text/);
+    expect(() => decodeText(bytes(0xff, 0xfe, 0x61, 0, 0x62), 'w.txt')).toThrow(
+      'Cannot edit w.txt: it starts with a UTF-16LE byte-order mark but is not valid UTF-16LE.',
+    );
+    expect(() => decodeText(bytes(0xc3, 0x28, 1, 2, 3, 4, 5, 6), 'l.bin')).toThrow(ToolError);
+  });
+
+  it('reads UTF-16 by its BOM and what is not UTF-8 as Windows-1252, and writes each back as it was', () => {
+    const utf16 = Buffer.from('\uFEFFa\r\nb\r\n', 'utf16le');
+    const decoded = decodeText(utf16, 'w.txt');
+    expect(decoded).toMatchObject({ text: 'a\nb\n', encoding: 'utf-16le', bom: true, eol: '\r\n' });
+    expect(encodeText(decoded.text, decoded)).toBe('\uFEFFa\r\nb\r\n');
+    expect(decodeText(bytes(0x61, 0xc3, 0x28), 'l.txt')).toMatchObject({
+      text: 'a\u00c3(',
+      encoding: 'windows-1252',
+    });
   });
 });
