@@ -167,11 +167,12 @@ async function runPipelines(
         });
         const runtime = await assembleRuntime(loaded, workspace);
         try {
-          // The run's events go to its journal; those about who holds the work are said here too.
+          // The run's events go to its journal; those about who holds the work, and what its
+          // permission mode will decline, are said here too.
           const show = (event: PipelineEvent) => {
             const lost = event.type === 'idle' && event.reason === 'lease_lost';
-            if (lost || event.type === 'claim_lost' || event.type === 'took_over')
-              say(`pipeline of ${workspace}: ${describeEvent(event)}`);
+            const said = ['claim_lost', 'took_over', 'permission_note'].includes(event.type);
+            if (lost || said) say(`pipeline of ${workspace}: ${describeEvent(event)}`);
           };
           const summary = await runWorkspacePipeline(runtime, show, {
             signal: runSignal,
