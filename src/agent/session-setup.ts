@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { LlmClient } from '../llm/client.js';
 import { type Connection, createClient } from '../llm/connection.js';
-import type { Approver } from '../permissions/gate.js';
+import type { Approver, PermissionGate } from '../permissions/gate.js';
 import type { SessionRow } from '../store/session-storage.js';
 import type { Runtime } from './runtime.js';
 import { AgentSession, type SessionDeps } from './session.js';
@@ -16,6 +16,8 @@ export interface SessionSetup {
   deepWork: boolean;
   /** The client to talk through instead of one for `connection` (a pipeline role's model and sampling). */
   llm?: LlmClient;
+  /** The permissions to decide calls with instead of the runtime's (the pipeline coder's own mode). */
+  gate?: PermissionGate;
 }
 
 const DEFAULT_MAX_ITERATIONS = 50;
@@ -50,7 +52,7 @@ export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
     store: await runtime.sessions(),
     llm: setup.llm ?? createClient(connection, config),
     tools: runtime.tools,
-    gate: runtime.gate,
+    gate: setup.gate ?? runtime.gate,
     // Set up by the loop once the first request is answered (it costs a trial run), awaited before
     // the first tool call; a failure is said there, to the call that needed it.
     sandbox: () => runtime.sandboxForSession(),

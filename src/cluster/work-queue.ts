@@ -62,9 +62,17 @@ export interface TaskResult {
   finishedAt: string;
 }
 
+/** A `hearth worker` process whose lease is current: it takes tasks now. */
+export interface LiveWorker {
+  id: string;
+  host: string;
+  tags: string[];
+}
+
 export interface QueueView {
   pending: Array<{ key: string; task: string; tags: string[]; attempts: number; lockedBy?: string }>;
   done: TaskResult[];
+  workers: LiveWorker[];
 }
 
 /** Silent: workers report through Hearth's own output, never graphile-worker's console logger. */
@@ -213,6 +221,22 @@ export class WorkQueue {
     };
   }
 
+  /**
+   * The workers taking tasks now (their lease is current, on the database's clock), those with all
+   * of `tags` when given: who would run a task queued with them.
+   */
+  async workers(tags: readonly string[] = []): Promise<LiveWorker[]> {
+    const rows = await this.pool.query(
+      'select id, host, tags from hearth_workers where lease_until > now() and tags @> $1::text[] order by started_at, id',
+      [[...tags]],
+    );
+    return rows.rows.map((row) => ({
+      id: String(row.id),
+      host: String(row.host),
+      tags: row.tags as string[],
+    }));
+  }
+
   async view(limit = 50): Promise<QueueView> {
     const pending = await this.pool.query(
       `select t.key, t.task, t.tags, j.attempts, j.locked_by from hearth_tasks t
@@ -234,6 +258,7 @@ export class WorkQueue {
         ...(row.locked_by ? { lockedBy: row.locked_by } : {}),
       })),
       done: done.rows.map(toResult),
+      workers: await this.workers(),
     };
   }
 

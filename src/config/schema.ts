@@ -295,6 +295,12 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           max_rework: z.number().int().min(0).max(20).default(3),
           /** One commit per finished task when the workspace is a git repository. */
           git: z.boolean().default(true),
+          /**
+           * The coder's permission mode (unset: `permissions.mode`). Nobody answers approval questions
+           * during a pipeline run, so what the mode would ask about is declined: `auto` lets the coder
+           * write and run commands in the sandbox. `hearth pipeline run --yolo` sets it for one run.
+           */
+          permission_mode: z.enum(['auto', 'normal', 'manual', 'plan']).optional(),
           /** Per-role model, server and sampling; unset keys come from the main settings. */
           roles: z
             .object({ planner: pipelineRole, coder: pipelineRole, reviewer: pipelineRole })

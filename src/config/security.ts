@@ -13,6 +13,9 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * (memory.auto_accept: a session that read a prompt injection would otherwise plant it in every
  * later session's prompt).
  *
+ * `pipeline.permission_mode` is the permission mode of the pipeline's coder, as `permissions.mode` is
+ * of every other session.
+ *
  * `scheduler.run_on` too: `queue` sends every job's prompt to whichever machine's worker takes it,
  * to run there with that machine's settings.
  *
@@ -44,6 +47,7 @@ export const SECURITY_KEYS: readonly string[] = [
   'mcp.servers',
   'gateway',
   'pipeline.commands',
+  'pipeline.permission_mode',
   'pipeline.roles.*.base_url',
 ];
 

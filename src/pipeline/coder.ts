@@ -13,7 +13,11 @@ export interface CoderSessions {
   state(id: string, key: string): Promise<unknown>;
 }
 
-export type CoderResult =
+/**
+ * How a coder round ended. `declined`: its calls that asked for approval, each as the question
+ * would have shown it; unattended, every one of them was declined (`unattended.ts`).
+ */
+export type CoderResult = (
   | {
       ok: true;
       sessionId: string;
@@ -21,7 +25,8 @@ export type CoderResult =
       todos: Array<{ text: string; status: string }>;
       tokens: number;
     }
-  | { ok: false; sessionId: string; error: string; tokens: number };
+  | { ok: false; sessionId: string; error: string; tokens: number }
+) & { declined: string[] };
 
 /**
  * Runs the coder on a task: its first round gets the brief (task, acceptance, what its
@@ -44,9 +49,11 @@ export async function runCoder(
         .join('\n\n');
   let tokens = 0;
   let end: { reason: string; text: string } | undefined;
+  const declined = new Set<string>();
   try {
     for await (const event of session.run(message, signal)) {
       if (event.type === 'usage') tokens += event.prompt + event.completion;
+      if (event.type === 'approval_request') declined.add(event.summary);
       if (event.type === 'done') end = event;
     }
   } finally {
@@ -58,6 +65,7 @@ export async function runCoder(
       sessionId: session.id,
       error: `the coder stopped: ${end?.reason ?? 'no end'}`,
       tokens,
+      declined: [...declined],
     };
   }
   const todos = session.journal.state.get('todos');
@@ -67,6 +75,7 @@ export async function runCoder(
     summary: end.text.slice(0, 2000),
     todos: Array.isArray(todos) ? (todos as Array<{ text: string; status: string }>) : [],
     tokens,
+    declined: [...declined],
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { HELD, type LogEntry, type PlanStore } from './plan-store.js';
 import type { Finding, PlanRow, TaskRow, TaskState, Verdict } from './types.js';
+import { UNATTENDED_FIX } from './unattended.js';
 
 export type Role = 'planner' | 'coder' | 'reviewer';
 
@@ -23,6 +24,8 @@ export interface PlanReport {
   findings: Record<Finding['severity'], number>;
   /** Tasks finished with debt, and the findings they carry. */
   debt: Array<{ seq: number; title: string; findings: Finding[] }>;
+  /** Tasks whose coder had calls declined for want of an answer (unattended.ts), and those calls. */
+  declined: Array<{ seq: number; title: string; calls: string[] }>;
   tokens: Record<Role, number> & { total: number };
   /** Role models put in memory and taken out (LM Studio), and the time those swaps took. */
   models: { loads: number; unloads: number; swapMs: number };
@@ -47,8 +50,14 @@ export function planReport(plan: PlanRow, tasks: TaskRow[], log: LogEntry[]): Pl
   let reviews = 0;
   let verifierRejections = 0;
   const models = { loads: 0, unloads: 0, swapMs: 0 };
+  const declined = new Map<number, Set<string>>();
   for (const entry of log) {
     const body = entry.body as Record<string, unknown>;
+    if (entry.kind === 'declined' && entry.taskId !== null) {
+      const calls = declined.get(entry.taskId) ?? new Set<string>();
+      for (const call of body.calls as string[]) calls.add(call);
+      declined.set(entry.taskId, calls);
+    }
     if (entry.kind === 'state' && body.state === 'coding') attempts++;
     if (entry.kind === 'verify' && Array.isArray(body.findings) && body.findings.length > 0)
       verifierRejections++;
@@ -84,6 +93,9 @@ export function planReport(plan: PlanRow, tasks: TaskRow[], log: LogEntry[]): Pl
     debt: tasks
       .filter((t) => t.state === 'done_with_debt')
       .map((t) => ({ seq: t.seq, title: t.title, findings: t.findings })),
+    declined: tasks
+      .filter((t) => declined.has(t.id))
+      .map((t) => ({ seq: t.seq, title: t.title, calls: [...declined.get(t.id)!] })),
     tokens,
     models,
     wallMs: log.length > 1 ? log.at(-1)!.at - log[0]!.at : 0,
@@ -116,6 +128,9 @@ export function describeReport(r: PlanReport): string {
     lines.push(
       `  now: task #${r.current.seq}, ${r.current.role}${r.current.model ? ` (${r.current.model})` : ''}`,
     );
+  for (const d of r.declined) lines.push(`  declined in task #${d.seq} ${d.title}: ${d.calls.join(', ')}`);
+  if (r.declined.length > 0)
+    lines.push(`  (nobody can approve calls during a pipeline run; to let them run: ${UNATTENDED_FIX})`);
   for (const d of r.debt) {
     lines.push(`  debt in task #${d.seq} ${d.title}:`);
     for (const f of d.findings) lines.push(`    - [${f.severity}] ${f.message}`);

@@ -5,7 +5,6 @@ import { AgentSession } from '../agent/session.js';
 import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
-import type { Approver } from '../permissions/gate.js';
 import { SessionNotFoundError } from '../store/session-storage.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
@@ -17,14 +16,8 @@ import { processOwner } from './process-owner.js';
 import { openPipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
+import { coderMode, declineUnattended, unattendedNote } from './unattended.js';
 import { type PipelineDeps, type RunSummary, runPipeline } from './worker.js';
-
-/** Unattended: nobody is there to answer, so calls the permission mode would ask about are declined. */
-const declineUnattended: Approver = async () => ({
-  decision: 'deny',
-  reason:
-    'The pipeline runs unattended and this call needs approval. Do the task with the tools you may use without asking.',
-});
 
 /** A run's deps, and what the caller does once the run ended: wait for the journal, close the store. */
 export type PipelineRun = PipelineDeps & { close(): Promise<void> };
@@ -75,10 +68,13 @@ export async function pipelineDeps(
       ),
     );
   const role = (r: PipelineRole | undefined): RoleClient => ({ llm: client(r), jsonSchema: true });
-  // The coder's sessions are the runtime's own (hooks, memory, sub-agents), with the coder's model.
+  // The coder's sessions are the runtime's own (hooks, memory, sub-agents), with the coder's model
+  // and permission mode (the gate after the sandbox choice above, whose restriction it carries).
+  const mode = coderMode(config);
   const coderDeps = await sessionDeps({
     runtime,
     connection,
+    ...(mode === runtime.gate.mode ? {} : { gate: runtime.gate.withMode(mode) }),
     approve: declineUnattended,
     deepWork: false,
     llm: client(settings.roles.coder),
@@ -93,6 +89,8 @@ export async function pipelineDeps(
     show(event);
   };
   for (const message of notes) emit({ type: 'model_note', message });
+  const declining = unattendedNote(mode, config.permissions.allow.length);
+  if (declining) emit(declining);
   return {
     plans,
     inbox: createPlanInbox(plans, workspace, emit),

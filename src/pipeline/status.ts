@@ -119,5 +119,9 @@ export function describeEvent(e: PipelineEvent): string {
       return `models: ${[...e.unloaded.map((m) => `unloaded ${m}`), ...(e.loaded ? [`loaded ${e.loaded}`] : [])].join(', ')} (${(e.ms / 1000).toFixed(1)} s)`;
     case 'model_note':
       return `models: ${e.message}`;
+    case 'permission_note':
+      return e.message;
+    case 'task_declined':
+      return `task #${e.seq}: calls declined (nobody can approve them during a pipeline run): ${e.calls.join(', ')}`;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PermissionMode } from '../permissions/modes.js';
 
 /** One micro-task as the planner must write it; `depends_on` names earlier tasks by their 1-based number. */
 export const plannedTaskSchema = z.object({
@@ -145,4 +146,11 @@ export type PipelineEvent =
       ms: number;
     }
   /** Said once per run: how role models are handled on this server, or why a swap stopped the run. */
-  | { type: 'model_note'; message: string };
+  | { type: 'model_note'; message: string }
+  /**
+   * Said at a run's start when the coder's permission mode asks about calls, which nobody can
+   * answer during a pipeline run: what will be declined, and how to let it run.
+   */
+  | { type: 'permission_note'; mode: Exclude<PermissionMode, 'auto'>; message: string }
+  /** Calls of a coder round declined for want of an answer (each as an approval would show it). */
+  | { type: 'task_declined'; planId: number; taskId: number; seq: number; calls: string[] };

@@ -3,7 +3,7 @@ import { sleep } from '../util/clock.js';
 import { planInParts } from './chunked-plan.js';
 import { announce, ClaimLost, fail, move, record } from './claim-writes.js';
 import { type CoderSessions, runCoder } from './coder.js';
-import { type Limits, nextAfter } from './convergence.js';
+import { type Limits, type Next, nextAfter } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
 import { keepLeases, type LeaseKeeper } from './lease-keeper.js';
 import type { RoleClient } from './llm-call.js';
@@ -15,6 +15,7 @@ import { reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
 import { type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
+import { afterDeclines } from './unattended.js';
 import { verifyTask } from './verifier.js';
 
 export interface PipelineDeps {
@@ -339,6 +340,16 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
   const before = deps.git && (await dirtyNow(deps.git, deps.signal));
   const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
   await record(deps, task, 'tokens', { role: 'coder', tokens: result.tokens });
+  if (result.declined.length > 0) {
+    await record(deps, task, 'declined', { calls: result.declined });
+    deps.emit({
+      type: 'task_declined',
+      planId: task.planId,
+      taskId: task.id,
+      seq: task.seq,
+      calls: result.declined,
+    });
+  }
   if (deps.signal?.aborted) return result.tokens;
   const after = before && deps.git && (await dirtyNow(deps.git, deps.signal));
   if (before && after) await record(deps, task, 'changed', { paths: changedSince(before, after) });
@@ -422,7 +433,9 @@ async function role(
   deps.emit({ type: 'task_role', taskId: task.id, role: name, ...(model ? { model } : {}) });
 }
 
-async function settle(deps: PipelineDeps, task: TaskRow, next: ReturnType<typeof nextAfter>): Promise<void> {
+/** Moves a task on after a round was judged (or after the coder failed), declines considered. */
+async function settle(deps: PipelineDeps, task: TaskRow, judged: Next): Promise<void> {
+  const next = await afterDeclines(deps.plans, task, judged);
   if (next.state === 'failed') await fail(deps, task, next.error);
   else if (next.state === 'approved')
     await move(deps, task, 'approved', { outcome: next.outcome, findings: next.findings });

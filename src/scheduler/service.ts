@@ -177,6 +177,11 @@ export class SchedulerService {
     });
   }
 
+  /** A shared database is configured: `hearth submit` then queues for its workers, not the inbox. */
+  get sharesQueue(): boolean {
+    return this.options.storage !== undefined;
+  }
+
   get files(): JobFiles {
     const { home, workspace } = this.options;
     return {

@@ -59,6 +59,7 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
     verifierRejections: 1,
     findings: { critical: 0, major: 1, minor: 2 },
     debt: [{ seq: 1, title: 'one', findings: minor }],
+    declined: [],
     tokens: { planner: 100, coder: 40, reviewer: 7, total: 147 },
     models: { loads: 2, unloads: 1, swapMs: 65_000 },
     wallMs: 3_785_000,

@@ -14,6 +14,7 @@ import { afterEach } from 'vitest';
 import { AgentSession, type SessionDeps } from '../../src/agent/session.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
+import type { PermissionMode } from '../../src/permissions/modes.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/pipeline/convergence.js';
 import { createGitTrace } from '../../src/pipeline/git-trace.js';
 import { leasedClient, type ModelSwapper, roleModels } from '../../src/pipeline/model-swap.js';
@@ -22,6 +23,7 @@ import type { PlanStore } from '../../src/pipeline/plan-store.js';
 import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import type { PipelineStorage } from '../../src/pipeline/storage.js';
 import type { PipelineEvent, PlannedTask, Verdict } from '../../src/pipeline/types.js';
+import { declineUnattended } from '../../src/pipeline/unattended.js';
 import { type RunSummary, runPipeline } from '../../src/pipeline/worker.js';
 import { createSandbox } from '../../src/sandbox/select.js';
 import { openDatabase } from '../../src/store/database.js';
@@ -191,6 +193,8 @@ export interface RunOptions {
   plans?: PlanStore;
   /** Who holds claimed tasks (default this test process). */
   owner?: string;
+  /** The coder's permission mode, unattended as in `hearth pipeline run` (default auto). */
+  mode?: PermissionMode;
 }
 
 /** Runs the pipeline once over the bench's workspace, as `hearth pipeline run` does. */
@@ -216,7 +220,8 @@ export async function runOnce(
       store,
       llm: llm('coder'),
       tools: new ToolRegistry(selectTools()),
-      gate: new PermissionGate('auto', { allow: [], deny: [] }, bench.ws),
+      gate: new PermissionGate(opts.mode ?? 'auto', { allow: [], deny: [] }, bench.ws),
+      approve: declineUnattended,
       sandbox,
       workspace: bench.ws,
       maxIterations: 10,

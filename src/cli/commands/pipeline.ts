@@ -27,6 +27,11 @@ task it held back in its phase. The workspace must be the same folder on each ma
 path (a network mount): a clone is refused. hearth worker runs the pipeline of every workspace with
 open plans whose folder is on its machine (see hearth worker --help).
 
+Nobody answers approval questions during a run: calls the coder's permission mode would ask about
+are declined, which the run says at its start, and a task whose calls were declined names them and
+fails. --yolo lets the coder write and run commands (in the sandbox) for this run; the setting
+"pipeline": {"permission_mode": "auto"} does it for every run, hearth worker's included.
+
 Examples:
   hearth pipeline run --yolo
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth pipeline run --watch -C /mnt/shared/app`;
@@ -82,7 +87,8 @@ export function addPipelineCommands(program: Command): void {
     .addHelpText('after', RUN_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
       const {
-        runtimeFromFlags,
+        loadConfigFromFlags,
+        runtimeFromConfig,
         runWorkspacePipeline,
         describeSummary,
         terminalJson,
@@ -90,7 +96,23 @@ export function addPipelineCommands(program: Command): void {
         describeEvent,
       } = await load();
       const flags = cmd.optsWithGlobals<Flags>();
-      const runtime = await runtimeFromFlags(flags);
+      // The run's flag decides the coder's mode over the pipeline's setting, as it does for a session.
+      const mode = flags.yolo ? 'auto' : flags.permissionMode;
+      const runtime = await runtimeFromConfig(
+        await loadConfigFromFlags(
+          flags,
+          mode === undefined
+            ? []
+            : [
+                {
+                  key: 'pipeline.permission_mode',
+                  value: mode,
+                  name: flags.yolo ? '--yolo' : '--permission-mode',
+                },
+              ],
+        ),
+        flags,
+      );
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGINT', onSignal);

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import type { SchedulerEvent } from '../../scheduler/scheduler.js';
 import type { RunRow } from '../../store/scheduler-storage.js';
-import { positiveInt } from '../arg-parsers.js';
+import { nameList, positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
 import { describeRun, localTime, withScheduler } from './scheduler-access.js';
 
 const SCHEDULER_HELP = `
-Runs the jobs (hearth jobs; "startup" jobs each time a scheduler starts, --once included), the inbox (hearth submit, or a .txt/.md/.json file dropped into
-~/.hearth/inbox/) and wake-ups (hearth wake, the schedule_wakeup tool) until stopped (Ctrl+C,
+Runs the jobs (hearth jobs; "startup" jobs each time a scheduler starts, --once included), the inbox (hearth submit without a shared
+database, or a .txt/.md/.json file dropped into ~/.hearth/inbox/) and wake-ups (hearth wake, the schedule_wakeup tool) until stopped (Ctrl+C,
 SIGTERM). One scheduler runs at a time per database: a second one waits and takes over when the
 first stops. Each run is an agent session with this workspace's settings (or the job's); calls
 that need approval are declined and say which --allow rule would let them run.
@@ -31,6 +31,15 @@ As a systemd user service (~/.config/systemd/user/hearth-scheduler.service):
   [Install]
   WantedBy=default.target
 then: systemctl --user enable --now hearth-scheduler`;
+
+const SUBMIT_HELP = `
+Where the task goes, and what is said about it:
+- with a shared database (storage: postgres://... in the config, or HEARTH_DATABASE_URL): the
+  shared queue, where a hearth worker on any machine takes it (as hearth queue add); the output
+  says how many workers take tasks now, or that none is seen and it waits until one starts;
+- otherwise: this Hearth home's inbox (~/.hearth/inbox/), which a running hearth scheduler (or
+  hearth serve) takes; the output says whether one runs.
+Follow it with hearth queue list, or hearth inbox.`;
 
 function label(run: RunRow): string {
   if (run.jobId) return run.jobId;
@@ -108,18 +117,14 @@ export function addSchedulerCommands(program: Command): void {
   program
     .command('submit <task...>')
     .description(
-      'queue a task in the inbox; a running scheduler runs it in a new session (-C picks the folder)',
+      'queue a task where it runs: for the workers with a shared database (storage), else in the inbox a scheduler takes (-C picks the folder)',
     )
-    .action(async (words: string[], _opts: unknown, cmd: Command) =>
-      withScheduler(cmd, async (service) => {
-        const task = words.join(' ').trim();
-        if (!task) throw new UsageError('Say what to do: hearth submit "the task"');
-        const name = await service.submit(task, service.files.workspaceDir);
-        process.stdout.write(
-          `Queued ${name} in ${service.inbox.dir}. A running scheduler picks it up (hearth scheduler); see it with: hearth inbox\n`,
-        );
-      }),
-    );
+    .option('--tags <list>', 'shared queue: only workers with all of these tags take it', nameList)
+    .addHelpText('after', SUBMIT_HELP)
+    .action(async (words: string[], opts: { tags?: string[] }, cmd: Command) => {
+      const { submitCommand } = await import('./queue-actions.js');
+      await submitCommand(words, opts, cmd);
+    });
 
   program
     .command('inbox')
@@ -136,9 +141,13 @@ export function addSchedulerCommands(program: Command): void {
             lines.push(visible(`${where.padEnd(8)}${name}${session}${reason}`));
           }
         }
-        process.stdout.write(
-          lines.length ? `${lines.join('\n')}\n` : `The inbox (${service.inbox.dir}) is empty.\n`,
-        );
+        if (!lines.length) lines.push(`The inbox (${service.inbox.dir}) is empty.`);
+        // Where the task just submitted went, for whoever looks for it here.
+        if (service.sharesQueue)
+          lines.push(
+            'With the shared database, hearth submit queues tasks for the workers: hearth queue list',
+          );
+        process.stdout.write(`${lines.join('\n')}\n`);
       }),
     );
 

@@ -1,8 +1,6 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type TaskResult, WorkQueue } from '../../cluster/work-queue.js';
 import { runWorker, type WorkerEvent } from '../../cluster/worker.js';
 import { defaultDbPath, loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
@@ -16,23 +14,12 @@ import { recordRun } from '../../server/recorded-run.js';
 import { assembleRuntime } from '../../setup/runtime.js';
 import { redact } from '../../store/postgres/connection.js';
 import { PostgresEventLog } from '../../store/postgres/event-log.js';
-import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
-import { terminalJson, visible } from '../sanitize.js';
-import { UsageError } from '../usage-error.js';
+import type { GlobalFlags } from '../options.js';
+import { visible } from '../sanitize.js';
+import { sharedDatabase } from './queue-actions.js';
 import { localTime } from './scheduler-access.js';
 import type { WorkerFlags } from './worker.js';
 import { turnWorker } from './worker-turns.js';
-
-async function sharedDatabase(cmd: Command) {
-  const flags = cmd.optsWithGlobals<GlobalFlags>();
-  const { config } = await loadConfigFromFlags(flags);
-  if (!config.storage) {
-    throw new UsageError(
-      'The queue lives in a shared PostgreSQL database, and none is configured. Set storage: postgres://USER@HOST:5432/DB in ~/.hearth/config.json, or HEARTH_DATABASE_URL.',
-    );
-  }
-  return { flags, config, url: config.storage };
-}
 
 function say(text: string): void {
   process.stdout.write(`${localTime(Date.now())}  ${visible(text)}\n`);
@@ -180,11 +167,12 @@ async function runPipelines(
         });
         const runtime = await assembleRuntime(loaded, workspace);
         try {
-          // The run's events go to its journal; those about who holds the work are said here too.
+          // The run's events go to its journal; those about who holds the work, and what its
+          // permission mode will decline, are said here too.
           const show = (event: PipelineEvent) => {
             const lost = event.type === 'idle' && event.reason === 'lease_lost';
-            if (lost || event.type === 'claim_lost' || event.type === 'took_over')
-              say(`pipeline of ${workspace}: ${describeEvent(event)}`);
+            const said = ['claim_lost', 'took_over', 'permission_note'].includes(event.type);
+            if (lost || said) say(`pipeline of ${workspace}: ${describeEvent(event)}`);
           };
           const summary = await runWorkspacePipeline(runtime, show, {
             signal: runSignal,
@@ -198,50 +186,5 @@ async function runPipelines(
     });
   } finally {
     await storage.close();
-  }
-}
-
-export async function queueAdd(words: string[], opts: { tags?: string[] }, cmd: Command): Promise<void> {
-  const task = words.join(' ').trim();
-  if (!task) throw new UsageError('Say what to do: hearth queue add "the task"');
-  const { flags, url } = await sharedDatabase(cmd);
-  const queue = await WorkQueue.open(url);
-  try {
-    const key = await queue.add({
-      task,
-      workspace: resolve(flags.workspace),
-      ...(flags.model ? { model: flags.model } : {}),
-      tags: opts.tags ?? [],
-    });
-    process.stdout.write(`Queued ${key}. A worker (hearth worker) runs it; see it with: hearth queue list\n`);
-  } finally {
-    await queue.close();
-  }
-}
-
-export async function queueList(opts: { json?: boolean }, cmd: Command): Promise<void> {
-  const { url } = await sharedDatabase(cmd);
-  const queue = await WorkQueue.open(url);
-  try {
-    const view = await queue.view();
-    if (opts.json) {
-      process.stdout.write(`${terminalJson(view)}\n`);
-      return;
-    }
-    const lines = [
-      ...view.pending.map((t) =>
-        visible(
-          `${t.lockedBy ? 'running ' : 'waiting '}${t.key}  ${t.task.slice(0, 60)}${t.tags.length ? `  [${t.tags.join(',')}]` : ''}${t.attempts > 1 ? `  attempt ${t.attempts}` : ''}`,
-        ),
-      ),
-      ...view.done.map((r: TaskResult) =>
-        visible(
-          `${r.status.padEnd(8)}${r.key}  on ${r.host}${r.sessionId ? `  session ${r.sessionId}` : ''}${r.reason ? `  ${r.reason}` : ''}`,
-        ),
-      ),
-    ];
-    process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'The queue is empty.\n');
-  } finally {
-    await queue.close();
   }
 }

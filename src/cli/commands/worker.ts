@@ -30,8 +30,11 @@ by. --no-pipeline leaves the pipeline to other machines.
 
 Examples:
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth worker --concurrency 2 --tags gpu
-  hearth queue add "upgrade the dependencies and run the tests" -C ~/src/app --tags gpu
-  hearth queue list`;
+  hearth submit "upgrade the dependencies and run the tests" -C ~/src/app --tags gpu
+  hearth queue list
+
+hearth submit and hearth queue add both queue here and say how many workers take the task now
+(or that none is seen: it waits until one starts).`;
 
 export interface WorkerFlags {
   concurrency?: number;
@@ -65,7 +68,7 @@ export function addWorkerCommands(program: Command): void {
     .description('queue a task for any worker (-C: its folder on the worker machine; -m: its model)')
     .option('--tags <list>', 'only workers with all of these tags take it', nameList)
     .action(async (words: string[], opts: { tags?: string[] }, cmd: Command) => {
-      const { queueAdd } = await import('./worker-actions.js');
+      const { queueAdd } = await import('./queue-actions.js');
       await queueAdd(words, opts, cmd);
     });
   queue
@@ -73,7 +76,7 @@ export function addWorkerCommands(program: Command): void {
     .description('tasks waiting or running, and the latest results')
     .option('--json', 'as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { queueList } = await import('./worker-actions.js');
+      const { queueList } = await import('./queue-actions.js');
       // --json is also the main command's flag, which takes it when given after the subcommand.
       await queueList(cmd.optsWithGlobals<{ json?: boolean }>(), cmd);
     });
