@@ -1,7 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { DiscoveryError } from '../llm/discover.js';
 import { leaseRefusal } from '../store/run-lease.js';
-import { closest } from '../util/levenshtein.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
 import { runOneShot } from './run-task.js';
@@ -22,20 +21,9 @@ export interface MainFlags extends GlobalFlags {
 }
 
 /** The main command: a task run once, the REPL, or a stored session resumed. Resolves to the exit code. */
-export async function runTaskCommand(
-  words: string[],
-  flags: MainFlags,
-  commands: string[],
-  version: string,
-): Promise<number> {
+export async function runTaskCommand(words: string[], flags: MainFlags, version: string): Promise<number> {
+  // Whether the words are a task or a command was settled before (words-or-command.ts).
   let task = words.join(' ').trim();
-  // `hearth sesions` is a mistyped command far more often than a one-word task.
-  const meant = words.length === 1 && !flags.print ? closest(words[0]!, commands) : undefined;
-  if (meant !== undefined && meant !== words[0]) {
-    throw new UsageError(
-      `"${words[0]}" is not a command. Did you mean: hearth ${meant}? (To give it as a task: hearth -p "${words[0]}")`,
-    );
-  }
   const atTerminal = process.stdin.isTTY === true;
   if (flags.interactive && !atTerminal)
     throw new UsageError(
