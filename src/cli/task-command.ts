@@ -2,6 +2,7 @@ import { fstatSync } from 'node:fs';
 import { DiscoveryError } from '../llm/discover.js';
 import { leaseRefusal } from '../store/run-lease.js';
 import { ConnectionError, resolveConnection } from './connect.js';
+import { JsonLines } from './json-lines.js';
 import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
 import { runOneShot } from './run-task.js';
 import { loadTextWidth } from './text-width.js';
@@ -56,6 +57,8 @@ export async function runTaskCommand(words: string[], flags: MainFlags, version:
         : undefined;
     if (flags.continue && !resume)
       throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
+    const json = flags.json ? new JsonLines(process.stdout) : undefined;
+    if (resume) json?.stored(resume);
     const last = resume && !task ? (await store.messages(resume.id)).at(-1) : undefined;
     const finished = last?.role === 'assistant' && !last.tool_calls?.length;
     // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
@@ -117,7 +120,7 @@ export async function runTaskCommand(words: string[], flags: MainFlags, version:
       connection,
       task: task || undefined,
       resume,
-      json: flags.json === true,
+      json,
       deepWork: flags.deep === true,
       pauseForApproval: flags.pauseForApproval === true,
       plan: flags.plan === true,
