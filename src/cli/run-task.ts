@@ -4,11 +4,11 @@ import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
-import { reflectAfterSessions } from '../setup/memory-access.js';
 import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import type { JsonLines } from './json-lines.js';
+import { reflectOnLeaving } from './reflect-on-exit.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
 import { visible } from './sanitize.js';
 import { readTaskImages } from './task-images.js';
@@ -164,14 +164,14 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
         ),
       );
     } else {
-      if (done?.reason === 'completed') {
-        await reflectAfterSessions(runtime, connection, [session.id], 'one-shot', (line) =>
-          process.stderr.write(style.dim(`${visible(line)}\n`)),
-        );
-      }
       process.stderr.write(
         style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
       );
+      if (done?.reason === 'completed') {
+        await reflectOnLeaving(runtime, connection, [session.id], 'one-shot', (line) =>
+          process.stderr.write(style.dim(`${visible(line)}\n`)),
+        );
+      }
     }
     if (done?.reason === 'completed' && declined > 0) {
       process.stderr.write(
