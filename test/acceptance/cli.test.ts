@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
+import { closedPort } from '../support/net.js';
 import { keys } from '../support/pty.js';
 import { reply } from '../support/scripted-server.js';
 import { withDeadline } from '../support/wait.js';
@@ -158,7 +159,7 @@ describe('--json: the first line names the session', () => {
     }
   });
 
-  it('comes before the error of a finished session given nothing to do, and before a server error', async () => {
+  it('comes before the error of a finished session given nothing to do, of a server down, and of a server error', async () => {
     await cli.serve([reply().text('Done.'), reply().httpError(400, { body: 'bad request' })]);
     const first = await cli.run(['--json', 'do it']);
     const id = jsonLines(first.stdout)[0]!.id;
@@ -167,6 +168,14 @@ describe('--json: the first line names the session', () => {
     expect(finished.code).toBe(1);
     expect(jsonLines(finished.stdout)[0]).toMatchObject({ type: 'session', id });
     expect(jsonLines(finished.stdout).at(-1)).toMatchObject({ type: 'error' });
+
+    // No server answers at all: the session it would have gone on is still named.
+    const down = await cli.run(['--json', '-c', 'and again'], {
+      env: { HEARTH_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1` },
+    });
+    expect(down.code).toBe(1);
+    expect(jsonLines(down.stdout)[0]).toMatchObject({ type: 'session', id });
+    expect(jsonLines(down.stdout).at(-1)).toMatchObject({ type: 'error' });
 
     const failed = await cli.run(['--json', '-c', 'and again']);
     expect(failed.code).toBe(1);
