@@ -23,10 +23,12 @@ export type StopReason =
  */
 export type AgentEvent = RunEvent | SubagentEvent;
 
+/** First of every run of a stored session: which one it is (a script keeps `id` to resume it). */
+export type SessionEvent = { type: 'session'; id: string; workspace: string; model: string };
+
 /** What one agent's own run reports; a sub-agent's come wrapped in `subagent_event`. */
 export type RunEvent =
-  /** First of every run of a stored session: which one it is (a script keeps `id` to resume it). */
-  | { type: 'session'; id: string; workspace: string; model: string }
+  | SessionEvent
   | { type: 'turn_start'; turn: number }
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }

@@ -16,7 +16,7 @@ import { truncateMiddle } from '../tools/truncate.js';
 import type { WakeupPort } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
-import type { AgentEvent } from './events.js';
+import type { AgentEvent, SessionEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
 
 export interface SessionDeps {
@@ -164,6 +164,11 @@ export class AgentSession {
     return this.row.id;
   }
 
+  /** Which session this is and the model it runs with now: the first event of each of its runs. */
+  get identity(): SessionEvent {
+    return { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
+  }
+
   /** A new session; a sub-agent's names the session that started it and how deep it is. */
   static async create(
     deps: SessionDeps,
@@ -304,7 +309,7 @@ export class AgentSession {
       journal.update({ title: this.row.title });
     }
     this.setStatus('active');
-    yield { type: 'session', id: this.id, workspace: this.row.workspace, model: this.deps.llm.model };
+    yield this.identity;
     if (this.hooks && this.startSource) {
       const started = await this.hooks.sessionStart(this.startSource, signal);
       this.startSource = undefined;

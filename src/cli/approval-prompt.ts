@@ -51,7 +51,8 @@ export async function askApproval(
 
 /**
  * Waits for one of `keys` on a terminal in raw mode and echoes it; Ctrl+C or Ctrl+D cancel. Other
- * keys are ignored, and so is an Enter pressed out of habit in the same burst as the answer.
+ * keys are ignored, and so is an Enter pressed out of habit in the same burst as the answer. A
+ * question with a default (`enter`) takes an Enter alone as that key.
  */
 export function readKey(
   input: NodeJS.ReadStream,
@@ -59,6 +60,7 @@ export function readKey(
   question: string,
   keys: readonly string[],
   signal: AbortSignal,
+  enter?: string,
 ): Promise<string | undefined> {
   output.write(question);
   return new Promise((resolve) => {
@@ -76,6 +78,7 @@ export function readKey(
     const onData = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       if (text.includes('\x03') || text.includes('\x04')) return finish(undefined);
+      if (enter !== undefined && /^[\r\n]+$/.test(text)) return finish(enter);
       const key = keys.find((k) => text.trim().toLowerCase() === k);
       if (key) finish(key);
     };

@@ -20,6 +20,7 @@ import { addWorkerCommands } from './commands/worker.js';
 import { terminalJson, visible } from './sanitize.js';
 import type { MainFlags } from './task-command.js';
 import { UsageError } from './usage-error.js';
+import { type Reading, readWords, shapeOf } from './words-or-command.js';
 
 /*
  * This module only describes the command line: what runs (config, the agent, the REPL) is loaded
@@ -28,6 +29,13 @@ import { UsageError } from './usage-error.js';
  */
 
 const HELP_AFTER = `
+Tasks and commands: the words are a command when the first names one and the rest fit it (its
+options, one of its subcommands, the words it takes); any other words are a task, so
+hearth plan the refactor of auth and hearth init a git repo go to the model. A subcommand mistyped
+by one letter is pointed out (hearth sessions lst). A lone word one letter off a command
+(hearth sesions) is asked about at a terminal (Enter runs the command, n the task); without one it
+goes to the model, with a note on stderr. -p runs the words as a task whatever they are.
+
 Examples:
   hearth                                       (interactive: type tasks, /help for commands)
   hearth -i "first task"                       (interactive, starting with a task)
@@ -85,7 +93,8 @@ async function isUserError(err: unknown): Promise<boolean> {
   return [UsageError, ...types].some((t) => t !== undefined && err instanceof t);
 }
 
-function buildProgram(): Command {
+/** The whole command line; `withCommands: false` leaves only the main command, which runs a task. */
+function buildProgram(withCommands = true): Command {
   const program = new Command('hearth')
     .description(
       'A local-first AI agent for OpenAI-compatible model servers (LM Studio, Ollama, llama.cpp, vLLM).',
@@ -147,15 +156,11 @@ function buildProgram(): Command {
     .addOption(new Option('--db <file>', 'the session database').hideHelp())
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run hearth --help for usage)')
-    .action(async (words: string[], flags: MainFlags, cmd: Command) => {
+    .action(async (words: string[], flags: MainFlags) => {
       const { runTaskCommand } = await import('./task-command.js');
-      process.exitCode = await runTaskCommand(
-        words,
-        flags,
-        cmd.commands.map((c) => c.name()),
-        version,
-      );
+      process.exitCode = await runTaskCommand(words, flags, version);
     });
+  if (!withCommands) return program;
   addSessionCommands(program);
   addDebugCommands(program);
   addDoctorCommand(program);
@@ -178,7 +183,7 @@ function buildProgram(): Command {
 /** Runs the program, turning the user's errors into one clear line and exit code 1. */
 export async function runProgram(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await dispatch(argv);
   } catch (err) {
     if (await isUserError(err)) {
       const message = (err as Error).message;
@@ -190,4 +195,77 @@ export async function runProgram(argv: string[]): Promise<void> {
     }
     throw err;
   }
+}
+
+/** Runs the command line as a command or as a task, by the rule in words-or-command.ts. */
+async function dispatch(argv: string[]): Promise<void> {
+  const reading = readCommandLine(argv);
+  switch (reading.kind) {
+    case 'command':
+      await buildProgram().parseAsync(argv);
+      return;
+    case 'task':
+      await buildProgram(false).parseAsync(argv);
+      return;
+    case 'mistyped-subcommand': {
+      const [command, typed] = reading.path;
+      throw new UsageError(
+        `"${typed}" is not a subcommand of hearth ${command}. Did you mean: hearth ${reading.meant.join(' ')}? (hearth ${command} --help lists them)`,
+      );
+    }
+    case 'near-command': {
+      const { word, command } = reading;
+      if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) {
+        process.stderr.write(
+          `hearth: "${visible(word)}" is not a command: it goes to the model as a task. For the command: hearth ${command}\n`,
+        );
+        await buildProgram(false).parseAsync(argv);
+        return;
+      }
+      const answer = await askNearCommand(word, command);
+      if (answer === undefined) process.exitCode = 130;
+      else if (answer === 'n') await buildProgram(false).parseAsync(argv);
+      else {
+        const at = argv.lastIndexOf(word);
+        await buildProgram().parseAsync([...argv.slice(0, at), command, ...argv.slice(at + 1)]);
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * Reads the command line with the main command's options taken out, on a copy of the program that
+ * keeps what it parsed to itself. A line it cannot parse is left to the real parse to report.
+ */
+export function readCommandLine(argv: string[]): Reading {
+  const probe = buildProgram()
+    .exitOverride()
+    .configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  try {
+    const { operands, unknown } = probe.parseOptions(argv.slice(2));
+    const flags = probe.opts<MainFlags>();
+    if (operands.length > 0 && (flags.print || flags.interactive || flags.skill !== undefined))
+      return { kind: 'task' };
+    return readWords(operands, shapeOf(probe).subcommands, unknown.length > 0);
+  } catch {
+    return { kind: 'command' };
+  }
+}
+
+/** One key: Enter or y runs the command, n the task; Ctrl+C neither (undefined). */
+async function askNearCommand(word: string, command: string): Promise<string | undefined> {
+  const [{ readKey }, { colorEnabled, makeStyle }] = await Promise.all([
+    import('./approval-prompt.js'),
+    import('./render.js'),
+  ]);
+  const style = makeStyle(colorEnabled(process.stderr, process.env));
+  return readKey(
+    process.stdin,
+    process.stderr,
+    `"${visible(word)}" is not a command. Run ${style.cyan(`hearth ${command}`)}? ${style.cyan('y')} yes · ${style.cyan('n')} no, give "${visible(word)}" to the model as a task  [Y/n] `,
+    ['y', 'n'],
+    new AbortController().signal,
+    'y',
+  );
 }

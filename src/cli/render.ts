@@ -64,8 +64,10 @@ const OUTPUT_LINES = 12;
 const DIFF_LINES = 60;
 
 /**
- * Renders events for a person: the answer on stdout, everything else (reasoning, tool
- * activity, warnings) on stderr, so `hearth "task" > answer.txt` captures just the answer.
+ * Renders events for a person: what the model says on stdout, as it streams (each turn its own
+ * paragraph), everything else (reasoning, tool activity, warnings) on stderr, so
+ * `hearth "task" > answer.txt` keeps the model's words without the tool lines. (The final answer
+ * alone is the `done` event's `text` in `--json`.)
  */
 export class TerminalRenderer {
   private stdoutAtLineStart = true;
@@ -75,11 +77,11 @@ export class TerminalRenderer {
   /** Calls whose diff the approval question already showed. */
   private readonly previewed = new Set<string>();
   private sessionId = '';
-  /** The answer so far has text, so the next turn's text starts after a blank line. */
+  /** This run's answer so far has text, so the next turn's text starts after a blank line. */
   private wroteText = false;
   private turnStarted = false;
-  /** With `answerOnly`: this turn's text, held until it is known to be the answer or narration. */
-  private turnText = '';
+  /** With `piped`: the answer's last line, written once it is complete (or its turn ends). */
+  private heldLine = '';
   private readonly subagents: SubagentLines;
 
   constructor(
@@ -87,10 +89,10 @@ export class TerminalRenderer {
     private readonly err: NodeJS.WritableStream,
     private readonly style: Style,
     /**
-     * Stdout is a file or a pipe: only the final answer goes there (`hearth "..." > answer.txt`);
-     * what the model says on the way, before its tool calls, goes to stderr with the rest.
+     * Stdout is a file or a pipe: the answer goes there a line at a time as it streams, and lines
+     * said on stderr do not break into it (on a terminal both share the screen, so they must).
      */
-    private readonly answerOnly = false,
+    private readonly piped = false,
   ) {
     this.subagents = new SubagentLines(style);
     // Lines cut to a terminal's width want exact widths; into a pipe, cutting a little early is fine.
@@ -103,15 +105,10 @@ export class TerminalRenderer {
     switch (event.type) {
       case 'text_delta':
         this.endReasoning();
-        if (this.answerOnly) {
-          this.turnText += event.text;
-          break;
-        }
-        if (this.turnStarted && this.wroteText) this.out.write(this.stdoutAtLineStart ? '\n' : '\n\n');
+        if (this.turnStarted && this.wroteText) this.writeAnswer(this.stdoutAtLineStart ? '\n' : '\n\n');
         this.turnStarted = false;
-        this.out.write(event.text);
+        this.writeAnswer(event.text);
         this.wroteText = true;
-        this.stdoutAtLineStart = event.text.endsWith('\n');
         break;
       case 'reasoning_delta':
         if (!this.inReasoning) {
@@ -122,16 +119,18 @@ export class TerminalRenderer {
         break;
       case 'retry':
         this.endReasoning();
-        // What the failed attempt streamed is void.
-        this.turnText = '';
+        // What the failed attempt streamed is void: what is not out yet stays out.
+        if (this.piped && this.heldLine !== '') {
+          this.heldLine = '';
+          this.stdoutAtLineStart = true;
+        }
         this.errLine(
           this.style.yellow(`↻ ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)}s`),
         );
         break;
       case 'tool_call':
         this.endReasoning();
-        if (this.turnText.trim() !== '') this.errLine(this.style.dim(this.turnText.trim()));
-        this.turnText = '';
+        this.endAnswerLine();
         this.calls.set(event.call.id, event.label ?? callLine(shownCall(event)));
         break;
       case 'approval_request':
@@ -159,13 +158,9 @@ export class TerminalRenderer {
         break;
       case 'done':
         this.endReasoning();
-        if (this.answerOnly && this.turnText.trim() !== '') {
-          this.out.write(this.turnText.trim());
-          this.stdoutAtLineStart = false;
-          this.turnText = '';
-        }
-        if (!this.stdoutAtLineStart) this.out.write('\n');
-        this.stdoutAtLineStart = true;
+        this.endAnswerLine();
+        // Paragraphs part the turns of one run; the next run's answer starts on the next line.
+        this.wroteText = false;
         if (['max_iterations', 'loop', 'budget', 'paused', 'blocked'].includes(event.reason))
           this.errLine(this.style.yellow(event.text));
         if (event.reason === 'aborted') this.errLine(this.style.yellow('Interrupted.'));
@@ -225,11 +220,26 @@ export class TerminalRenderer {
     if (!this.stderrAtLineStart) this.writeErr('\n');
   }
 
-  private errLine(text: string): void {
-    if (!this.stdoutAtLineStart) {
-      this.out.write('\n');
-      this.stdoutAtLineStart = true;
+  /** Writes answer text: at once on a terminal, into a pipe each line once it is complete. */
+  private writeAnswer(text: string): void {
+    this.stdoutAtLineStart = text.endsWith('\n');
+    if (!this.piped) {
+      this.out.write(text);
+      return;
     }
+    const all = this.heldLine + text;
+    const end = all.lastIndexOf('\n') + 1;
+    if (end > 0) this.out.write(all.slice(0, end));
+    this.heldLine = all.slice(end);
+  }
+
+  private endAnswerLine(): void {
+    if (!this.stdoutAtLineStart) this.writeAnswer('\n');
+  }
+
+  private errLine(text: string): void {
+    // On a terminal, a line on stderr must not run into the answer's unfinished line.
+    if (!this.piped) this.endAnswerLine();
     if (!this.stderrAtLineStart) this.writeErr('\n');
     this.writeErr(`${text}\n`);
   }

@@ -4,12 +4,13 @@ import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
-import { reflectAfterSessions } from '../setup/memory-access.js';
 import type { SessionRow } from '../store/sessions.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
+import type { JsonLines } from './json-lines.js';
+import { reflectOnLeaving } from './reflect-on-exit.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
-import { terminalJson, visible } from './sanitize.js';
+import { visible } from './sanitize.js';
 import { readTaskImages } from './task-images.js';
 import { UsageError } from './usage-error.js';
 
@@ -20,7 +21,8 @@ export interface OneShotOptions {
   task: string | undefined;
   /** Continue this stored session instead of starting one. */
   resume?: SessionRow;
-  json: boolean;
+  /** Events go there as JSON lines instead of being shown to a person. */
+  json?: JsonLines;
   /** Deep-work mode: higher limits, and a push to finish open todos. */
   deepWork: boolean;
   /** With no terminal, pause with exit code 3 on a call that needs approval instead of declining it. */
@@ -54,11 +56,11 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
   const renderer = new TerminalRenderer(process.stdout, process.stderr, style, process.stdout.isTTY !== true);
-  const emit = options.json
-    ? (event: AgentEvent) => process.stdout.write(`${terminalJson(event)}\n`)
+  const { json } = options;
+  const emit = json
+    ? (event: AgentEvent) => json.write(event)
     : (event: AgentEvent) => renderer.render(event);
   const images = await readTaskImages(options.images, runtime, connection);
-  for (const note of setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
 
   let declined = 0;
   const approve: Approver | undefined = process.stdin.isTTY
@@ -74,6 +76,9 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     options.resume,
   );
   try {
+    // Named before anything else is said, so a script can resume it whatever happens next.
+    emit(session.identity);
+    for (const note of setupNotes(runtime, connection)) emit({ type: 'warning', message: note });
     const pending = session.pending;
     if (options.approved && pending.length === 0) {
       throw new UsageError(
@@ -159,14 +164,14 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
         ),
       );
     } else {
-      if (done?.reason === 'completed') {
-        await reflectAfterSessions(runtime, connection, [session.id], 'one-shot', (line) =>
-          process.stderr.write(style.dim(`${visible(line)}\n`)),
-        );
-      }
       process.stderr.write(
         style.dim(`session ${session.id} · continue with: hearth --resume ${session.id} "..."\n`),
       );
+      if (done?.reason === 'completed') {
+        await reflectOnLeaving(runtime, connection, [session.id], 'one-shot', (line) =>
+          process.stderr.write(style.dim(`${visible(line)}\n`)),
+        );
+      }
     }
     if (done?.reason === 'completed' && declined > 0) {
       process.stderr.write(

@@ -1,8 +1,8 @@
 import { fstatSync } from 'node:fs';
 import { DiscoveryError } from '../llm/discover.js';
 import { leaseRefusal } from '../store/run-lease.js';
-import { closest } from '../util/levenshtein.js';
 import { ConnectionError, resolveConnection } from './connect.js';
+import { JsonLines } from './json-lines.js';
 import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
 import { runOneShot } from './run-task.js';
 import { loadTextWidth } from './text-width.js';
@@ -22,20 +22,9 @@ export interface MainFlags extends GlobalFlags {
 }
 
 /** The main command: a task run once, the REPL, or a stored session resumed. Resolves to the exit code. */
-export async function runTaskCommand(
-  words: string[],
-  flags: MainFlags,
-  commands: string[],
-  version: string,
-): Promise<number> {
+export async function runTaskCommand(words: string[], flags: MainFlags, version: string): Promise<number> {
+  // Whether the words are a task or a command was settled before (words-or-command.ts).
   let task = words.join(' ').trim();
-  // `hearth sesions` is a mistyped command far more often than a one-word task.
-  const meant = words.length === 1 && !flags.print ? closest(words[0]!, commands) : undefined;
-  if (meant !== undefined && meant !== words[0]) {
-    throw new UsageError(
-      `"${words[0]}" is not a command. Did you mean: hearth ${meant}? (To give it as a task: hearth -p "${words[0]}")`,
-    );
-  }
   const atTerminal = process.stdin.isTTY === true;
   if (flags.interactive && !atTerminal)
     throw new UsageError(
@@ -68,6 +57,8 @@ export async function runTaskCommand(
         : undefined;
     if (flags.continue && !resume)
       throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
+    const json = flags.json ? new JsonLines(process.stdout) : undefined;
+    if (resume) json?.stored(resume);
     const last = resume && !task ? (await store.messages(resume.id)).at(-1) : undefined;
     const finished = last?.role === 'assistant' && !last.tool_calls?.length;
     // With nothing to do at a terminal, talk; a session stopped mid-task still carries on by itself.
@@ -129,7 +120,7 @@ export async function runTaskCommand(
       connection,
       task: task || undefined,
       resume,
-      json: flags.json === true,
+      json,
       deepWork: flags.deep === true,
       pauseForApproval: flags.pauseForApproval === true,
       plan: flags.plan === true,

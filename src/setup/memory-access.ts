@@ -77,7 +77,8 @@ const MIN_MESSAGES_TO_REFLECT = 4;
  * Reflects on sessions that just ended, when the config asks for it: `memory.reflect` is
  * `interactive` (the default: after a REPL session, where the user is leaving anyway) or `always`
  * (also after one-shot runs, which scripts wait on, so not by default: on slow hardware the extra
- * model call can take minutes). Says one line per session through `say`.
+ * model call can take minutes). Says what it does before each wait, and one line per session after
+ * it, through `say`. `skip` stops it: what was not reflected on is left as it was, to do later.
  */
 export async function reflectAfterSessions(
   runtime: Runtime,
@@ -85,6 +86,7 @@ export async function reflectAfterSessions(
   sessionIds: readonly string[],
   surface: 'interactive' | 'one-shot',
   say: (line: string) => void,
+  skip?: AbortSignal,
 ): Promise<void> {
   const { memory } = runtime.config;
   if (!memory.enabled || memory.reflect === 'off') return;
@@ -92,15 +94,24 @@ export async function reflectAfterSessions(
   const store = await runtime.sessions();
   const counts = await Promise.all(sessionIds.map(async (id) => (await store.messages(id)).length));
   const worth = sessionIds.filter((_, i) => counts[i]! - 1 >= MIN_MESSAGES_TO_REFLECT);
-  if (worth.length === 0) return;
-  const longTerm = await openCliMemory(runtime, connection);
+  let longTerm: LongTermMemory | undefined;
   try {
-    for (const id of worth) {
+    for (const [i, id] of worth.entries()) {
       say(`Reflecting on session ${id} to learn from it (memory.reflect; Ctrl+C skips)...`);
-      say(describeReflection(id, await reflect(runtime, connection, longTerm, id)));
+      longTerm ??= await openCliMemory(runtime, connection);
+      const outcome = skip?.aborted
+        ? undefined
+        : await reflect(runtime, connection, longTerm, id, undefined, skip);
+      // Stopped before its one write: nothing of it was kept, and it can be done later.
+      if (outcome === undefined || (skip?.aborted && outcome.status !== 'reflected')) {
+        const later = worth.slice(i).map((left) => `hearth memory reflect ${left}`);
+        say(`Skipped the reflection; to do it later: ${later.join(', ')}`);
+        return;
+      }
+      say(describeReflection(id, outcome));
     }
   } finally {
-    await longTerm.close();
+    await longTerm?.close();
   }
 }
 
@@ -110,6 +121,7 @@ export async function reflect(
   memory: LongTermMemory,
   sessionId: string,
   onProgress?: (text: string) => void,
+  signal?: AbortSignal,
 ): Promise<ReflectOutcome> {
   const { reflectOnSession } = await import('../memory/reflection/reflect.js');
   return reflectOnSession({
@@ -121,6 +133,7 @@ export async function reflect(
     autoAccept: runtime.config.memory.auto_accept,
     skillsDir: skillsDir(),
     onProgress,
+    signal,
   });
 }
 

@@ -45,3 +45,21 @@ function nearest(word: string, candidates: readonly string[]): string | undefine
   }
   return best;
 }
+
+/**
+ * Whether `typed` is `name` with one slip, ignoring case: one letter added, missing, changed, or two
+ * neighbours swapped (`sesions`, `sessoins`, `Sessions`). The same word is not a slip.
+ */
+export function oneSlipFrom(typed: string, name: string): boolean {
+  const a = typed.toLowerCase();
+  const b = name.toLowerCase();
+  if (typed === name || Math.abs(a.length - b.length) > 1) return false;
+  if (a === b) return true;
+  let i = 0;
+  while (a[i] === b[i]) i++;
+  if (a.length === b.length) {
+    const swapped = a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2);
+    return swapped || a.slice(i + 1) === b.slice(i + 1);
+  }
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
+}

@@ -52,9 +52,11 @@ describe('the bundled CLI', () => {
     const { inputs, externals } = staticallyLoaded('src/cli/program.ts');
     const packages = new Set(inputs.map(packageOf).filter(Boolean));
     expect([...packages]).toEqual(['commander']);
-    // Besides the CLI's own description, only two modules without imports: the schedule forms and the version.
+    // Besides the CLI's own description, only modules without imports: the schedule forms, the edit
+    // distance (telling a task from a mistyped command) and the version.
     expect(inputs.filter((i) => i.startsWith('src/') && !i.startsWith('src/cli/')).sort()).toEqual([
       'src/scheduler/schedule-formats.ts',
+      'src/util/levenshtein.ts',
       'src/util/version.ts',
     ]);
     expect(externals.filter((e) => !e.startsWith('node:'))).toEqual([]);

@@ -27,9 +27,8 @@ describe('hearth one-shot CLI (built, as a subprocess)', () => {
     expect(await readFile(join(cli.workspace, 'SUMMARY.md'), 'utf8')).toBe(
       'A demo project.\nIt does things.\n',
     );
-    // Stdout is a pipe here: it holds the answer and nothing else; what came before tool calls went to stderr.
-    expect(r.stdout).toBe('Wrote SUMMARY.md (2 lines).\n');
-    expect(r.stderr).toContain('Let me read it.');
+    // Stdout is a pipe here: it holds what the model said, each turn a paragraph; tool lines went to stderr.
+    expect(r.stdout).toBe('Let me read it.\n\nWrote SUMMARY.md (2 lines).\n');
     expect(r.stderr).toMatch(/✓ read_file README\.md/);
     expect(r.stderr).toMatch(/✓ shell wc -l/);
 

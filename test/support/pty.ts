@@ -32,9 +32,11 @@ export function startOnPty(
   args: string[],
   opts: { cwd: string; env: Record<string, string | undefined>; size?: { cols: number; rows: number } },
 ) {
-  let command = [...hearthCommand(), ...args].map(quote).join(' ');
+  // exec: the CLI is script's child, as under a user's shell. A `sh -c` left waiting on it would die
+  // of the SIGINT a Ctrl+C sends the terminal's processes, which a user's interactive shell ignores.
+  let command = `exec ${[...hearthCommand(), ...args].map(quote).join(' ')}`;
   recordUse({ kind: 'argv', argv: args, terminal: true });
-  if (opts.size) command = `stty cols ${opts.size.cols} rows ${opts.size.rows} && exec ${command}`;
+  if (opts.size) command = `stty cols ${opts.size.cols} rows ${opts.size.rows} && ${command}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: opts.cwd,
     // An undefined value unsets the variable (NO_COLOR, to test colour).

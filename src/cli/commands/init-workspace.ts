@@ -2,7 +2,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { fileLayer } from '../../config/layers.js';
+import { hearthHome } from '../../config/load.js';
+import { withholdSecurity } from '../../config/security.js';
 import { locateConfigFile } from '../../config/sources.js';
+import { trustProject } from '../../config/trust.js';
 import { discoverServer, listModels, pickChatModel, pickLoadedModel } from '../../llm/discover.js';
 import { loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
@@ -51,8 +55,10 @@ export async function init(flags: InitFlags): Promise<number> {
     const path = join(workspace, '.hearth', 'config.json');
     await mkdir(join(workspace, '.hearth'), { recursive: true });
     // wx: never replace a file that appeared since the check above.
-    await writeFile(path, `${JSON.stringify(settings, null, 2)}\n`, { flag: 'wx' });
+    const text = `${JSON.stringify(settings, null, 2)}\n`;
+    await writeFile(path, text, { flag: 'wx' });
     say(`Created ${path}`);
+    const approved = await approveWritten(path, text);
     if (settings.base_url === undefined && settings.model === undefined) {
       say('  No model server answered, so it names none: each run looks for LM Studio (:1234), Ollama');
       say('  (:11434), llama.cpp (:8080) and vLLM (:8000). To pin one, add "base_url" (ending in /v1)');
@@ -62,7 +68,10 @@ export async function init(flags: InitFlags): Promise<number> {
         `  server ${settings.base_url ?? '(found at each run)'}, model ${settings.model ?? '(the loaded one)'}`,
       );
     }
-    say('  Add permission rules there, e.g. "allow": ["shell(npm test*)"]; see hearth config show.');
+    if (approved.length > 0)
+      say(`  Approved as written, so later runs use its ${approved.join(', ')} without a warning.`);
+    say('  Add permission rules there, e.g. "allow": ["shell(npm test*)"], then approve the changed file');
+    say('  with hearth config trust (a project file sets security settings only once approved).');
   }
 
   if (notesFile) say(`${join(workspace, notesFile)} exists; left as it is (Hearth never overwrites it).`);
@@ -73,6 +82,17 @@ export async function init(flags: InitFlags): Promise<number> {
     say('  Fill in the overview, conventions and what not to touch: it goes into every session.');
   }
   return 0;
+}
+
+/**
+ * A project file sets security settings (base_url, a model file) only once the user approved that
+ * very content (config/security.ts). This one holds what the user chose just now, so it is approved
+ * as written; any later change to it needs `hearth config trust`. Resolves to the keys that needed it.
+ */
+async function approveWritten(path: string, text: string): Promise<string[]> {
+  const held = withholdSecurity(fileLayer(path, JSON.parse(text)), '').map((i) => i.key);
+  if (held.length > 0) await trustProject(hearthHome(), path);
+  return held;
 }
 
 /** The server and model for the new config: flags, env and the user's file first, then discovery. */

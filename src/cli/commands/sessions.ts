@@ -20,7 +20,10 @@ async function withStore(cmd: Command, work: (store: SessionStorage) => Promise<
 export function addSessionCommands(program: Command): void {
   const sessions = program
     .command('sessions')
-    .description("list and manage stored sessions (each with its sub-agents' sessions under it)")
+    .description("list and manage stored sessions (each with its sub-agents' sessions under it)");
+  sessions
+    .command('list', { isDefault: true })
+    .description("the sessions of this workspace, newest first, each with its sub-agents' sessions under it")
     .option('--all', 'sessions of every workspace, not only this one')
     .option('-n, --limit <n>', 'how many to list', '20')
     .action(async (opts: { all?: boolean; limit: string }, cmd: Command) =>

@@ -3,9 +3,9 @@ import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js
 import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
-import { reflectAfterSessions } from '../../setup/memory-access.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { Connection } from '../connect.js';
+import { reflectOnLeaving } from '../reflect-on-exit.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';
 import { visible } from '../sanitize.js';
 import { readTaskImages } from '../task-images.js';
@@ -191,27 +191,17 @@ export async function runRepl(options: ReplOptions): Promise<number> {
     spinner.stop();
     keyboard.close();
   }
-  // Interpreters and other tool processes end with the REPL, or they would hold the program open.
-  await repl.leave();
-  await reflectOnExit(repl, ran, (line) => stderr.write(`${errStyle.dim(visible(line))}\n`));
+  // How to come back is said first: it is on the screen whatever happens after.
   const id = repl.sessionId;
   if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);
-  return 0;
-}
-
-/** Reflects on the sessions of this REPL, once there is a server to do it with. */
-async function reflectOnExit(
-  repl: ReplState,
-  ran: ReadonlySet<string>,
-  say: (line: string) => void,
-): Promise<void> {
-  const { connection } = repl;
-  if (!connection || ran.size === 0) return;
-  try {
-    await reflectAfterSessions(repl.runtime, connection, [...ran], 'interactive', say);
-  } catch (err) {
-    say(`Reflection failed: ${(err as Error).message}`);
+  // Interpreters and other tool processes end with the REPL, or they would hold the program open.
+  await repl.leave();
+  if (repl.connection && ran.size > 0) {
+    await reflectOnLeaving(repl.runtime, repl.connection, [...ran], 'interactive', (line) =>
+      stderr.write(`${errStyle.dim(visible(line))}\n`),
+    );
   }
+  return 0;
 }
 
 /** The prompt names the permission mode when it is not the usual one: plan and auto change what happens. */

@@ -11,6 +11,7 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { readCommandLine } from '../../../src/cli/program.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -68,7 +69,11 @@ function operationPattern(operation: string): RegExp {
 export function uncovered(dir: string, commands: string[]): string[] {
   const uses = readUses(dir);
   const runs = uses.filter((u): u is Extract<Use, { kind: 'argv' }> => u.kind === 'argv');
-  const commandOf = (argv: string[]) => argv.find((word) => commands.includes(word));
+  // `hearth plan the refactor of auth` names a command but is a task: the CLI's own rule decides.
+  const commandOf = (argv: string[]) =>
+    readCommandLine(['node', 'hearth', ...argv]).kind === 'task'
+      ? undefined
+      : argv.find((word) => commands.includes(word));
   const missing: string[] = [];
   for (const command of commands) {
     if (!runs.some((r) => commandOf(r.argv) === command)) missing.push(`command: hearth ${command}`);
