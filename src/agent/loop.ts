@@ -20,6 +20,7 @@ import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
 import { sideModel } from './side-model.js';
 import { executeCalls } from './tool-execution.js';
+import { toolResultMessage } from './tool-message.js';
 
 export interface RunAgentOptions {
   llm: LlmClient;
@@ -196,7 +197,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     const failed = yield* settleSandbox();
     if (failed !== undefined) {
       for (const call of calls) {
-        append({ role: 'tool', tool_call_id: call.id, content: `Error: not run: ${failed}` });
+        append(toolResultMessage(call.id, false, `not run: ${failed}`));
       }
       return { pending: [], errors, failed, ended: false, stopped: undefined };
     }
@@ -223,7 +224,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           output += `\n[${blindNote(llm.model)}: the image was not sent]`;
           images.delete(event.callId);
         }
-        append({ role: 'tool', tool_call_id: event.callId, content: event.ok ? output : `Error: ${output}` });
+        append(toolResultMessage(event.callId, event.ok, output));
       },
     );
     // Tool messages carry text only on most servers, so the images follow in one user message.

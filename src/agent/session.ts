@@ -18,6 +18,7 @@ import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent, SessionEvent } from './events.js';
 import { runAgent, unansweredCalls } from './loop.js';
+import { toolResultMessage } from './tool-message.js';
 
 export interface SessionDeps {
   store: SessionStorage;
@@ -224,7 +225,7 @@ export class AgentSession {
   private async answerInterrupted(): Promise<void> {
     if (this.row.status === 'paused') return;
     for (const call of unansweredCalls(this.messages)) {
-      this.append({ role: 'tool', tool_call_id: call.id, content: `Error: ${INTERRUPTED}` });
+      this.append(toolResultMessage(call.id, false, INTERRUPTED));
     }
     await this.journal.flush();
   }

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../llm/types.js';
+import { withoutMemoryBlock } from '../memory/memory-block.js';
 import type { SessionRow } from '../store/sessions.js';
 import { terminalJson, visible } from './sanitize.js';
 
@@ -41,9 +42,13 @@ export function transcriptMarkdown(
       case 'system':
         out.push('## System', '', fence(m.content), '');
         break;
-      case 'user':
-        out.push('## User', '', m.content, '');
+      case 'user': {
+        // What the person wrote; the notes from memory the model got with it are only mentioned.
+        const typed = withoutMemoryBlock(m.content);
+        out.push('## User', '', typed, '');
+        if (typed !== m.content) out.push('_(sent with notes from earlier sessions: the memory block)_', '');
         break;
+      }
       case 'assistant':
         out.push('## Assistant', '');
         if (m.content) out.push(m.content, '');

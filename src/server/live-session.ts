@@ -10,6 +10,7 @@ import type { SessionRow, SessionStorage } from '../store/session-storage.js';
 import { readPlan, readTodos, renderTodos } from '../tools/tracking/index.js';
 import type { SessionState } from '../tools/types.js';
 import { type AnswerOutcome, ApprovalBook } from './approvals.js';
+import { showingStored, type UnshownMessages, unshownMessages } from './history.js';
 import { describeError, GatewayError } from './problem.js';
 import { EventRecorder, type Subscriber } from './recorder.js';
 import type { ImageInput } from './schemas.js';
@@ -468,7 +469,16 @@ export class LiveSession {
     return opened;
   }
 
-  private async runTurn(job: Extract<Job, { kind: 'message' }>, signal: AbortSignal): Promise<TurnResult> {
+  /** Stored messages no event shows (see `unshownMessages`). */
+  unshown(): Promise<UnshownMessages | undefined> {
+    return unshownMessages(this.host.store, this.id, () => this.recorder.stored());
+  }
+
+  private runTurn(job: Extract<Job, { kind: 'message' }>, signal: AbortSignal): Promise<TurnResult> {
+    return showingStored(this.host.store, this.recorder, () => this.turn(job, signal));
+  }
+
+  private async turn(job: Extract<Job, { kind: 'message' }>, signal: AbortSignal): Promise<TurnResult> {
     const mode = job.mode ?? this.mode;
     const images = job.images?.length ? job.images : undefined;
     if (job.text !== undefined)
@@ -562,11 +572,13 @@ export class LiveSession {
     return reply;
   }
 
-  private async runCompaction(signal: AbortSignal): Promise<CompactResult> {
-    const { session } = await this.prepare(undefined, this.mode);
-    const { method, before, after } = await session.compact(signal);
-    if (method !== 'none') this.record({ type: 'compaction', before, after, method });
-    return { method, before, after };
+  private runCompaction(signal: AbortSignal): Promise<CompactResult> {
+    return showingStored(this.host.store, this.recorder, async () => {
+      const { session } = await this.prepare(undefined, this.mode);
+      const { method, before, after } = await session.compact(signal);
+      if (method !== 'none') this.record({ type: 'compaction', before, after, method });
+      return { method, before, after };
+    });
   }
 
   /** Sends `task_update` when a call changed the todo list or the plan. */

@@ -45,7 +45,12 @@ const MAX_BEHIND = 16 * 1024 * 1024;
 export class SessionSocket {
   private stop: (() => void) | undefined;
   /** Events that came before the `connected` greeting was sent. */
-  private early: string[] | undefined;
+  private early: Array<[json: string, seq: number]> | undefined;
+  /**
+   * Stored messages no event shows yet (turns run in the terminal since the gateway's last), as the
+   * `stored_messages` event sent once the replay reaches `after`: they came after those events.
+   */
+  private tail: { after: number; json: string } | undefined;
   /** Messages are handled one after another, in the order they came. */
   private chain: Promise<void> = Promise.resolve();
 
@@ -65,18 +70,21 @@ export class SessionSocket {
     const live = await this.hub.watchable(this.id);
     // Watched in the step it is found (the hub would let an unwatched session go); what comes
     // before the greeting waits for it.
-    const early: string[] = [];
+    const early: Array<[string, number]> = [];
     if (live) this.watch(live, this.since, early);
     const lastSeq = live ? await live.recorder.stored() : 0;
-    // A session begun outside the gateway has messages no event shows. Counted now, before this
-    // client's first message is handled, so a page reading the history later takes only those.
-    const history = live && lastSeq === 0 ? await this.hub.store.messageCount(this.id) : undefined;
+    // Read before this client's first message is handled: a turn it starts marks the same messages
+    // (clients take each stored message once, by its index). A turn under way has its own events.
+    const unshown = live && this.since !== undefined && !live.working ? await live.unshown() : undefined;
+    if (unshown)
+      this.tail = { after: lastSeq, json: JSON.stringify({ type: 'stored_messages', ...unshown }) };
     this.reply({
       type: 'connected',
       session_id: this.id,
       exists: live !== undefined,
       last_seq: lastSeq,
-      ...(history === undefined ? {} : { history }),
+      // Said here so a client can wait for it: it follows the replay as a `stored_messages` event.
+      ...(unshown ? { unshown } : {}),
       running: live?.working ?? false,
       queued: live?.queued ?? 0,
       mode: live?.mode ?? 'bounded',
@@ -85,7 +93,8 @@ export class SessionSocket {
     });
     const waiting = early.splice(0);
     this.early = undefined;
-    for (const json of waiting) this.send(json);
+    if (this.tail && (this.since ?? 0) >= this.tail.after) this.sendTail();
+    for (const [json, seq] of waiting) this.deliver(json, seq);
   }
 
   receive(text: string): void {
@@ -177,9 +186,23 @@ export class SessionSocket {
     return live;
   }
 
-  private watch(live: LiveSession, since: number | undefined, early?: string[]): void {
+  private watch(live: LiveSession, since: number | undefined, early?: Array<[string, number]>): void {
     this.early = early;
-    this.stop = live.subscribe((json) => (this.early ? this.early.push(json) : this.send(json)), since);
+    this.stop = live.subscribe((json, seq) => {
+      if (this.early) this.early.push([json, seq]);
+      else this.deliver(json, seq);
+    }, since);
+  }
+
+  private deliver(json: string, seq: number): void {
+    this.send(json);
+    if (this.tail && seq >= this.tail.after) this.sendTail();
+  }
+
+  private sendTail(): void {
+    const json = this.tail!.json;
+    this.tail = undefined;
+    this.send(json);
   }
 
   private readonly send = (json: string): void => {

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { toolResultMessage } from '../../src/agent/tool-message.js';
 import type { ChatMessage } from '../../src/llm/types.js';
+import { memoryBlock } from '../../src/memory/memory-block.js';
 import { chromiumMissing, loggedIn, SCREENSHOTS, useWebGateway } from '../support/browser.js';
 import type { TestGateway } from '../support/gateway.js';
 import { startRelay } from '../support/net.js';
@@ -73,6 +75,15 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     const { SessionStore } = await import('../../src/store/sessions.js');
     const db = openDatabase(g.dbPath);
     new SessionStore(db).create({ id, workspace: g.workspace, title: 'From the terminal' }, messages);
+    db.close();
+  };
+  /** More of a session as a later terminal run adds it. */
+  const storedLater = async (g: TestGateway, id: string, messages: ChatMessage[]) => {
+    const { openDatabase } = await import('../../src/store/database.js');
+    const { SessionStore } = await import('../../src/store/sessions.js');
+    const db = openDatabase(g.dbPath);
+    const store = new SessionStore(db);
+    for (const message of messages) store.appendMessage(id, message);
     db.close();
   };
 
@@ -392,9 +403,11 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
 
   it('shows a session started in the terminal from its stored messages, and continues it', async () => {
     const g = await start([reply().text('Continued here.')]);
+    const notes = memoryBlock({ profile: 'Prefers short answers.', memories: [], budget: 800 })!.text;
     await storedByTerminal(g, 'from-cli', [
       { role: 'system', content: 'You are Hearth.' },
-      { role: 'user', content: 'list the files' },
+      // A first message carries the memory block the model was given; people see what they wrote.
+      { role: 'user', content: `${notes}\n\nlist the files` },
       {
         role: 'assistant',
         content: null,
@@ -415,6 +428,14 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
         ],
       },
       { role: 'tool', tool_call_id: 'c2', content: 'abc123 first commit' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c3', type: 'function', function: { name: 'read_file', arguments: '{"path":"gone.txt"}' } },
+        ],
+      },
+      toolResultMessage('c3', false, 'File not found: gone.txt'),
       { role: 'assistant', content: 'There is **notes.txt**.' },
     ]);
     const { page } = await loggedIn(web.rig, g.url);
@@ -422,6 +443,9 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     await page.locator('.item.answer strong', { hasText: 'notes.txt' }).waitFor();
     expect(await page.locator('.item.user .bubble').allTextContents()).toEqual(['list the files']);
     expect(await page.locator('.item.tool[data-tool="list_dir"]').getAttribute('class')).toContain('ok');
+    const failed = page.locator('.item.tool[data-tool="read_file"]');
+    expect(await failed.getAttribute('class')).toContain('failed');
+    expect(await failed.locator('.state').textContent()).toBe('failed');
     // A call made through use_tool shows as the tool it named, as the live stream shows it.
     expect(await page.locator('.item.tool[data-tool="git_log"]').getAttribute('class')).toContain('ok');
     expect(await page.locator('.item.tool[data-tool="use_tool"]').count()).toBe(0);
@@ -464,6 +488,41 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
     ]);
     const answers = await page.locator('.item.answer').allTextContents();
     expect(answers.map((a) => a.trim())).toEqual(['Answered there.', 'Answered live.']);
+  });
+
+  it('places turns run in the terminal between the gateway’s own, before and after a reload', async () => {
+    const g = await start([reply().text('Gateway one.'), reply().text('Gateway two.')]);
+    await storedByTerminal(g, 'mixed', [
+      { role: 'system', content: 'You are Hearth.' },
+      { role: 'user', content: 'terminal one' },
+      { role: 'assistant', content: 'Terminal answer one.' },
+    ]);
+    const { page } = await loggedIn(web.rig, g.url);
+    await page.goto(`${g.url}/#/s/mixed`);
+    await page.locator('.item.answer', { hasText: 'Terminal answer one.' }).waitFor();
+    await send(page, 'gateway one');
+    await page.locator('.item.answer', { hasText: 'Gateway one.' }).waitFor();
+    await idle(page);
+    // The terminal takes the session on, as the REPL would, while the page is open.
+    await storedLater(g, 'mixed', [
+      { role: 'user', content: 'terminal two' },
+      { role: 'assistant', content: 'Terminal answer two.' },
+    ]);
+    const users = () => page.locator('.item.user .bubble').allTextContents();
+    await page.reload();
+    await page.locator('.item.answer', { hasText: 'Terminal answer two.' }).waitFor();
+    expect(await users()).toEqual(['terminal one', 'gateway one', 'terminal two']);
+    // The next turn here marks the terminal's where they came; the page shows each turn once.
+    await send(page, 'gateway two');
+    await page.locator('.item.answer', { hasText: 'Gateway two.' }).waitFor();
+    await idle(page);
+    expect(await users()).toEqual(['terminal one', 'gateway one', 'terminal two', 'gateway two']);
+    await page.reload();
+    await page.locator('.item.answer', { hasText: 'Gateway two.' }).waitFor();
+    await idle(page);
+    expect(await users()).toEqual(['terminal one', 'gateway one', 'terminal two', 'gateway two']);
+    const answers = (await page.locator('.item.answer').allTextContents()).map((a) => a.trim());
+    expect(answers).toEqual(['Terminal answer one.', 'Gateway one.', 'Terminal answer two.', 'Gateway two.']);
   });
 
   it('lists, searches, forks and deletes sessions', async () => {

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type SessionInfo, type Status } from './api.js';
+import { type Attachment, Composer } from './composer.js';
 import { Conversation } from './conversation.js';
 import { Login } from './login.js';
 import { PipelinePanel } from './pipeline.js';
@@ -69,6 +70,27 @@ export function App() {
     setDrawer('none');
   };
 
+  /** The first screen's message starts a new session (in the gateway's folder) and opens it. */
+  const start = async (text: string, images: Attachment[]): Promise<boolean> => {
+    let created: string | undefined;
+    try {
+      created = (await api<SessionInfo>('/api/sessions', {})).id;
+      await api(`/api/sessions/${encodeURIComponent(created)}/messages`, {
+        message: text,
+        ...(images.length > 0 ? { images: images.map(({ mime_type, data }) => ({ mime_type, data })) } : {}),
+      });
+      await refresh();
+      open(created);
+      return true;
+    } catch (err) {
+      setError((err as Error).message);
+      // A message refused (an image for a blind model) leaves no empty session behind; the draft stays.
+      if (created)
+        await api(`/api/sessions/${encodeURIComponent(created)}`, undefined, 'DELETE').catch(() => {});
+      return false;
+    }
+  };
+
   if (auth === 'checking') return <div class="splash">{error ?? 'Connecting…'}</div>;
   if (auth === 'login')
     return (
@@ -115,8 +137,11 @@ export function App() {
         <Conversation key={current} id={current} status={status} onSettled={refresh} onError={setError} />
       ) : (
         <main class="empty">
-          <p>Open a session on the left, or start a new one.</p>
-          <PipelinePanel onError={setError} />
+          <div class="start">
+            <p>Write below to start a new session, or open one from the list.</p>
+            <PipelinePanel onError={setError} />
+          </div>
+          <Composer running={false} onSend={start} onStop={() => {}} onError={setError} />
         </main>
       )}
       {error && (

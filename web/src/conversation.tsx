@@ -4,7 +4,7 @@ import { type Attachment, Composer } from './composer.js';
 import { ItemView } from './items.js';
 import { SidePanel } from './panel.js';
 import { type Link, SessionLink, type Wire } from './socket.js';
-import { apply, emptyView, fromHistory, type View } from './view.js';
+import { apply, emptyView, type StoredMessage, storedItems, type View } from './view.js';
 
 interface Props {
   id: string;
@@ -25,7 +25,6 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
 
   useEffect(() => {
     let pending: Wire[] = [];
-    let history = false;
     let frame = 0;
     const flush = () => {
       frame = 0;
@@ -36,18 +35,6 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
     };
     const onEvent = (event: Wire) => {
       if (event.type === 'error' && event.seq === undefined) onError(String(event.message));
-      // Only the messages stored before the event log began: the history may be read after this
-      // page's own first message is stored, and that one arrives as an event.
-      const before = event.type === 'connected' && typeof event.history === 'number' ? event.history : 0;
-      if (before > 0 && !history) {
-        history = true;
-        api<{ messages: Parameters<typeof fromHistory>[1] }>(
-          `/api/sessions/${encodeURIComponent(id)}/history`,
-        ).then(
-          ({ messages }) => setView((v) => fromHistory(v, messages.slice(0, before))),
-          (err: unknown) => onError((err as Error).message),
-        );
-      }
       if (event.type === 'queued') return;
       pending.push(event);
       frame ||= requestAnimationFrame(flush);
@@ -60,9 +47,27 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
     };
   }, [id]);
 
+  // The stored history, read when the stream points at messages beyond what was read (turns run
+  // in the terminal); read again only when it points further.
+  const [history, setHistory] = useState<StoredMessage[]>([]);
+  useEffect(() => {
+    if (view.stored <= history.length) return;
+    let gone = false;
+    api<{ messages: StoredMessage[] }>(`/api/sessions/${encodeURIComponent(id)}/history`).then(
+      ({ messages }) => {
+        if (!gone) setHistory(messages);
+      },
+      (err: unknown) => onError((err as Error).message),
+    );
+    return () => {
+      gone = true;
+    };
+  }, [id, view.stored, history.length]);
+  const earlier = useMemo(() => storedItems(history), [history]);
+
   useEffect(() => {
     end.current?.scrollIntoView({ block: 'end' });
-  }, [view.items]);
+  }, [view.items, earlier]);
 
   const send = async (text: string, images: Attachment[]): Promise<boolean> => {
     if (images.length > 0) {
@@ -104,8 +109,13 @@ export function Conversation({ id, status, onSettled, onError }: Props) {
   }, []);
 
   const items = useMemo(
-    () => view.items.map((item) => <ItemView key={item.key} item={item} onAnswer={answer} />),
-    [view.items],
+    () =>
+      view.items.flatMap((item) =>
+        (item.kind === 'stored' ? earlier.slice(item.from, item.to).flat() : [item]).map((shown) => (
+          <ItemView key={shown.key} item={shown} onAnswer={answer} />
+        )),
+      ),
+    [view.items, earlier],
   );
 
   return (

@@ -1,14 +1,14 @@
 import { useState } from 'preact/hooks';
 import { Diff } from './diff.js';
 import { renderMarkdown } from './markdown.js';
-import type { Item } from './view.js';
+import type { ShownItem } from './view.js';
 
 type Answer = (callId: string, decision: 'once' | 'always' | 'deny', reason?: string) => void;
 
 const seconds = (ms?: number) =>
   ms === undefined ? '' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 
-export function ItemView({ item, onAnswer }: { item: Item; onAnswer: Answer }) {
+export function ItemView({ item, onAnswer }: { item: ShownItem; onAnswer: Answer }) {
   switch (item.kind) {
     case 'user':
       return (
@@ -46,7 +46,7 @@ export function ItemView({ item, onAnswer }: { item: Item; onAnswer: Answer }) {
   }
 }
 
-function ToolRow({ item, onAnswer }: { item: Extract<Item, { kind: 'tool' }>; onAnswer: Answer }) {
+function ToolRow({ item, onAnswer }: { item: Extract<ShownItem, { kind: 'tool' }>; onAnswer: Answer }) {
   const hasDiff = item.display !== undefined && /^(@@|---|\+\+\+)/m.test(item.display);
   return (
     <div class={`item tool ${item.status}`} data-tool={item.tool} data-call={item.id}>
@@ -79,7 +79,7 @@ function ApprovalView({
   onAnswer,
 }: {
   id: string;
-  approval: NonNullable<Extract<Item, { kind: 'tool' }>['approval']>;
+  approval: NonNullable<Extract<ShownItem, { kind: 'tool' }>['approval']>;
   waiting: boolean;
   onAnswer: Answer;
 }) {

@@ -2,10 +2,14 @@ import type { Todo } from './api.js';
 import type { Wire } from './socket.js';
 
 /**
- * A session as the page shows it, rebuilt from its event stream alone (replayed from seq 0 on
- * load), so a reload or a second tab shows the same thing. Pure: `apply` returns a new state.
+ * A session as the page shows it, rebuilt from its event stream (replayed from seq 0 on load), so a
+ * reload or a second tab shows the same thing. Turns run outside the gateway (in the terminal) are
+ * `stored` items in the stream: ranges of the stored history, shown from it (`storedItems`).
+ * Pure: `apply` returns a new state.
  */
-export type Item =
+export type Item = ShownItem | { kind: 'stored'; key: string; from: number; to: number };
+
+export type ShownItem =
   | { kind: 'user'; text: string; key: string; images?: Picture[] }
   | { kind: 'answer'; text: string; key: string }
   | { kind: 'reasoning'; text: string; key: string }
@@ -65,9 +69,12 @@ export interface View {
   queued: string[];
   /** Another process runs the session (a worker elsewhere): it is watched here, not driven. */
   runsAt?: string;
+  /** Stored messages shown so far (their count): each is shown once, whoever points at it. */
+  stored: number;
 }
 
 export const emptyView: View = {
+  stored: 0,
   items: [],
   running: false,
   mode: 'bounded',
@@ -89,15 +96,13 @@ function label(event: Wire): string {
   return str(event.tool);
 }
 
-function updateTool(
-  items: Item[],
-  id: string,
-  change: (tool: Extract<Item, { kind: 'tool' }>) => Item,
-): Item[] {
+type ToolItem = Extract<Item, { kind: 'tool' }>;
+
+function updateTool<T extends Item>(items: T[], id: string, change: (tool: ToolItem) => ToolItem): T[] {
   const index = items.findLastIndex((item) => item.kind === 'tool' && item.id === id);
   if (index < 0) return items;
   const next = items.slice();
-  next[index] = change(items[index] as Extract<Item, { kind: 'tool' }>);
+  next[index] = change(items[index] as ToolItem) as T;
   return next;
 }
 
@@ -129,6 +134,12 @@ export function apply(view: View, event: Wire): View {
     }
     case 'queued':
       return view;
+    case 'stored_messages': {
+      const from = Math.max(Number(event.from) || 0, view.stored);
+      const to = Number(event.to) || 0;
+      if (to <= from) return view;
+      return { ...view, stored: to, items: [...view.items, { kind: 'stored', key, from, to }] };
+    }
     case 'session':
       return { ...view, model: str(event.model), workspace: str(event.workspace) };
     case 'thinking':
@@ -284,25 +295,31 @@ function stopText(reason: string): string {
   }
 }
 
-interface StoredMessage {
+/** A message of `GET /api/sessions/{id}/history`: as stored, with what people are shown. */
+export interface StoredMessage {
   role: string;
   content: string | null;
+  /** On a user message: what the person wrote (the message may carry notes the model was given). */
+  text?: string;
   images?: unknown;
   tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
   tool_call_id?: string;
+  /** On a tool result: whether the call succeeded. */
+  success?: boolean;
 }
 
 /**
- * A session that never ran through the gateway (started in the terminal) has no events to
- * replay: its stored messages are shown instead, as the same items.
+ * The items each stored message shows, by its index in the history (a `stored` item shows those of
+ * its range): a result marks its call, wherever the call is, as the live stream would have.
  */
-export function fromHistory(view: View, messages: StoredMessage[]): View {
-  let items: Item[] = [];
+export function storedItems(messages: readonly StoredMessage[]): ShownItem[][] {
+  const shown: ShownItem[][] = [];
   messages.forEach((m, i) => {
     const key = `h${i}`;
+    const items: ShownItem[] = [];
     if (m.role === 'user') {
       const images = pictures(m.images);
-      items.push({ kind: 'user', text: m.content ?? '', key, ...(images ? { images } : {}) });
+      items.push({ kind: 'user', text: m.text ?? m.content ?? '', key, ...(images ? { images } : {}) });
     } else if (m.role === 'assistant') {
       if (m.content) items.push({ kind: 'answer', text: m.content, key });
       for (const call of m.tool_calls ?? []) {
@@ -318,14 +335,20 @@ export function fromHistory(view: View, messages: StoredMessage[]): View {
         });
       }
     } else if (m.role === 'tool' && m.tool_call_id) {
-      items = updateTool(items, m.tool_call_id, (tool) => ({
-        ...tool,
-        status: 'ok',
-        output: m.content ?? '',
-      }));
+      const at = shown.findLastIndex((list) =>
+        list.some((item) => item.kind === 'tool' && item.id === m.tool_call_id),
+      );
+      if (at >= 0) {
+        shown[at] = updateTool(shown[at]!, m.tool_call_id, (tool) => ({
+          ...tool,
+          status: m.success === false ? 'failed' : 'ok',
+          output: m.content ?? '',
+        }));
+      }
     }
+    shown.push(items);
   });
-  return { ...view, items: [...items, ...view.items] };
+  return shown;
 }
 
 /**

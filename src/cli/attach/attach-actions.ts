@@ -181,11 +181,12 @@ async function attach(
       return client.address;
     },
     {
-      event: (event) => view.handle(event),
+      event: (event) => void view.take(event),
       connected: (hello, again) => {
         view.connected(hello);
         if (again) view.line(style.dim('Reconnected.'));
-        connectedOnce();
+        // The session so far is shown before anything is read from the user.
+        else void view.caughtUp(hello, stream.seq).then(connectedOnce);
         showPrompt();
       },
       lost: (why) => view.line(style.yellow(`Connection lost (${visible(why)}); reconnecting…`)),
@@ -204,7 +205,8 @@ async function attach(
         (tty ? 'Ctrl+C stops a turn (twice: leave), Ctrl+D leaves; /help.' : ''),
     ),
   );
-  if (history && detail.last_seq === 0) await earlierMessages(client, id, view, style);
+  // Without the history, turns run in the terminal before now are not shown either.
+  if (!history) view.skipStored((await client.history(id)).messages.length);
   stream.start();
   await Promise.race([ready, leave]);
 
@@ -328,22 +330,4 @@ function exitCode(view: AttachView): number {
   if (reason === 'aborted') return 130;
   if (reason === 'error' || reason === 'blocked') return 1;
   return 2;
-}
-
-/**
- * A session with no gateway events (started in the terminal) still has a conversation: its last
- * exchange is shown, so the user knows where it stands.
- */
-async function earlierMessages(client: GatewayClient, id: string, view: AttachView, style: Style) {
-  const { messages } = await client.history(id).catch(() => ({ messages: [] }));
-  const said = messages.filter(
-    (m) => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string' && m.content,
-  );
-  const lastUser = said.findLast((m) => m.role === 'user');
-  const lastAnswer = said.findLast((m) => m.role === 'assistant');
-  if (!lastUser) return;
-  view.line(style.dim(`Earlier (${said.length} messages); the last exchange:`));
-  view.line(style.bold(`› ${oneLine(String(lastUser.content), 200)}`));
-  if (lastAnswer && said.indexOf(lastAnswer) > said.indexOf(lastUser))
-    view.line(visible(String(lastAnswer.content)));
 }

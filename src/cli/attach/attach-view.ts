@@ -4,8 +4,9 @@ import { fromWire, type WireEvent } from '../../server/wire.js';
 import { type ApprovalIo, askApproval } from '../approval-prompt.js';
 import { type Style, TerminalRenderer } from '../render.js';
 import { visible } from '../sanitize.js';
-import type { GatewayClient } from './gateway-client.js';
+import type { GatewayClient, HistoryMessage } from './gateway-client.js';
 import type { Connected } from './session-stream.js';
+import { storedLines, userLine } from './stored-lines.js';
 
 /** Where attach writes, and how it reads an answer to a question. */
 export interface AttachIo {
@@ -43,6 +44,14 @@ export class AttachView {
   /** Events up to this seq are a replay; their approval requests are asked only if still waiting. */
   private replayedUpTo = 0;
   private waiting = new Set<string>();
+  /** Events are shown one after another: a range of stored messages holds later ones back while read. */
+  private order: Promise<void> = Promise.resolve();
+  /** Stored messages shown so far (their count): each is shown once, whoever points at it. */
+  private storedShown = 0;
+  private history: HistoryMessage[] = [];
+  /** What the first connection said is there to show before the user is asked for anything. */
+  private replay: { seq: number; tail: boolean; done(): void } | undefined;
+  private handledSeq = 0;
 
   constructor(
     private readonly session: string,
@@ -66,9 +75,68 @@ export class AttachView {
   }
 
   connected(hello: Connected): void {
-    this.replayedUpTo = hello.last_seq;
-    this.waiting = new Set(hello.waiting);
-    this.running = hello.running;
+    this.order = this.order.then(() => {
+      this.replayedUpTo = hello.last_seq;
+      this.waiting = new Set(hello.waiting);
+      this.running = hello.running;
+    });
+  }
+
+  /**
+   * Resolves once the session so far is shown: the events the first connection replays, and the
+   * turns run in the terminal since the gateway's last (which come after them).
+   */
+  caughtUp(hello: Connected, since: number): Promise<void> {
+    return new Promise((done) => {
+      this.handledSeq = Math.max(this.handledSeq, since);
+      this.replay = { seq: hello.last_seq, tail: hello.unshown !== undefined, done };
+      this.order = this.order.then(() => this.checkCaughtUp());
+    });
+  }
+
+  /** Stored messages before `count` are not shown (`--no-history`). */
+  skipStored(count: number): void {
+    this.storedShown = Math.max(this.storedShown, count);
+  }
+
+  /** Takes the stream's events in order (see `order`). */
+  take(event: SessionEvent): Promise<void> {
+    this.order = this.order
+      .then(async () => {
+        if (event.type === 'stored_messages') await this.stored(event);
+        else this.handle(event);
+        if (typeof event.seq === 'number') this.handledSeq = Math.max(this.handledSeq, event.seq);
+        else if (event.type === 'stored_messages' && this.replay) this.replay.tail = false;
+        this.checkCaughtUp();
+      })
+      .catch((err: unknown) => this.line(this.io.style.red(visible((err as Error).message))));
+    return this.order;
+  }
+
+  private checkCaughtUp(): void {
+    const replay = this.replay;
+    if (!replay || replay.tail || this.handledSeq < replay.seq) return;
+    this.replay = undefined;
+    replay.done();
+  }
+
+  /** Stored messages `[from, to)` (turns run outside the gateway), read from the history. */
+  private async stored(event: SessionEvent): Promise<void> {
+    const from = Math.max(Number(event.from) || 0, this.storedShown);
+    const to = Number(event.to) || 0;
+    if (to <= from) return;
+    if (this.history.length < to) {
+      try {
+        this.history = (await this.client.history(this.session)).messages;
+      } catch (err) {
+        this.line(
+          this.io.style.red(`The earlier messages could not be read: ${visible((err as Error).message)}`),
+        );
+        return;
+      }
+    }
+    for (const line of storedLines(this.history, from, to, this.io.style)) this.line(line);
+    this.storedShown = to;
   }
 
   /** A message was sent from here: it is shown when it starts, and waited for at the end of input. */
@@ -98,7 +166,7 @@ export class AttachView {
     this.io.err.write(`${text}\n`);
   }
 
-  handle(event: SessionEvent): void {
+  private handle(event: SessionEvent): void {
     switch (event.type) {
       case 'user_message': {
         this.running = true;
@@ -108,9 +176,7 @@ export class AttachView {
           this.sent.shift();
           this.ownRunning = true;
         }
-        const images = Array.isArray(event.images) ? event.images.length : 0;
-        const attached = images > 0 ? this.io.style.dim(` [${images} image${images === 1 ? '' : 's'}]`) : '';
-        if (!own || this.echoOwn) this.line(`${this.io.style.bold(`› ${visible(text)}`)}${attached}`);
+        if (!own || this.echoOwn) this.line(userLine(text, event.images, this.io.style));
         return;
       }
       case 'approval_resolved':

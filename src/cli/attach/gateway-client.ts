@@ -100,6 +100,19 @@ export interface SessionListing {
   queued: number;
 }
 
+/** A stored message as the gateway's history gives it (`server/history.ts`); nothing in it is trusted. */
+export interface HistoryMessage {
+  role: string;
+  content: unknown;
+  /** A user message: what the person wrote. */
+  text?: unknown;
+  images?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: unknown;
+  /** A tool result: whether its call succeeded. */
+  success?: unknown;
+}
+
 export interface SessionDetail extends SessionListing {
   last_seq: number;
   waiting: string[];
@@ -130,7 +143,7 @@ export class GatewayClient {
     return this.request('POST', '/api/sessions', input);
   }
 
-  history(id: string): Promise<{ messages: Array<{ role: string; content: unknown }> }> {
+  history(id: string): Promise<{ messages: HistoryMessage[] }> {
     return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/history`);
   }
 

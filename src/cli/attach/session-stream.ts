@@ -9,6 +9,8 @@ export interface Connected {
   running: boolean;
   queued: number;
   waiting: string[];
+  /** Stored messages no event shows, sent after the replay as a `stored_messages` event. */
+  unshown?: { from: number; to: number };
 }
 
 export interface StreamHandlers {

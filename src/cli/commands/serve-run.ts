@@ -77,7 +77,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     log: err,
     onListening: (info) => {
       const where = storage.sessions.location;
-      process.stdout.write(banner(info, where, workspace, flags.scheduler));
+      // The code logs in whoever uses it first, so it is printed only where the user who started
+      // the gateway reads it: a terminal, not output kept in a file or a log others may read later.
+      const link = process.stdout.isTTY ? server.loginLink(info.url) : undefined;
+      process.stdout.write(banner(info, where, workspace, flags.scheduler, link));
       if (flags.open) openBrowser(server.loginLink(info.url), err);
     },
   });
@@ -162,13 +165,25 @@ function lanAddress(): string | undefined {
   return undefined;
 }
 
-/** What the user needs to connect: the URL, where the token is (never the token), the PIN and a QR code. */
-function banner(info: ListeningInfo, dbPath: string, workspace: string, scheduler: boolean): string {
+/**
+ * What the user needs to connect: the URL, a one-time login link (at a terminal), where the token
+ * is (never the token), the PIN and a QR code.
+ */
+function banner(
+  info: ListeningInfo,
+  dbPath: string,
+  workspace: string,
+  scheduler: boolean,
+  link: string | undefined,
+): string {
   const any = info.address === '0.0.0.0' || info.address === '::';
   const lan = any ? lanAddress() : undefined;
   const remote = lan ? `http://${lan}:${info.port}/` : isLoopback(info.address) ? undefined : `${info.url}/`;
   const lines = [
     `Hearth gateway listening on ${info.url}${lan ? ` (on your network: ${remote})` : ''}`,
+    link
+      ? `  open the web UI: ${link}  (one-time link: it logs in one browser; others log in with the token or PIN)`
+      : '  web UI: log in with the token or PIN (at a terminal a one-time login link is printed here; --open opens one)',
     `  sessions: ${dbPath}, new ones in ${workspace}`,
     `  API: ${info.url}/doc (OpenAPI) · WebSocket: ${info.url.replace(/^http/, 'ws')}/ws/<session>`,
     scheduler

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { SessionRow, SessionSummary } from '../../store/sessions.js';
 import { readPlan, readTodos, renderTodos } from '../../tools/tracking/index.js';
+import { shownMessages } from '../history.js';
 import type { LiveSession } from '../live-session.js';
 import { GatewayError } from '../problem.js';
 import {
@@ -163,6 +164,10 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       path: '/api/sessions/{id}/history',
       tags,
       summary: 'Every stored message of a session, in order',
+      description:
+        'Each message as the model was given it, plus, for people: `text` on a user message (what ' +
+        'the person wrote, without the memory block a first message starts with) and `success` on ' +
+        'a tool result. A `stored_messages` event (`from`, `to`) points into this list.',
       request: { params: SessionParams },
       responses: {
         200: json(
@@ -184,7 +189,7 @@ export function sessionRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       return c.json(
         {
           session_id: id,
-          messages: (await hub.store.messages(id)) as unknown as Array<Record<string, unknown>>,
+          messages: shownMessages(await hub.store.messages(id)) as unknown as Array<Record<string, unknown>>,
           token_usage: { ...usageJson(used), api_calls: used.requests },
         },
         200,

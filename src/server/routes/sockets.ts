@@ -58,10 +58,12 @@ export function socketRoutes(app: GatewayApp, { hub }: RouteDeps): void {
       summary: 'WebSocket: watch and drive one session',
       description:
         'The agent_computer protocol. Client: `{type: message|steer|set_mode|clear|ping|approve|abort}`. ' +
-        'Server: `connected` first (with `history`, the count of stored messages no event shows, ' +
-        'when the log is empty), then the session’s events (`thinking`, `text`, `reasoning`, ' +
+        'Server: `connected` first, then the session’s events (`thinking`, `text`, `reasoning`, ' +
         '`tool_call`, `tool_result`, `approval_request`, `approval_resolved`, `task_update`, ' +
-        '`mode_changed`, `usage`, `done`, `error`, ...), each with its `seq`. Reconnect with ' +
+        '`mode_changed`, `usage`, `done`, `error`, ...), each with its `seq`. Turns run outside the ' +
+        'gateway (in the terminal) are a `stored_messages` event (`from`, `to`: indexes into ' +
+        'GET /api/sessions/{id}/history) where they came; those since its last turn follow the ' +
+        'replay as one without a `seq` (announced by `unshown` in `connected`). Reconnect with ' +
         '`?since=<last seq>` to receive what was missed, none twice. The session is created by the ' +
         'first message when it does not exist.',
       request: {

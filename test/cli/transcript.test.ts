@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { toolResultMessage } from '../../src/agent/tool-message.js';
+import { transcriptMarkdown } from '../../src/cli/transcript.js';
+import { memoryBlock } from '../../src/memory/memory-block.js';
+import type { SessionRow } from '../../src/store/sessions.js';
+
+const row: SessionRow = {
+  id: 'abc123',
+  title: 'Notes',
+  workspace: '/work/notes',
+  model: 'scripted-model',
+  parentId: null,
+  depth: 0,
+  status: 'completed',
+  createdAt: 0,
+  updatedAt: 0,
+};
+
+describe('the Markdown transcript (hearth sessions show)', () => {
+  it('shows what the person wrote, only mentioning the memory block the model got with it', () => {
+    const notes = memoryBlock({ profile: 'Prefers short answers.', memories: [], budget: 800 })!.text;
+    const text = transcriptMarkdown(row, [
+      { role: 'system', content: 'You are Hearth.' },
+      { role: 'user', content: `${notes}\n\nread the notes` },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"x"}' } },
+        ],
+      },
+      toolResultMessage('c1', false, 'File not found: x'),
+      { role: 'user', content: 'and then?' },
+    ]);
+    expect(text).toContain(
+      '## User\n\nread the notes\n\n_(sent with notes from earlier sessions: the memory block)_',
+    );
+    expect(text).not.toContain('<memories>');
+    expect(text).not.toContain('Prefers short answers');
+    expect(text).toContain('Error: File not found: x');
+    expect(text).toContain('## User\n\nand then?\n');
+    expect(text.match(/memory block/g)).toHaveLength(1);
+  });
+});
