@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { SLOW_TESTS } from './test/slow-tests.js';
 
@@ -14,6 +15,9 @@ if (gone.length > 0) throw new Error(`test/slow-tests.ts names files that do not
  */
 export default defineConfig({
   test: {
+    // Vitest's default leaves a core idle (one worker on CI's two), yet most files wait on the
+    // processes, servers and browsers they start: a worker per core nearly halves the run.
+    maxWorkers: Math.max(2, availableParallelism()),
     testTimeout: 20_000,
     hookTimeout: 20_000,
     projects: [

@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import type { SessionStorage } from '../../store/session-storage.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
-import { transcriptJsonl, transcriptMarkdown } from '../transcript.js';
 import { UsageError } from '../usage-error.js';
 
 async function withStore(cmd: Command, work: (store: SessionStorage) => Promise<void>): Promise<void> {
@@ -66,6 +65,8 @@ export function addSessionCommands(program: Command): void {
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       withStore(cmd, async (store) => {
         const row = await store.resolve(id);
+        // Loaded when chosen: the transcript pulls in memory's and the tools' modules, which --help needs not.
+        const { transcriptMarkdown } = await import('../transcript.js');
         process.stdout.write(
           transcriptMarkdown(row, await store.messages(row.id), await store.subagents(row.id)),
         );
@@ -101,6 +102,7 @@ export function addSessionCommands(program: Command): void {
           throw new UsageError(`Unknown format "${opts.format}": use jsonl or md.`);
         const row = await store.resolve(id);
         const messages = await store.messages(row.id);
+        const { transcriptJsonl, transcriptMarkdown } = await import('../transcript.js');
         const text =
           opts.format === 'md'
             ? transcriptMarkdown(row, messages, await store.subagents(row.id))
