@@ -3,9 +3,10 @@ import { estimateTokens } from '../llm/tokens.js';
 import type { DeferredGroup } from '../tools/deferred/tool-index.js';
 import type { ExternalServerStatus, ExternalTools } from '../tools/external.js';
 import type { AnyTool } from '../tools/types.js';
+import { closest } from '../util/levenshtein.js';
 import { type ConnectionOptions, McpConnection, type McpToolInfo } from './connection.js';
 import { ToolListCache } from './tool-cache.js';
-import { mcpTool } from './tools.js';
+import { mcpTool, mcpToolName, unlistedTool } from './tools.js';
 
 export interface McpHubOptions extends ConnectionOptions {
   servers: McpServerEntry[];
@@ -60,7 +61,28 @@ export class McpHub implements ExternalTools {
         describe: true,
         tools: () => this.known.get(name) ?? [],
         discover: (signal) => this.list(name, signal).then(() => this.problems.get(name)),
+        unlisted: (tool) => this.unlisted(name, tool),
       }));
+  }
+
+  /**
+   * A call by name of a tool of `server` while its tools are unknown (never listed, nothing
+   * cached): the server is started and listed when the call runs, so the model need not search
+   * first. The error names the server's tools when it has none of that name.
+   */
+  private unlisted(server: string, name: string): AnyTool | undefined {
+    if (this.known.has(server) || !name.startsWith(mcpToolName(server, ''))) return undefined;
+    return unlistedTool(name, async (signal) => {
+      // Calls of one turn are all prepared before the first runs: the first lists it for the rest.
+      if (!this.known.has(server)) await this.list(server, signal);
+      const tools = this.known.get(server);
+      if (!tools) return this.problems.get(server) ?? `MCP server "${server}" listed no tools.`;
+      const tool = tools.find((t) => t.name === name);
+      if (tool) return tool;
+      const names = tools.map((t) => t.name);
+      const close = closest(name, names);
+      return `Unknown tool "${name}".${close ? ` Did you mean "${close}"?` : ''} MCP server "${server}" has: ${names.join(', ')}.`;
+    });
   }
 
   /** Starts the server (if need be) and lists its tools afresh, updating the cache. */

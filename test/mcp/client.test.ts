@@ -108,6 +108,69 @@ describe('MCP client over stdio (server-filesystem)', () => {
   });
 });
 
+describe('a tool called by name before its server was ever listed', () => {
+  it('starts and lists that server when the call runs, directly or through use_tool, and no other', async () => {
+    hub = await openHub(
+      { a: nodeServer(testServer, 'a', '3'), b: nodeServer(testServer, 'b', '2') },
+      { userDir: home, workspace },
+    );
+    expect(hub.deferred.every((g) => g.tools().length === 0)).toBe(true);
+    const events = await runWithHub({
+      hub,
+      workspace,
+      // One turn: every call is prepared before the first runs, so none of them finds the server listed.
+      baseUrl: await serve(
+        reply()
+          .tool('mcp__a__a_tool_1', { id: 'x' })
+          .tool('use_tool', { name: 'mcp__a__a_tool_2', args: { id: 'y' } })
+          .tool('mcp__a__a_tool_9', { id: 'z' }),
+        reply().text('Done.'),
+      ),
+    });
+    const [direct, used, missing] = results(events);
+    expect(direct).toMatchObject({ ok: true, name: 'mcp__a__a_tool_1', output: 'a record 1: x' });
+    expect(used).toMatchObject({ ok: true, name: 'mcp__a__a_tool_2', output: 'a record 2: y' });
+    expect(missing).toMatchObject({ ok: false, name: 'mcp__a__a_tool_9' });
+    expect(missing!.output).toMatch(
+      /^Unknown tool "mcp__a__a_tool_9"\. Did you mean "mcp__a__a_tool_\d"\? MCP server "a" has: mcp__a__a_tool_0, /,
+    );
+    expect(hub.status().map((s) => [s.name, s.running, s.tools])).toEqual([
+      ['a', true, 3],
+      ['b', false, undefined],
+    ]);
+  });
+
+  it('starts nothing for a call the user declines, and names a server that cannot start', async () => {
+    hub = await openHub(
+      { a: nodeServer(testServer, 'a', '3'), broken: nodeServer(testServer, 'exit') },
+      { userDir: home, workspace },
+    );
+    let events = await runWithHub({
+      hub,
+      workspace,
+      mode: 'normal',
+      answer: { decision: 'deny' },
+      baseUrl: await serve(reply().tool('mcp__a__a_tool_0', { id: 'x' }), reply().text('Fine.')),
+    });
+    expect(events.find((e) => e.type === 'approval_request')).toMatchObject({
+      call: { name: 'mcp__a__a_tool_0' },
+    });
+    expect(results(events)[0]).toMatchObject({ ok: false });
+    expect(hub.status().some((s) => s.running || s.tools !== undefined)).toBe(false);
+    await llm!.close();
+
+    events = await runWithHub({
+      hub,
+      workspace,
+      baseUrl: await serve(reply().tool('mcp__broken__anything', {}), reply().text('Could not.')),
+    });
+    expect(results(events)[0]).toMatchObject({ ok: false });
+    expect(results(events)[0]!.output).toMatch(
+      /^MCP server "broken" could not be started: (.|\n)*fatal: missing API token/,
+    );
+  });
+});
+
 describe('MCP client over Streamable HTTP (server-everything)', () => {
   it('calls tools and turns text and images into results the model can read', async () => {
     const port = await closedPort();
