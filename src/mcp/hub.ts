@@ -4,7 +4,7 @@ import type { DeferredGroup } from '../tools/deferred/tool-index.js';
 import type { ExternalServerStatus, ExternalTools } from '../tools/external.js';
 import type { AnyTool } from '../tools/types.js';
 import { closest } from '../util/levenshtein.js';
-import { type ConnectionOptions, McpConnection, type McpToolInfo } from './connection.js';
+import { type ConnectionOptions, McpConnection, McpServerError, type McpToolInfo } from './connection.js';
 import { ToolListCache } from './tool-cache.js';
 import { mcpTool, mcpToolName, unlistedTool } from './tools.js';
 
@@ -26,6 +26,8 @@ export class McpHub implements ExternalTools {
   private readonly connections = new Map<string, McpConnection>();
   private readonly known = new Map<string, AnyTool[]>();
   private readonly problems = new Map<string, string>();
+  /** Servers whose slow start a listing waits for. */
+  private readonly awaitingStart = new Set<string>();
   private direct = new Set<string>();
 
   private constructor(
@@ -85,12 +87,21 @@ export class McpHub implements ExternalTools {
     });
   }
 
-  /** Starts the server (if need be) and lists its tools afresh, updating the cache. */
-  async list(name: string, signal?: AbortSignal): Promise<McpToolInfo[] | undefined> {
+  /**
+   * Starts the server (if need be) and lists its tools afresh, updating the cache. A server still
+   * starting after the startup timeout is listed once its start is over, for the next search and
+   * the next session; `patient` waits for that instead.
+   */
+  async list(
+    name: string,
+    signal?: AbortSignal,
+    opts: { patient?: boolean } = {},
+  ): Promise<McpToolInfo[] | undefined> {
     const connection = this.connections.get(name);
     const entry = this.options.servers.find((s) => s.name === name);
     if (!connection || !entry) return undefined;
     try {
+      if (opts.patient) await connection.started();
       const tools = await connection.listTools(signal);
       this.problems.delete(name);
       this.known.set(
@@ -101,8 +112,21 @@ export class McpHub implements ExternalTools {
       return tools;
     } catch (err) {
       this.problems.set(name, (err as Error).message);
+      if (err instanceof McpServerError && err.starting) this.listOnceStarted(name, connection);
       return undefined;
     }
+  }
+
+  private listOnceStarted(name: string, connection: McpConnection): void {
+    if (this.awaitingStart.has(name)) return;
+    this.awaitingStart.add(name);
+    connection
+      .started()
+      .then(
+        () => this.list(name),
+        (err: Error) => this.problems.set(name, err.message),
+      )
+      .finally(() => this.awaitingStart.delete(name));
   }
 
   /** The process id of a running stdio server. */

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { McpHub } from '../../src/mcp/hub.js';
+import { gatedServer } from '../support/gated-server.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { closedPort } from '../support/net.js';
 import { hostProcessesWith } from '../support/processes.js';
 import {
@@ -168,6 +170,56 @@ describe('a tool called by name before its server was ever listed', () => {
     expect(results(events)[0]!.output).toMatch(
       /^MCP server "broken" could not be started: (.|\n)*fatal: missing API token/,
     );
+  });
+});
+
+describe('a server slower to start than a search waits (npx downloading it)', () => {
+  it('goes on starting, is listed once started, and a later search finds its tools', async () => {
+    const slow = gatedServer(join(home, 'downloaded'), testServer, 'slow', '2');
+    const clock = new ManualClock();
+    hub = await openHub({ slow: slow.spec }, { userDir: home, workspace, clock });
+    const listing = hub.list('slow');
+    await clock.elapse(30_000);
+    expect(await listing).toBeUndefined();
+    expect(hub.status()[0]).toMatchObject({
+      running: true,
+      problem: expect.stringMatching(
+        /^MCP server "slow" is still starting \(no answer after 30 s; a first start may be downloading it\)/,
+      ),
+    });
+
+    await slow.open();
+    await waitUntil(() => hub!.status()[0]!.tools === 2, 'the server to be listed once started');
+    expect(hub.status()[0]!.problem).toBeUndefined();
+    const events = await runWithHub({
+      hub,
+      workspace,
+      baseUrl: await serve(
+        reply().tool('tool_search', { query: 'slow record' }),
+        reply().tool('mcp__slow__slow_tool_1', { id: 'q' }),
+        reply().text('Done.'),
+      ),
+    });
+    const [search, call] = results(events);
+    expect(search!.output).toContain('"name":"mcp__slow__slow_tool_1"');
+    expect(call).toMatchObject({ ok: true, output: 'slow record 1: q' });
+  });
+
+  it('is stopped with the session without waiting for its start', async () => {
+    const gate = join(home, 'never');
+    const clock = new ManualClock();
+    hub = await openHub(
+      { slow: gatedServer(gate, testServer, 'slow', '2').spec },
+      { userDir: home, workspace, clock },
+    );
+    const listing = hub.list('slow');
+    await clock.elapse(30_000);
+    await listing;
+    await waitUntil(() => hostProcessesWith(gate).length > 0, 'the server to be starting');
+    // Were the start waited for, this would hang: the gate never opens.
+    await hub.close();
+    hub = undefined;
+    await waitUntil(() => hostProcessesWith(gate).length === 0, 'the starting server to end');
   });
 });
 
