@@ -10,9 +10,10 @@ export function gatedServer(
   gate: string,
   script: string,
   ...args: string[]
-): { spec: McpServerSpec; open(): Promise<void> } {
+): { spec: McpServerSpec; gate: string; open(): Promise<void> } {
   execFileSync('mkfifo', [gate]);
   return {
+    gate,
     spec: {
       command: '/bin/sh',
       args: ['-c', 'read _ < "$0"; shift; exec "$@"', gate, '--', process.execPath, script, ...args],
