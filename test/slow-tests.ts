@@ -28,6 +28,7 @@ export const SLOW_TESTS: string[] = [
   'test/library/example.test.ts',
   'test/library/tool-formats.test.ts',
   'test/llm/tool-format-conformance.test.ts',
+  'test/mcp/client.test.ts',
   'test/mcp/config.test.ts',
   'test/mcp/many-servers.test.ts',
   'test/memory/cli-postgres.test.ts',

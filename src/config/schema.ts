@@ -336,7 +336,10 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           servers: mcpServersSchema.default({}),
           /** Above this share of the context window, MCP tools wait behind the tool_search index. */
           max_schema_share: z.number().min(0).max(1).default(0.1),
-          /** Seconds a server may take to start and list its tools. */
+          /**
+           * Seconds a search or call waits for a server to start and list its tools. A slower start
+           * (a first `npx -y` downloading the server) goes on, and a later search or call finds it.
+           */
           startup_timeout: z.number().positive().default(30),
           /** Seconds one MCP tool call may take. */
           timeout: z.number().positive().default(120),

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { expandEnv, type McpServerSpec } from '../config/mcp-servers.js';
+import { type Clock, systemClock } from '../util/clock.js';
 
 export type { McpToolInfo };
 
@@ -8,18 +9,29 @@ export type { McpToolInfo };
 export class McpServerError extends Error {
   override name = 'McpServerError';
   timedOut = false;
+  /** The server is still starting: the start goes on, and a later use may find it ready. */
+  starting = false;
 }
 
 export interface ConnectionOptions {
   /** Relative `cwd`s and servers without one start here. */
   workspace: string;
   env: NodeJS.ProcessEnv;
+  /** How long a use waits for a server that is starting (its start may go on longer: STARTING_LIMIT_MS). */
   startupTimeoutMs: number;
   callTimeoutMs: number;
   version: string;
+  /** What the wait for a starting server runs on; the system clock by default. */
+  clock?: Clock;
 }
 
 const STDERR_KEPT = 2000;
+
+/**
+ * How long a start may go on before the server is given up: a first `npx -y` or `uvx` run
+ * downloads the server and its dependencies, which takes longer than a search should wait.
+ */
+const STARTING_LIMIT_MS = 5 * 60_000;
 
 /**
  * One MCP server, started on first use (the SDK, and the server's process, only then) and
@@ -32,6 +44,8 @@ export class McpConnection {
   private stderr = '';
   private exited: string | undefined;
   private closed = false;
+  /** The client of a start under way, so that stopping need not wait for it. */
+  private starting: Client | undefined;
   /** The running stdio server's process id, for status and tests. */
   pid: number | undefined;
 
@@ -46,7 +60,7 @@ export class McpConnection {
   }
 
   async listTools(signal?: AbortSignal): Promise<McpToolInfo[]> {
-    const client = await this.connect();
+    const client = await this.ready(signal);
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
@@ -60,7 +74,7 @@ export class McpConnection {
   }
 
   async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
-    const client = await this.connect();
+    const client = await this.ready(signal);
     return (await this.request(() =>
       client.callTool({ name, arguments: args }, undefined, {
         signal,
@@ -69,9 +83,58 @@ export class McpConnection {
     )) as CallToolResult;
   }
 
+  /**
+   * Starts the server if need be and waits for the whole start, however long: `hearth mcp test`,
+   * and the hub's listing of a server whose start outlasted a search.
+   */
+  async started(): Promise<void> {
+    await this.connect();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.drop();
+  }
+
+  /**
+   * The started client, waiting for a start at most the startup timeout. A start that takes
+   * longer goes on (a first run of `npx -y` downloads the server): the caller is told the server is
+   * still starting, and a later use finds it ready.
+   */
+  private ready(signal?: AbortSignal): Promise<Client> {
+    const starting = this.connect();
+    const clock = this.options.clock ?? systemClock;
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', aborted);
+      };
+      const timer = clock.setTimeout(() => {
+        done();
+        const seconds = Math.round(this.options.startupTimeoutMs / 1000);
+        const error = new McpServerError(
+          `MCP server "${this.name}" is still starting (no answer after ${seconds} s; a first start may be downloading it). Try again in a moment.`,
+        );
+        error.starting = true;
+        reject(error);
+      }, this.options.startupTimeoutMs);
+      const aborted = () => {
+        done();
+        reject(signal!.reason);
+      };
+      if (signal?.aborted) return aborted();
+      signal?.addEventListener('abort', aborted, { once: true });
+      starting.then(
+        (client) => {
+          done();
+          resolve(client);
+        },
+        (err) => {
+          done();
+          reject(err);
+        },
+      );
+    });
   }
 
   private connect(): Promise<Client> {
@@ -101,16 +164,22 @@ export class McpConnection {
       import('@modelcontextprotocol/sdk/client/index.js'),
       this.transport(spec),
     ]);
+    if (this.closed) throw new McpServerError(`MCP server "${this.name}" is stopped.`);
     const client = new Client({ name: 'hearth', version: this.options.version });
     client.onclose = () => {
       this.exited ??= 'it closed the connection';
       this.pid = undefined;
     };
+    this.starting = client;
     try {
-      await client.connect(transport, { timeout: this.options.startupTimeoutMs });
+      await client.connect(transport, {
+        timeout: Math.max(STARTING_LIMIT_MS, this.options.startupTimeoutMs),
+      });
     } catch (err) {
       await client.close().catch(() => undefined);
       throw this.failure('could not be started', err);
+    } finally {
+      if (this.starting === client) this.starting = undefined;
     }
     return client;
   }
@@ -167,6 +236,8 @@ export class McpConnection {
   }
 
   private async drop(): Promise<void> {
+    // A start under way is ended, not waited for: it may be minutes from done.
+    await this.starting?.close().catch(() => undefined);
     const client = await this.client?.catch(() => undefined);
     this.client = undefined;
     await client?.close().catch(() => undefined);

@@ -3,9 +3,10 @@ import { estimateTokens } from '../llm/tokens.js';
 import type { DeferredGroup } from '../tools/deferred/tool-index.js';
 import type { ExternalServerStatus, ExternalTools } from '../tools/external.js';
 import type { AnyTool } from '../tools/types.js';
-import { type ConnectionOptions, McpConnection, type McpToolInfo } from './connection.js';
+import { closest } from '../util/levenshtein.js';
+import { type ConnectionOptions, McpConnection, McpServerError, type McpToolInfo } from './connection.js';
 import { ToolListCache } from './tool-cache.js';
-import { mcpTool } from './tools.js';
+import { mcpTool, mcpToolName, unlistedTool } from './tools.js';
 
 export interface McpHubOptions extends ConnectionOptions {
   servers: McpServerEntry[];
@@ -25,6 +26,8 @@ export class McpHub implements ExternalTools {
   private readonly connections = new Map<string, McpConnection>();
   private readonly known = new Map<string, AnyTool[]>();
   private readonly problems = new Map<string, string>();
+  /** Servers whose slow start a listing waits for. */
+  private readonly awaitingStart = new Set<string>();
   private direct = new Set<string>();
 
   private constructor(
@@ -60,15 +63,45 @@ export class McpHub implements ExternalTools {
         describe: true,
         tools: () => this.known.get(name) ?? [],
         discover: (signal) => this.list(name, signal).then(() => this.problems.get(name)),
+        unlisted: (tool) => this.unlisted(name, tool),
       }));
   }
 
-  /** Starts the server (if need be) and lists its tools afresh, updating the cache. */
-  async list(name: string, signal?: AbortSignal): Promise<McpToolInfo[] | undefined> {
+  /**
+   * A call by name of a tool of `server` while its tools are unknown (never listed, nothing
+   * cached): the server is started and listed when the call runs, so the model need not search
+   * first. The error names the server's tools when it has none of that name.
+   */
+  private unlisted(server: string, name: string): AnyTool | undefined {
+    if (this.known.has(server) || !name.startsWith(mcpToolName(server, ''))) return undefined;
+    return unlistedTool(name, async (signal) => {
+      // Calls of one turn are all prepared before the first runs: the first lists it for the rest.
+      if (!this.known.has(server)) await this.list(server, signal);
+      const tools = this.known.get(server);
+      if (!tools) return this.problems.get(server) ?? `MCP server "${server}" listed no tools.`;
+      const tool = tools.find((t) => t.name === name);
+      if (tool) return tool;
+      const names = tools.map((t) => t.name);
+      const close = closest(name, names);
+      return `Unknown tool "${name}".${close ? ` Did you mean "${close}"?` : ''} MCP server "${server}" has: ${names.join(', ')}.`;
+    });
+  }
+
+  /**
+   * Starts the server (if need be) and lists its tools afresh, updating the cache. A server still
+   * starting after the startup timeout is listed once its start is over, for the next search and
+   * the next session; `patient` waits for that instead.
+   */
+  async list(
+    name: string,
+    signal?: AbortSignal,
+    opts: { patient?: boolean } = {},
+  ): Promise<McpToolInfo[] | undefined> {
     const connection = this.connections.get(name);
     const entry = this.options.servers.find((s) => s.name === name);
     if (!connection || !entry) return undefined;
     try {
+      if (opts.patient) await connection.started();
       const tools = await connection.listTools(signal);
       this.problems.delete(name);
       this.known.set(
@@ -79,8 +112,21 @@ export class McpHub implements ExternalTools {
       return tools;
     } catch (err) {
       this.problems.set(name, (err as Error).message);
+      if (err instanceof McpServerError && err.starting) this.listOnceStarted(name, connection);
       return undefined;
     }
+  }
+
+  private listOnceStarted(name: string, connection: McpConnection): void {
+    if (this.awaitingStart.has(name)) return;
+    this.awaitingStart.add(name);
+    connection
+      .started()
+      .then(
+        () => this.list(name),
+        (err: Error) => this.problems.set(name, err.message),
+      )
+      .finally(() => this.awaitingStart.delete(name));
   }
 
   /** The process id of a running stdio server. */

@@ -24,13 +24,9 @@ export function mcpTool(connection: McpConnection, info: McpToolInfo): AnyTool {
     paragraph.length <= MAX_DESCRIPTION ? paragraph : `${paragraph.slice(0, MAX_DESCRIPTION - 1).trimEnd()}…`;
   const { $schema: _drop, ...schema } = info.inputSchema as Record<string, unknown>;
   return defineTool({
-    name,
+    ...declared(name),
     description,
-    parameters: z.record(z.string(), z.unknown()),
     jsonSchema: { ...schema, type: 'object' },
-    mutates: true,
-    touches: (args) => ({ text: JSON.stringify(args) }),
-    label: (args) => `${name} ${clip(JSON.stringify(args))}`,
     async run(args, ctx) {
       let result: CallToolResult;
       try {
@@ -43,6 +39,37 @@ export function mcpTool(connection: McpConnection, info: McpToolInfo): AnyTool {
       return toOutput(result);
     },
   });
+}
+
+/**
+ * A call, by name, of a tool of a server not listed yet. It declares what every MCP tool declares,
+ * so rules, approvals and labels see the call as they would the listed tool; running it lists the
+ * server (`resolve`, which starts it) and runs the tool of that name, or says why it cannot.
+ */
+export function unlistedTool(
+  name: string,
+  resolve: (signal: AbortSignal) => Promise<AnyTool | string>,
+): AnyTool {
+  return defineTool({
+    ...declared(name),
+    description: 'A tool of an MCP server not listed yet.',
+    async run(args, ctx) {
+      const tool = await resolve(ctx.signal);
+      if (typeof tool === 'string') return { ok: false, output: tool, display: `⚠ ${tool}` };
+      return tool.run(args, ctx);
+    },
+  });
+}
+
+/** What a call of an MCP tool declares, listed or not. */
+function declared(name: string) {
+  return {
+    name,
+    parameters: z.record(z.string(), z.unknown()),
+    mutates: true,
+    touches: (args: Record<string, unknown>) => ({ text: JSON.stringify(args) }),
+    label: (args: Record<string, unknown>) => `${name} ${clip(JSON.stringify(args))}`,
+  };
 }
 
 /** What the model reads: text as is, images attached, resources inlined or pointed at. */

@@ -257,5 +257,13 @@ function narrowDeferred(
   const pick = (tools: AnyTool[]) => pickTools(names, tools, extra).tools;
   return groups
     .filter((group) => group.tools().length === 0 || pick(group.tools()).length > 0)
-    .map((group) => ({ ...group, tools: () => pick(group.tools()) }));
+    .map((group) => ({
+      ...group,
+      tools: () => pick(group.tools()),
+      // A call by name of a tool not listed yet is narrowed as the listed tool would be.
+      unlisted: (name: string) => {
+        const tool = group.unlisted?.(name);
+        return tool && pick([tool]).length > 0 ? tool : undefined;
+      },
+    }));
 }

@@ -105,7 +105,8 @@ export class ToolRegistry {
   /** Finds the tool and validates the arguments, with errors worded for the model to act on. */
   prepare(call: ToolCall): PreparedCall {
     if (call.name === USE_TOOL && !call.problem) return this.prepareUse(call);
-    const tool = this.get(call.name);
+    // A tool of a server not listed yet is called as it will be known: listing starts with the call.
+    const tool = this.get(call.name) ?? this.index.unlisted(call.name);
     if (!tool) {
       const names = [...this.byName.keys(), ...this.index.names()];
       const close = closest(call.name, names);

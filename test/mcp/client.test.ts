@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { McpHub } from '../../src/mcp/hub.js';
+import { gatedServer } from '../support/gated-server.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { closedPort } from '../support/net.js';
 import { hostProcessesWith } from '../support/processes.js';
 import {
@@ -105,6 +107,119 @@ describe('MCP client over stdio (server-filesystem)', () => {
     expect(hub.offered).toEqual([]);
     expect(hub.deferred[0]!.tools().map((t) => t.name)).toContain('mcp__fs__read_text_file');
     expect(hub.status()[0]).toMatchObject({ offered: 'index', running: false, tools: expect.any(Number) });
+  });
+});
+
+describe('a tool called by name before its server was ever listed', () => {
+  it('starts and lists that server when the call runs, directly or through use_tool, and no other', async () => {
+    hub = await openHub(
+      { a: nodeServer(testServer, 'a', '3'), b: nodeServer(testServer, 'b', '2') },
+      { userDir: home, workspace },
+    );
+    expect(hub.deferred.every((g) => g.tools().length === 0)).toBe(true);
+    const events = await runWithHub({
+      hub,
+      workspace,
+      // One turn: every call is prepared before the first runs, so none of them finds the server listed.
+      baseUrl: await serve(
+        reply()
+          .tool('mcp__a__a_tool_1', { id: 'x' })
+          .tool('use_tool', { name: 'mcp__a__a_tool_2', args: { id: 'y' } })
+          .tool('mcp__a__a_tool_9', { id: 'z' }),
+        reply().text('Done.'),
+      ),
+    });
+    const [direct, used, missing] = results(events);
+    expect(direct).toMatchObject({ ok: true, name: 'mcp__a__a_tool_1', output: 'a record 1: x' });
+    expect(used).toMatchObject({ ok: true, name: 'mcp__a__a_tool_2', output: 'a record 2: y' });
+    expect(missing).toMatchObject({ ok: false, name: 'mcp__a__a_tool_9' });
+    expect(missing!.output).toMatch(
+      /^Unknown tool "mcp__a__a_tool_9"\. Did you mean "mcp__a__a_tool_\d"\? MCP server "a" has: mcp__a__a_tool_0, /,
+    );
+    expect(hub.status().map((s) => [s.name, s.running, s.tools])).toEqual([
+      ['a', true, 3],
+      ['b', false, undefined],
+    ]);
+  });
+
+  it('starts nothing for a call the user declines, and names a server that cannot start', async () => {
+    hub = await openHub(
+      { a: nodeServer(testServer, 'a', '3'), broken: nodeServer(testServer, 'exit') },
+      { userDir: home, workspace },
+    );
+    let events = await runWithHub({
+      hub,
+      workspace,
+      mode: 'normal',
+      answer: { decision: 'deny' },
+      baseUrl: await serve(reply().tool('mcp__a__a_tool_0', { id: 'x' }), reply().text('Fine.')),
+    });
+    expect(events.find((e) => e.type === 'approval_request')).toMatchObject({
+      call: { name: 'mcp__a__a_tool_0' },
+    });
+    expect(results(events)[0]).toMatchObject({ ok: false });
+    expect(hub.status().some((s) => s.running || s.tools !== undefined)).toBe(false);
+    await llm!.close();
+
+    events = await runWithHub({
+      hub,
+      workspace,
+      baseUrl: await serve(reply().tool('mcp__broken__anything', {}), reply().text('Could not.')),
+    });
+    expect(results(events)[0]).toMatchObject({ ok: false });
+    expect(results(events)[0]!.output).toMatch(
+      /^MCP server "broken" could not be started: (.|\n)*fatal: missing API token/,
+    );
+  });
+});
+
+describe('a server slower to start than a search waits (npx downloading it)', () => {
+  it('goes on starting, is listed once started, and a later search finds its tools', async () => {
+    const slow = gatedServer(join(home, 'downloaded'), testServer, 'slow', '2');
+    const clock = new ManualClock();
+    hub = await openHub({ slow: slow.spec }, { userDir: home, workspace, clock });
+    const listing = hub.list('slow');
+    await clock.elapse(30_000);
+    expect(await listing).toBeUndefined();
+    expect(hub.status()[0]).toMatchObject({
+      running: true,
+      problem: expect.stringMatching(
+        /^MCP server "slow" is still starting \(no answer after 30 s; a first start may be downloading it\)/,
+      ),
+    });
+
+    await slow.open();
+    await waitUntil(() => hub!.status()[0]!.tools === 2, 'the server to be listed once started');
+    expect(hub.status()[0]!.problem).toBeUndefined();
+    const events = await runWithHub({
+      hub,
+      workspace,
+      baseUrl: await serve(
+        reply().tool('tool_search', { query: 'slow record' }),
+        reply().tool('mcp__slow__slow_tool_1', { id: 'q' }),
+        reply().text('Done.'),
+      ),
+    });
+    const [search, call] = results(events);
+    expect(search!.output).toContain('"name":"mcp__slow__slow_tool_1"');
+    expect(call).toMatchObject({ ok: true, output: 'slow record 1: q' });
+  });
+
+  it('is stopped with the session without waiting for its start', async () => {
+    const gate = join(home, 'never');
+    const clock = new ManualClock();
+    hub = await openHub(
+      { slow: gatedServer(gate, testServer, 'slow', '2').spec },
+      { userDir: home, workspace, clock },
+    );
+    const listing = hub.list('slow');
+    await clock.elapse(30_000);
+    await listing;
+    await waitUntil(() => hostProcessesWith(gate).length > 0, 'the server to be starting');
+    // Were the start waited for, this would hang: the gate never opens.
+    await hub.close();
+    hub = undefined;
+    await waitUntil(() => hostProcessesWith(gate).length === 0, 'the starting server to end');
   });
 });
 

@@ -12,6 +12,7 @@ import { PermissionGate } from '../../src/permissions/gate.js';
 import { parseRules } from '../../src/permissions/rules.js';
 import { buildRegistry } from '../../src/tools/catalog.js';
 import { MemoryState } from '../../src/tools/types.js';
+import type { Clock } from '../../src/util/clock.js';
 import { unconfinedSandbox } from '../support/tool-context.js';
 
 const require = createRequire(import.meta.url);
@@ -34,7 +35,13 @@ export const nodeServer = (script: string, ...args: string[]): McpServerSpec => 
 
 export function openHub(
   servers: Record<string, McpServerSpec>,
-  opts: { userDir: string; workspace: string; contextWindow?: number; callTimeoutMs?: number },
+  opts: {
+    userDir: string;
+    workspace: string;
+    contextWindow?: number;
+    callTimeoutMs?: number;
+    clock?: Clock;
+  },
 ): Promise<McpHub> {
   const entries: McpServerEntry[] = Object.entries(servers).map(([name, spec]) => ({
     name,
@@ -51,6 +58,7 @@ export function openHub(
     callTimeoutMs: opts.callTimeoutMs ?? 30_000,
     maxSchemaShare: 0.1,
     contextWindow: opts.contextWindow ?? 16_384,
+    clock: opts.clock,
   });
 }
 

@@ -4,9 +4,12 @@
  * gives a child more than its brief allows.
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
+import { nodeServer, openHub, testServer } from '../mcp/support.js';
 import { reply } from '../support/scripted-server.js';
 import { type Harness, harness, offeredTools, subagentEvents } from './support.js';
 
@@ -80,4 +83,26 @@ it("a definition's tools narrow the child's index: what it does not pick stays o
   expect(searched).not.toContain('"name":"mkdir"');
   expect(toolMessages(3)[1]!.content).toMatch(/^Error: Unknown tool "mkdir"/);
   expect(existsSync(join(h.workspace, 'planted'))).toBe(false);
+});
+
+it("a definition's tools narrow calls by name of an MCP server's tools not listed yet, and such a server stays stopped", async () => {
+  const home = await realpath(await mkdtemp(join(tmpdir(), 'hearth-subagents-mcp-')));
+  const hub = await openHub({ a: nodeServer(testServer, 'a', '2') }, { userDir: home, workspace: home });
+  try {
+    h = await harness({
+      external: hub,
+      files: { '.hearth/agents/reader.md': '---\ntools: [read_file]\n---\nRead files.' },
+      turns: [
+        reply().tool('delegate', { objective: 'Read what you can', agent: 'reader' }),
+        reply().tool('mcp__a__a_tool_0', { id: 'x' }),
+        reply().tool('report_result', { status: 'done', summary: 'Read nothing.' }),
+        reply().text('Done.'),
+      ],
+    });
+    await h.run('Read');
+    expect(toolMessages(2)[0]!.content).toMatch(/^Error: Unknown tool "mcp__a__a_tool_0"/);
+    expect(hub.status()[0]).toMatchObject({ running: false, tools: undefined });
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
 });

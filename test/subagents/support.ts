@@ -9,6 +9,7 @@ import { type ConfigInput, configSchema } from '../../src/config/schema.js';
 import { resolveConnection } from '../../src/llm/connection.js';
 import type { Approver } from '../../src/permissions/gate.js';
 import { setupSubagents } from '../../src/subagents/setup.js';
+import type { ExternalTools } from '../../src/tools/external.js';
 import type { Clock } from '../../src/util/clock.js';
 import {
   type ExtraRoute,
@@ -48,6 +49,8 @@ export interface HarnessOptions {
   models?: string[];
   /** Runs the children's time limits. */
   clock?: Clock;
+  /** MCP servers' tools (an McpHub); the runtime closes it. */
+  external?: ExternalTools;
 }
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
@@ -74,7 +77,11 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const { notes, ...subagents } = await setupSubagents(config, workspace, false, {
     clock: options.clock,
   });
-  const runtime = await createRuntime(config, workspace, { configNotes: notes, ...subagents });
+  const runtime = await createRuntime(config, workspace, {
+    configNotes: notes,
+    ...subagents,
+    external: options.external,
+  });
   const connection = await resolveConnection(config);
   const session = await openSession({ runtime, connection, approve: options.approve, deepWork: false });
   return {

@@ -37,3 +37,34 @@ export function processName(label: string): string {
 export function processRunning(name: string): Promise<void> {
   return waitUntil(() => hostProcessesWith(name, true).length > 0, `a process named ${name}`);
 }
+
+/**
+ * The live processes under `pid` (children, their children, ...) with their command lines: what a
+ * process started, wherever the programs it ran live, and nothing another test started.
+ */
+export function descendantsOf(pid: number): Array<{ pid: number; cmdline: string }> {
+  const children = new Map<number, number[]>();
+  const cmdlines = new Map<number, string>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state === 'Z' || state === 'X') continue;
+      const child = Number(entry);
+      children.set(Number(ppid), [...(children.get(Number(ppid)) ?? []), child]);
+      cmdlines.set(child, readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim());
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  const found: Array<{ pid: number; cmdline: string }> = [];
+  const visit = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push({ pid: child, cmdline: cmdlines.get(child) ?? '' });
+      visit(child);
+    }
+  };
+  visit(pid);
+  return found;
+}

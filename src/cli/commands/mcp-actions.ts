@@ -66,7 +66,9 @@ export async function testServer(name: string, cmd: Command): Promise<void> {
     if (!hub?.status().some((s) => s.name === name)) {
       throw new UsageError(`No MCP server "${name}" is configured (hearth mcp list shows them).`);
     }
-    const tools = await hub.list(name);
+    // The user asked and waits: a first start may download the server (npx -y), longer than a search waits.
+    process.stderr.write(`Starting "${visible(name)}" and listing its tools…\n`);
+    const tools = await hub.list(name, undefined, { patient: true });
     const problem = hub.status().find((s) => s.name === name)?.problem;
     if (!tools) throw new UsageError(problem ?? `MCP server "${name}" listed no tools.`);
     let total = 0;

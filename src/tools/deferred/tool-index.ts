@@ -18,6 +18,12 @@ export interface DeferredGroup {
   discover?(signal: AbortSignal): Promise<string | undefined>;
   /** Whether the index lists one-line descriptions next to the names (MCP tools; built-in names say enough). */
   describe?: boolean;
+  /**
+   * A stand-in for a call, by name, of a tool this group would hold once listed (a tool of an MCP
+   * server never listed): it lists the group when it runs, then runs that tool. Undefined for a
+   * name the group cannot hold, or once its tools are known.
+   */
+  unlisted?(name: string): AnyTool | undefined;
 }
 
 /** The index may hold one-line descriptions while it stays under this size; names alone beyond it. */
@@ -36,6 +42,15 @@ export class ToolIndex {
   find(name: string): AnyTool | undefined {
     for (const group of this.groups) {
       const tool = group.tools().find((t) => t.name === name);
+      if (tool) return tool;
+    }
+    return undefined;
+  }
+
+  /** The stand-in for a call of a tool no group knows yet but one would hold once listed. */
+  unlisted(name: string): AnyTool | undefined {
+    for (const group of this.groups) {
+      const tool = group.unlisted?.(name);
       if (tool) return tool;
     }
     return undefined;
