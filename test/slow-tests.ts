@@ -4,6 +4,7 @@
  * project is the rest. Kept as a list: a new slow file added here keeps `npm run test:fast` fast.
  */
 export const SLOW_TESTS: string[] = [
+  'test/agent/huge-reply.test.ts',
   'test/agent/pause-resume.test.ts',
   'test/cli/config.test.ts',
   'test/cli/crash-safety.test.ts',

@@ -10,6 +10,7 @@ import {
 } from '../tools/tracking/index.js';
 import { truncateMiddle } from '../tools/truncate.js';
 import type { SessionState } from '../tools/types.js';
+import { messageCap } from './context-budget.js';
 import { estimateHistoryTokens } from './context-size.js';
 
 export interface CompactionResult {
@@ -20,7 +21,8 @@ export interface CompactionResult {
   /**
    * `elided`: old tool outputs the model had acted on became one-line notes (no model call);
    * `summary`: the older part was summarized by the model; `trimmed`: old outputs were dropped
-   * because summarizing failed or would not have helped; `none`: nothing could be made smaller.
+   * (and messages too large for the window cut short) because summarizing failed or would not have
+   * helped; `none`: nothing could be made smaller.
    */
   method: 'elided' | 'summary' | 'trimmed' | 'none';
 }
@@ -38,7 +40,7 @@ interface CompactionOptions {
 export const COMPACTION_METHODS: Record<CompactionResult['method'], string> = {
   elided: 'old tool outputs shortened to one-line notes',
   summary: 'older turns summarized',
-  trimmed: 'old tool outputs dropped',
+  trimmed: 'old tool outputs dropped or cut short',
   none: 'nothing could be made smaller; the conversation is unchanged',
 };
 
@@ -84,6 +86,11 @@ export async function compactHistory(
   const before = estimateHistoryTokens(messages);
   const target = Math.floor(opts.contextWindow * TARGET_SHARE);
   const boundary = keepBoundary(messages, Math.floor(opts.contextWindow * KEEP_SHARE));
+  // What is kept verbatim must fit too: a message larger than any one may be is cut short.
+  const withinWindow = (history: ChatMessage[]) =>
+    estimateHistoryTokens(history) <= target
+      ? history
+      : cutOversized(history, messageCap(opts.contextWindow));
   const result = (history: ChatMessage[], method: CompactionResult['method']): CompactionResult => {
     const after = estimateHistoryTokens(history);
     return after < before
@@ -98,15 +105,15 @@ export async function compactHistory(
   if (messages.slice(1, boundary).some((m) => m.role === 'assistant')) {
     const summary = await summarize(messages.slice(1, boundary), opts);
     if (summary) {
-      const history: ChatMessage[] = [
+      const history = withinWindow([
         messages[0]!,
         { role: 'user', content: summaryMessage(summary, opts) },
         ...messages.slice(boundary),
-      ];
+      ]);
       if (estimateHistoryTokens(history) < before) return result(history, 'summary');
     }
   }
-  return result(dropOldToolOutputs(elided, target), 'trimmed');
+  return result(withinWindow(dropOldToolOutputs(elided, target)), 'trimmed');
 }
 
 /**
@@ -237,6 +244,18 @@ function trackedState(state: SessionState): string[] {
   const task = readTaskState(state);
   if (Object.keys(task).length) out.push(`Task state: ${renderTaskState(task)}`);
   return out;
+}
+
+/**
+ * Tool outputs and replies longer than `maxChars` (kept from before the window was known to be
+ * smaller, or from before replies were capped) keep their start and end. The user's own words stay.
+ */
+function cutOversized(messages: ChatMessage[], maxChars: number): ChatMessage[] {
+  const hint = 'cut to fit the context window';
+  return messages.map((m) => {
+    if ((m.role !== 'tool' && m.role !== 'assistant') || (m.content ?? '').length <= maxChars) return m;
+    return { ...m, content: truncateMiddle(m.content ?? '', maxChars, { hint }).text };
+  });
 }
 
 function dropOldToolOutputs(messages: ChatMessage[], targetTokens: number): ChatMessage[] {

@@ -15,9 +15,11 @@ import { truncateMiddle } from '../tools/truncate.js';
 import { MemoryState, type SessionState, type ToolContext, type WakeupPort } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import { compactHistory, rememberRequest } from './compaction.js';
+import { learnWindow, messageCap, stillTooLong, type WindowLesson } from './context-budget.js';
 import { estimateHistoryTokens } from './context-size.js';
 import type { AgentEvent, DoneEvent, StopReason } from './events.js';
 import { LoopGuard } from './loop-guard.js';
+import { capReply } from './reply-cap.js';
 import { sideModel } from './side-model.js';
 import { executeCalls } from './tool-execution.js';
 import { toolResultMessage } from './tool-message.js';
@@ -62,6 +64,8 @@ export interface RunAgentOptions {
   todoNudges?: number;
   /** Known context window in tokens, 0 when unknown; reported with usage, and drives compaction. */
   contextWindow?: number;
+  /** Called when the server's context-exceeded error taught a smaller window than `contextWindow`. */
+  onContextWindow?: (window: number) => void;
   /** Share of the window at which the history is compacted (default 0.75). */
   compactionThreshold?: number;
   /** Called with the new history after a compaction replaced the old one. */
@@ -101,8 +105,6 @@ export interface SteeringQueue {
 const EMPTY_REPLY_NUDGE =
   'Your last reply was empty. Continue the task: call a tool, or give your final answer as text.';
 const BUDGET_WARNING_SHARE = 0.8;
-/** One tool result may take at most this share of the window, so a huge output cannot crowd out the rest. */
-const TOOL_RESULT_SHARE = 0.3;
 
 /**
  * The agent loop: asks the model, runs the tools it calls, repeats until it answers in text.
@@ -114,6 +116,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const signal = options.signal ?? new AbortController().signal;
   const source = options.sandbox;
   let sandbox: Sandbox | undefined = typeof source === 'function' ? undefined : source;
+  // The window budgeted with: the session's, until a context-exceeded error teaches a smaller one.
+  let window = options.contextWindow ?? 0;
   const ctx: ToolContext = {
     workspace: options.workspace,
     signal,
@@ -124,7 +128,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       return sandbox;
     },
     web: options.web,
-    model: sideModel(llm, options.contextWindow ?? 0),
+    get model() {
+      return sideModel(llm, window);
+    },
     progress: () => {},
     wakeups: options.wakeups,
     ...(options.subagents ? { subagents: options.subagents } : {}),
@@ -142,9 +148,6 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     turns,
     ...(pending ? { pending } : {}),
   });
-  const window = options.contextWindow ?? 0;
-  const resultCap =
-    window > 0 ? Math.max(2000, Math.floor(window * TOOL_RESULT_SHARE * 3.5)) : Number.POSITIVE_INFINITY;
   // The server's count for the last request, plus an estimate for what was appended since.
   let measured: { tokens: number; length: number } | undefined;
   const contextNow = () =>
@@ -217,7 +220,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       (event) => {
         if (event.type !== 'tool_result') return;
         if (!event.ok) errors.set(event.callId, event.output);
-        let output = truncateMiddle(event.output, resultCap, {
+        let output = truncateMiddle(event.output, messageCap(window), {
           hint: 'the output was cut to fit the context window; ask for less (offset/limit, grep, head)',
         }).text;
         if (images.has(event.callId) && options.vision === false) {
@@ -355,7 +358,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     yield { type: 'turn_start', turn };
 
     let reply: { message: AssistantMessage; toolCalls: ToolCall[]; usage?: Usage } | undefined;
-    let overflow = false;
+    let lesson: WindowLesson | undefined;
     let partial = '';
     for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
       prepareSandbox();
@@ -371,30 +374,33 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           });
           return yield done('aborted', partial, turn - 1);
         }
-        if (event.error.kind === 'context_overflow' && !overflowRetried && window > 0) {
-          overflow = true;
-          break;
+        if (event.error.kind === 'context_overflow' && !overflowRetried) {
+          lesson = learnWindow(window, event.error);
+          if (lesson) break;
         }
         // A failed request is recorded as the assistant's turn, so roles keep alternating.
         append({ role: 'assistant', content: `[no reply: the request failed: ${event.error.message}]` });
-        return yield done('error', event.error.message, turn - 1);
+        const why = overflowRetried ? stillTooLong(window, event.error) : event.error.message;
+        return yield done('error', why, turn - 1);
       }
       if (event.type === 'done') reply = event;
       else yield event;
     }
-    if (overflow) {
-      // The server says the prompt does not fit: compact and try this turn once more.
+    if (lesson) {
+      // The server says the prompt does not fit: budget with the window it taught from now on,
+      // compact, and try this turn once more.
       overflowRetried = true;
-      yield {
-        type: 'warning',
-        message: "The prompt no longer fits the model's context; compacting and retrying.",
-      };
+      if (lesson.window !== window) {
+        window = lesson.window;
+        options.onContextWindow?.(window);
+      }
+      yield { type: 'warning', message: lesson.message };
       const compacted = yield* compact();
       if (typeof compacted === 'object') return yield done('blocked', compacted.stop, turn - 1);
       if (!compacted) {
         return yield done(
           'error',
-          "The prompt does not fit the model's context window, and it cannot be made smaller. Start a new session, or raise the window (context_window).",
+          `The prompt does not fit the model's context window (about ${window} tokens), and it cannot be made smaller. Start a new session, or load the model with a larger context.`,
           turn - 1,
         );
       }
@@ -402,6 +408,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       continue;
     }
     if (!reply) return yield done('error', 'The model stream ended without a reply.', turn - 1);
+    overflowRetried = false;
+    const capped = capReply(reply.message, reply.toolCalls, messageCap(window));
+    if (capped.warning) yield { type: 'warning', message: capped.warning };
+    reply = { ...reply, message: capped.message, toolCalls: capped.toolCalls };
 
     append(reply.message);
     const usage = usageEvent(reply.usage, messages, window);

@@ -125,6 +125,8 @@ export class AgentSession {
   private startSource: 'startup' | 'resume' | undefined;
   /** Context a SessionStart hook gave, held for the next run that has a task. */
   private startContext: string[] = [];
+  /** A smaller window the server's context-exceeded error taught a run; later runs budget with it. */
+  private learnedWindow: number | undefined;
 
   private constructor(
     private readonly deps: SessionDeps,
@@ -230,6 +232,11 @@ export class AgentSession {
     await this.journal.flush();
   }
 
+  /** The context window this session budgets with. */
+  get contextWindow(): number | undefined {
+    return this.learnedWindow ?? this.deps.contextWindow;
+  }
+
   /** Calls waiting for approval, when the last run paused. */
   get pending(): ToolCall[] {
     return this.row.status === 'paused' ? unansweredCalls(this.messages) : [];
@@ -333,6 +340,10 @@ export class AgentSession {
     let turnStarted = performance.now();
     for await (const event of runAgent({
       ...this.deps,
+      contextWindow: this.contextWindow,
+      onContextWindow: (window) => {
+        this.learnedWindow = window;
+      },
       messages: this.messages,
       task,
       taskImages: images,
@@ -452,7 +463,7 @@ export class AgentSession {
     const result = await compactHistory(this.messages, {
       llm: this.deps.llm,
       state: this.journal.state,
-      contextWindow: this.deps.contextWindow || DEFAULT_CONTEXT_WINDOW,
+      contextWindow: this.contextWindow || DEFAULT_CONTEXT_WINDOW,
       signal,
       summarize: true,
     });

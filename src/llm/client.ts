@@ -1,4 +1,5 @@
 import type { Clock } from '../util/clock.js';
+import { alternating } from './alternation.js';
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import { templateOpensReasoning } from './formats/reply.js';
 import type { HttpReply } from './http-post.js';
@@ -72,7 +73,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     stream(request) {
       const body = bodies.chat(
         options.model,
-        request.messages,
+        alternating(request.messages),
         {
           tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
           tool_choice:

@@ -1,5 +1,6 @@
 import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { DeltaAssembler } from './assemble.js';
+import { CONTEXT_OVERFLOW, windowFromError } from './context-overflow.js';
 import { type HttpReply, postStreaming } from './http-post.js';
 import {
   defaultRetryPolicy,
@@ -41,9 +42,6 @@ export interface StreamLimits {
   /** Drives the timeouts and the backoff between attempts; the system clock unless a test injects one. */
   clock?: Clock;
 }
-
-export const CONTEXT_OVERFLOW =
-  /context (length|window|size)|maximum context|too many tokens|exceeds? (the )?(context|available)|prompt is too long|n_ctx/i;
 
 /**
  * Runs a request with the whole-request and idle timeouts, the user's abort signal and retries
@@ -195,7 +193,7 @@ async function rejected(response: HttpReply, clock: Clock): Promise<AttemptOutco
     CONTEXT_OVERFLOW.test(text) &&
     (response.status === 400 || response.status === 413 || response.status >= 500)
   ) {
-    return { outcome: 'fail', error: { kind: 'context_overflow', status: response.status, message } };
+    return { outcome: 'fail', error: overflowError(text, message, response.status) };
   }
   if (isRetryableStatus(response.status)) {
     return {
@@ -213,9 +211,22 @@ async function rejected(response: HttpReply, clock: Clock): Promise<AttemptOutco
 
 /** An `error` object or string the server put in the stream instead of a chunk. */
 export function midStreamError(error: unknown): AttemptOutcome {
-  const message = serverMessage(JSON.stringify(error));
-  const kind = CONTEXT_OVERFLOW.test(message) ? 'context_overflow' : 'http';
-  return { outcome: 'fail', error: { kind, message: `The server reported an error mid-stream: ${message}` } };
+  const raw = JSON.stringify(error);
+  const said = serverMessage(raw);
+  const message = `The server reported an error mid-stream: ${said}`;
+  if (CONTEXT_OVERFLOW.test(said)) return { outcome: 'fail', error: overflowError(raw, message) };
+  return { outcome: 'fail', error: { kind: 'http', message } };
+}
+
+/** A context-exceeded error, with the window the server named when it named one. */
+function overflowError(body: string, message: string, status?: number): LlmError {
+  const window = windowFromError(body);
+  return {
+    kind: 'context_overflow',
+    message,
+    ...(status !== undefined ? { status } : {}),
+    ...(window !== undefined ? { contextWindow: window } : {}),
+  };
 }
 
 /** The closing events of a reply once its stream ended properly. */
@@ -263,12 +274,16 @@ export function* finishReply(
   return { outcome: 'done' };
 }
 
-/** Pulls the human part out of an error body (`{"error":{"message":...}}`, `{"error":"..."}` or text). */
-export function serverMessage(text: string): string {
+/**
+ * Pulls the human part out of an error body (`{"error":{"message":...}}`, `{"error":"..."}` or
+ * text). Ollama builds that run llama-server pass its error body on as the string in their own.
+ */
+export function serverMessage(text: string, nested = false): string {
   try {
     const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
     const error = parsed.error;
-    if (typeof error === 'string') return error;
+    if (typeof error === 'string')
+      return !nested && error.startsWith('{') ? serverMessage(error, true) : error;
     if (error?.message) return error.message;
     if (parsed.message) return parsed.message;
   } catch {

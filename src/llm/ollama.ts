@@ -1,3 +1,4 @@
+import { alternating } from './alternation.js';
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
 import type { ChatRequest, LlmClient, LlmClientOptions } from './client.js';
 import { templateOpensReasoning } from './formats/reply.js';
@@ -67,7 +68,7 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
       noteToolNames(request.messages, toolNames);
       const body = bodies.chat(
         options.model,
-        request.messages,
+        alternating(request.messages),
         {
           tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
           stream: true,

@@ -49,6 +49,8 @@ export interface LlmError {
   kind: LlmErrorKind;
   message: string;
   status?: number;
+  /** `context_overflow`: the context window the server said it has, when its error named one. */
+  contextWindow?: number;
 }
 
 /**

@@ -226,9 +226,11 @@ describe('compaction', () => {
       turns: [
         read(),
         read(),
+        // llama.cpp before its message named the numbers: no window to learn, so the budget halves.
         reply().httpError(400, {
-          body: '{"error":{"message":"the request exceeds the available context size"}}',
+          body: '{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"invalid_request_error"}}',
         }),
+        reply().text('Decisions: none.\nNext steps: answer.'), // the summary, at the halved window
         reply().text('Finished.'),
       ],
     });
@@ -236,8 +238,12 @@ describe('compaction', () => {
     const events = await collect(session.run('read the notes'));
     expect(
       events.filter((e) => e.type === 'warning').map((e) => (e as { message: string }).message),
-    ).toContainEqual(expect.stringContaining('compacting and retrying'));
+    ).toContainEqual(
+      expect.stringContaining('assuming 3000 tokens from now on. Compacting the conversation and retrying.'),
+    );
     expect(events.at(-1)).toMatchObject({ reason: 'completed', text: 'Finished.' });
+    const [refused, retried] = [server.requests[2]!, server.requests[4]!];
+    expect(retried.raw.length).toBeLessThan(refused.raw.length);
   });
 
   it('cuts a single huge tool result to a share of the window', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { runAgent, type SteeringQueue } from '../../src/agent/loop.js';
+import { BRIDGE } from '../../src/llm/alternation.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
@@ -112,10 +113,12 @@ it('adds a message sent mid-turn to the next request of the same run, skipping c
   );
   expect(server.requests).toHaveLength(2);
   const second = server.requests[1]!.body.messages as ChatMessage[];
-  const tail = second.slice(-4).map((m) => m.role);
-  expect(tail).toEqual(['assistant', 'tool', 'tool', 'user']);
+  // The calls' results, then (so that roles alternate for strict chat templates) a bridge before the user's words.
+  const tail = second.slice(-5).map((m) => m.role);
+  expect(tail).toEqual(['assistant', 'tool', 'tool', 'assistant', 'user']);
   expect(second.at(-1)).toEqual({ role: 'user', content: 'use Python instead' });
-  expect(second.at(-2)).toMatchObject({
+  expect(second.at(-2)).toEqual({ role: 'assistant', content: BRIDGE });
+  expect(second.at(-3)).toMatchObject({
     role: 'tool',
     content: expect.stringContaining('Not run: the user sent'),
   });

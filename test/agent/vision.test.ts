@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { blindNote, runAgent } from '../../src/agent/loop.js';
+import { BRIDGE } from '../../src/llm/alternation.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import { createOllamaClient } from '../../src/llm/ollama.js';
 import type { ImagePart } from '../../src/llm/types.js';
@@ -65,7 +66,8 @@ describe('images reach the model', () => {
     server.push(reply().tool('read_file', { path: 'chart.png' }), reply().text('A single pixel.'));
     await run({});
     const messages = server.requests[1]!.body.messages;
-    expect(messages.at(-2)).toMatchObject({ role: 'tool' });
+    expect(messages.at(-3)).toMatchObject({ role: 'tool' });
+    expect(messages.at(-2)).toEqual({ role: 'assistant', content: BRIDGE });
     expect(messages.at(-1)).toEqual({
       role: 'user',
       content: [

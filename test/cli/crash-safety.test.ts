@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alternating } from '../../src/llm/alternation.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { type CliResult, runCli, startCli } from '../support/cli.js';
 import {
@@ -249,18 +250,19 @@ describe(`crash safety: SIGKILL at random points (seed ${SEED}, ${RUNS} runs, on
       expect(resumed.stdout).toContain(FINAL);
       expect(resumeServer.requests).toHaveLength(1);
 
-      const sent = resumeServer.requests[0]!.body.messages as ChatMessage[];
-      expect(sent.slice(0, committed.length), 'the resumed history starts with what was committed').toEqual(
-        committed,
-      );
-      expect(sent.slice(committed.length)).toEqual([
+      // The resumed history starts with what was committed; it is sent with user and assistant
+      // taking turns (a task the kill left unanswered is merged with the next).
+      const history = [
+        ...committed,
         ...interrupted.map((id) => ({
-          role: 'tool',
+          role: 'tool' as const,
           tool_call_id: id,
           content: expect.stringMatching(/^Error: Interrupted/),
         })),
-        ...(carryOn ? [] : [{ role: 'user', content: 'carry on' }]),
-      ]);
+        ...(carryOn ? [] : [{ role: 'user' as const, content: 'carry on' }]),
+      ];
+      const sent = resumeServer.requests[0]!.body.messages as ChatMessage[];
+      expect(sent).toEqual(alternating(history));
       expect(historyProblems(sent), 'every tool call has its result').toEqual([]);
 
       const afterResume = withPeek(dbPath, (peek) => ({
@@ -269,8 +271,8 @@ describe(`crash safety: SIGKILL at random points (seed ${SEED}, ${RUNS} runs, on
         status: peek.sessions().find((s) => s.id === session.id)?.status,
       }));
       expect(afterResume.integrity).toBe('ok');
-      expect(afterResume.messages.slice(0, sent.length)).toEqual(sent);
-      expect(afterResume.messages.slice(sent.length)).toEqual([
+      expect(afterResume.messages.slice(0, history.length)).toEqual(history);
+      expect(afterResume.messages.slice(history.length)).toEqual([
         expect.objectContaining({ role: 'assistant', content: FINAL }),
       ]);
       expect(afterResume.status).toBe('completed');

@@ -4,6 +4,7 @@
  * into the assistant message whose call it answers.
  */
 
+import { alternating } from '../alternation.js';
 import type { ChatMessage, ToolSchema } from '../types.js';
 import type {
   ChatHistoryItem,
@@ -12,11 +13,13 @@ import type {
   GbnfJsonSchema,
 } from './node-llama-cpp.js';
 
-export function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
+export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
   const results = new Map<string, string>();
   for (const m of messages) if (m.role === 'tool') results.set(m.tool_call_id, m.content);
   const history: ChatHistoryItem[] = [];
-  for (const m of messages) {
+  // Chat templates that demand alternating turns get them here as from a server; tool results sit
+  // inside the model's turn, so no bridge is needed after them.
+  for (const m of alternating(messages, false)) {
     if (m.role === 'system') history.push({ type: 'system', text: m.content });
     else if (m.role === 'user') history.push({ type: 'user', text: m.content });
     else if (m.role === 'assistant') {

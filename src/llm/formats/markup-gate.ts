@@ -56,12 +56,15 @@ export class MarkupGate {
 
   /** Where a possible call starts: a fence (maybe after `Action:`), a JSON object or array, or at the start a `[`. */
   #candidate(text: string, atStart: boolean): number {
+    // Both looked up without rescanning the text before each character: a reply of megabytes
+    // with a line-start `A` in every sentence would otherwise take hours.
+    const solid = text.search(/\S/);
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
-      const lineStart = (c === '`' || c === 'A') && /(^|\n)[^\S\n]*$/.test(text.slice(0, i));
+      const lineStart = (c === '`' || c === 'A') && atLineStart(text, i);
       if (lineStart && text.startsWith('```', i)) return i;
       if (lineStart && c === 'A' && couldBeAction(text.slice(i, i + ACTION.length))) return i;
-      if (c === '{' || (c === '[' && (atStart ? text.slice(0, i).trim() === '' : true))) return i;
+      if (c === '{' || (c === '[' && (!atStart || i <= solid))) return i;
     }
     return -1;
   }
@@ -118,6 +121,16 @@ export class MarkupGate {
 }
 
 const ACTION = 'Action:';
+
+/** Whether only whitespace other than line breaks stands between the start of its line and `i`. */
+function atLineStart(text: string, i: number): boolean {
+  for (let j = i - 1; j >= 0; j--) {
+    const c = text[j]!;
+    if (c === '\n') return true;
+    if (!/\s/.test(c)) return false;
+  }
+  return true;
+}
 
 function couldBeAction(text: string): boolean {
   return ACTION.startsWith(text) || text.startsWith(ACTION);

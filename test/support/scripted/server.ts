@@ -10,6 +10,7 @@ import { EVENT_WAIT_MS } from '../wait.js';
 import { embeddingsResponse } from './embeddings.js';
 import { Gate, type RecordedRequest, Tally } from './recording.js';
 import { type Dialect, serveTurn } from './serve-turn.js';
+import { alternationAnswer, type ContextLimit, overflowAnswer, promptTokens } from './server-limits.js';
 import { type ScriptedTurn, type TurnInput, toTurn } from './turn.js';
 
 const chatDialects: Record<string, Dialect | undefined> = {
@@ -39,6 +40,16 @@ export interface ScriptedServerOptions {
   onServed?: (req: RecordedRequest, span: ServedSpan) => void;
   /** Times `delayFirstByte` and `delayBetweenChunks`; real time unless a test injects a ManualClock. */
   clock?: Clock;
+  /**
+   * The server's real context window: a chat request whose prompt (see `promptTokens`) is longer
+   * is refused as that server refuses it, and plays no turn.
+   */
+  contextLimit?: ContextLimit;
+  /**
+   * Refuse, as vLLM does for a strict chat template (Mistral, Gemma), a chat request whose user and
+   * assistant turns do not alternate; it plays no turn.
+   */
+  strictAlternation?: boolean;
 }
 
 /** When one chat request reached the scripted server and when its response ended (epoch ms). */
@@ -154,6 +165,18 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
     });
   }
 
+  /** What a real server with these limits answers instead of a reply, if anything. */
+  function refuse(raw: string, body: unknown, dialect: Dialect) {
+    if (opts.strictAlternation) {
+      const answer = alternationAnswer(body);
+      if (answer) return answer;
+    }
+    const limit = opts.contextLimit;
+    const prompt = promptTokens(raw);
+    if (limit && prompt > limit.tokens) return overflowAnswer(limit.server, prompt, limit.tokens, dialect);
+    return undefined;
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const start = performance.timeOrigin + performance.now();
     const { raw, received } = await readBody(req);
@@ -194,6 +217,8 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       if (typeof body !== 'object' || body === null) {
         return sendError(res, 400, 'request body is not a JSON object');
       }
+      const refusal = refuse(raw, body, dialect);
+      if (refusal) return sendJson(res, refusal.status, refusal.json);
       const turn = turns.shift();
       if (!turn) return sendError(res, 500, `no more turns (${played} played)`);
       played++;
