@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
@@ -100,6 +100,33 @@ describe('model output through the installed hearth', () => {
     expect(shown).toContain('It is noon.');
     expect(shown).toContain('that was the model’s reasoning');
     expect(await term.enter('/reasoning')).toContain('The user wants the time. Noon it is.');
+    term.send('/exit\r');
+    expect(await term.exited).toBe(0);
+  });
+
+  const body = (request: number) => cli.server.requests[request]!.body as Record<string, unknown>;
+
+  it('sends --thinking off in the field the server takes, and refuses a level it does not know', async () => {
+    await cli.serve([reply().text('Hi.')]);
+    const r = await cli.run(['--thinking', 'off', 'say hi']);
+    expect(r.code).toBe(0);
+    expect(body(0).reasoning_effort).toBe('none');
+    const bad = await cli.run(['--thinking', 'lots', 'say hi']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--thinking/);
+    expect(bad.stderr).toMatch(/off.*low.*medium.*high/);
+  });
+
+  it('/thinking in the REPL changes the setting from the next request on', async () => {
+    // Two tasks would be reflected on at exit: not what this test is about.
+    await mkdir(cli.hearthHome, { recursive: true });
+    await writeFile(join(cli.hearthHome, 'config.json'), JSON.stringify({ memory: { reflect: 'off' } }));
+    const term = await cli.repl([reply().text('First.'), reply().text('Second.')]);
+    expect(await term.enter('one')).toContain('First.');
+    expect(await term.enter('/thinking high')).toContain('Thinking: high from the next request on.');
+    expect(await term.enter('two')).toContain('Second.');
+    expect(body(0).reasoning_effort).toBeUndefined();
+    expect(body(1).reasoning_effort).toBe('high');
     term.send('/exit\r');
     expect(await term.exited).toBe(0);
   });
