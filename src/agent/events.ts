@@ -32,6 +32,12 @@ export type RunEvent =
   | { type: 'turn_start'; turn: number }
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
+  /**
+   * `text`, the answer text streamed since the last turn_start, was the model's reasoning (its
+   * chat template had opened it; a bare closer showed it): no longer the answer. It follows as
+   * `reasoning_delta`.
+   */
+  | { type: 'text_retracted'; text: string }
   /** Text and reasoning streamed since the last turn_start are void: the request is being retried. */
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   /**

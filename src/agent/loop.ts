@@ -363,7 +363,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     for await (const event of llm.stream({ messages, tools: tools.schemas(), signal })) {
       prepareSandbox();
       if (event.type === 'text_delta') partial += event.text;
-      if (event.type === 'retry') partial = '';
+      if (event.type === 'retry' || event.type === 'text_retracted') partial = '';
       if (event.type === 'error') {
         if (event.error.kind === 'aborted' || signal.aborted) {
           // What the user saw stays in the history, and user and assistant keep alternating (strict

@@ -13,6 +13,8 @@ export interface GlobalFlags {
   workspace: string;
   maxIterations?: number;
   timeout?: number;
+  /** The reasoning setting: off, low, medium or high. */
+  thinking?: string;
   tools?: string[];
   db?: string;
   permissionMode?: string;
@@ -39,6 +41,7 @@ export function flagSettings(flags: GlobalFlags): FlagSetting[] {
   add('api_key', flags.apiKey, '--api-key');
   add('max_iterations', flags.maxIterations, '--max-iterations');
   add('timeout', flags.timeout, '--timeout');
+  add('reasoning', flags.thinking, '--thinking');
   add('db_path', flags.db, '--db');
   // The flag names the whole set: it wins over both lists from config files.
   add('tools.enabled', flags.tools, '--tools');

@@ -148,6 +148,10 @@ function buildProgram(withCommands = true): Command {
     .option('--tools <names>', 'comma-separated tools or groups to offer instead of the defaults', nameList)
     .option('--image <file>', 'send an image with the task (a vision model is needed); repeatable', collect)
     .option('--max-iterations <n>', 'stop after this many model turns (default 50)', positiveInt)
+    .option(
+      '--thinking <level>',
+      "a reasoning model's thinking: off, low, medium or high (default: the server's; /thinking in the REPL)",
+    )
     .addOption(
       new Option('--timeout <seconds>', 'limit for one model request (default 600)').argParser(
         positiveNumber,

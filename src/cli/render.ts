@@ -82,6 +82,8 @@ export class TerminalRenderer {
   private turnStarted = false;
   /** With `piped`: the answer's last line, written once it is complete (or its turn ends). */
   private heldLine = '';
+  /** Answer text already out turned out to be reasoning: it is not shown a second time. */
+  private retracted = false;
   private readonly subagents: SubagentLines;
 
   constructor(
@@ -105,12 +107,28 @@ export class TerminalRenderer {
     switch (event.type) {
       case 'text_delta':
         this.endReasoning();
+        this.retracted = false;
         if (this.turnStarted && this.wroteText) this.writeAnswer(this.stdoutAtLineStart ? '\n' : '\n\n');
         this.turnStarted = false;
         this.writeAnswer(event.text);
         this.wroteText = true;
         break;
+      case 'text_retracted': {
+        // A pipe's unfinished line is still held: it is dropped, and the reasoning shows as such.
+        // What is out cannot be taken back: said once, and not shown again as reasoning.
+        const held = this.piped ? this.heldLine : '';
+        if (this.piped) {
+          this.heldLine = '';
+          this.stdoutAtLineStart = true;
+        }
+        if (event.text.length > held.length) {
+          this.errLine(this.style.dim('↑ that was the model’s reasoning'));
+          this.retracted = true;
+        }
+        break;
+      }
       case 'reasoning_delta':
+        if (this.retracted) break;
         if (!this.inReasoning) {
           this.errLine(this.style.dim('thinking…'));
           this.inReasoning = true;
@@ -130,6 +148,7 @@ export class TerminalRenderer {
         break;
       case 'tool_call':
         this.endReasoning();
+        this.retracted = false;
         this.endAnswerLine();
         this.calls.set(event.call.id, event.label ?? callLine(shownCall(event)));
         break;

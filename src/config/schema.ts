@@ -26,6 +26,10 @@ const modelSetting = z.union([
     .transform((m) => m.file),
 ]);
 
+/** How much a reasoning model thinks: `off`, or an effort. Unset leaves the server's default. */
+export const REASONING_LEVELS = ['off', 'low', 'medium', 'high'] as const;
+export type ReasoningLevel = (typeof REASONING_LEVELS)[number];
+
 /** The settings a model profile may carry; each replaces the top-level key of the same name. */
 const profileShape = {
   base_url: serverUrl.optional(),
@@ -38,6 +42,7 @@ const profileShape = {
   max_tokens: z.number().int().positive().optional(),
   native_tools: z.boolean().optional(),
   vision: z.boolean().optional(),
+  reasoning: z.enum(REASONING_LEVELS).optional(),
 };
 
 /** An origin as browsers send it: scheme, host and port, nothing after. */
@@ -159,6 +164,11 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       native_tools: z.boolean().optional(),
       /** Whether the model accepts images; unset: what the server says, and if it says nothing, try. */
       vision: z.boolean().optional(),
+      /**
+       * Thinking off, or its effort, sent as each server understands it (`--thinking`, `/thinking`);
+       * unset leaves the server's and the model's default.
+       */
+      reasoning: z.enum(REASONING_LEVELS).optional(),
       /**
        * A pool of model servers used instead of one `base_url` (which, when set, wins): each session
        * keeps one server while it is healthy and moves on connection errors, 5xx or overload.

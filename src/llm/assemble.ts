@@ -6,7 +6,7 @@ import { parseReply } from './formats/reply.js';
 import { asRecord, ToolCallDeltas } from './tool-call-deltas.js';
 import type { AssistantMessage, LlmEvent, ToolCall, ToolSchema, Usage } from './types.js';
 
-type DeltaEvent = Extract<LlmEvent, { type: 'text_delta' | 'reasoning_delta' }>;
+type DeltaEvent = Extract<LlmEvent, { type: 'text_delta' | 'reasoning_delta' | 'text_retracted' }>;
 
 /**
  * What a client learns about its model's output across replies. `opensInReasoning`: the chat
@@ -30,16 +30,19 @@ export interface AssembledReply {
  * Builds one assistant message from streamed chunks (or one whole `chat.completion`). Content is
  * shown as it arrives, split into answer and reasoning, with call markup held back so it never
  * shows as the answer; when the reply ends, the whole content is read once more by the reply
- * parser, which has the last word on text, reasoning and calls, and any answer text still held
- * is emitted then. Usage is the last figure reported (servers that send it in every chunk send
- * running totals).
+ * parser, which has the last word on text, reasoning and calls, and any answer text or reasoning
+ * still held is emitted then. Answer text a bare reasoning closer shows to have been reasoning is
+ * taken back (`text_retracted`) and streamed as reasoning. Usage is the last figure reported
+ * (servers that send it in every chunk send running totals).
  */
 export class DeltaAssembler {
   private content = '';
   private nativeReasoning = '';
   private shownText = '';
+  /** Reasoning shown from the content's markup (the server's own reasoning fields aside). */
+  private shownReasoning = '';
   private readonly splitter: ChannelSplitter;
-  private readonly gate: MarkupGate | undefined;
+  private gate: MarkupGate | undefined;
   private readonly calls = new ToolCallDeltas();
   private finishReason = '';
   private usage: Usage | undefined;
@@ -49,13 +52,15 @@ export class DeltaAssembler {
     private readonly habits: ReplyHabits = { opensInReasoning: false },
   ) {
     this.splitter = new ChannelSplitter({ startInReasoning: habits.opensInReasoning });
-    this.gate =
-      offered.length > 0
-        ? new MarkupGate({
-            tools: new Map(offered.map((t) => [t.function.name, t.function])),
-            finishReason: '',
-          })
-        : undefined;
+    this.gate = this.newGate();
+  }
+
+  private newGate(): MarkupGate | undefined {
+    if (this.offered.length === 0) return undefined;
+    return new MarkupGate({
+      tools: new Map(this.offered.map((t) => [t.function.name, t.function])),
+      finishReason: '',
+    });
   }
 
   /** Whether the server said the reply is complete (a finish_reason arrived). */
@@ -109,6 +114,8 @@ export class DeltaAssembler {
       native.calls.length > 0
         ? native.calls.map((call) => checkNative(call, finishReason))
         : parsed.calls.map((call, i) => ({ id: syntheticId(i), ...call }));
+    const thought = unshown(parsed.reasoning, this.shownReasoning);
+    if (thought) tail.push({ type: 'reasoning_delta', text: thought });
     const text = parsed.text;
     const rest = unshown(text, this.shownText);
     if (rest) tail.push({ type: 'text_delta', text: rest });
@@ -137,7 +144,16 @@ export class DeltaAssembler {
   /** Reasoning is shown at once; answer text passes the gate; markup waits for the reply parser. */
   private show(pieces: ChannelPiece[], events: DeltaEvent[]): void {
     for (const piece of pieces) {
-      if (piece.kind === 'reasoning') events.push({ type: 'reasoning_delta', text: piece.text });
+      if (piece.kind === 'reasoning') {
+        this.shownReasoning += piece.text;
+        events.push({ type: 'reasoning_delta', text: piece.text });
+      }
+      if (piece.kind === 'retract') {
+        // The answer starts again after the closer; what the gate held was reasoning too.
+        if (this.shownText !== '') events.push({ type: 'text_retracted', text: this.shownText });
+        this.shownText = '';
+        this.gate = this.newGate();
+      }
       if (piece.kind !== 'text') continue;
       const text = this.gate ? this.gate.push(piece.text) : piece.text;
       if (text === '') continue;
@@ -148,8 +164,9 @@ export class DeltaAssembler {
 }
 
 /**
- * The part of the final answer not streamed yet: call markup held back may have had prose after
- * it. Whitespace already shown at the end of the stream counts toward the tail's leading whitespace.
+ * The part of the final answer (or reasoning) not streamed yet: call markup held back may have had
+ * prose after it, or been reasoning after all. Whitespace already shown at the end of the stream
+ * counts toward the tail's leading whitespace.
  */
 function unshown(text: string, shownText: string): string {
   const shown = shownText.trimEnd();

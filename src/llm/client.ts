@@ -1,6 +1,8 @@
+import type { ReasoningLevel } from '../config/schema.js';
 import type { Clock } from '../util/clock.js';
 import { alternating } from './alternation.js';
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';
+import type { ServerKind } from './discover.js';
 import { templateOpensReasoning } from './formats/reply.js';
 import type { HttpReply } from './http-post.js';
 import {
@@ -10,6 +12,7 @@ import {
   midStreamError,
   streamWithRetries,
 } from './http-stream.js';
+import { ReasoningControl } from './reasoning-control.js';
 import { RequestBodies } from './request-body.js';
 import type { RetryPolicy } from './retry.js';
 import { readSseData } from './sse.js';
@@ -41,6 +44,10 @@ export interface LlmClientOptions {
    * cache holds this conversation and no other; unset lets the server choose.
    */
   slot?: number;
+  /** What the server is, for the fields that carry the reasoning setting. */
+  serverKind?: ServerKind;
+  /** The session's reasoning setting, read at every request (it may change between two). */
+  reasoning?: () => ReasoningLevel | undefined;
 }
 
 export interface ChatRequest {
@@ -64,8 +71,16 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
+  // With thinking off, the template opens no reasoning, whatever the model's name suggests.
+  const habits: ReplyHabits = {
+    opensInReasoning: templateOpensReasoning(options.model) && options.reasoning?.() !== 'off',
+  };
   const bodies = new RequestBodies();
+  const reasoning = new ReasoningControl(
+    options.serverKind,
+    options.model,
+    options.reasoning ?? (() => undefined),
+  );
 
   return {
     model: options.model,
@@ -88,20 +103,23 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           max_tokens: options.maxTokens,
           id_slot: options.slot,
           response_format: request.responseFormat,
+          ...reasoning.fields(),
         },
         toOpenAiMessage,
       );
       const offered = request.tools ?? [];
-      return streamWithRetries(
-        {
-          url,
-          headers,
-          body,
-          baseUrl: options.baseUrl,
-          read: (response, touch) => readOpenAiReply(response, touch, new DeltaAssembler(offered, habits)),
-        },
-        options,
-        request.signal,
+      return reasoning.noted(
+        streamWithRetries(
+          {
+            url,
+            headers,
+            body,
+            baseUrl: options.baseUrl,
+            read: (response, touch) => readOpenAiReply(response, touch, new DeltaAssembler(offered, habits)),
+          },
+          options,
+          request.signal,
+        ),
       );
     },
   };

@@ -1,4 +1,4 @@
-import type { Config } from '../config/schema.js';
+import type { Config, ReasoningLevel } from '../config/schema.js';
 import type { Clock } from '../util/clock.js';
 import { createLlmClient, type LlmClient } from './client.js';
 import {
@@ -18,6 +18,7 @@ import { createOllamaClient } from './ollama.js';
 import { PooledClient } from './pool/pooled-client.js';
 import { ServerPool } from './pool/server-pool.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
+import { ReasoningControl } from './reasoning-control.js';
 
 /** The part of the config a connection needs; the CLI passes its whole Config, the library builds one. */
 export type ConnectionSettings = Pick<
@@ -34,6 +35,7 @@ export type ConnectionSettings = Pick<
   | 'seed'
   | 'native_tools'
   | 'max_tokens'
+  | 'reasoning'
 > &
   Partial<Pick<Config, 'llm'>>;
 
@@ -259,9 +261,11 @@ async function findServer(settings: ConnectionSettings): Promise<{
 export function createClient(
   connection: Connection,
   settings: ConnectionSettings,
-  extra: { slot?: number } = {},
+  extra: { slot?: number; reasoning?: () => ReasoningLevel | undefined } = {},
 ): LlmClient {
-  if (connection.embedded) return connection.embedded;
+  // Read from the settings at each request, so that /thinking applies from the next one on.
+  const reasoning = extra.reasoning ?? (() => settings.reasoning);
+  if (connection.embedded) return withReasoningNotes(connection.embedded, 'embedded', reasoning);
   const { pool } = connection;
   if (pool) {
     // The pool moves a failed request to the next server at once: no retries against the one that failed.
@@ -272,7 +276,7 @@ export function createClient(
         createClient(
           { ...connection, ...endpoint.probe!, baseUrl: endpoint.settings.url, pool: undefined },
           { ...perServer, api_key: endpoint.settings.api_key ?? settings.api_key },
-          extra,
+          { ...extra, reasoning },
         ),
       Math.max(1, Math.min(settings.max_retries, 3)),
     );
@@ -289,10 +293,26 @@ export function createClient(
     seed: settings.seed,
     nativeTools: settings.native_tools,
     maxTokens: settings.max_tokens,
+    serverKind: connection.kind,
+    reasoning,
     ...(extra.slot !== undefined && connection.kind === 'llamacpp' ? { slot: extra.slot } : {}),
   };
   if (connection.kind === 'ollama') {
     return createOllamaClient({ ...options, contextWindow: connection.contextWindow });
   }
   return createLlmClient(options);
+}
+
+/** A client that takes no reasoning fields, saying so once when a setting asks for some. */
+function withReasoningNotes(
+  client: LlmClient,
+  kind: ServerKind,
+  reasoning: () => ReasoningLevel | undefined,
+): LlmClient {
+  const control = new ReasoningControl(kind, client.model, reasoning);
+  return {
+    model: client.model,
+    baseUrl: client.baseUrl,
+    stream: (request) => control.noted(client.stream(request)),
+  };
 }

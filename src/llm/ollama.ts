@@ -11,6 +11,7 @@ import {
   streamWithRetries,
 } from './http-stream.js';
 import { parseLooseJson } from './loose-json.js';
+import { ReasoningControl } from './reasoning-control.js';
 import { RequestBodies } from './request-body.js';
 import type { ChatMessage, LlmEvent } from './types.js';
 
@@ -49,7 +50,10 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
     accept: 'application/x-ndjson',
   };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  const habits: ReplyHabits = { opensInReasoning: templateOpensReasoning(options.model) };
+  // With thinking off, the template opens no reasoning, whatever the model's name suggests.
+  const habits: ReplyHabits = {
+    opensInReasoning: templateOpensReasoning(options.model) && options.reasoning?.() !== 'off',
+  };
   // Each message is converted and written once: the history grows by a few messages a step.
   const bodies = new RequestBodies();
   const toolNames = new Map<string, string>();
@@ -60,6 +64,8 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.maxTokens !== undefined ? { num_predict: options.maxTokens } : {}),
   };
+
+  const reasoning = new ReasoningControl('ollama', options.model, options.reasoning ?? (() => undefined));
 
   return {
     model: options.model,
@@ -73,20 +79,23 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
           tools: request.tools?.length && options.nativeTools !== false ? request.tools : undefined,
           stream: true,
           options: settings,
+          ...reasoning.fields(),
         },
         (m) => toOllamaMessage(m, toolNames),
       );
       const offered = request.tools ?? [];
-      return streamWithRetries(
-        {
-          url: `${origin}/api/chat`,
-          headers,
-          body,
-          baseUrl: options.baseUrl,
-          read: (response, touch) => readOllamaReply(response, touch, new DeltaAssembler(offered, habits)),
-        },
-        options,
-        request.signal,
+      return reasoning.noted(
+        streamWithRetries(
+          {
+            url: `${origin}/api/chat`,
+            headers,
+            body,
+            baseUrl: options.baseUrl,
+            read: (response, touch) => readOllamaReply(response, touch, new DeltaAssembler(offered, habits)),
+          },
+          options,
+          request.signal,
+        ),
       );
     },
   };

@@ -10,9 +10,9 @@ interface PartialCall {
  * Streamed `tool_calls` deltas put back together, tolerating what local servers send: calls keyed
  * by index and split over many chunks, no index (the position in the chunk's array stands in),
  * arguments as an object, the name repeated in every chunk, a final chunk that repeats the whole
- * arguments already streamed (some vLLM parsers), and argument fragments with no name, no id and
- * an index that starts nothing (some llama-server builds): those continue the last call while its
- * arguments are unfinished and are dropped otherwise.
+ * arguments already streamed, in the same or another spelling (some vLLM parsers), and argument
+ * fragments with no name, no id and an index that starts nothing (some llama-server builds):
+ * those continue the last call while its arguments are unfinished and are dropped otherwise.
  */
 export class ToolCallDeltas {
   private readonly calls = new Map<number, PartialCall>();
@@ -41,8 +41,7 @@ export class ToolCallDeltas {
     if (id) call.id = id;
     if (name && call.name !== name) call.name += name;
     if (typeof fn.arguments === 'string') {
-      call.args =
-        call.args.length >= 2 && fn.arguments.startsWith(call.args) ? fn.arguments : call.args + fn.arguments;
+      call.args = merged(call.args, fn.arguments);
     } else if (fn.arguments && typeof fn.arguments === 'object') {
       call.args = JSON.stringify(fn.arguments);
     }
@@ -72,6 +71,18 @@ export class ToolCallDeltas {
     }
     return { calls, warnings };
   }
+}
+
+/**
+ * The arguments so far with one more fragment. A fragment that starts with everything so far is a
+ * cumulative resend; a whole object after a whole object is the final chunk repeating the
+ * arguments in another spelling (vLLM's GLM-4.7 parser: its serving layer re-serialises them, and
+ * the streamed text no longer matches). Neither is appended: two objects in a row are no JSON.
+ */
+function merged(args: string, fragment: string): string {
+  if (args === '' || fragment.startsWith(args)) return fragment;
+  if (fragment.trimStart().startsWith('{') && isJsonObject(args) && isJsonObject(fragment)) return fragment;
+  return args + fragment;
 }
 
 function isJsonObject(text: string): boolean {

@@ -60,6 +60,11 @@ export interface LlmError {
 export type LlmEvent =
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
+  /**
+   * `text`, the answer text streamed so far by this request, was reasoning: the chat template had
+   * opened it, and only its closer showed that. It is no answer; it follows as `reasoning_delta`.
+   */
+  | { type: 'text_retracted'; text: string }
   /** Output streamed so far by this request is void: the request is being retried. */
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'warning'; message: string }

@@ -165,6 +165,7 @@ export function fromWire(wire: WireEvent): AgentEvent | undefined {
     case 'turn_start':
     case 'text_delta':
     case 'reasoning_delta':
+    case 'text_retracted':
     case 'retry':
     case 'approval_request':
     case 'tool_progress':

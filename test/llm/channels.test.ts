@@ -16,9 +16,11 @@ function feed(chunks: readonly string[], options?: ThinkSplitterOptions): ThinkP
   return merge([...pieces, ...splitter.end()]);
 }
 
+/** The pieces as a reader ends up with them: a retraction takes back the text handed out before it. */
 function merge(pieces: readonly ThinkPiece[]): ThinkPiece[] {
-  const out: ThinkPiece[] = [];
+  let out: ThinkPiece[] = [];
   for (const p of pieces) {
+    if (p.kind === 'retract') out = out.filter((q) => q.kind !== 'text');
     if (!p.text) continue;
     const last = out.at(-1);
     if (last && last.kind === p.kind) last.text += p.text;
@@ -62,9 +64,27 @@ const cases: Array<{ name: string; input: string; expected: ThinkPiece[]; option
       expected: [r('I was cut off')],
     },
     {
-      name: 'stray closing tag is dropped and what follows trimmed',
+      name: 'a bare closer makes the text before it reasoning the template opened',
       input: 'reasoning the server left bare</think>\n\nAnswer',
-      expected: [t('reasoning the server left bareAnswer')],
+      expected: [r('reasoning the server left bare'), t('Answer')],
+    },
+    {
+      name: 'a closer after an opener was seen is a stray, dropped',
+      input: '<think>a</think>b</think>c',
+      expected: [r('a'), t('bc')],
+    },
+    {
+      name: 'call markup in reasoning that never closes is held for the reply parser',
+      input: '<think>I need to read the file.\n\n<tool_call>\n<function=bash>\n</function>\n</tool_call>',
+      expected: [
+        r('I need to read the file.'),
+        { kind: 'markup', text: '<tool_call>\n<function=bash>\n</function>\n</tool_call>' },
+      ],
+    },
+    {
+      name: 'call markup in reasoning that closes after it was reasoning',
+      input: '<think>The format is <tool_call>x</tool_call>, then wait.</think>Done.',
+      expected: [r('The format is <tool_call>x</tool_call>, then wait.'), t('Done.')],
     },
     {
       name: 'startInReasoning handles templates that swallow the opener',
@@ -268,6 +288,29 @@ describe('ChannelSplitter', () => {
     expect(s.end()).toEqual([t('<think')]);
   });
 
+  it('takes back text handed out before a bare closer, and hands it out as reasoning', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('Let me')).toEqual([t('Let me')]);
+    expect(s.push(' think.</think>\nAnswer')).toEqual([
+      { kind: 'retract', text: '' },
+      r('Let me think.'),
+      t('Answer'),
+    ]);
+    expect(s.sawCloser).toBe(true);
+  });
+
+  it('needs no retraction when the bare closer comes in the first chunk', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('Plan.</think>Answer')).toEqual([r('Plan.'), t('Answer')]);
+  });
+
+  it('holds reasoning from a call marker on until the block closes', () => {
+    const s = new ThinkSplitter();
+    expect(s.push('<think>I will call <tool_call>{"na')).toEqual([r('I will call')]);
+    expect(s.push('me": "x"}</tool_call> maybe')).toEqual([]);
+    expect(s.push('</think>ok')).toEqual([r(' <tool_call>{"name": "x"}</tool_call> maybe'), t('ok')]);
+  });
+
   it('treats whitespace held at stream start as text when the stream ends', () => {
     const s = new ThinkSplitter();
     expect(s.push('\n')).toEqual([]);
@@ -286,7 +329,7 @@ describe('splitChannels', () => {
     { input: '<think>why</think>\nwhat', text: 'what', reasoning: 'why' },
     { input: '<think>cut off', text: '', reasoning: 'cut off' },
     { input: '<think>a</think>x<thinking>b</thinking>y', text: 'xy', reasoning: 'a\n\nb' },
-    { input: 'stray</think>\n rest', text: 'strayrest', reasoning: '' },
+    { input: 'bare</think>\n rest', text: 'rest', reasoning: 'bare' },
   ])('$input', ({ input, text, reasoning }) => {
     expect(stripThink(input)).toEqual({ text, reasoning });
   });

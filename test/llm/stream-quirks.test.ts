@@ -112,6 +112,55 @@ describe('streamed tool-call deltas', () => {
     ]);
   });
 
+  it('does not append the last call arguments a GLM-4.7 final chunk repeats in another spelling', async () => {
+    // vLLM's glm47 parser (tests/tool_parsers/test_glm47_final_delta_bug.py, PR #37385, issue
+    // #44098): the serving layer re-serialises the last call's arguments at the finish, the text
+    // no longer matches what was streamed, and the whole object comes again with finish_reason.
+    const llm = await client([
+      reply().raw(
+        call(0, { name: 'read_file', arguments: '' }, 'call_a') +
+          call(0, { arguments: '{"path":"a.md"' }) +
+          call(0, { arguments: '}' }) +
+          call(1, { name: 'read_file', arguments: '' }, 'call_b') +
+          call(1, { arguments: '{"path":' }) +
+          call(1, { arguments: '"b.md"}' }) +
+          delta(
+            {
+              tool_calls: [
+                {
+                  index: 1,
+                  id: 'call_b',
+                  type: 'function',
+                  function: { name: 'read_file', arguments: '{"path": "b.md"}' },
+                },
+              ],
+            },
+            'tool_calls',
+          ) +
+          'data: [DONE]\n\n',
+      ),
+    ]);
+    const calls = (await ask(llm)).done.toolCalls;
+    expect(calls.map((c) => [c.id, JSON.parse(c.arguments)])).toEqual([
+      ['call_a', { path: 'a.md' }],
+      ['call_b', { path: 'b.md' }],
+    ]);
+  });
+
+  it('does not append a whole object after the lone brace streamed before it', async () => {
+    // vLLM issue #51697 (xlam parser): "{" streamed, then the full object at the end of the stream.
+    const llm = await client([
+      reply().raw(
+        call(0, { name: 'read_file', arguments: '{' }, 'call_a') +
+          delta({ tool_calls: [{ index: 0, function: { arguments: '{"path": "a"}' } }] }, 'tool_calls') +
+          'data: [DONE]\n\n',
+      ),
+    ]);
+    expect((await ask(llm)).done.toolCalls).toEqual([
+      { id: 'call_a', name: 'read_file', arguments: '{"path": "a"}' },
+    ]);
+  });
+
   it('drops a call that never got a name, and says so', async () => {
     const llm = await client([
       reply().raw(

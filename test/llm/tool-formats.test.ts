@@ -151,8 +151,9 @@ const positive: Array<{ name: string; input: string; expected: Expected }> = [
     expected: { calls: [read('a'), read('b')], text: 'I will read both.' },
   },
   {
+    // Before the wrapper's closer: the model ended the call (at the end of the text it was cut off).
     name: 'qwen xml: missing closing tags',
-    input: '<tool_call>\n<function=read_file>\n<parameter=path>\na\n<parameter=limit>\n3\n',
+    input: '<tool_call>\n<function=read_file>\n<parameter=path>\na\n<parameter=limit>\n3\n</tool_call>',
     expected: { calls: [{ name: 'read_file', arguments: { path: 'a', limit: 3 } }], text: '' },
   },
   {

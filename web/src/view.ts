@@ -113,6 +113,14 @@ function stream(items: Item[], kind: 'answer' | 'reasoning', text: string, key: 
   return [...items, { kind, text, key }];
 }
 
+/** Answer text that was reasoning after all leaves the last answer; its reasoning event follows. */
+function retract(items: Item[], text: string): Item[] {
+  const last = items.at(-1);
+  if (last?.kind !== 'answer' || !text || !last.text.endsWith(text)) return items;
+  const rest = last.text.slice(0, last.text.length - text.length);
+  return rest ? [...items.slice(0, -1), { ...last, text: rest }] : items.slice(0, -1);
+}
+
 export function apply(view: View, event: Wire): View {
   const key = `e${event.seq ?? Math.random()}`;
   switch (event.type) {
@@ -148,6 +156,8 @@ export function apply(view: View, event: Wire): View {
       return { ...view, items: stream(view.items, 'answer', str(event.text), key) };
     case 'reasoning':
       return { ...view, items: stream(view.items, 'reasoning', str(event.text), key) };
+    case 'text_retracted':
+      return { ...view, items: retract(view.items, str(event.text)) };
     case 'retry':
       return {
         ...view,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { REASONING_LEVELS, type ReasoningLevel } from '../../config/schema.js';
 import { listModels, pickModel } from '../../llm/discover.js';
 import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
 import { describeServers, type ExternalServerStatus } from '../../tools/external.js';
@@ -140,6 +141,27 @@ const reasoning: SlashCommand = {
   },
 };
 
+const thinking: SlashCommand = {
+  name: 'thinking',
+  args: '[LEVEL]',
+  summary: "a reasoning model's thinking: off, low, medium, high, or default",
+  run(ctx, arg) {
+    const { config } = ctx.repl.runtime;
+    if (!arg) {
+      return ctx.print(
+        `Thinking: ${config.reasoning ?? "the server's default"}. Change with /thinking off|low|medium|high|default.`,
+      );
+    }
+    const level = arg.toLowerCase();
+    if (level === 'default') delete config.reasoning;
+    else if ((REASONING_LEVELS as readonly string[]).includes(level))
+      config.reasoning = level as ReasoningLevel;
+    else return ctx.print(`Unknown level "${arg}": use off, low, medium, high or default.`);
+    // Read by the session's client at each request: the next one carries it.
+    ctx.print(`Thinking: ${config.reasoning ?? "the server's default"} from the next request on.`);
+  },
+};
+
 const clear: SlashCommand = {
   name: 'clear',
   summary: 'clear the screen (the conversation stays)',
@@ -157,4 +179,14 @@ const exit: SlashCommand = {
   },
 };
 
-export const infoCommands: SlashCommand[] = [model, mode, status, mcp, soul, reasoning, clear, exit];
+export const infoCommands: SlashCommand[] = [
+  model,
+  mode,
+  status,
+  mcp,
+  soul,
+  reasoning,
+  thinking,
+  clear,
+  exit,
+];

@@ -36,6 +36,8 @@ export class ReplRenderer {
   private readonly previewed = new Set<string>();
   /** The reasoning of the last task, for /reasoning. */
   lastReasoning = '';
+  /** Answer text on the screen turned out to be reasoning: the reasoning that follows is not shown again. */
+  private retracted = false;
   /** The last tool call, "shell npm test", for the spinner while it runs. */
   lastCall = '';
   /** What the sub-agent that last reported is doing, for the spinner; unset once none runs. */
@@ -60,15 +62,26 @@ export class ReplRenderer {
         break;
       case 'text_delta':
         this.endThinking();
+        this.retracted = false;
         this.markdown.push(event.text);
         break;
+      case 'text_retracted': {
+        this.settle();
+        const thought = event.text.trim();
+        if (thought)
+          this.lastReasoning = this.lastReasoning ? `${this.lastReasoning}\n\n${thought}` : thought;
+        this.line(style.dim('✻ that was the model’s reasoning · /reasoning shows it'));
+        this.retracted = true;
+        break;
+      }
       case 'reasoning_delta':
-        this.think(event.text);
+        if (!this.retracted) this.think(event.text);
         break;
       case 'retry':
         this.line(style.yellow(`↻ ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)}s`));
         break;
       case 'tool_call':
+        this.retracted = false;
         this.lastCall = event.label ?? callLine(shownCall(event));
         this.calls.set(event.call.id, this.lastCall);
         this.settle();

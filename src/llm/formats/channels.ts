@@ -1,8 +1,12 @@
 import { CALL_END, callHeader, HEADER_STARTS, MESSAGE, readHeader, SEGMENT_ENDS } from './harmony.js';
 import { CALL_MARKERS } from './index.js';
 
-/** `markup` is call markup: text the call parser reads and nobody is shown. */
-export type ChannelKind = 'text' | 'reasoning' | 'markup';
+/**
+ * `markup` is call markup: text the call parser reads and nobody is shown. `retract` says the text
+ * handed out so far was reasoning after all (a bare closer came): it is taken back, and the
+ * reasoning piece after it carries it.
+ */
+export type ChannelKind = 'text' | 'reasoning' | 'markup' | 'retract';
 
 export interface ChannelPiece {
   kind: ChannelKind;
@@ -58,8 +62,12 @@ const RESPONSE_CLOSE = '</response>';
 /** Without `<|message|>` this soon, a harmony header start was not one. */
 const MAX_HEADER = 400;
 
-/** `call` is inside a harmony message to a tool; `markup` is everything after a call marker. */
-type Mode = 'text' | 'reasoning' | 'call' | 'markup';
+/**
+ * `call` is inside a harmony message to a tool; `markup` is everything after a call marker; `held`
+ * is reasoning from a call marker on, not shown until its closer says it was reasoning (else the
+ * reply parser reads it as the call it is).
+ */
+type Mode = 'text' | 'reasoning' | 'held' | 'call' | 'markup';
 
 const TEXT_TOKENS = sortLongestFirst([
   ...REASONING_OPENERS,
@@ -82,11 +90,15 @@ const TEXT_TOKENS = sortLongestFirst([
  *   concatenated output.
  * - A reasoning block ends only at its own closer; inside it, other tags are reasoning text. An
  *   unclosed block makes the rest reasoning (streamed reasoning cannot be taken back).
- * - A closer with no opener is dropped; `startInReasoning` is for templates that swallow the opener.
+ * - A closer with nothing but text before it means the template opened the reasoning: that text
+ *   was reasoning. It is taken back (a `retract` piece, when some of it was handed out) and comes
+ *   again as reasoning. Any other closer with no opener is dropped; `startInReasoning` is for
+ *   templates known to swallow the opener, so the reasoning streams as such from the start.
  * - From the first call marker in the text on, everything is markup, passed through untouched for
  *   the call parser (a closer inside a call's arguments is the arguments'). A harmony message
- *   addressed to a tool is markup too, in one canonical shape. Markers inside reasoning are
- *   reasoning here; the reply parser decides about an unclosed block with a call in it.
+ *   addressed to a tool is markup too, in one canonical shape. Inside reasoning, text from a call
+ *   marker on is held: reasoning if the block closes after it, else markup, which the reply
+ *   parser reads (Kimi-K2 and Qwen3.5 call from inside an unclosed think).
  * - Whitespace after a tag, at either edge of a reasoning block, and before the first visible
  *   character is dropped; successive reasoning blocks are separated by a blank line. Content
  *   without tags passes through unchanged.
@@ -104,6 +116,12 @@ export class ChannelSplitter {
   #reasoningEmitted = false;
   #responseOpen = false;
   #sawCloser = false;
+  /** The text since the stream began while it was nothing but text: reasoning if a bare closer comes. */
+  #plain: string | undefined;
+  /** Reasoning from a call marker on, waiting for the block's closer. */
+  #held = '';
+  /** Some text was handed out (a bare closer must then take it back). */
+  #textOut = false;
   /** Characters pushed so far, and where in them the current reasoning block's content began. */
   #consumed = 0;
   #reasoningStart = 0;
@@ -112,6 +130,7 @@ export class ChannelSplitter {
   constructor(options: ChannelSplitterOptions = {}) {
     this.#mode = options.startInReasoning ? 'reasoning' : 'text';
     this.#closers = REASONING_CLOSERS;
+    this.#plain = options.startInReasoning ? undefined : '';
     if (options.startInReasoning) this.#atStreamStart = false;
   }
 
@@ -122,7 +141,7 @@ export class ChannelSplitter {
 
   /** Whether the content ended inside reasoning. */
   get inReasoning(): boolean {
-    return this.#mode === 'reasoning';
+    return this.#mode === 'reasoning' || this.#mode === 'held';
   }
 
   /** Offset in the content where the current (or last) reasoning block's content began. */
@@ -167,7 +186,16 @@ export class ChannelSplitter {
         return this.#drain();
       }
       const wasReasoning = this.#mode === 'reasoning';
+      if (this.#mode === 'text' && !REASONING_CLOSERS.includes(hit.token)) this.#plain = undefined;
+      if (this.#mode === 'reasoning' && CALL_MARKERS.includes(hit.token)) {
+        // The marker stays in the buffer: it is the first of the held text.
+        this.#mode = 'held';
+        advance(buf.slice(hit.index));
+        continue;
+      }
       if (HEADER_STARTS.includes(hit.token as (typeof HEADER_STARTS)[number])) {
+        // A harmony header where the template was thought to open reasoning: harmony after all.
+        if (this.#mode === 'reasoning' && !this.#harmony) this.#mode = 'text';
         if (this.#header(buf, hit.index)) {
           advance(this.#afterHeader);
           if (this.#mode === 'reasoning' && !wasReasoning) this.#reasoningStart = at;
@@ -197,6 +225,9 @@ export class ChannelSplitter {
   end(): ChannelPiece[] {
     this.#emit(this.#pending);
     this.#pending = '';
+    // Reasoning that never closed after a call marker: the reply parser reads the call in it.
+    if (this.#mode === 'held') this.#append('markup', this.#held);
+    this.#held = '';
     // Whitespace-only content is passed through; trailing reasoning whitespace is not content.
     if (this.#mode === 'text' && this.#heldSpace) this.#append('text', this.#heldSpace);
     this.#heldSpace = '';
@@ -212,6 +243,7 @@ export class ChannelSplitter {
     const { kind, recipient } = readHeader(buf.slice(at, message));
     if (this.#mode === 'call') this.#append('markup', CALL_END);
     this.#afterHeader = buf.slice(message + MESSAGE.length);
+    this.#plain = undefined;
     this.#atStreamStart = false;
     this.#atBlockStart = true;
     this.#heldSpace = '';
@@ -226,12 +258,13 @@ export class ChannelSplitter {
   #tokens(): readonly string[] {
     if (this.#mode === 'call') return CALL_TOKENS;
     if (this.#mode === 'markup') return [];
+    if (this.#mode === 'held') return this.#closers;
     if (this.#mode === 'reasoning') {
       if (this.#harmony) return CALL_TOKENS;
       // Opened by the template, yet the model writes the opener too: it is dropped, once, up front.
-      return this.#closers === REASONING_CLOSERS && this.#atBlockStart
-        ? IMPLICIT_START_TOKENS
-        : this.#closers;
+      return withCallMarkers(
+        this.#closers === REASONING_CLOSERS && this.#atBlockStart ? IMPLICIT_START_TOKENS : this.#closers,
+      );
     }
     return TEXT_TOKENS;
   }
@@ -266,11 +299,27 @@ export class ChannelSplitter {
       this.#atBlockStart = true;
       return;
     }
+    if (this.#mode === 'held') {
+      // The block closes: what was held was reasoning about a call, not a call.
+      this.#mode = 'reasoning';
+      this.#emitReasoning(this.#held);
+      this.#held = '';
+    }
     if (this.#mode === 'reasoning') {
       if (REASONING_OPENERS.includes(token)) return;
       this.#sawCloser = true;
       this.#toText();
       return;
+    }
+    if (this.#plain !== undefined && REASONING_CLOSERS.includes(token)) {
+      const plain = this.#plain;
+      this.#plain = undefined;
+      if (plain.trim() !== '') {
+        this.#retract(plain);
+        this.#sawCloser = true;
+        this.#toText();
+        return;
+      }
     }
     const closers = REASONING_PAIRS.filter(([open]) => open === token).map(([, close]) => close);
     if (closers.length > 0) {
@@ -287,6 +336,18 @@ export class ChannelSplitter {
     if (!DROPPED.includes(token)) this.#toText();
   }
 
+  /** The text so far was reasoning the template opened: taken back, and handed out as reasoning. */
+  #retract(plain: string): void {
+    this.#out = this.#out.filter((piece) => piece.kind !== 'text');
+    if (this.#textOut) this.#out.push({ kind: 'retract', text: '' });
+    this.#mode = 'reasoning';
+    this.#harmony = false;
+    this.#heldSpace = '';
+    this.#atBlockStart = true;
+    this.#reasoningStart = 0;
+    this.#emitReasoning(plain);
+  }
+
   /** After a closer (or a stray one): text again, with the whitespace that follows dropped. */
   #toText(): void {
     this.#mode = 'text';
@@ -299,8 +360,11 @@ export class ChannelSplitter {
   #emit(text: string): void {
     if (!text) return;
     if (this.#mode === 'call' || this.#mode === 'markup') this.#append('markup', text);
-    else if (this.#mode === 'text') this.#emitText(text);
-    else this.#emitReasoning(text);
+    else if (this.#mode === 'held') this.#held += text;
+    else if (this.#mode === 'text') {
+      if (this.#plain !== undefined) this.#plain += text;
+      this.#emitText(text);
+    } else this.#emitReasoning(text);
   }
 
   #emitText(text: string): void {
@@ -344,6 +408,7 @@ export class ChannelSplitter {
   #drain(): ChannelPiece[] {
     const out = this.#out;
     this.#out = [];
+    if (out.some((piece) => piece.kind === 'text')) this.#textOut = true;
     return out;
   }
 
@@ -370,6 +435,7 @@ export function splitChannels(
   const result = { text: '', reasoning: '', splitter };
   for (const piece of [...splitter.push(text), ...splitter.end()]) {
     if (piece.kind === 'reasoning') result.reasoning += piece.text;
+    else if (piece.kind === 'retract') result.text = '';
     else result.text += piece.text;
   }
   return result;
@@ -379,7 +445,20 @@ const CALL_TOKENS: readonly string[] = [...HEADER_STARTS, ...SEGMENT_ENDS];
 const IMPLICIT_START_TOKENS: readonly string[] = sortLongestFirst([
   ...REASONING_CLOSERS,
   ...REASONING_OPENERS,
+  ...HEADER_STARTS,
 ]);
+
+const withMarkers = new WeakMap<readonly string[], readonly string[]>();
+
+/** A reasoning block's tokens with the call markers, which start held text inside it. */
+function withCallMarkers(tokens: readonly string[]): readonly string[] {
+  let all = withMarkers.get(tokens);
+  if (!all) {
+    all = sortLongestFirst([...tokens, ...CALL_MARKERS]);
+    withMarkers.set(tokens, all);
+  }
+  return all;
+}
 
 const firstCharSets = new WeakMap<readonly string[], Set<string>>();
 

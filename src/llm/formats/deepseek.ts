@@ -9,6 +9,8 @@ const BAR = '[｜|]';
 const SEP = '[▁_ ]';
 const token = (words: string) => `<${BAR}${words.split(' ').join(SEP)}${BAR}>`;
 const CALLS_BEGIN = new RegExp(`${token('tool calls begin')}|${token('tool calls')}`, 'g');
+/** DeepSeek-R1's short opener, which some builds write with no per-call begin token after it. */
+const SHORT_BEGIN = new RegExp(`^${token('tool calls')}$`);
 const CALLS_END = new RegExp(token('tool calls end'));
 const CALL_BEGIN = new RegExp(token('tool call begin'), 'g');
 const CALL_END = new RegExp(token('tool call end'));
@@ -27,14 +29,20 @@ export const deepseekFormat: CallFormat = {
     const found: Found[] = [];
     CALLS_BEGIN.lastIndex = 0;
     const section = CALLS_BEGIN.exec(text);
-    CALL_BEGIN.lastIndex = section ? CALLS_BEGIN.lastIndex : 0;
+    const sectionEnd = section ? CALLS_BEGIN.lastIndex : 0;
+    CALL_BEGIN.lastIndex = sectionEnd;
     const first = CALL_BEGIN.exec(text);
-    if (!first) return found;
-    const start = section ? section.index : first.index;
+    // `<｜tool▁calls｜>function<｜tool▁sep｜>NAME`: the short opener begins the first call itself.
+    const shortForm =
+      section !== null &&
+      SHORT_BEGIN.test(section[0]) &&
+      (!first || text.slice(sectionEnd, first.index).trim() !== '');
+    if (!first && !shortForm) return found;
+    const start = section ? section.index : (first?.index ?? 0);
     const calls: ParsedCall[] = [];
     let end = text.length;
-    for (let begin: RegExpExecArray | null = first; begin; begin = CALL_BEGIN.exec(text)) {
-      const bodyAt = CALL_BEGIN.lastIndex;
+    let bodyAt: number | undefined = shortForm ? sectionEnd : CALL_BEGIN.lastIndex;
+    while (bodyAt !== undefined) {
       const next = findFrom(text, CALL_BEGIN, bodyAt);
       const callEnd = findFrom(text, CALL_END, bodyAt);
       const limit = Math.min(...[next, callEnd, text.length].filter((i) => i >= 0));
@@ -57,6 +65,7 @@ export const deepseekFormat: CallFormat = {
           ? limit + (CALL_END.exec(text.slice(limit))?.[0].length ?? 0)
           : read.end;
       CALL_BEGIN.lastIndex = Math.max(end, bodyAt);
+      bodyAt = CALL_BEGIN.exec(text) ? CALL_BEGIN.lastIndex : undefined;
     }
     if (calls.length === 0) return found;
     const close = CALLS_END.exec(text.slice(end));

@@ -1,10 +1,10 @@
-import { bareJsonFormat, fencedFormat } from './ambiguous.js';
+import { bareJsonFormat, fencedFormat, wrappedJsonFormat } from './ambiguous.js';
 import { deepseekFormat } from './deepseek.js';
-import { gemmaFormat } from './gemma.js';
+import { functionGemmaFormat, gemmaFormat } from './gemma.js';
 import { harmonyFormat } from './harmony.js';
 import { kimiFormat } from './kimi.js';
 import { mistralFormat } from './mistral.js';
-import { barePythonFormat, lfm2Format, llama4Format, pythonTagFormat } from './pythonic.js';
+import { barePythonFormat, lfm2Format, llama4Format, olmo3Format, pythonTagFormat } from './pythonic.js';
 import { taggedFormat } from './tagged.js';
 import type { CallFormat, FormatContext, Found, ParsedCall } from './types.js';
 import {
@@ -28,7 +28,9 @@ const EXPLICIT: readonly CallFormat[] = [
   harmonyFormat,
   minimaxFormat,
   gemmaFormat,
+  functionGemmaFormat,
   lfm2Format,
+  olmo3Format,
   llama4Format,
   pythonTagFormat,
   graniteFormat,
@@ -41,7 +43,10 @@ const EXPLICIT: readonly CallFormat[] = [
 ];
 
 /** Families that could be prose: tried in order, only when no explicit markup holds a call. */
-const AMBIGUOUS: readonly CallFormat[] = [fencedFormat, bareJsonFormat, barePythonFormat];
+const AMBIGUOUS: readonly CallFormat[] = [wrappedJsonFormat, fencedFormat, bareJsonFormat, barePythonFormat];
+
+/** Every family's name, for the tests that must cover each one (a cut-off call in every format). */
+export const FORMAT_NAMES: readonly string[] = [...EXPLICIT, ...AMBIGUOUS].map((f) => f.name);
 
 /** Strings that begin explicit call markup: text from one on is markup, never shown as the answer. */
 export const CALL_MARKERS: readonly string[] = [...new Set(EXPLICIT.flatMap((f) => f.markers))];

@@ -72,10 +72,11 @@ export function normalizeArguments(args: unknown): string | undefined {
 
 /**
  * The calls of a JSON body inside explicit markup: one object, several in a row, or an array,
- * possibly in a ```json fence. `limit` is where the markup's closing token is, or the end of the
- * text when there is none (`closed` false). A value that never closes is repaired when the markup
- * closed it or only brackets are missing; when the text ran out inside a string, or at max_tokens,
- * the call was cut off and comes back with a problem instead of half its arguments.
+ * possibly in a ```json fence. `limit` is where the markup's closing token is (`closed`), where
+ * the next call begins, or the end of the text. A value that never closes is repaired when markup
+ * ends it (the model closed the call and forgot a bracket); when the text runs out first, the call
+ * was cut off, whatever the finish reason says (the rest of its arguments is unknown), and comes
+ * back with a problem instead of part of its arguments.
  */
 export function readJsonCalls(
   text: string,
@@ -85,6 +86,7 @@ export function readJsonCalls(
   ctx: FormatContext,
   options: JsonCallOptions = {},
 ): { calls: ParsedCall[]; end: number } | undefined {
+  const ranOut = !closed && limit >= text.length;
   let pos = skipSpace(text, at);
   let fenced = false;
   if (text.startsWith('```', pos)) {
@@ -106,8 +108,8 @@ export function readJsonCalls(
     } else {
       // Prose is not repaired into a call: an ambiguous value must be whole.
       if (options.names) break;
-      // Not closed within the text: cut off, or a closer the model forgot.
-      const cut = whole.kind === 'open' && !closed && (whole.inString || ctx.finishReason === 'length');
+      // Not closed before the text ran out: cut off. Before markup that ends it: a forgotten closer.
+      const cut = whole.kind === 'open' && ranOut;
       const segment = text.slice(pos, limit).replace(/[\s`\]]*$/, '');
       const call = cut ? cutOffName(segment, ctx, options) : readOne(segment, options, true);
       if (!call) break;
@@ -128,8 +130,8 @@ export function readJsonCalls(
 
 /**
  * The JSON object of arguments for a call the markup already named (`NAME[ARGS]{…}`, DeepSeek,
- * Kimi, harmony, `<function=NAME>{…}`), under the same rules as `readJsonCalls`. An empty body is
- * no arguments; a body that is not JSON is reported, not run.
+ * Kimi, harmony, `<function=NAME>{…}`), under the same rules as `readJsonCalls`. An empty body
+ * ended by markup is no arguments; a body that is not JSON is reported, not run.
  */
 export function readArguments(
   text: string,
@@ -139,10 +141,12 @@ export function readArguments(
   closed: boolean,
   ctx: FormatContext,
 ): { call: ParsedCall; end: number } {
+  const ranOut = !closed && limit >= text.length;
   let pos = skipSpace(text, at);
   const fence = /^```[\w-]*[^\S\n]*\n/.exec(text.slice(pos, pos + 32));
   if (fence) pos = skipSpace(text, pos + fence[0].length);
-  if (pos >= limit) return { call: { name, arguments: '{}' }, end: limit };
+  // Nothing before markup that ends the call is no arguments; nothing before the text ends is a cut.
+  if (pos >= limit) return { call: ranOut ? cutOffCall(name, ctx) : { name, arguments: '{}' }, end: limit };
   if (text[pos] !== '{') return { call: unreadableCall(name, 'not a JSON object'), end: limit };
   const whole = scanJson(text, pos);
   let call: ParsedCall;
@@ -150,7 +154,7 @@ export function readArguments(
   if (whole.kind === 'closed') {
     call = argumentsCall(name, text.slice(pos, whole.end), false);
     end = whole.end;
-  } else if (whole.kind === 'open' && !closed && (whole.inString || ctx.finishReason === 'length')) {
+  } else if (whole.kind === 'open' && ranOut) {
     call = cutOffCall(name, ctx);
   } else {
     call = argumentsCall(name, text.slice(pos, limit).replace(/[\s`]*$/, ''), true);

@@ -1,10 +1,22 @@
 /**
  * Literal values as models write them outside JSON: Python (`'str'`, `True`, `None`, tuples,
- * dicts), JSON spellings too, and Gemma 4's `<|"|>str<|"|>` strings with bare dict keys. Only
- * literals: a name, a call or an operator inside a value is an error, so nothing is evaluated.
+ * dicts, sets), JSON spellings too, and strings between a quote token with bare dict keys (Gemma
+ * 4's `<|"|>`, FunctionGemma's `<escape>`). Only literals: a name, a call or an operator inside a
+ * value is an error, so nothing is evaluated.
  */
 
 const GEMMA_QUOTE = '<|"|>';
+
+export interface LiteralOptions {
+  /** The token strings are written between (Gemma 4's by default). */
+  quoteToken?: string;
+  /**
+   * Read quotes the way small models write them in shell commands: a quote of the string's own
+   * kind closes it only where what follows can end the value (LFM2.5 writes
+   * `command='sed -n '360,450p' f.py'`). For a second reading after a strict one failed.
+   */
+  lenientQuotes?: boolean;
+}
 
 export class LiteralError extends Error {
   /** The text ran out before the value ended: it was cut off. */
@@ -19,12 +31,18 @@ export class LiteralError extends Error {
 export class LiteralReader {
   pos: number;
 
+  private readonly quoteToken: string;
+  private readonly lenient: boolean;
+
   constructor(
     readonly text: string,
     at: number,
     readonly limit = text.length,
+    options: LiteralOptions = {},
   ) {
     this.pos = at;
+    this.quoteToken = options.quoteToken ?? GEMMA_QUOTE;
+    this.lenient = options.lenientQuotes ?? false;
   }
 
   skipSpace(): void {
@@ -56,7 +74,7 @@ export class LiteralReader {
   value(): unknown {
     this.skipSpace();
     if (this.pos >= this.limit) this.fail('expected a value');
-    if (this.peek(GEMMA_QUOTE)) return this.delimited(GEMMA_QUOTE);
+    if (this.peek(this.quoteToken)) return this.delimited(this.quoteToken);
     const c = this.text[this.pos];
     if (c === '"' || c === "'") return this.quoted(c);
     if (c === '[') return this.sequence('[', ']');
@@ -102,7 +120,7 @@ export class LiteralReader {
     let out = '';
     for (let i = this.pos + 1; i < this.limit; i++) {
       const c = this.text[i]!;
-      if (c === quote) {
+      if (c === quote && (!this.lenient || this.endsValue(i + 1))) {
         this.pos = i + 1;
         return out;
       }
@@ -119,6 +137,17 @@ export class LiteralReader {
     }
     this.pos = this.limit;
     return this.fail('a string that never ends', true);
+  }
+
+  /**
+   * Whether a value can end at `at`: the text ends, or a comma, a colon or a closing bracket
+   * follows; a `)` only when what follows it can follow a call (another call, the list's end, a
+   * tag), since a `)` inside a command (`f('\\,'))`) is no call's end.
+   */
+  private endsValue(at: number): boolean {
+    const rest = this.text.slice(at, Math.min(this.limit, at + 64));
+    if (/^[^\S\n]*(?:$|[,:\]}])/.test(rest)) return true;
+    return /^[^\S\n]*\)[^\S\n]*(?:$|[,\]\n<])/.test(rest);
   }
 
   private delimited(quote: string): string {
@@ -148,22 +177,32 @@ export class LiteralReader {
     }
   }
 
-  private dict(): Record<string, unknown> {
+  /** A dict, or a Python set (`{'a', 'b'}`), which JSON can only hold as a list. */
+  private dict(): Record<string, unknown> | unknown[] {
+    const open = this.pos;
     this.pos++;
     const out: Record<string, unknown> = {};
-    for (;;) {
+    for (let first = true; ; first = false) {
       this.skipSpace();
       if (this.peek('}')) {
         this.pos++;
         return out;
       }
       const c = this.text[this.pos];
-      const key = c === '"' || c === "'" || this.peek(GEMMA_QUOTE) ? String(this.value()) : this.identifier();
+      const quoted = c === '"' || c === "'" || this.peek(this.quoteToken);
+      const key = quoted ? String(this.value()) : this.identifier();
+      this.skipSpace();
+      if (first && quoted && (this.peek(',') || this.peek('}'))) {
+        this.pos = open;
+        return this.sequence('{', '}');
+      }
       this.expect(':');
       out[key] = this.value();
       this.skipSpace();
       if (this.peek(',')) this.pos++;
-      else if (!this.peek('}')) this.fail('expected "," or "}"');
+      // FunctionGemma writes `key:<escape>v<escape>key2:…` with no comma at times.
+      else if (!this.peek('}') && !/^[A-Za-z_]\w*:/.test(this.text.slice(this.pos, this.pos + 64)))
+        this.fail('expected "," or "}"');
     }
   }
 }

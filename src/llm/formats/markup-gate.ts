@@ -1,4 +1,5 @@
 import { scanJson, skipSpace } from '../loose-json.js';
+import { WRAPPER_TAGS } from './ambiguous.js';
 import { readJsonCalls } from './json-calls.js';
 import { readPythonCalls } from './pythonic.js';
 import type { FormatContext } from './types.js';
@@ -54,7 +55,10 @@ export class MarkupGate {
     return out;
   }
 
-  /** Where a possible call starts: a fence (maybe after `Action:`), a JSON object or array, or at the start a `[`. */
+  /**
+   * Where a possible call starts: a fence (maybe after `Action:`), a wrapper tag, a JSON object or
+   * array, or at the start a `[`.
+   */
   #candidate(text: string, atStart: boolean): number {
     // Both looked up without rescanning the text before each character: a reply of megabytes
     // with a line-start `A` in every sentence would otherwise take hours.
@@ -64,6 +68,7 @@ export class MarkupGate {
       const lineStart = (c === '`' || c === 'A') && atLineStart(text, i);
       if (lineStart && text.startsWith('```', i)) return i;
       if (lineStart && c === 'A' && couldBeAction(text.slice(i, i + ACTION.length))) return i;
+      if (c === '<' && wrapperTag(text.slice(i, i + LONGEST_TAG)) !== undefined) return i;
       if (c === '{' || (c === '[' && (!atStart || i <= solid))) return i;
     }
     return -1;
@@ -73,6 +78,7 @@ export class MarkupGate {
   #judge(text: string, atStart: boolean): 'call' | 'wait' | number {
     if (text.startsWith('```')) return this.#judgeFence(text);
     if (text[0] === 'A') return this.#judgeAction(text);
+    if (text[0] === '<') return this.#judgeWrapper(text);
     const head = text.slice(0, 48);
     const python = atStart && text[0] === '[' && !/^\[\s*[[{"']/.test(head);
     if (python) {
@@ -96,6 +102,18 @@ export class MarkupGate {
     return read ? 'call' : extent.end;
   }
 
+  /** `<response>` and its kind around a JSON call: held while the JSON after it may be a call. */
+  #judgeWrapper(text: string): 'call' | 'wait' | number {
+    const tag = wrapperTag(text);
+    if (tag === 'partial') return 'wait';
+    if (tag === undefined) return 1;
+    const bodyAt = skipSpace(text, tag);
+    if (bodyAt >= text.length) return 'wait';
+    if (text[bodyAt] !== '{' && text[bodyAt] !== '[') return tag;
+    const verdict = this.#judgeValue(text.slice(bodyAt), 'json');
+    return typeof verdict === 'number' ? bodyAt + verdict : verdict;
+  }
+
   /** Command-R+ writes `Action:` on the line before a fenced call: it goes with the call. */
   #judgeAction(text: string): 'call' | 'wait' | number {
     if (text.length < ACTION.length) return 'wait';
@@ -109,18 +127,33 @@ export class MarkupGate {
   #judgeFence(text: string): 'call' | 'wait' | number {
     const newline = text.indexOf('\n');
     if (newline === -1) return text.length > 64 ? 3 : 'wait';
-    const bodyAt = skipSpace(text, newline + 1);
+    let bodyAt = skipSpace(text, newline + 1);
+    if (bodyAt >= text.length) return 'wait';
+    // "```xml\n<response>\n{…}": the wrapper tag inside the fence is passed over.
+    const tag = text[bodyAt] === '<' ? wrapperTag(text.slice(bodyAt)) : undefined;
+    if (tag === 'partial') return 'wait';
+    if (tag !== undefined) bodyAt = skipSpace(text, bodyAt + tag);
     if (bodyAt >= text.length) return 'wait';
     if (text[bodyAt] !== '{' && text[bodyAt] !== '[') return newline + 1;
     const close = text.indexOf('```', bodyAt);
     if (close === -1) return 'wait';
     const names = new Set(this.ctx.tools.keys());
     const read = readJsonCalls(text, bodyAt, close, true, this.ctx, { names });
-    return read && skipSpace(text, read.end) >= close ? 'call' : close + 3;
+    // After a wrapper's JSON comes its closing tag; the reply parser checks the rest.
+    return read && (tag !== undefined || skipSpace(text, read.end) >= close) ? 'call' : close + 3;
   }
 }
 
 const ACTION = 'Action:';
+const OPEN_TAGS = WRAPPER_TAGS.map((t) => `<${t}>`);
+const LONGEST_TAG = Math.max(...OPEN_TAGS.map((t) => t.length));
+
+/** The length of the wrapper tag `text` starts with, 'partial' while it may still become one. */
+function wrapperTag(text: string): number | 'partial' | undefined {
+  const tag = OPEN_TAGS.find((t) => text.startsWith(t));
+  if (tag) return tag.length;
+  return OPEN_TAGS.some((t) => t.startsWith(text)) ? 'partial' : undefined;
+}
 
 /** Whether only whitespace other than line breaks stands between the start of its line and `i`. */
 function atLineStart(text: string, i: number): boolean {

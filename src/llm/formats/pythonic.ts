@@ -6,9 +6,11 @@ import type { CallFormat, FormatContext, Found, ParsedCall } from './types.js';
 
 /**
  * `[get_weather(city="Paris"), add(a=1, b=2.5)]`: calls as a Python list with keyword arguments
- * (Llama 3.2/4, LFM2, vLLM's pythonic parser). With `names`, every call must name one of them.
- * A call whose arguments run past the end of the text was cut off; one with something that is
- * not a literal (a name, an expression, bytes) is reported and the calls after it still count.
+ * (Llama 3.2/4, LFM2, vLLM's pythonic parser), or with `bare` one call after another without the
+ * brackets, a line each (Olmo 3). With `names`, every call must name one of them. A call whose
+ * arguments run past the end of the text was cut off; one with something that is not a literal
+ * (a name, an expression, bytes) is reported and the calls after it still count. Arguments that
+ * fail to read are read once more with lenient quotes, for same-style quotes nested in a string.
  */
 export function readPythonCalls(
   text: string,
@@ -16,37 +18,42 @@ export function readPythonCalls(
   limit: number,
   ctx: FormatContext,
   names?: ReadonlySet<string>,
+  bare = false,
 ): { calls: ParsedCall[]; end: number } | undefined {
   const reader = new LiteralReader(text, skipSpace(text, at), limit);
-  if (!reader.peek('[')) return undefined;
-  reader.pos++;
+  if (!bare && !reader.peek('[')) return undefined;
+  if (!bare) reader.pos++;
+  const close = bare ? '' : ']';
   const calls: ParsedCall[] = [];
   for (;;) {
     reader.skipSpace();
-    if (reader.peek(']')) {
-      reader.pos++;
+    if (bare ? reader.pos >= limit : reader.peek(close)) {
+      reader.pos += close.length;
       break;
     }
-    let name: string;
+    let name = '';
     try {
       name = reader.identifier();
       reader.expect('(');
     } catch {
-      return undefined;
+      // In explicit markup, a name the text ends after is a call cut off.
+      if (names || !name || reader.pos < limit) return undefined;
+      calls.push(cutOffCall(name, ctx));
+      return { calls, end: limit };
     }
     if (names && !names.has(name)) return undefined;
-    try {
-      calls.push({ name, arguments: JSON.stringify(reader.keywordArguments(')')) });
-    } catch (err) {
+    const read = readKeywordArguments(reader);
+    if (!read.ok) {
       if (names) return undefined;
-      const cut = err instanceof LiteralError && err.cutOff;
-      calls.push(cut ? cutOffCall(name, ctx) : unreadableCall(name, (err as Error).message));
-      if (cut || !resync(reader)) return { calls, end: limit };
+      const cut = read.error instanceof LiteralError && read.error.cutOff;
+      calls.push(cut ? cutOffCall(name, ctx) : unreadableCall(name, read.error.message));
+      if (cut || !resync(reader, bare)) return { calls, end: limit };
       continue;
     }
+    calls.push({ name, arguments: JSON.stringify(read.args) });
     reader.skipSpace();
     if (reader.peek(',')) reader.pos++;
-    else if (!reader.peek(']')) {
+    else if (!bare && !reader.peek(close)) {
       // A list the text ends inside is fine; one followed by other things is not a call list.
       if (names && reader.pos < limit) return undefined;
       break;
@@ -55,9 +62,36 @@ export function readPythonCalls(
   return calls.length > 0 ? { calls, end: reader.pos } : undefined;
 }
 
-/** After a call that could not be read, on to the next `), name(` if there is one. */
-function resync(reader: LiteralReader): boolean {
-  const next = /\)\s*,\s*(?=[A-Za-z_][\w.]*\s*\()/.exec(reader.text.slice(reader.pos, reader.limit));
+type ReadArgs = { ok: true; args: Record<string, unknown> } | { ok: false; error: Error };
+
+/**
+ * A call's keyword arguments up to its `)`; when a strict reading fails, once more with lenient
+ * quotes. On failure the reader stays where the strict reading stopped, and the error reported is
+ * the strict one, unless the text ran out (the call was cut off).
+ */
+function readKeywordArguments(reader: LiteralReader): ReadArgs {
+  const at = reader.pos;
+  try {
+    return { ok: true, args: reader.keywordArguments(')') };
+  } catch (strict) {
+    const second = new LiteralReader(reader.text, at, reader.limit, { lenientQuotes: true });
+    try {
+      const args = second.keywordArguments(')');
+      reader.pos = second.pos;
+      return { ok: true, args };
+    } catch (err) {
+      const cut = err instanceof LiteralError && err.cutOff;
+      return { ok: false, error: (cut ? err : strict) as Error };
+    }
+  }
+}
+
+/** After a call that could not be read, on to the next `), name(` (or the next line's call). */
+function resync(reader: LiteralReader, bare: boolean): boolean {
+  const separator = bare ? '\\)\\s*[,\\n]\\s*' : '\\)\\s*,\\s*';
+  const next = new RegExp(`${separator}(?=[A-Za-z_][\\w.]*\\s*\\()`).exec(
+    reader.text.slice(reader.pos, reader.limit),
+  );
   if (!next) return false;
   reader.pos += next.index + next[0].length;
   return true;
@@ -85,6 +119,28 @@ function pythonListFormat(name: string, open: string, close: string): CallFormat
     },
   };
 }
+
+const OLMO_OPEN = '<function_calls>';
+const OLMO_CLOSE = '</function_calls>';
+
+/** Olmo 3: `<function_calls>` with one Python call a line, then `</function_calls>`. */
+export const olmo3Format: CallFormat = {
+  name: 'olmo3',
+  explicit: true,
+  markers: [OLMO_OPEN],
+  find(text, ctx) {
+    const found: Found[] = [];
+    for (let start = text.indexOf(OLMO_OPEN); start !== -1; start = text.indexOf(OLMO_OPEN, start + 1)) {
+      const bodyAt = start + OLMO_OPEN.length;
+      const closeAt = text.indexOf(OLMO_CLOSE, bodyAt);
+      const limit = closeAt === -1 ? text.length : closeAt;
+      const read = readPythonCalls(text, bodyAt, limit, ctx, undefined, true);
+      if (!read) continue;
+      found.push({ start, end: closeAt === -1 ? read.end : closeAt + OLMO_CLOSE.length, calls: read.calls });
+    }
+    return found;
+  },
+};
 
 /** LFM2 and LFM2.5. */
 export const lfm2Format = pythonListFormat('lfm2', '<|tool_call_start|>', '<|tool_call_end|>');

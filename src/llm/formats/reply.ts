@@ -27,8 +27,9 @@ export interface ParsedReply {
  * - A closer before any opener (and before any call) means the template opened the reasoning:
  *   everything before it is reasoning (DeepSeek-R1 distills, QwQ, Qwen3 on many servers).
  * - Reasoning never closed that holds call markup ends where the markup starts, and the call
- *   counts (Kimi-K2 calls inside its think, Qwen3.5 calling straight out of a prefilled think).
- *   A closed block's markup stays reasoning: the model was thinking about a call, not making it.
+ *   counts (Kimi-K2 calls inside its think, Qwen3.5 calling straight out of a prefilled think);
+ *   markup that holds no call stays reasoning. A closed block's markup stays reasoning: the
+ *   model was thinking about a call, not making it.
  * - Reasoning the caller expected to be open in the prompt that never closes, with no call and
  *   no max_tokens cut, was the answer after all (the template had thinking switched off).
  */
@@ -37,24 +38,27 @@ export function parseReply(content: string, options: ReplyOptions): ParsedReply 
   const implicit = options.startInReasoning === true || opened;
   let { text, reasoning, splitter } = splitChannels(content, { startInReasoning: implicit });
   let openedInPrompt = implicit && splitter.sawCloser;
-  if (splitter.inReasoning) {
-    const marker = firstMarker(content, splitter.reasoningStart);
-    if (marker !== -1) {
-      const head = splitChannels(content.slice(0, marker), { startInReasoning: implicit });
-      text = head.text + content.slice(marker);
-      reasoning = head.reasoning;
-      openedInPrompt = implicit;
-    } else if (implicit && !splitter.sawCloser) {
-      openedInPrompt = options.finishReason === 'length';
-      if (!openedInPrompt) ({ text, reasoning } = splitChannels(content));
-    }
+  if (splitter.inReasoning && implicit && !splitter.sawCloser) {
+    openedInPrompt = options.finishReason === 'length';
+    if (!openedInPrompt) ({ text, reasoning } = splitChannels(content));
   }
   if (options.tools.length === 0) return { text, reasoning, calls: [], openedInPrompt };
   const ctx: FormatContext = {
     tools: new Map(options.tools.map((t) => [t.function.name, t.function])),
     finishReason: options.finishReason,
   };
-  const found = findToolCalls(text, ctx);
+  let found = findToolCalls(text, ctx);
+  // Unclosed reasoning with call markup in it ends where the markup starts, if that holds a call.
+  const marker = splitter.inReasoning ? firstMarker(content, splitter.reasoningStart) : -1;
+  if (marker !== -1) {
+    const head = splitChannels(content.slice(0, marker), { startInReasoning: implicit });
+    const inner = findToolCalls(head.text + content.slice(marker), ctx);
+    if (inner) {
+      ({ reasoning } = head);
+      found = inner;
+      openedInPrompt = implicit;
+    }
+  }
   return {
     text: found ? found.text : text,
     reasoning,

@@ -8,7 +8,8 @@ const WRAPPERS = [
   { open: '<seed:tool_call>', close: '</seed:tool_call>' },
 ];
 const FUNCTION_OPEN = '<function=';
-const TOOL_OPEN = /<tool name="([\w.-]+)">/y;
+/** `<tool name="NAME">` (wyrmspire) and `<function name="NAME">` (Hermes 2 Pro variants). */
+const NAMED_OPEN = /<(tool|function) name="([\w.-]+)">/y;
 
 /**
  * Calls in XML-ish tags. Inside `<tool_call>` (Hermes, Qwen 2.5/3, Granite 3.1+, xLAM, GLM, Ling)
@@ -20,19 +21,19 @@ const TOOL_OPEN = /<tool name="([\w.-]+)">/y;
 export const taggedFormat: CallFormat = {
   name: 'tagged',
   explicit: true,
-  markers: ['<tool_call>', '<seed:tool_call>', FUNCTION_OPEN, '<tool name='],
+  markers: ['<tool_call>', '<seed:tool_call>', FUNCTION_OPEN, '<tool name=', '<function name='],
   find(text, ctx) {
     const found: Found[] = [];
     let pos = 0;
     for (;;) {
-      const start = nearest(text, ['<tool_call>', '<seed:tool_call>', FUNCTION_OPEN, '<tool name='], pos);
+      const start = nearest(text, taggedFormat.markers, pos);
       if (start === -1) return found;
       const wrapper = WRAPPERS.find((w) => text.startsWith(w.open, start));
       const read = wrapper
         ? readWrapped(text, start, wrapper, ctx)
         : text.startsWith(FUNCTION_OPEN, start)
           ? single(readFunctionBlock(text, start, ctx), text, '</tool_call>')
-          : single(readToolTag(text, start, ctx), text, '</tool>');
+          : readNamedTag(text, start, ctx);
       if (!read) {
         pos = start + 1;
         continue;
@@ -61,15 +62,17 @@ function readWrapped(
 }
 
 /** `<tool name="NAME">{json}</tool>`: the name in the tag, the arguments as the body. */
-function readToolTag(text: string, start: number, ctx: FormatContext): CallAt | undefined {
-  TOOL_OPEN.lastIndex = start;
-  const open = TOOL_OPEN.exec(text);
+function readNamedTag(text: string, start: number, ctx: FormatContext) {
+  NAMED_OPEN.lastIndex = start;
+  const open = NAMED_OPEN.exec(text);
   if (!open) return undefined;
-  const name = open[1] ?? '';
-  const bodyAt = skipSpace(text, TOOL_OPEN.lastIndex);
-  if (text[bodyAt] !== '{' && !text.startsWith('</tool>', bodyAt)) return undefined;
-  const close = text.indexOf('</tool>', bodyAt);
-  return readArguments(text, name, bodyAt, close === -1 ? text.length : close, close !== -1, ctx);
+  const closeTag = `</${open[1]}>`;
+  const name = open[2] ?? '';
+  const bodyAt = skipSpace(text, NAMED_OPEN.lastIndex);
+  if (text[bodyAt] !== '{' && !text.startsWith(closeTag, bodyAt)) return undefined;
+  const close = text.indexOf(closeTag, bodyAt);
+  const read = readArguments(text, name, bodyAt, close === -1 ? text.length : close, close !== -1, ctx);
+  return single(read, text, closeTag);
 }
 
 function single(at: CallAt | undefined, text: string, close?: string) {

@@ -15,11 +15,16 @@ const FUNCTION_CLOSE = '</function>';
 const PARAM_OPEN = '<parameter=';
 const PARAM_CLOSE = '</parameter>';
 
+/** What ends a `<function=NAME>` block's value or body when its own closer is missing. */
+const BLOCK_ENDS = [PARAM_CLOSE, PARAM_OPEN, FUNCTION_CLOSE, '</tool_call>', '</seed:tool_call>'];
+
 /**
  * `<function=NAME>` with Qwen3-Coder `<parameter=KEY>value</parameter>` pairs (Qwen3-Coder,
  * Qwen3.5, Nemotron 3, Seed-OSS), or a JSON object of arguments (Functionary v3.1, Llama 3.1's
  * custom format). As in the reference parsers, a value ends at its closing tag, the next
  * parameter or the end of the function; one newline at each end of a value is template padding.
+ * A value or a block the text ends inside was cut off, whatever the finish reason says: the call
+ * is refused, never run with what arrived.
  */
 export function readFunctionBlock(text: string, at: number, ctx: FormatContext): CallAt | undefined {
   const nameEnd = text.indexOf('>', at);
@@ -37,29 +42,37 @@ export function readFunctionBlock(text: string, at: number, ctx: FormatContext):
     };
   }
   const args: Record<string, unknown> = {};
+  const cut = { call: cutOffCall(name, ctx), end: text.length };
   let pos = nameEnd + 1;
   for (;;) {
     pos = skipSpace(text, pos);
+    if (pos >= text.length) return cut;
     if (text.startsWith(FUNCTION_CLOSE, pos)) {
       pos += FUNCTION_CLOSE.length;
       break;
     }
-    if (!text.startsWith(PARAM_OPEN, pos)) break;
+    if (!text.startsWith(PARAM_OPEN, pos)) {
+      // A tag the text ends inside was cut; anything else ends the block (the wrapper's closer,
+      // the next call, or prose after a forgotten `</function>`).
+      if (BLOCK_ENDS.some((t) => t.length > text.length - pos && t.startsWith(text.slice(pos)))) return cut;
+      break;
+    }
     const keyEnd = text.indexOf('>', pos);
-    if (keyEnd === -1) break;
+    if (keyEnd === -1) return cut;
     const key = text.slice(pos + PARAM_OPEN.length, keyEnd).trim();
-    const valueEnd = nearest(text, [PARAM_CLOSE, PARAM_OPEN, FUNCTION_CLOSE, '</tool_call>'], keyEnd + 1);
-    if (valueEnd === -1 && ctx.finishReason === 'length')
-      return { call: cutOffCall(name, ctx), end: text.length };
-    const stop = valueEnd === -1 ? text.length : valueEnd;
+    const valueEnd = nearest(text, BLOCK_ENDS, keyEnd + 1);
+    if (valueEnd === -1) return cut;
     if (key)
-      args[key] = typedArgument(trimPadding(text.slice(keyEnd + 1, stop)), paramSchema(ctx, name, key));
-    pos = text.startsWith(PARAM_CLOSE, stop) ? stop + PARAM_CLOSE.length : stop;
+      args[key] = typedArgument(trimPadding(text.slice(keyEnd + 1, valueEnd)), paramSchema(ctx, name, key));
+    pos = text.startsWith(PARAM_CLOSE, valueEnd) ? valueEnd + PARAM_CLOSE.length : valueEnd;
   }
   return { call: { name, arguments: JSON.stringify(args) }, end: pos };
 }
 
-/** GLM-4.5/4.6/4.7 and Ling: `NAME` then `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs. */
+/**
+ * GLM-4.5/4.6/4.7 and Ling: `NAME` then `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs,
+ * up to `limit`, the `</tool_call>` or the end of the text; a call the text ends inside is cut off.
+ */
 export function readArgPairs(
   text: string,
   at: number,
@@ -69,16 +82,15 @@ export function readArgPairs(
   const nameEnd = nearest(text, ['<', '\n'], at);
   const name = text.slice(at, nameEnd === -1 || nameEnd > limit ? limit : nameEnd).trim();
   if (!name || /[\s{}[\]"]/.test(name)) return undefined;
+  if (limit >= text.length) return { call: cutOffCall(name, ctx), end: text.length };
   const args: Record<string, unknown> = {};
   const pair = /\s*<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>/y;
   pair.lastIndex = nameEnd === -1 ? limit : nameEnd;
   for (let m = pair.exec(text); m && m.index < limit; m = pair.exec(text)) {
     const valueAt = pair.lastIndex;
-    const valueEnd = text.indexOf('</arg_value>', valueAt);
-    if (valueEnd === -1)
-      return ctx.finishReason === 'length' || limit === text.length
-        ? { call: cutOffCall(name, ctx), end: text.length }
-        : undefined;
+    // A value whose closer is missing ends where the call does.
+    const close = text.indexOf('</arg_value>', valueAt);
+    const valueEnd = close === -1 || close > limit ? limit : close;
     const key = (m[1] ?? '').trim();
     args[key] = typedArgument(text.slice(valueAt, valueEnd), paramSchema(ctx, name, key));
     pair.lastIndex = valueEnd + '</arg_value>'.length;
@@ -137,22 +149,27 @@ function readInvokes(
     const name = m[1] ?? '';
     const end = text.indexOf(d.invokeClose, invoke.lastIndex);
     const bodyEnd = end === -1 || end > limit ? limit : end;
+    // The text ran out inside the invoke: whatever its parameters, the call was cut off.
+    if (bodyEnd >= text.length) {
+      calls.push(cutOffCall(name, ctx));
+      break;
+    }
     const args: Record<string, unknown> = {};
     const param = new RegExp(d.param.source, 'g');
+    const following = new RegExp(d.param.source, 'g');
     param.lastIndex = invoke.lastIndex;
-    let cut = false;
     for (let p = param.exec(text); p && p.index < bodyEnd; p = param.exec(text)) {
-      const valueEnd = text.indexOf(d.paramClose, param.lastIndex);
-      if (valueEnd === -1 || valueEnd > bodyEnd) {
-        cut = ctx.finishReason === 'length' || bodyEnd === text.length;
-        break;
-      }
+      const valueAt = param.lastIndex;
+      // A value whose closer is missing ends at the next parameter or the end of the invoke.
+      following.lastIndex = valueAt;
+      const ends = [text.indexOf(d.paramClose, valueAt), following.exec(text)?.index ?? -1, bodyEnd];
+      const valueEnd = Math.min(...ends.filter((i) => i >= 0));
       const key = p[1] ?? '';
-      const raw = text.slice(param.lastIndex, valueEnd);
+      const raw = text.slice(valueAt, valueEnd);
       args[key] = p[2] === 'true' ? raw : typedArgument(trimPadding(raw), paramSchema(ctx, name, key));
-      param.lastIndex = valueEnd + d.paramClose.length;
+      param.lastIndex = text.startsWith(d.paramClose, valueEnd) ? valueEnd + d.paramClose.length : valueEnd;
     }
-    calls.push(cut ? cutOffCall(name, ctx) : { name, arguments: JSON.stringify(args) });
+    calls.push({ name, arguments: JSON.stringify(args) });
     if (end === -1) break;
     invoke.lastIndex = end + d.invokeClose.length;
   }
