@@ -192,7 +192,11 @@ async function probeOllama(origin: string, model: string, http: Http): Promise<M
   const key = Object.keys(info).find((k) => k.endsWith('.context_length') && positive(info[k]));
   const max = key ? positive(info[key]) : undefined;
   const running = (Array.isArray(ps?.models) ? ps.models : []).map(asRecord);
-  const loaded = positive(running.find((m) => m.name === model || m.model === model)?.context_length);
+  const name = ollamaName(model);
+  const loaded = positive(
+    running.find((m) => [m.name, m.model].some((n) => typeof n === 'string' && ollamaName(n) === name))
+      ?.context_length,
+  );
   const caps = Array.isArray(body.capabilities) ? body.capabilities : undefined;
   return {
     kind: 'ollama',
@@ -204,9 +208,10 @@ async function probeOllama(origin: string, model: string, http: Http): Promise<M
 }
 
 /**
- * The window to ask Ollama for: the Modelfile's num_ctx (its author chose it); else the window the
- * model is loaded with right now, if an agent can work in it (asking for the same keeps it from
- * reloading); else the model's maximum up to OLLAMA_CONTEXT_CAP. Never more than the maximum.
+ * The window to ask Ollama for: the window the model is loaded with right now (`/api/ps`
+ * `context_length`), if an agent can work in it: it is the one the server really runs, and asking
+ * for the same keeps the model from reloading; else the Modelfile's num_ctx (its author chose it);
+ * else the model's maximum up to OLLAMA_CONTEXT_CAP. Never more than the maximum.
  */
 function ollamaWindow(
   numCtx: number | undefined,
@@ -215,23 +220,32 @@ function ollamaWindow(
   key: string | undefined,
 ): { contextWindow?: number; maxContextWindow?: number; source: string } {
   const cap = (n: number) => (max ? Math.min(n, max) : n);
-  if (numCtx !== undefined) {
-    return { ...windows(cap(numCtx), max), source: `Ollama /api/show: num_ctx ${numCtx} in the Modelfile` };
-  }
   if (loaded !== undefined && loaded >= OLLAMA_MIN_WINDOW) {
     return {
       ...windows(cap(loaded), max),
       source: `Ollama /api/ps: loaded with context_length ${loaded}; kept so the model is not reloaded`,
     };
   }
+  const reload = loaded !== undefined ? ` (loaded with only ${loaded}: Ollama reloads it once)` : '';
+  if (numCtx !== undefined) {
+    return {
+      ...windows(cap(numCtx), max),
+      source: `Ollama /api/show: num_ctx ${numCtx} in the Modelfile${reload}`,
+    };
+  }
   if (max === undefined) return { source: 'unknown: Ollama /api/show has no context_length' };
   const chosen = Math.min(max, OLLAMA_CONTEXT_CAP);
   const capped = max > OLLAMA_CONTEXT_CAP ? `, capped at ${OLLAMA_CONTEXT_CAP}` : '';
-  const reload = loaded !== undefined ? ` (loaded with only ${loaded}: Ollama reloads it once)` : '';
   return {
     ...windows(chosen, max),
     source: `Ollama /api/show: model maximum ${key} ${max}${capped}${reload}`,
   };
+}
+
+/** A model name as Ollama resolves it: without a tag it means `:latest` (`/api/ps` lists the full name). */
+function ollamaName(name: string): string {
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  return base.includes(':') ? name : `${name}:latest`;
 }
 
 /** A `num_ctx` line from the Modelfile parameters, as /api/show prints them. */

@@ -130,6 +130,38 @@ describe('probeModel: Ollama', () => {
     expect(info.source).toMatch(/\/api\/ps: loaded with context_length 65536/);
   });
 
+  it('prefers the window the model is loaded with (/api/ps) over the Modelfile num_ctx', async () => {
+    // Loaded with more than its Modelfile asks for (another client, or OLLAMA_CONTEXT_LENGTH set
+    // before the Modelfile's num_ctx existed): that is the window the server really runs.
+    const s = await serve(
+      ollamaRoutes({ 'qwen2.5-coder:7b': ollamaShowQwenCoder }, { 'qwen2.5-coder:7b': 32768 }),
+    );
+    const info = await probeModel(s.baseUrl, 'qwen2.5-coder:7b', { kind: 'ollama' });
+    expect(info).toMatchObject({ contextWindow: 32768, maxContextWindow: 32768 });
+    expect(info.source).toBe(
+      'Ollama /api/ps: loaded with context_length 32768; kept so the model is not reloaded',
+    );
+  });
+
+  it('finds a model named without its tag in /api/ps, which lists it as name:latest', async () => {
+    // `ollama ps` (docs/context-length.mdx) lists `gemma4:latest` for a model pulled as `gemma4`.
+    const s = await serve(ollamaRoutes({ gemma3: ollamaShowGemmaVision }, { 'gemma3:latest': 65536 }));
+    const info = await probeModel(s.baseUrl, 'gemma3', { kind: 'ollama' });
+    expect(info).toMatchObject({ contextWindow: 65536, maxContextWindow: 131072 });
+    expect(info.source).toMatch(/\/api\/ps: loaded with context_length 65536/);
+  });
+
+  it('keeps the Modelfile num_ctx over a loaded window too small for an agent', async () => {
+    const s = await serve(
+      ollamaRoutes({ 'qwen2.5-coder:7b': ollamaShowQwenCoder }, { 'qwen2.5-coder:7b': 4096 }),
+    );
+    const info = await probeModel(s.baseUrl, 'qwen2.5-coder:7b', { kind: 'ollama' });
+    expect(info.contextWindow).toBe(16384);
+    expect(info.source).toBe(
+      'Ollama /api/show: num_ctx 16384 in the Modelfile (loaded with only 4096: Ollama reloads it once)',
+    );
+  });
+
   it('asks for more than a window too small for an agent, and says Ollama reloads once', async () => {
     const s = await serve(ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 4096 }));
     const info = await probeModel(s.baseUrl, 'gemma3:4b', { kind: 'ollama' });

@@ -153,7 +153,8 @@ export const ollamaShowGemmaVision = {
 
 /**
  * Ollama `GET /api/ps` (0.6+): the models in memory, with the context each was loaded with
- * (shape from docs.ollama.com/api/ps).
+ * (shape from docs.ollama.com/api/ps: `name`, `model`, `size`, `digest`, `details`, `expires_at`,
+ * `size_vram`, `context_length`). Name them as Ollama does: with the tag (`gemma3:latest`).
  */
 export function ollamaPs(loaded: Record<string, number>) {
   return {
