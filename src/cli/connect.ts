@@ -6,4 +6,5 @@ export {
   contextOf,
   createClient,
   resolveConnection,
+  toolModeOf,
 } from '../llm/connection.js';

@@ -55,6 +55,13 @@ export interface Connection {
   contextSource: string;
   /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
+  /**
+   * Whether the tools go to the server as `tools`; false: they are described in the system prompt
+   * and calls are read from the text (`toolModeOf`).
+   */
+  nativeTools: boolean;
+  /** Set when Hearth chose prompt-described tools itself, because the server said so: the user hears it once. */
+  toolsNote?: string;
   /** An embedded model: the one loaded copy every client of this connection shares. */
   embedded?: EmbeddedClient;
   /**
@@ -113,6 +120,7 @@ export async function resolveConnection(
     kind: info.kind,
     info,
     ...contextOf(settings, info),
+    ...toolModeOf(settings, info, model),
     ...(models ? { models } : {}),
   };
 }
@@ -141,6 +149,7 @@ async function embeddedConnection(settings: ConnectionSettings, path: string): P
     },
     contextWindow: inspected.contextWindow,
     contextSource: inspected.contextSource,
+    nativeTools: settings.native_tools !== false,
     ...(inspected.contextNote ? { contextNote: inspected.contextNote } : {}),
     embedded,
   };
@@ -154,6 +163,32 @@ export function contextOf(
   const { window, source, note } = resolveContextWindow(settings.context_window, info);
   return { contextWindow: window, contextSource: source, ...(note ? { contextNote: note } : {}) };
 }
+
+/**
+ * Whether tools go to the server natively. The user's `native_tools` wins; else a model the server
+ * says cannot call tools (Ollama's `/api/show` capabilities without "tools", LM Studio's model info)
+ * gets them described in the prompt instead, which Ollama would otherwise refuse and LM Studio
+ * answer in a format of its own, and the note says so. llama.cpp without a tool template still has
+ * its generic tool format, so its figure alone does not switch.
+ */
+export function toolModeOf(
+  settings: Pick<ConnectionSettings, 'native_tools'>,
+  info: ModelInfo,
+  model: string,
+): Pick<Connection, 'nativeTools' | 'toolsNote'> {
+  if (settings.native_tools !== undefined) return { nativeTools: settings.native_tools };
+  const why = info.tools === false ? NO_TOOLS[info.kind] : undefined;
+  if (!why) return { nativeTools: true };
+  return {
+    nativeTools: false,
+    toolsNote: `${model} cannot call tools natively (${why}): Hearth describes its tools in the prompt and reads the calls from the text. Set native_tools: true to send them anyway.`,
+  };
+}
+
+const NO_TOOLS: Partial<Record<ServerKind, string>> = {
+  ollama: 'Ollama lists no "tools" capability for it',
+  lmstudio: 'LM Studio says it was not trained for tool use',
+};
 
 export interface PoolSharing {
   clock?: Clock;
@@ -204,6 +239,7 @@ async function resolvePool(settings: ConnectionSettings, sharing: PoolSharing): 
     kind,
     info,
     contextWindow: smallest.contextWindow,
+    ...toolModeOf(settings, info, model),
     contextSource:
       windows.length > 1
         ? `the smallest of the pool's ${windows.length} servers (${smallest.e.settings.url}: ${smallest.contextSource})`
@@ -287,7 +323,7 @@ export function createClient(
     temperature: settings.temperature,
     topP: settings.top_p,
     seed: settings.seed,
-    nativeTools: settings.native_tools,
+    nativeTools: connection.nativeTools,
     maxTokens: settings.max_tokens,
     ...(extra.slot !== undefined && connection.kind === 'llamacpp' ? { slot: extra.slot } : {}),
   };

@@ -5,7 +5,7 @@ import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
 import type { SessionRow, SessionStorage, SessionSummary } from '../../store/session-storage.js';
-import { type Connection, contextOf, resolveConnection } from '../connect.js';
+import { type Connection, contextOf, resolveConnection, toolModeOf } from '../connect.js';
 import type { StatusFacts } from './status.js';
 
 /** Token counts of the current session, kept up to date from its usage events. */
@@ -115,8 +115,15 @@ export class ReplState {
       kind: connection.kind,
       apiKey: runtime.config.api_key,
     });
-    const { contextNote: _previous, ...rest } = connection;
-    const next: Connection = { ...rest, model, info, kind: info.kind, ...contextOf(runtime.config, info) };
+    const { contextNote: _context, toolsNote: _tools, ...rest } = connection;
+    const next: Connection = {
+      ...rest,
+      model,
+      info,
+      kind: info.kind,
+      ...contextOf(runtime.config, info),
+      ...toolModeOf(runtime.config, info, model),
+    };
     this.conn = next;
     if (this.current) {
       const row = await (await this.sessions()).get(this.current.id);

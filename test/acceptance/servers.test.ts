@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { useCliHarness } from '../support/cli-harness.js';
+import { ollamaRoutes, ollamaShowGemmaVision } from '../support/probe-fixtures.js';
+import { reply } from '../support/scripted-server.js';
+
+const jsonLines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/** What the installed hearth learns from the model server and tells the user. */
+describe('model servers through the installed hearth', () => {
+  const cli = useCliHarness('acc-servers');
+
+  it('describes the tools in the prompt for an Ollama model without the "tools" capability, and says so once', async () => {
+    await cli.serve({
+      models: ['gemma3:4b'],
+      extraRoutes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }),
+      turns: [
+        reply().text('<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'),
+        reply().text('The workspace is empty.'),
+      ],
+    });
+    const r = await cli.run(['--json', '-m', 'gemma3:4b', 'what is here?']);
+    expect(r.code).toBe(0);
+    const lines = jsonLines(r.stdout);
+    const said = lines.filter(
+      (l) => l.type === 'warning' && /cannot call tools natively/.test(String(l.message)),
+    );
+    expect(said).toHaveLength(1);
+    expect(said[0]!.message).toContain('gemma3:4b cannot call tools natively');
+    // The call written in the text ran, and the model got its result.
+    expect(lines.some((l) => l.type === 'tool_result' && l.name === 'list_dir')).toBe(true);
+    const [first, second] = cli.server.requests;
+    expect(first!.path).toBe('/api/chat');
+    expect(first!.body.tools).toBeUndefined();
+    expect(first!.body.messages[0].content).toContain('"name":"list_dir"');
+    expect(JSON.stringify(second!.body.messages)).toContain('"role":"tool"');
+  });
+});

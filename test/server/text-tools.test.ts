@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { ollamaRoutes, ollamaShowGemmaVision } from '../support/probe-fixtures.js';
+import { reply } from '../support/scripted-server.js';
+
+let gw: TestGateway | undefined;
+afterEach(async () => {
+  await gw?.close();
+  gw = undefined;
+});
+
+describe('a gateway session on a model the server says cannot call tools', () => {
+  it('describes the tools in its system prompt, sends none natively, and says so once', async () => {
+    gw = await startGateway([reply().text('Hello.')], {
+      models: ['gemma3:4b'],
+      config: { model: 'gemma3:4b' },
+      routes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }),
+    });
+    const socket = await gw.socket('/ws/s1');
+    socket.send({ type: 'message', content: 'hi' });
+    await socket.next((m) => m.type === 'done');
+    const events = socket.messages;
+    const request = gw.llm.requests[0]!;
+    expect(request.path).toBe('/api/chat');
+    expect(request.body.tools).toBeUndefined();
+    const system = request.body.messages[0];
+    expect(system.role).toBe('system');
+    expect(system.content).toContain('## Tools');
+    expect(system.content).toContain('"name":"read_file"');
+    const said = events.filter(
+      (e) => e.type === 'warning' && String(e.message).includes('cannot call tools'),
+    );
+    expect(said).toHaveLength(1);
+  });
+});
