@@ -288,6 +288,12 @@ async function findServer(settings: ConnectionSettings): Promise<{
 }
 
 /**
+ * mlx_lm.server ends a reply at 512 tokens unless the request asks for more (its `--max-tokens`
+ * default, mlx_lm/server.py): too few for one file. Asked for when `max_tokens` is not set.
+ */
+export const MLX_LM_REPLY_TOKENS = 8192;
+
+/**
  * The transport for a connection. Ollama gets its native API: its OpenAI-compatible endpoint
  * ignores num_ctx, and prompts would be cut silently at its small default context. Every request
  * of the session asks for the one window the session budgets with.
@@ -324,7 +330,7 @@ export function createClient(
     topP: settings.top_p,
     seed: settings.seed,
     nativeTools: connection.nativeTools,
-    maxTokens: settings.max_tokens,
+    maxTokens: settings.max_tokens ?? (connection.kind === 'mlx-lm' ? MLX_LM_REPLY_TOKENS : undefined),
     ...(extra.slot !== undefined && connection.kind === 'llamacpp' ? { slot: extra.slot } : {}),
   };
   if (connection.kind === 'ollama') {
