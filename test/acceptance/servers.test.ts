@@ -38,4 +38,31 @@ describe('model servers through the installed hearth', () => {
     expect(first!.body.messages[0].content).toContain('"name":"list_dir"');
     expect(JSON.stringify(second!.body.messages)).toContain('"role":"tool"');
   });
+
+  it("reports each reply's speed from the server's figures in --json, and hearth sessions show keeps it", async () => {
+    // llama.cpp's figures in its last chunk (tools/server result_timings).
+    const timings = { cache_n: 1536, prompt_n: 120, prompt_per_second: 479.81, predicted_per_second: 38.49 };
+    await cli.serve([
+      reply().text('Hello.').usage({ prompt: 1656, completion: 40 }).finalFields({ timings }),
+    ]);
+    const r = await cli.run(['--json', 'hello']);
+    expect(r.code).toBe(0);
+    const lines = jsonLines(r.stdout);
+    expect(lines.find((l) => l.type === 'usage')).toMatchObject({
+      prompt: 1656,
+      completion: 40,
+      speed: {
+        cached: 1536,
+        processed: 120,
+        promptTps: 479.8,
+        genTps: 38.5,
+        firstTokenMs: expect.any(Number),
+      },
+    });
+    const shown = await cli.run(['sessions', 'show', String(lines[0]!.id)]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(
+      /Hello\.\n\n_38\.5 tok\/s · prompt 480 tok\/s, 1\.5k cached · first token [\d.]+s_/,
+    );
+  });
 });

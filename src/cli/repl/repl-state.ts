@@ -4,6 +4,7 @@ import type { Runtime } from '../../agent/runtime.js';
 import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
+import type { Speed } from '../../llm/types.js';
 import type { SessionRow, SessionStorage, SessionSummary } from '../../store/session-storage.js';
 import { type Connection, contextOf, resolveConnection, toolModeOf } from '../connect.js';
 import type { StatusFacts } from './status.js';
@@ -33,6 +34,8 @@ export class ReplState {
   private chosen: SessionRow | undefined;
   private conn: Connection | undefined;
   stats: SessionStats = { prompt: 0, completion: 0, contextUsed: 0 };
+  /** How fast the last reply came, for the status line. */
+  private lastSpeed: Speed | undefined;
 
   constructor(
     private readonly setup: ReplSetup,
@@ -143,6 +146,7 @@ export class ReplState {
   /** Keeps the counts current; called with every event of a turn. */
   record(event: AgentEvent): void {
     if (event.type !== 'usage') return;
+    this.lastSpeed = event.speed;
     this.stats.prompt += event.prompt;
     this.stats.completion += event.completion;
     this.stats.contextUsed = event.contextUsed;
@@ -163,6 +167,7 @@ export class ReplState {
       tokens: this.stats.prompt + this.stats.completion,
       mode: this.runtime.gate.mode,
       sandbox: sandbox.sandbox.kind,
+      ...(this.lastSpeed ? { speed: this.lastSpeed } : {}),
     };
   }
 }
