@@ -14,7 +14,8 @@ import {
 } from './discover.js';
 import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
 import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
-import { createOllamaClient } from './ollama.js';
+import { OffloadCheck, withOffloadWarning } from './offload.js';
+import { createOllamaClient, ollamaOrigin } from './ollama.js';
 import { PooledClient } from './pool/pooled-client.js';
 import { ServerPool } from './pool/server-pool.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
@@ -62,6 +63,8 @@ export interface Connection {
   nativeTools: boolean;
   /** Set when Hearth chose prompt-described tools itself, because the server said so: the user hears it once. */
   toolsNote?: string;
+  /** Ollama: asks after a reply whether the model runs much on the CPU, said once for the connection. */
+  offload?: OffloadCheck;
   /** An embedded model: the one loaded copy every client of this connection shares. */
   embedded?: EmbeddedClient;
   /**
@@ -121,8 +124,20 @@ export async function resolveConnection(
     info,
     ...contextOf(settings, info),
     ...toolModeOf(settings, info, model),
+    ...offloadCheckOf(info, baseUrl, model, settings.api_key),
     ...(models ? { models } : {}),
   };
+}
+
+/** The CPU-offload check of a connection to Ollama (src/llm/offload.ts); none for other servers. */
+export function offloadCheckOf(
+  info: ModelInfo,
+  baseUrl: string,
+  model: string,
+  apiKey: string | undefined,
+): Pick<Connection, 'offload'> {
+  if (info.kind !== 'ollama') return {};
+  return { offload: new OffloadCheck(ollamaOrigin(baseUrl), model, { apiKey, timeoutMs: 3000 }) };
 }
 
 async function embeddedConnection(settings: ConnectionSettings, path: string): Promise<Connection> {
@@ -312,7 +327,14 @@ export function createClient(
       pool,
       (endpoint) =>
         createClient(
-          { ...connection, ...endpoint.probe!, baseUrl: endpoint.settings.url, pool: undefined },
+          // The check asks one server about one model: a pool's servers are not asked.
+          {
+            ...connection,
+            ...endpoint.probe!,
+            baseUrl: endpoint.settings.url,
+            pool: undefined,
+            offload: undefined,
+          },
           { ...perServer, api_key: endpoint.settings.api_key ?? settings.api_key },
           extra,
         ),
@@ -334,7 +356,8 @@ export function createClient(
     ...(extra.slot !== undefined && connection.kind === 'llamacpp' ? { slot: extra.slot } : {}),
   };
   if (connection.kind === 'ollama') {
-    return createOllamaClient({ ...options, contextWindow: connection.contextWindow });
+    const client = createOllamaClient({ ...options, contextWindow: connection.contextWindow });
+    return connection.offload ? withOffloadWarning(client, connection.offload) : client;
   }
   return createLlmClient(options);
 }

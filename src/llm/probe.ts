@@ -203,12 +203,7 @@ async function probeOllama(origin: string, model: string, http: Http): Promise<M
   const info = asRecord(body.model_info);
   const key = Object.keys(info).find((k) => k.endsWith('.context_length') && positive(info[k]));
   const max = key ? positive(info[key]) : undefined;
-  const running = (Array.isArray(ps?.models) ? ps.models : []).map(asRecord);
-  const name = ollamaName(model);
-  const loaded = positive(
-    running.find((m) => [m.name, m.model].some((n) => typeof n === 'string' && ollamaName(n) === name))
-      ?.context_length,
-  );
+  const loaded = positive(runningModel(ps, model)?.context_length);
   const caps = Array.isArray(body.capabilities) ? body.capabilities : undefined;
   return {
     kind: 'ollama',
@@ -255,6 +250,13 @@ function ollamaWindow(
 }
 
 /** A model name as Ollama resolves it: without a tag it means `:latest` (`/api/ps` lists the full name). */
+/** The model's entry in Ollama's `GET /api/ps`, when it is in memory. */
+export function runningModel(ps: Json | undefined, model: string): Json | undefined {
+  const running = (Array.isArray(ps?.models) ? ps.models : []).map(asRecord);
+  const name = ollamaName(model);
+  return running.find((m) => [m.name, m.model].some((n) => typeof n === 'string' && ollamaName(n) === name));
+}
+
 function ollamaName(name: string): string {
   const base = name.slice(name.lastIndexOf('/') + 1);
   return base.includes(':') ? name : `${name}:latest`;

@@ -13,10 +13,11 @@ const jsonLines = (stdout: string) =>
 describe('model servers through the installed hearth', () => {
   const cli = useCliHarness('acc-servers');
 
-  it('describes the tools in the prompt for an Ollama model without the "tools" capability, and says so once', async () => {
+  it('describes the tools in the prompt for an Ollama model without the "tools" capability, and warns once of a model running partly on the CPU', async () => {
     await cli.serve({
       models: ['gemma3:4b'],
-      extraRoutes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }),
+      // Loaded as in Ollama's /api/ps example: 5.3 of 6.6 GB in GPU memory.
+      extraRoutes: ollamaRoutes({ 'gemma3:4b': ollamaShowGemmaVision }, { 'gemma3:4b': 8192 }),
       turns: [
         reply().text('<tool_call>{"name": "list_dir", "arguments": {"path": "."}}</tool_call>'),
         reply().text('The workspace is empty.'),
@@ -30,6 +31,8 @@ describe('model servers through the installed hearth', () => {
     );
     expect(said).toHaveLength(1);
     expect(said[0]!.message).toContain('gemma3:4b cannot call tools natively');
+    const offload = lines.filter((l) => l.type === 'warning' && /on the CPU/.test(String(l.message)));
+    expect(offload.map((l) => l.message)).toEqual([expect.stringMatching(/^gemma3:4b runs 19% on the CPU/)]);
     // The call written in the text ran, and the model got its result.
     expect(lines.some((l) => l.type === 'tool_result' && l.name === 'list_dir')).toBe(true);
     const [first, second] = cli.server.requests;

@@ -6,7 +6,7 @@ import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
 import type { Speed } from '../../llm/types.js';
 import type { SessionRow, SessionStorage, SessionSummary } from '../../store/session-storage.js';
-import { type Connection, contextOf, resolveConnection, toolModeOf } from '../connect.js';
+import { type Connection, contextOf, offloadCheckOf, resolveConnection, toolModeOf } from '../connect.js';
 import type { StatusFacts } from './status.js';
 
 /** Token counts of the current session, kept up to date from its usage events. */
@@ -118,7 +118,7 @@ export class ReplState {
       kind: connection.kind,
       apiKey: runtime.config.api_key,
     });
-    const { contextNote: _context, toolsNote: _tools, ...rest } = connection;
+    const { contextNote: _context, toolsNote: _tools, offload: _offload, ...rest } = connection;
     const next: Connection = {
       ...rest,
       model,
@@ -126,6 +126,7 @@ export class ReplState {
       kind: info.kind,
       ...contextOf(runtime.config, info),
       ...toolModeOf(runtime.config, info, model),
+      ...offloadCheckOf(info, connection.baseUrl, model, runtime.config.api_key),
     };
     this.conn = next;
     if (this.current) {
