@@ -1,4 +1,4 @@
-import type { ToolCall } from '../llm/types.js';
+import type { Speed, ToolCall } from '../llm/types.js';
 
 export type StopReason =
   | 'completed'
@@ -71,7 +71,15 @@ export type RunEvent =
       /** How long the tool ran, to a hundredth of a millisecond. */
       ms: number;
     }
-  | { type: 'usage'; prompt: number; completion: number; contextUsed: number; contextWindow: number }
+  /** One model request's tokens; `speed`: how fast it came, when the server told or Hearth measured. */
+  | {
+      type: 'usage';
+      prompt: number;
+      completion: number;
+      contextUsed: number;
+      contextWindow: number;
+      speed?: Speed;
+    }
   /** `method`: `elided` (old outputs became notes), `summary` (the model summarized), `trimmed`. */
   | { type: 'compaction'; before: number; after: number; method: 'elided' | 'summary' | 'trimmed' }
   /** A message the user sent while the run was going was added to the conversation here. */

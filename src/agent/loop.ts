@@ -532,7 +532,8 @@ function usageEvent(usage: Usage | undefined, messages: ChatMessage[], contextWi
   const completion = usage?.completion ?? 0;
   // Some local servers report no usage or zeros; an estimate keeps the context meter honest.
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(messages);
-  return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow };
+  const speed = usage?.speed ? { speed: usage.speed } : {};
+  return { type: 'usage' as const, prompt, completion, contextUsed, contextWindow, ...speed };
 }
 
 /** What the model and the user are told when images meet a model that cannot see. */

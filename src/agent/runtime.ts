@@ -36,7 +36,10 @@ export interface Runtime {
   transcriptDir: string;
   /** How web tools reach the network. */
   web: WebAccess;
+  /** The system prompt of a session whose tools go to the server as `tools` unless the config says not. */
   systemPrompt: string;
+  /** The system prompt for a connection: with the tools described in it when they are not sent natively. */
+  systemPromptFor(connection: Pick<Connection, 'nativeTools'>): string;
   /** What the user should hear about the configuration before the first turn (ignored settings). */
   configNotes: string[];
   /** What else the user should hear before the first turn: skills that did not load, and why. */
@@ -212,6 +215,22 @@ export async function createRuntime(
   };
   // Every memory opened, closed with the runtime: a session may still hold one the REPL replaced.
   const memories: Array<Promise<SessionMemory>> = [];
+  const context = await readProjectContext(workspace);
+  const prompts = new Map<boolean, string>();
+  const promptFor = (nativeTools: boolean) => {
+    let prompt = prompts.get(nativeTools);
+    if (prompt === undefined) {
+      prompt = buildSystemPrompt({
+        workspace,
+        context,
+        toolsInPrompt: nativeTools ? undefined : tools.schemas(),
+        sections: options.promptSections,
+        instructions: extra || undefined,
+      });
+      prompts.set(nativeTools, prompt);
+    }
+    return prompt;
+  };
   return {
     config,
     workspace,
@@ -226,13 +245,8 @@ export async function createRuntime(
     loadNotes: options.loadNotes ?? [],
     ...(options.subagents ? { subagents: options.subagents } : {}),
     ...(pipeline ? { pipeline } : {}),
-    systemPrompt: buildSystemPrompt({
-      workspace,
-      context: await readProjectContext(workspace),
-      toolsInPrompt: config.native_tools === false ? tools.schemas() : undefined,
-      sections: options.promptSections,
-      instructions: extra || undefined,
-    }),
+    systemPrompt: promptFor(config.native_tools !== false),
+    systemPromptFor: (connection) => promptFor(connection.nativeTools),
     storage: openSessions,
     async sessions() {
       return options.sessions ?? (await openSessions()).sessions;

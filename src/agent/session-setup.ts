@@ -38,7 +38,9 @@ export function runLimits(
 /** Opens `resume` when given, otherwise starts a new stored session. */
 export async function openSession(setup: SessionSetup, resume?: SessionRow): Promise<AgentSession> {
   const deps = await sessionDeps(setup);
-  return resume ? AgentSession.open(deps, resume) : AgentSession.create(deps, setup.runtime.systemPrompt);
+  return resume
+    ? AgentSession.open(deps, resume)
+    : AgentSession.create(deps, setup.runtime.systemPromptFor(setup.connection));
 }
 
 /**
@@ -73,11 +75,14 @@ export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
 
 /**
  * What the user should hear before the first turn: ignored settings, skills that did not load, a
- * guessed context window. A
+ * guessed context window, tools described in the prompt because the server said so. A
  * weak sandbox is said by the loop, once the sandbox it sets up meanwhile is settled.
  */
 export function setupNotes(runtime: Runtime, connection: Connection | undefined): string[] {
-  return [...runtime.configNotes, ...runtime.loadNotes, connection?.contextNote].filter(
-    (note): note is string => Boolean(note),
-  );
+  return [
+    ...runtime.configNotes,
+    ...runtime.loadNotes,
+    connection?.contextNote,
+    connection?.toolsNote,
+  ].filter((note): note is string => Boolean(note));
 }

@@ -377,6 +377,8 @@ export class AgentSession {
           prompt: event.prompt,
           completion: event.completion,
           durationMs: performance.now() - turnStarted,
+          // The reply's assistant message is stored just before its usage is reported.
+          ...(event.speed ? { speed: event.speed, seq: this.stored - 1 } : {}),
         });
       }
       if (event.type === 'tool_result' && event.display !== undefined) {

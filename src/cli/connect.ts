@@ -5,5 +5,7 @@ export {
   type ConnectionSettings,
   contextOf,
   createClient,
+  offloadCheckOf,
   resolveConnection,
+  toolModeOf,
 } from '../llm/connection.js';

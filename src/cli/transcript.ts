@@ -1,7 +1,9 @@
 import type { ChatMessage } from '../llm/types.js';
 import { withoutMemoryBlock } from '../memory/memory-block.js';
+import type { TurnSpeed } from '../store/session-storage.js';
 import type { SessionRow } from '../store/sessions.js';
 import { terminalJson, visible } from './sanitize.js';
+import { speedText } from './speed-text.js';
 
 /**
  * A session as Markdown: readable by people, with each tool call and its result. Control
@@ -12,7 +14,10 @@ export function transcriptMarkdown(
   row: SessionRow,
   messages: ChatMessage[],
   subagents: readonly SessionRow[] = [],
+  /** How fast replies came, by the seq of the assistant message (the message's index). */
+  speeds: readonly TurnSpeed[] = [],
 ): string {
+  const speedOf = new Map(speeds.map((s) => [s.seq, speedText(s.speed)]));
   const out = [
     `# ${row.title || 'Untitled session'}`,
     '',
@@ -37,7 +42,7 @@ export function transcriptMarkdown(
       );
   }
   out.push('');
-  for (const m of messages) {
+  for (const [seq, m] of messages.entries()) {
     switch (m.role) {
       case 'system':
         out.push('## System', '', fence(m.content), '');
@@ -54,6 +59,7 @@ export function transcriptMarkdown(
         if (m.content) out.push(m.content, '');
         for (const call of m.tool_calls ?? [])
           out.push(`**→ ${call.function.name}** \`${call.function.arguments}\``, '');
+        if (speedOf.get(seq)) out.push(`_${speedOf.get(seq)}_`, '');
         break;
       case 'tool':
         out.push(fence(m.content), '');

@@ -3,6 +3,7 @@ import { type ChannelPiece, ChannelSplitter } from './formats/channels.js';
 import { MarkupGate } from './formats/markup-gate.js';
 import { cutOffCall } from './formats/problems.js';
 import { parseReply } from './formats/reply.js';
+import { type ReplyTiming, SpeedMeter } from './speed.js';
 import { asRecord, ToolCallDeltas } from './tool-call-deltas.js';
 import type { AssistantMessage, LlmEvent, ToolCall, ToolSchema, Usage } from './types.js';
 
@@ -46,11 +47,15 @@ export class DeltaAssembler {
   private readonly calls = new ToolCallDeltas();
   private finishReason = '';
   private usage: Usage | undefined;
+  private readonly meter: SpeedMeter;
 
   constructor(
     private readonly offered: readonly ToolSchema[] = [],
     private readonly habits: ReplyHabits = { opensInReasoning: false },
+    /** When the request was sent: the reply's speed is measured from it where the server tells none. */
+    timing?: ReplyTiming,
   ) {
+    this.meter = new SpeedMeter(timing);
     this.splitter = new ChannelSplitter({ startInReasoning: habits.opensInReasoning });
     this.gate = this.newGate();
   }
@@ -83,6 +88,8 @@ export class DeltaAssembler {
     }
     const delta = asRecord(choice.delta ?? choice.message);
     const reasoning = delta.reasoning_content ?? delta.reasoning;
+    const output = [delta.content, reasoning].some((t) => typeof t === 'string' && t !== '');
+    this.meter.see(root, output || Array.isArray(delta.tool_calls));
     if (typeof reasoning === 'string' && reasoning !== '') {
       this.nativeReasoning += reasoning;
       events.push({ type: 'reasoning_delta', text: reasoning });
@@ -137,7 +144,7 @@ export class DeltaAssembler {
       reasoning: this.nativeReasoning + parsed.reasoning,
       toolCalls,
       finishReason: finishReason || (toolCalls.length ? 'tool_calls' : 'stop'),
-      usage: this.usage,
+      usage: this.meter.finish(this.usage),
     };
   }
 

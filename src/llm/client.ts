@@ -115,7 +115,8 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
             headers,
             body,
             baseUrl: options.baseUrl,
-            read: (response, touch) => readOpenAiReply(response, touch, new DeltaAssembler(offered, habits)),
+            read: (response, touch, timing) =>
+              readOpenAiReply(response, touch, new DeltaAssembler(offered, habits, timing)),
           },
           options,
           request.signal,

@@ -14,7 +14,8 @@ import {
 } from './discover.js';
 import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
 import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
-import { createOllamaClient } from './ollama.js';
+import { OffloadCheck, withOffloadWarning } from './offload.js';
+import { createOllamaClient, ollamaOrigin } from './ollama.js';
 import { PooledClient } from './pool/pooled-client.js';
 import { ServerPool } from './pool/server-pool.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
@@ -57,6 +58,15 @@ export interface Connection {
   contextSource: string;
   /** Set when the context window is a guess or disagrees with the config: worth telling the user. */
   contextNote?: string;
+  /**
+   * Whether the tools go to the server as `tools`; false: they are described in the system prompt
+   * and calls are read from the text (`toolModeOf`).
+   */
+  nativeTools: boolean;
+  /** Set when Hearth chose prompt-described tools itself, because the server said so: the user hears it once. */
+  toolsNote?: string;
+  /** Ollama: asks after a reply whether the model runs much on the CPU, said once for the connection. */
+  offload?: OffloadCheck;
   /** An embedded model: the one loaded copy every client of this connection shares. */
   embedded?: EmbeddedClient;
   /**
@@ -115,8 +125,21 @@ export async function resolveConnection(
     kind: info.kind,
     info,
     ...contextOf(settings, info),
+    ...toolModeOf(settings, info, model),
+    ...offloadCheckOf(info, baseUrl, model, settings.api_key),
     ...(models ? { models } : {}),
   };
+}
+
+/** The CPU-offload check of a connection to Ollama (src/llm/offload.ts); none for other servers. */
+export function offloadCheckOf(
+  info: ModelInfo,
+  baseUrl: string,
+  model: string,
+  apiKey: string | undefined,
+): Pick<Connection, 'offload'> {
+  if (info.kind !== 'ollama') return {};
+  return { offload: new OffloadCheck(ollamaOrigin(baseUrl), model, { apiKey, timeoutMs: 3000 }) };
 }
 
 async function embeddedConnection(settings: ConnectionSettings, path: string): Promise<Connection> {
@@ -143,6 +166,7 @@ async function embeddedConnection(settings: ConnectionSettings, path: string): P
     },
     contextWindow: inspected.contextWindow,
     contextSource: inspected.contextSource,
+    nativeTools: settings.native_tools !== false,
     ...(inspected.contextNote ? { contextNote: inspected.contextNote } : {}),
     embedded,
   };
@@ -156,6 +180,32 @@ export function contextOf(
   const { window, source, note } = resolveContextWindow(settings.context_window, info);
   return { contextWindow: window, contextSource: source, ...(note ? { contextNote: note } : {}) };
 }
+
+/**
+ * Whether tools go to the server natively. The user's `native_tools` wins; else a model the server
+ * says cannot call tools (Ollama's `/api/show` capabilities without "tools", LM Studio's model info)
+ * gets them described in the prompt instead, which Ollama would otherwise refuse and LM Studio
+ * answer in a format of its own, and the note says so. llama.cpp without a tool template still has
+ * its generic tool format, so its figure alone does not switch.
+ */
+export function toolModeOf(
+  settings: Pick<ConnectionSettings, 'native_tools'>,
+  info: ModelInfo,
+  model: string,
+): Pick<Connection, 'nativeTools' | 'toolsNote'> {
+  if (settings.native_tools !== undefined) return { nativeTools: settings.native_tools };
+  const why = info.tools === false ? NO_TOOLS[info.kind] : undefined;
+  if (!why) return { nativeTools: true };
+  return {
+    nativeTools: false,
+    toolsNote: `${model} cannot call tools natively (${why}): Hearth describes its tools in the prompt and reads the calls from the text. Set native_tools: true to send them anyway.`,
+  };
+}
+
+const NO_TOOLS: Partial<Record<ServerKind, string>> = {
+  ollama: 'Ollama lists no "tools" capability for it',
+  lmstudio: 'LM Studio says it was not trained for tool use',
+};
 
 export interface PoolSharing {
   clock?: Clock;
@@ -206,6 +256,7 @@ async function resolvePool(settings: ConnectionSettings, sharing: PoolSharing): 
     kind,
     info,
     contextWindow: smallest.contextWindow,
+    ...toolModeOf(settings, info, model),
     contextSource:
       windows.length > 1
         ? `the smallest of the pool's ${windows.length} servers (${smallest.e.settings.url}: ${smallest.contextSource})`
@@ -254,6 +305,12 @@ async function findServer(settings: ConnectionSettings): Promise<{
 }
 
 /**
+ * mlx_lm.server ends a reply at 512 tokens unless the request asks for more (its `--max-tokens`
+ * default, mlx_lm/server.py): too few for one file. Asked for when `max_tokens` is not set.
+ */
+export const MLX_LM_REPLY_TOKENS = 8192;
+
+/**
  * The transport for a connection. Ollama gets its native API: its OpenAI-compatible endpoint
  * ignores num_ctx, and prompts would be cut silently at its small default context. Every request
  * of the session asks for the one window the session budgets with.
@@ -274,7 +331,14 @@ export function createClient(
       pool,
       (endpoint) =>
         createClient(
-          { ...connection, ...endpoint.probe!, baseUrl: endpoint.settings.url, pool: undefined },
+          // The check asks one server about one model: a pool's servers are not asked.
+          {
+            ...connection,
+            ...endpoint.probe!,
+            baseUrl: endpoint.settings.url,
+            pool: undefined,
+            offload: undefined,
+          },
           { ...perServer, api_key: endpoint.settings.api_key ?? settings.api_key },
           { ...extra, reasoning },
         ),
@@ -291,14 +355,15 @@ export function createClient(
     temperature: settings.temperature,
     topP: settings.top_p,
     seed: settings.seed,
-    nativeTools: settings.native_tools,
-    maxTokens: settings.max_tokens,
+    nativeTools: connection.nativeTools,
+    maxTokens: settings.max_tokens ?? (connection.kind === 'mlx-lm' ? MLX_LM_REPLY_TOKENS : undefined),
     serverKind: connection.kind,
     reasoning,
     ...(extra.slot !== undefined && connection.kind === 'llamacpp' ? { slot: extra.slot } : {}),
   };
   if (connection.kind === 'ollama') {
-    return createOllamaClient({ ...options, contextWindow: connection.contextWindow });
+    const client = createOllamaClient({ ...options, contextWindow: connection.contextWindow });
+    return connection.offload ? withOffloadWarning(client, connection.offload) : client;
   }
   return createLlmClient(options);
 }

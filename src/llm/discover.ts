@@ -7,8 +7,20 @@ export interface ServerCandidate {
   startHint: string;
 }
 
-/** 'embedded': no server, a GGUF file run in process (src/llm/embedded). */
-export type ServerKind = 'lmstudio' | 'ollama' | 'llamacpp' | 'vllm' | 'openai-compatible' | 'embedded';
+/**
+ * 'embedded': no server, a GGUF file run in process (src/llm/embedded). 'mlx-lm', 'omlx' and
+ * 'mlx-openai-server': the MLX servers of Apple silicon (src/llm/mlx-probe.ts).
+ */
+export type ServerKind =
+  | 'lmstudio'
+  | 'ollama'
+  | 'llamacpp'
+  | 'vllm'
+  | 'mlx-lm'
+  | 'omlx'
+  | 'mlx-openai-server'
+  | 'openai-compatible'
+  | 'embedded';
 
 export const localCandidates: ServerCandidate[] = [
   {
@@ -24,12 +36,14 @@ export const localCandidates: ServerCandidate[] = [
   {
     kind: 'llamacpp',
     baseUrl: 'http://127.0.0.1:8080/v1',
-    startHint: 'llama.cpp: llama-server -m model.gguf --jinja',
+    // mlx_lm.server's default port too; the probe tells them apart.
+    startHint: 'llama.cpp: llama-server -m model.gguf --jinja; or on a Mac: mlx_lm.server --model MODEL',
   },
   {
     kind: 'vllm',
     baseUrl: 'http://127.0.0.1:8000/v1',
-    startHint: 'vLLM: vllm serve MODEL --enable-auto-tool-choice',
+    // oMLX's and mlx-openai-server's default port too.
+    startHint: 'vLLM: vllm serve MODEL --enable-auto-tool-choice; or on a Mac: omlx serve',
   },
 ];
 

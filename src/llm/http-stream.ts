@@ -9,6 +9,7 @@ import {
   type RetryPolicy,
   retryDelay,
 } from './retry.js';
+import type { ReplyTiming } from './speed.js';
 import type { LlmError, LlmEvent } from './types.js';
 
 /** How one HTTP attempt ended; only `retry` leads to another attempt. */
@@ -29,8 +30,9 @@ export interface StreamSpec {
   /**
    * Turns a 2xx response into events and says how the attempt ended. Call `touch` for every
    * chunk received: it restarts the idle timer. A throw counts as a connection dropped mid-stream.
+   * `timing`: when this attempt was sent, on the clock that times it.
    */
-  read(response: HttpReply, touch: () => void): AsyncGenerator<LlmEvent, AttemptOutcome>;
+  read(response: HttpReply, touch: () => void, timing: ReplyTiming): AsyncGenerator<LlmEvent, AttemptOutcome>;
 }
 
 export interface StreamLimits {
@@ -136,6 +138,7 @@ async function* attempt(
 
   let response: HttpReply | undefined;
   let finished = false;
+  const timing: ReplyTiming = { sentAt: clock.now(), now: () => clock.now() };
   try {
     touch();
     try {
@@ -146,7 +149,7 @@ async function* attempt(
     if (!response.ok) return await rejected(response, clock);
     if (response.header('content-type').includes('text/html')) return await htmlPage(response, spec);
     try {
-      const outcome = yield* spec.read(response, touch);
+      const outcome = yield* spec.read(response, touch, timing);
       finished = outcome.outcome === 'done';
       return outcome;
     } catch (err) {

@@ -7,7 +7,7 @@
  * and would be a large dependency for three HTTP calls. Every call returns a value; nothing throws.
  */
 
-import { asRecord, type Json } from './probe.js';
+import { asRecord, type Json } from './server-json.js';
 
 export interface LoadedModel {
   /** The model's key (`/api/v1`) or id (`/api/v0`): what chat requests name as `model`. */

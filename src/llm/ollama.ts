@@ -13,6 +13,7 @@ import {
 import { parseLooseJson } from './loose-json.js';
 import { ReasoningControl } from './reasoning-control.js';
 import { RequestBodies } from './request-body.js';
+import { ollamaTimings } from './speed.js';
 import type { ChatMessage, LlmEvent } from './types.js';
 
 export interface OllamaClientOptions extends LlmClientOptions {
@@ -91,7 +92,8 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
             headers,
             body,
             baseUrl: options.baseUrl,
-            read: (response, touch) => readOllamaReply(response, touch, new DeltaAssembler(offered, habits)),
+            read: (response, touch, timing) =>
+              readOllamaReply(response, touch, new DeltaAssembler(offered, habits, timing)),
           },
           options,
           request.signal,
@@ -216,6 +218,7 @@ function toOpenAiChunk(
     chunk.choices = [{ delta, finish_reason: reason === 'stop' && callsSoFar() > 0 ? 'tool_calls' : reason }];
     if (typeof line.prompt_eval_count === 'number' || typeof line.eval_count === 'number') {
       chunk.usage = { prompt_tokens: line.prompt_eval_count ?? 0, completion_tokens: line.eval_count ?? 0 };
+      chunk.timings = ollamaTimings(line);
     }
   }
   return chunk;

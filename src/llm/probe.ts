@@ -1,5 +1,6 @@
 import type { ServerKind } from './discover.js';
-import { requestText } from './http-request.js';
+import { probeMlx } from './mlx-probe.js';
+import { asRecord, getJson, type Http, type Json, positive, request, windows } from './server-json.js';
 
 /** What the server says about one model. Fields the server did not tell are left out. */
 export interface ModelInfo {
@@ -51,7 +52,11 @@ export async function probeModel(
   const trimmed = baseUrl.replace(/\/+$/, '');
   const origin = trimmed.replace(/\/v1$/, '');
   try {
-    const models = () => opts.models ?? getJson(`${trimmed}/models`, http);
+    let asked: Promise<Json | undefined> | undefined;
+    const models = () => {
+      asked ??= opts.models ?? getJson(`${trimmed}/models`, http);
+      return asked;
+    };
     switch (opts.kind) {
       case 'lmstudio':
         return (
@@ -62,31 +67,45 @@ export async function probeModel(
         return (
           (await probeOllama(origin, model, http)) ?? unknown('ollama', 'Ollama /api/show did not answer')
         );
+      // Discovery names the server by its port, which MLX servers share with these two.
       case 'llamacpp':
         return (
           (await probeLlamaCpp(origin, model, http, models())) ??
+          (await probeMlx(origin, model, http, models())) ??
           unknown('llamacpp', 'llama.cpp /props did not answer')
         );
       case 'vllm':
         return (
-          fromVllm(await models(), model) ?? unknown('vllm', `${trimmed}/models did not answer like vLLM`)
+          (await probeMlx(origin, model, http, models())) ??
+          fromVllm(await models(), model) ??
+          unknown('vllm', `${trimmed}/models did not answer like vLLM`)
+        );
+      case 'mlx-lm':
+      case 'omlx':
+      case 'mlx-openai-server':
+        return (
+          (await probeMlx(origin, model, http, models())) ??
+          unknown(opts.kind, `${trimmed}/models did not answer like ${opts.kind}`)
         );
     }
     const list = models();
-    const [lmstudio, ollama, llamacpp] = await Promise.all([
+    const [lmstudio, ollama, llamacpp, mlx] = await Promise.all([
       probeLmStudio(origin, model, http),
       probeOllama(origin, model, http),
       probeLlamaCpp(origin, model, http, list),
+      probeMlx(origin, model, http, list),
     ]);
-    // llama.cpp also answers /api/show in Ollama's shape, for clients that only speak Ollama.
+    // llama.cpp also answers /api/show in Ollama's shape, for clients that only speak Ollama; oMLX
+    // may list `max_model_len` as vLLM does.
     return (
       lmstudio ??
       llamacpp ??
       ollama ??
+      mlx ??
       fromVllm(await list, model) ??
       unknown(
         'openai-compatible',
-        'no native endpoint answered (tried LM Studio /api/v0/models, Ollama /api/show, llama.cpp /props, /v1/models max_model_len)',
+        'no native endpoint answered (tried LM Studio /api/v0/models, Ollama /api/show, llama.cpp /props, the MLX servers, /v1/models max_model_len)',
       )
     );
   } catch (err) {
@@ -131,13 +150,6 @@ export function resolveContextWindow(configured: number | undefined, info: Model
 }
 
 // ---- one probe per server ------------------------------------------------------------------------
-
-interface Http {
-  apiKey?: string;
-  timeoutMs: number;
-}
-
-export type Json = Record<string, unknown>;
 
 async function probeLmStudio(origin: string, model: string, http: Http): Promise<ModelInfo | undefined> {
   // LM Studio 0.4 added /api/v1; asking all at once bounds the probe to one timeout.
@@ -191,12 +203,7 @@ async function probeOllama(origin: string, model: string, http: Http): Promise<M
   const info = asRecord(body.model_info);
   const key = Object.keys(info).find((k) => k.endsWith('.context_length') && positive(info[k]));
   const max = key ? positive(info[key]) : undefined;
-  const running = (Array.isArray(ps?.models) ? ps.models : []).map(asRecord);
-  const name = ollamaName(model);
-  const loaded = positive(
-    running.find((m) => [m.name, m.model].some((n) => typeof n === 'string' && ollamaName(n) === name))
-      ?.context_length,
-  );
+  const loaded = positive(runningModel(ps, model)?.context_length);
   const caps = Array.isArray(body.capabilities) ? body.capabilities : undefined;
   return {
     kind: 'ollama',
@@ -240,6 +247,13 @@ function ollamaWindow(
     ...windows(chosen, max),
     source: `Ollama /api/show: model maximum ${key} ${max}${capped}${reload}`,
   };
+}
+
+/** The model's entry in Ollama's `GET /api/ps`, when it is in memory. */
+export function runningModel(ps: Json | undefined, model: string): Json | undefined {
+  const running = (Array.isArray(ps?.models) ? ps.models : []).map(asRecord);
+  const name = ollamaName(model);
+  return running.find((m) => [m.name, m.model].some((n) => typeof n === 'string' && ollamaName(n) === name));
 }
 
 /** A model name as Ollama resolves it: without a tag it means `:latest` (`/api/ps` lists the full name). */
@@ -321,55 +335,4 @@ function fromLmStudioV0(entry: Json, endpoint: string): ModelInfo {
 
 function unknown(kind: ServerKind, why: string): ModelInfo {
   return { kind, source: why.startsWith('unknown:') ? why : `unknown: ${why}` };
-}
-
-function windows(contextWindow: number | undefined, max: number | undefined) {
-  return {
-    ...(contextWindow !== undefined ? { contextWindow } : {}),
-    ...(max !== undefined ? { maxContextWindow: max } : {}),
-  };
-}
-
-async function getJson(url: string, http: Http): Promise<Json | undefined> {
-  const answer = await request(url, http);
-  return answer?.status === 200 ? answer.body : undefined;
-}
-
-/** GET, or POST when there is a body. Undefined when nothing answered in time or the body was not JSON. */
-async function request(
-  url: string,
-  http: Http,
-  body?: object,
-): Promise<{ status: number; body: Json | undefined } | undefined> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (http.apiKey) headers.authorization = `Bearer ${http.apiKey}`;
-  if (body) headers['content-type'] = 'application/json';
-  try {
-    const response = await requestText(url, {
-      headers,
-      ...(body ? { body: JSON.stringify(body) } : {}),
-      timeoutMs: http.timeoutMs,
-    });
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(response.text);
-    } catch {
-      parsed = undefined;
-    }
-    return {
-      status: response.status,
-      body: parsed && typeof parsed === 'object' ? (parsed as Json) : undefined,
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
-}
-
-/** A JSON value read as an object: anything else reads as an empty one (fields then come out undefined). */
-export function asRecord(value: unknown): Json {
-  return value && typeof value === 'object' ? (value as Json) : {};
 }

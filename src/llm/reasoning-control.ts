@@ -70,6 +70,11 @@ export function reasoningFields(
       return { fields: { chat_template_kwargs: { enable_thinking: on, ...effort } } };
     case 'vllm':
       return { fields: { chat_template_kwargs: { enable_thinking: on, thinking: on }, ...effort } };
+    // mlx_lm.server passes chat_template_kwargs to the chat template; oMLX and mlx-openai-server take it too.
+    case 'mlx-lm':
+    case 'omlx':
+    case 'mlx-openai-server':
+      return { fields: { chat_template_kwargs: { enable_thinking: on } } };
     case 'ollama':
       if (/gpt-oss/i.test(model)) {
         return on

@@ -41,6 +41,26 @@ export interface ToolSchema {
 export interface Usage {
   prompt: number;
   completion: number;
+  speed?: Speed;
+}
+
+/**
+ * How fast one reply came: the server's own figures where it gives them (llama.cpp `timings`,
+ * Ollama's durations, LM Studio `stats`, cached tokens in OpenAI-style usage), else measured by
+ * Hearth. Fields neither could tell are left out.
+ */
+export interface Speed {
+  /** Prompt tokens the server took from its prompt cache. */
+  cached?: number;
+  /** Prompt tokens it processed for this reply. */
+  processed?: number;
+  /** Prompt processing and generation, tokens per second. */
+  promptTps?: number;
+  genTps?: number;
+  /** From sending the request to the first token of the reply, in milliseconds. */
+  firstTokenMs?: number;
+  /** Set when the rates are Hearth's measurement: the server gave none. */
+  measured?: true;
 }
 
 export type LlmErrorKind = 'http' | 'network' | 'timeout' | 'aborted' | 'protocol' | 'context_overflow';

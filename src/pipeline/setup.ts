@@ -103,7 +103,7 @@ export async function pipelineDeps(
     ...(swaps.models ? { models: swaps.models } : {}),
     batch: settings.batch,
     coder: {
-      create: () => AgentSession.create(coderDeps, runtime.systemPrompt),
+      create: () => AgentSession.create(coderDeps, runtime.systemPromptFor(connection)),
       open: async (id) => {
         try {
           return AgentSession.open(coderDeps, await store.get(id));

@@ -169,9 +169,15 @@ export class SessionHub implements SessionHost {
       throw new GatewayError(409, `A session named ${input.id} exists already.`);
     }
     const runtime = await this.runtimeFor(canonical(input.workspace ?? this.home));
+    // Tools go into the prompt when the server says the model cannot call them; a server not up
+    // yet leaves the config to decide.
+    const prompt = await this.modelFor(runtime.workspace, '', undefined).then(
+      ({ connection }) => runtime.systemPromptFor(connection),
+      () => runtime.systemPrompt,
+    );
     return this.store.create(
       { id: input.id, workspace: runtime.workspace, title: input.title, model: this.selection.model },
-      [{ role: 'system', content: runtime.systemPrompt }],
+      [{ role: 'system', content: prompt }],
     );
   }
 

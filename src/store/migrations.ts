@@ -326,4 +326,10 @@ export const migrations: string[] = [
   -- claimed task is conditional on both (src/pipeline/plan-store.ts, Claim).
   ALTER TABLE pipeline_tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- How fast a request's reply came (src/llm/speed.ts: JSON), and the assistant message it made,
+  -- for \`hearth sessions show\`.
+  ALTER TABLE usage ADD COLUMN speed TEXT;
+  ALTER TABLE usage ADD COLUMN message_seq INTEGER;
+  `,
 ];

@@ -20,7 +20,7 @@
  * `get` (SQLite); within one process every journal of a session is the same object, so tools,
  * the gateway and a sub-agent's parent see one state.
  */
-import type { ChatMessage } from '../llm/types.js';
+import type { ChatMessage, Speed } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { SessionLeases } from './run-lease.js';
 import type { WakeupStorage } from './scheduler-storage.js';
@@ -35,6 +35,15 @@ export interface UsageRecord {
   prompt: number;
   completion: number;
   durationMs: number;
+  /** How fast the reply came, and the seq of the assistant message it made. */
+  speed?: Speed;
+  seq?: number;
+}
+
+/** A request's speed, by the assistant message it made. */
+export interface TurnSpeed {
+  seq: number;
+  speed: Speed;
 }
 
 export type SessionFields = Partial<Pick<SessionRow, 'title' | 'model' | 'status'>>;
@@ -92,6 +101,8 @@ export interface SessionStorage {
   usage(since?: number): Promise<UsageReport>;
   /** Tokens one session spent, over all its requests. */
   sessionUsage(id: string): Promise<UsageTotals>;
+  /** How fast each reply of a session came, where it was known, in order. */
+  speeds(id: string): Promise<TurnSpeed[]>;
   /** How many sessions are stored, sub-agents' included. */
   count(): Promise<number>;
   recordAudit(id: string, entry: AuditEntry): Promise<void>;

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { Db, Statement } from './database.js';
+import type { UsageRecord } from './session-storage.js';
+import { speedColumn } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
 
 export type SessionStatus = 'active' | 'paused' | 'completed' | 'error';
@@ -200,14 +202,20 @@ export class SessionStore {
     })();
   }
 
-  recordUsage(
-    id: string,
-    usage: { model: string; prompt: number; completion: number; durationMs: number },
-  ): void {
+  recordUsage(id: string, usage: UsageRecord): void {
     this.sql(
-      `INSERT INTO usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-    ).run(id, usage.model, usage.prompt, usage.completion, Math.round(usage.durationMs), Date.now());
+      `INSERT INTO usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at, speed, message_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id,
+      usage.model,
+      usage.prompt,
+      usage.completion,
+      Math.round(usage.durationMs),
+      Date.now(),
+      speedColumn(usage.speed),
+      usage.seq ?? null,
+    );
   }
 
   recordAudit(id: string, entry: AuditEntry): void {

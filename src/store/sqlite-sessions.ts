@@ -16,7 +16,7 @@ import type {
 } from './session-storage.js';
 import { type AuditEntry, SessionStore } from './sessions.js';
 import { sqliteLeases } from './sqlite-leases.js';
-import { sessionUsage, usageReport } from './usage-report.js';
+import { sessionSpeeds, sessionUsage, usageReport } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
 
 export class SqliteSessionStorage implements SessionStorage {
@@ -84,6 +84,9 @@ export class SqliteSessionStorage implements SessionStorage {
   }
   async sessionUsage(id: string) {
     return sessionUsage(this.db, id);
+  }
+  async speeds(id: string) {
+    return sessionSpeeds(this.db, id);
   }
   async count() {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM sessions').get() as { n: number }).n;

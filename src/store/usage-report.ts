@@ -1,4 +1,6 @@
+import type { Speed } from '../llm/types.js';
 import type { Db } from './database.js';
+import type { TurnSpeed } from './session-storage.js';
 
 /** Tokens over a set of model requests. */
 export interface UsageTotals {
@@ -36,4 +38,37 @@ export function usageReport(db: Db, since: number | undefined): UsageReport {
 /** Tokens one session spent, over all its requests. */
 export function sessionUsage(db: Db, sessionId: string): UsageTotals {
   return db.prepare(`SELECT ${SUMS} FROM usage WHERE session_id = ?`).get(sessionId) as UsageTotals;
+}
+
+/** The speeds of one session's requests, by the assistant message each made (where both are known). */
+export function sessionSpeeds(db: Db, sessionId: string): TurnSpeed[] {
+  return turnSpeeds(
+    db
+      .prepare(
+        'SELECT message_seq AS seq, speed FROM usage WHERE session_id = ? AND speed IS NOT NULL AND message_seq IS NOT NULL ORDER BY id',
+      )
+      .all(sessionId) as SpeedRow[],
+  );
+}
+
+export interface SpeedRow {
+  seq: number;
+  speed: string;
+}
+
+/** Rows of either backend as speeds; a row whose JSON does not read is left out. */
+export function turnSpeeds(rows: readonly SpeedRow[]): TurnSpeed[] {
+  return rows.flatMap((row) => {
+    try {
+      const speed = JSON.parse(row.speed) as Speed;
+      return speed && typeof speed === 'object' ? [{ seq: Number(row.seq), speed }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The speed column's value for a usage record. */
+export function speedColumn(speed: Speed | undefined): string | null {
+  return speed ? JSON.stringify(speed) : null;
 }

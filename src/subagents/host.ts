@@ -128,7 +128,7 @@ export class SubagentHost {
         definition,
         parentState: call.durable,
         dependencies,
-        toolsInPrompt: model.settings.native_tools === false ? registry.schemas() : undefined,
+        toolsInPrompt: model.connection.nativeTools ? undefined : registry.schemas(),
         reportTool: reportResultTool.name,
       });
       const maxIterations = Math.min(definition?.maxTurns ?? settings.max_turns, settings.max_turns);

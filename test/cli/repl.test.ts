@@ -27,12 +27,18 @@ function expectValidHistory(messages: ChatMessage[]): void {
 
 describe('the interactive REPL on a real terminal', () => {
   it('streams the answer to a typed task, then shows the status line and prompts again', async () => {
-    const term = await cli.repl([reply().text('Hello from the model, streamed in pieces.').chunkSize(5)]);
+    // llama.cpp's figures for the reply (tools/server result_timings), shown at the end of the line.
+    const timings = { cache_n: 1536, prompt_n: 120, prompt_per_second: 479.81, predicted_per_second: 38.49 };
+    const term = await cli.repl([
+      reply().text('Hello from the model, streamed in pieces.').chunkSize(5).finalFields({ timings }),
+    ]);
     expect(term.screen).toMatch(/Hearth \S+ · scripted-model/);
     const shown = await term.enter('say hello');
     expect(shown).toContain('Hello from the model, streamed in pieces.');
-    // model · context used/window · tokens · permission mode · sandbox
-    expect(shown).toMatch(/scripted-model · ctx [\d.k]+\/8\.2k \(\d+%\) · [\d.k]+ tokens · normal · \S+/);
+    // model · context used/window · tokens · permission mode · sandbox · speed
+    expect(shown).toMatch(
+      /scripted-model · ctx [\d.k]+\/8\.2k \(\d+%\) · [\d.k]+ tokens · normal · \S+ · 38\.5 tok\/s · prompt 480 tok\/s, 1\.5k cached · first token [\d.]+s/,
+    );
     expect(cli.server.requests[0]!.body.messages.at(-1)).toEqual({ role: 'user', content: 'say hello' });
     expect(cli.server.requests[0]!.body.stream).toBe(true);
     term.send('/exit\r');

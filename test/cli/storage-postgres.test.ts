@@ -110,7 +110,14 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
     const child = store.create({ workspace: '/w', parentId: root.id, depth: 1, title: 'child' }, [
       { role: 'system', content: 'brief' },
     ]);
-    store.recordUsage(root.id, { model: 'm', prompt: 70, completion: 7, durationMs: 3 });
+    store.recordUsage(root.id, {
+      model: 'm',
+      prompt: 70,
+      completion: 7,
+      durationMs: 3,
+      speed: { genTps: 30 },
+      seq: 2,
+    });
     store.recordAudit(root.id, { tool: 'shell', arguments: '{"cmd":"ls"}', decision: 'allow', exitCode: 0 });
     store.saveToolOutput(root.id, 'c1', 'a.txt\n');
     store.state(root.id).set('todos', [{ id: '1', text: 'list', status: 'done' }]);
@@ -151,6 +158,7 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
       expect((await sessions.get(fork.id)).parentId).toBe(root.id);
       expect(await sessions.readState(fork.id, 'todos')).toEqual([{ id: '1', text: 'list', status: 'done' }]);
       expect(await sessions.toolOutput(root.id, 'c1')).toBe('a.txt\n');
+      expect(await sessions.speeds(root.id)).toEqual([{ seq: 2, speed: { genTps: 30 } }]);
       expect(await sessions.audit(root.id)).toMatchObject([{ tool: 'shell', exitCode: 0 }]);
       expect((await sessions.list()).find((s) => s.id === root.id)).toMatchObject({
         promptTokens: 70,

@@ -41,4 +41,23 @@ describe('the Markdown transcript (hearth sessions show)', () => {
     expect(text).toContain('## User\n\nand then?\n');
     expect(text.match(/memory block/g)).toHaveLength(1);
   });
+
+  it("shows each reply's speed under it, where it was known", () => {
+    const text = transcriptMarkdown(
+      row,
+      [
+        { role: 'system', content: 'You are Hearth.' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'Hello.' },
+        { role: 'user', content: 'again' },
+        { role: 'assistant', content: 'Hello again.' },
+      ],
+      [],
+      [{ seq: 4, speed: { cached: 1536, promptTps: 479.8, genTps: 38.5, firstTokenMs: 312 } }],
+    );
+    expect(text).toContain('## Assistant\n\nHello.\n\n## User');
+    expect(text).toContain(
+      '## Assistant\n\nHello again.\n\n_38.5 tok/s · prompt 480 tok/s, 1.5k cached · first token 0.3s_\n',
+    );
+  });
 });

@@ -34,6 +34,7 @@ async function setUp(kind: ServerKind, model: string, turns: TurnInput[], reason
     info: { kind, source: 'test' },
     contextWindow: 8192,
     contextSource: 'test',
+    nativeTools: true,
   };
   return { settings, llm: createClient(connection, settings) };
 }
@@ -68,6 +69,12 @@ describe.each([
     kind: 'vllm' as const,
     off: { chat_template_kwargs: { enable_thinking: false, thinking: false } },
     high: { chat_template_kwargs: { enable_thinking: true, thinking: true }, reasoning_effort: 'high' },
+  },
+  // mlx_lm.server's chat_template_kwargs (mlx_lm/server.py); oMLX and mlx-openai-server take the same.
+  {
+    kind: 'mlx-lm' as const,
+    off: { chat_template_kwargs: { enable_thinking: false } },
+    high: { chat_template_kwargs: { enable_thinking: true } },
   },
   { kind: 'lmstudio' as const, off: { reasoning_effort: 'none' }, high: { reasoning_effort: 'high' } },
   // Ollama's /v1 and any other OpenAI-compatible server.

@@ -159,6 +159,35 @@ for (const [name, make, skip] of backends) {
       expect(await b.sessions.count()).toBe(2);
     });
 
+    it("keeps each reply's speed by its assistant message, for `hearth sessions show`", async () => {
+      const s = await store.create({ workspace: '/ws' });
+      const speed = { cached: 1536, processed: 120, promptTps: 479.8, genTps: 38.5, firstTokenMs: 312 };
+      await store.recordUsage(s.id, {
+        model: 'm',
+        prompt: 1656,
+        completion: 40,
+        durationMs: 1,
+        speed,
+        seq: 2,
+      });
+      // A server that told nothing, and Hearth measured nothing: no row to show.
+      await store.recordUsage(s.id, { model: 'm', prompt: 10, completion: 2, durationMs: 1 });
+      const measured = { genTps: 12.3, measured: true as const };
+      await store.recordUsage(s.id, {
+        model: 'm',
+        prompt: 9,
+        completion: 5,
+        durationMs: 1,
+        speed: measured,
+        seq: 4,
+      });
+      expect(await store.speeds(s.id)).toEqual([
+        { seq: 2, speed },
+        { seq: 4, speed: measured },
+      ]);
+      expect(await store.speeds('none')).toEqual([]);
+    });
+
     it('resolves id prefixes, and says why when none or several match', async () => {
       const s = await store.create({ workspace: '/ws', id: 'abc123' });
       await store.create({ workspace: '/ws', id: 'abd456' });

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { type ConfigInput, configSchema } from '../../src/config/schema.js';
 import { createServer, type GatewayOptions, type GatewayServer } from '../../src/server/index.js';
-import { type ScriptedServer, startScriptedServer, type TurnInput } from './scripted-server.js';
+import {
+  type ScriptedServer,
+  type ScriptedServerOptions,
+  startScriptedServer,
+  type TurnInput,
+} from './scripted-server.js';
 
 export const TOKEN = 'test-token-0123456789abcdef';
 
@@ -34,9 +39,16 @@ export interface TestGateway {
  */
 export async function startGateway(
   turns: TurnInput[] = [],
-  options: { config?: ConfigInput; gateway?: Partial<GatewayOptions>; host?: string; models?: string[] } = {},
+  options: {
+    config?: ConfigInput;
+    gateway?: Partial<GatewayOptions>;
+    host?: string;
+    models?: string[];
+    /** The model server's native routes (Ollama's /api/show, LM Studio's model list). */
+    routes?: ScriptedServerOptions['extraRoutes'];
+  } = {},
 ): Promise<TestGateway> {
-  const llm = await startScriptedServer({ turns, models: options.models });
+  const llm = await startScriptedServer({ turns, models: options.models, extraRoutes: options.routes });
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'hearth-gw-')));
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'hearth-gw-ws-')));
   const dbPath = join(dir, 'hearth.db');

@@ -264,6 +264,109 @@ export const vllmModels = {
   ],
 };
 
+/**
+ * mlx_lm.server `GET /v1/models` (ml-explore/mlx-lm, mlx_lm/server.py handle_models_request): the
+ * MLX models in the Hugging Face cache as `{id, object, created}`, no `owned_by`; one started with a
+ * local `--model` path is listed under that path. `GET /health` answers `{"status": "ok"}`, and
+ * `/props` is a 404 ("Not Found").
+ */
+export const mlxLmModels = {
+  object: 'list',
+  data: [
+    { id: 'mlx-community/Qwen2.5-Coder-7B-Instruct-4bit', object: 'model', created: 1_735_000_000 },
+    { id: 'mlx-community/Llama-3.2-3B-Instruct-4bit', object: 'model', created: 1_735_000_000 },
+  ],
+};
+
+/**
+ * oMLX `GET /v1/models` (jundot/omlx, omlx/api/openai_models.py ModelInfo: `owned_by: "omlx"`,
+ * `capabilities` null unless set; a model's alias is its id here).
+ */
+export const omlxModels = {
+  object: 'list',
+  data: [
+    { id: 'Qwen3-8B-4bit', object: 'model', created: 1_735_000_000, owned_by: 'omlx', capabilities: null },
+    {
+      id: 'gemma-3-12b-it-4bit',
+      object: 'model',
+      created: 1_735_000_000,
+      owned_by: 'omlx',
+      capabilities: null,
+    },
+  ],
+};
+
+/** oMLX releases that list each model's window (`max_model_len=get_max_context_window(id)`). */
+export const omlxModelsWithWindow = {
+  object: 'list',
+  data: omlxModels.data.map((m, i) => ({ ...m, max_model_len: i === 0 ? 40_960 : 131_072 })),
+};
+
+/**
+ * oMLX `GET /v1/models/status`: the engine pool's status (omlx/engine_pool.py get_status) with
+ * each model's `max_context_window` and `max_tokens` added (omlx/server.py list_models_status;
+ * what `omlx launch` reads, omlx/cli.py).
+ */
+export const omlxModelsStatus = {
+  max_model_memory: 34_359_738_368,
+  current_model_memory: 4_617_089_024,
+  model_count: 2,
+  loaded_count: 1,
+  models: [
+    {
+      id: 'Qwen3-8B-4bit',
+      model_path: '/Users/me/.omlx/models/Qwen3-8B-4bit',
+      loaded: true,
+      is_loading: false,
+      estimated_size: 4_617_089_024,
+      pinned: false,
+      engine_type: 'batched',
+      model_type: 'llm',
+      config_model_type: 'qwen3',
+      last_access: 1_735_000_100,
+      max_context_window: 32_768,
+      max_tokens: 32_768,
+    },
+    {
+      id: 'gemma-3-12b-it-4bit',
+      model_path: '/Users/me/.omlx/models/gemma-3-12b-it-4bit',
+      loaded: false,
+      is_loading: false,
+      estimated_size: 7_516_192_768,
+      pinned: false,
+      engine_type: 'vlm',
+      model_type: 'vlm',
+      config_model_type: 'gemma3',
+      last_access: null,
+      max_context_window: 32_768,
+      max_tokens: 32_768,
+    },
+  ],
+};
+
+/**
+ * mlx-openai-server `GET /v1/models` (cubist38/mlx-openai-server, app/handler/mlx_lm.py get_models:
+ * `owned_by: "local"`; the Model schema's `metadata` defaults to null) and `GET /health`
+ * (app/api/endpoints.py: `model_id` and `model_status` beside `status`).
+ */
+export const mlxOpenAiServerModels = {
+  object: 'list',
+  data: [
+    {
+      id: 'mlx-community/Qwen3-Coder-30B-A3B-Instruct-4bit',
+      object: 'model',
+      created: 1_735_000_000,
+      owned_by: 'local',
+      metadata: null,
+    },
+  ],
+};
+export const mlxOpenAiServerHealth = {
+  status: 'ok',
+  model_id: 'mlx-community/Qwen3-Coder-30B-A3B-Instruct-4bit',
+  model_status: 'initialized',
+};
+
 // ---- routes for startScriptedServer({ extraRoutes }) -------------------------------------------
 
 type Routes = Record<string, ExtraRoute>;
@@ -306,4 +409,23 @@ export function llamaCppRoutes(props: object = llamaCppProps, models: object = l
 
 export function vllmRoutes(models: object = vllmModels): Routes {
   return { 'GET /v1/models': () => ({ json: models }) };
+}
+
+export function mlxLmRoutes(models: object = mlxLmModels): Routes {
+  return { 'GET /v1/models': () => ({ json: models }), 'GET /health': () => ({ json: { status: 'ok' } }) };
+}
+
+export function omlxRoutes(models: object = omlxModels, status: object = omlxModelsStatus): Routes {
+  return {
+    'GET /v1/models': () => ({ json: models }),
+    'GET /v1/models/status': () => ({ json: status }),
+    'GET /health': () => ({ json: { status: 'healthy', default_model: null, engine_pool: {}, mcp: null } }),
+  };
+}
+
+export function mlxOpenAiServerRoutes(): Routes {
+  return {
+    'GET /v1/models': () => ({ json: mlxOpenAiServerModels }),
+    'GET /health': () => ({ json: mlxOpenAiServerHealth }),
+  };
 }

@@ -65,11 +65,13 @@ export function addSessionCommands(program: Command): void {
     .action(async (id: string, _opts: unknown, cmd: Command) =>
       withStore(cmd, async (store) => {
         const row = await store.resolve(id);
-        // Loaded when chosen: the transcript pulls in memory's and the tools' modules, which --help needs not.
         const { transcriptMarkdown } = await import('../transcript.js');
-        process.stdout.write(
-          transcriptMarkdown(row, await store.messages(row.id), await store.subagents(row.id)),
-        );
+        const [messages, subagents, speeds] = await Promise.all([
+          store.messages(row.id),
+          store.subagents(row.id),
+          store.speeds(row.id),
+        ]);
+        process.stdout.write(transcriptMarkdown(row, messages, subagents, speeds));
       }),
     );
 
@@ -105,7 +107,7 @@ export function addSessionCommands(program: Command): void {
         const { transcriptJsonl, transcriptMarkdown } = await import('../transcript.js');
         const text =
           opts.format === 'md'
-            ? transcriptMarkdown(row, messages, await store.subagents(row.id))
+            ? transcriptMarkdown(row, messages, await store.subagents(row.id), await store.speeds(row.id))
             : transcriptJsonl(row, messages);
         if (opts.output) await writeFile(opts.output, text);
         else process.stdout.write(text);

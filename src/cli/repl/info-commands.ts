@@ -45,6 +45,7 @@ const status: SlashCommand = {
       ].join('\n'),
     );
     if (connection?.contextNote) ctx.print(style.yellow(`! ${connection.contextNote}`));
+    if (connection?.toolsNote) ctx.print(style.yellow(`! ${connection.toolsNote}`));
     if (choice.warning) ctx.print(style.yellow(`! ${choice.warning}`));
   },
 };
@@ -95,6 +96,14 @@ const model: SlashCommand = {
     const next = await repl.useModel(name);
     ctx.print(`Now using ${style.cyan(next.model)} (context ${formatTokens(next.contextWindow)} tokens).`);
     if (next.contextNote) ctx.print(style.yellow(`! ${next.contextNote}`));
+    // A session's system prompt is fixed: one begun with native tools does not describe them.
+    if (next.nativeTools !== connection.nativeTools && repl.session)
+      ctx.print(
+        style.yellow(
+          `! ${next.toolsNote ?? 'The tools go to the server natively now.'} /new starts a session whose prompt matches.`,
+        ),
+      );
+    else if (next.toolsNote) ctx.print(style.yellow(`! ${next.toolsNote}`));
   },
 };
 

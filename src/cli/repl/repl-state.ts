@@ -4,8 +4,9 @@ import type { Runtime } from '../../agent/runtime.js';
 import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
+import type { Speed } from '../../llm/types.js';
 import type { SessionRow, SessionStorage, SessionSummary } from '../../store/session-storage.js';
-import { type Connection, contextOf, resolveConnection } from '../connect.js';
+import { type Connection, contextOf, offloadCheckOf, resolveConnection, toolModeOf } from '../connect.js';
 import type { StatusFacts } from './status.js';
 
 /** Token counts of the current session, kept up to date from its usage events. */
@@ -33,6 +34,8 @@ export class ReplState {
   private chosen: SessionRow | undefined;
   private conn: Connection | undefined;
   stats: SessionStats = { prompt: 0, completion: 0, contextUsed: 0 };
+  /** How fast the last reply came, for the status line. */
+  private lastSpeed: Speed | undefined;
 
   constructor(
     private readonly setup: ReplSetup,
@@ -115,8 +118,16 @@ export class ReplState {
       kind: connection.kind,
       apiKey: runtime.config.api_key,
     });
-    const { contextNote: _previous, ...rest } = connection;
-    const next: Connection = { ...rest, model, info, kind: info.kind, ...contextOf(runtime.config, info) };
+    const { contextNote: _context, toolsNote: _tools, offload: _offload, ...rest } = connection;
+    const next: Connection = {
+      ...rest,
+      model,
+      info,
+      kind: info.kind,
+      ...contextOf(runtime.config, info),
+      ...toolModeOf(runtime.config, info, model),
+      ...offloadCheckOf(info, connection.baseUrl, model, runtime.config.api_key),
+    };
     this.conn = next;
     if (this.current) {
       const row = await (await this.sessions()).get(this.current.id);
@@ -136,6 +147,7 @@ export class ReplState {
   /** Keeps the counts current; called with every event of a turn. */
   record(event: AgentEvent): void {
     if (event.type !== 'usage') return;
+    this.lastSpeed = event.speed;
     this.stats.prompt += event.prompt;
     this.stats.completion += event.completion;
     this.stats.contextUsed = event.contextUsed;
@@ -156,6 +168,7 @@ export class ReplState {
       tokens: this.stats.prompt + this.stats.completion,
       mode: this.runtime.gate.mode,
       sandbox: sandbox.sandbox.kind,
+      ...(this.lastSpeed ? { speed: this.lastSpeed } : {}),
     };
   }
 }

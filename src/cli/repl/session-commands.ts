@@ -176,7 +176,12 @@ const agents: SlashCommand = {
         throw err;
       }
       return ctx.print(
-        transcriptMarkdown(row, await store.messages(row.id), await store.subagents(row.id)),
+        transcriptMarkdown(
+          row,
+          await store.messages(row.id),
+          await store.subagents(row.id),
+          await store.speeds(row.id),
+        ),
         false,
       );
     }

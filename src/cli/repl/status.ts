@@ -1,5 +1,7 @@
+import type { Speed } from '../../llm/types.js';
 import type { PermissionMode } from '../../permissions/modes.js';
 import { formatTokens, type Style } from '../render.js';
+import { speedText } from '../speed-text.js';
 
 /** What the status line after each turn says. */
 export interface StatusFacts {
@@ -11,6 +13,8 @@ export interface StatusFacts {
   tokens: number;
   mode: PermissionMode;
   sandbox: string;
+  /** How fast the last reply came, when the server told or Hearth measured. */
+  speed?: Speed;
 }
 
 /**
@@ -26,6 +30,7 @@ export function statusLine(facts: StatusFacts, style: Style): string {
     `${formatTokens(facts.tokens)} tokens`,
     facts.mode === 'normal' ? 'normal' : style.yellow(facts.mode),
     facts.sandbox === 'none' ? style.yellow('no sandbox') : facts.sandbox,
-  ];
+    speedText(facts.speed),
+  ].filter(Boolean);
   return style.dim(parts.join(' · '));
 }

@@ -74,8 +74,16 @@ const sessionTables = [
     table: {
       from: 'usage',
       to: 'hearth_usage',
-      columns: ['model', 'prompt_tokens', 'completion_tokens', 'duration_ms', 'created_at'],
-      types: ['text', 'integer', 'integer', 'integer', 'bigint'],
+      columns: [
+        'model',
+        'prompt_tokens',
+        'completion_tokens',
+        'duration_ms',
+        'created_at',
+        'speed',
+        'message_seq',
+      ],
+      types: ['text', 'integer', 'integer', 'integer', 'bigint', 'text', 'integer'],
       order: 'id',
     },
   },

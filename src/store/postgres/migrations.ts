@@ -382,6 +382,9 @@ export const postgresMigrations: readonly string[] = [
   // 11: a pipeline task's claims are numbered: a claim is its owner and this number, and every move
   // of a claimed task is conditional on both (src/pipeline/plan-store.ts, Claim).
   `alter table hearth_pipeline_tasks add column epoch integer not null default 0;`,
+  // 12: how fast a request's reply came (src/llm/speed.ts: JSON), and the assistant message it
+  // made, for `hearth sessions show`.
+  `alter table hearth_usage add column speed text, add column message_seq integer;`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

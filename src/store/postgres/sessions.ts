@@ -23,9 +23,10 @@ import {
   type SessionRow,
   type SessionSummary,
 } from '../sessions.js';
+import { speedColumn } from '../usage-report.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
 import { postgresLeases } from './run-leases.js';
-import { sessionCount, sessionUsage, usageReport } from './usage-report.js';
+import { sessionCount, sessionSpeeds, sessionUsage, usageReport } from './usage-report.js';
 import { PostgresWakeups } from './wakeups.js';
 
 const COLUMNS = `s.id, s.title, s.workspace, s.model, s.parent_id AS "parentId", s.depth, s.status,
@@ -191,6 +192,9 @@ export class PostgresSessionStorage implements SessionStorage {
   }
   sessionUsage(id: string) {
     return sessionUsage(this.pool, id);
+  }
+  speeds(id: string) {
+    return sessionSpeeds(this.pool, id);
   }
   count() {
     return sessionCount(this.pool);
@@ -398,9 +402,18 @@ async function appendMessage(db: Queryable, id: string, message: ChatMessage): P
 
 async function recordUsage(db: Queryable, id: string, usage: UsageRecord): Promise<void> {
   await db.query(
-    `INSERT INTO hearth_usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-    [id, usage.model, usage.prompt, usage.completion, Math.round(usage.durationMs), Date.now()],
+    `INSERT INTO hearth_usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at, speed, message_seq)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      id,
+      usage.model,
+      usage.prompt,
+      usage.completion,
+      Math.round(usage.durationMs),
+      Date.now(),
+      speedColumn(usage.speed),
+      usage.seq ?? null,
+    ],
   );
 }
 

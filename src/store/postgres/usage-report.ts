@@ -1,5 +1,6 @@
 /** The PostgreSQL side of ../usage-report.ts: the same report over `hearth_usage`, every machine's requests. */
-import type { UsageReport, UsageTotals } from '../usage-report.js';
+import type { TurnSpeed } from '../session-storage.js';
+import { type SpeedRow, turnSpeeds, type UsageReport, type UsageTotals } from '../usage-report.js';
 import type { PgPool } from './connection.js';
 
 // count and sum are bigint and numeric in PostgreSQL, which `pg` hands back as strings.
@@ -34,4 +35,13 @@ export async function sessionUsage(pool: PgPool, sessionId: string): Promise<Usa
 export async function sessionCount(pool: PgPool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM hearth_sessions');
   return rows[0]!.n;
+}
+
+export async function sessionSpeeds(pool: PgPool, sessionId: string): Promise<TurnSpeed[]> {
+  const { rows } = await pool.query<SpeedRow>(
+    `SELECT message_seq AS seq, speed FROM hearth_usage
+       WHERE session_id = $1 AND speed IS NOT NULL AND message_seq IS NOT NULL ORDER BY id`,
+    [sessionId],
+  );
+  return turnSpeeds(rows);
 }

@@ -36,6 +36,7 @@ function ollamaDone(turn: ScriptedTurn, ctx: RenderContext): object {
           eval_duration: 987_654_321,
         }
       : {}),
+    ...turn.finalFields,
   };
 }
 

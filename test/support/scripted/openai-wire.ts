@@ -68,6 +68,7 @@ export function renderCompletion(turn: ScriptedTurn, ctx: RenderContext): object
     model: ctx.model,
     choices: [{ index: 0, message, finish_reason: finishReason(turn) }],
     ...(usage ? { usage } : {}),
+    ...turn.finalFields,
   };
 }
 
@@ -103,7 +104,7 @@ export function renderChunks(turn: ScriptedTurn, ctx: RenderContext): string[] {
     }
   });
   const usage = usageOf(turn, ctx);
-  const last = chunk({}, finishReason(turn));
+  const last = { ...chunk({}, finishReason(turn)), ...turn.finalFields };
   if (usage && turn.usageOnFinishChunk) chunks.push({ ...last, usage });
   else {
     chunks.push(last);

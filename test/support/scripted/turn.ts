@@ -56,6 +56,12 @@ export interface ScriptedTurn {
   malformedChunk?: boolean;
   /** Exact response body; split on blank lines so dropAfter and delayBetweenChunks still apply. */
   raw?: string;
+  /**
+   * Fields added to the reply's last chunk (a streamed reply's finishing chunk, a whole completion,
+   * Ollama's `done` line), as servers add their figures there: llama.cpp's `timings`, LM Studio's
+   * `stats`, Ollama's `prompt_eval_cached_count`.
+   */
+  finalFields?: Record<string, unknown>;
 }
 
 /** Chainable; every method records plain data, so `build()` output can live in a JSON script file. */
@@ -100,6 +106,8 @@ export class TurnBuilder {
   readonly reset = () => this.#set('reset', true);
   readonly malformedChunk = () => this.#set('malformedChunk', true);
   readonly raw = (sseBodyText: string) => this.#set('raw', sseBodyText);
+  readonly finalFields = (fields: Record<string, unknown>) =>
+    this.#set('finalFields', { ...this.#turn.finalFields, ...fields });
 
   build(): ScriptedTurn {
     return structuredClone(this.#turn);
