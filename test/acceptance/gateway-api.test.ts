@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import { useCliHarness } from '../support/cli-harness.js';
 import { readSse, type WireMessage } from '../support/gateway.js';
 import { reply } from '../support/scripted-server.js';
@@ -49,7 +49,7 @@ describe('the installed gateway API, operation by operation', () => {
       del: <T = Json>(path: string, status?: number) => call<T>('DELETE', path, undefined, status),
       socket: async (path: string) => {
         used.push(`GET ${path.split('?')[0]}`);
-        return collect(await gw.socket(path));
+        return collect((onMessage) => gw.socket(path, onMessage));
       },
       /** Server-sent events from `path` until `stop` says so. */
       sse: async (path: string, stop: (event: WireMessage) => boolean) =>
@@ -523,10 +523,10 @@ describe('the installed gateway API, operation by operation', () => {
 });
 
 /** A WebSocket that keeps what it got, waited on by content. */
-function collect(ws: WebSocket) {
+async function collect(open: (onMessage: (data: RawData) => void) => Promise<WebSocket>) {
   const messages: WireMessage[] = [];
   const waiters = new Set<() => void>();
-  ws.on('message', (data) => {
+  const ws = await open((data) => {
     messages.push(JSON.parse(String(data)) as WireMessage);
     for (const wake of waiters) wake();
   });
@@ -547,7 +547,7 @@ function collect(ws: WebSocket) {
       });
       return withDeadline(
         found,
-        () => `a matching message; got ${messages.map((m) => m.type).join(', ')}`,
+        () => `a matching message on ${ws.url}; got ${messages.map((m) => m.type).join(', ')}`,
       ).finally(() => waiters.delete(look));
     },
   };

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { WebSocket } from 'ws';
+import { type RawData, WebSocket } from 'ws';
 import { type CliRun, servedAt } from '../support/cli.js';
 import type { CliHarness } from '../support/cli-harness.js';
 import { recordUse } from './setup/coverage.js';
@@ -23,7 +23,11 @@ export interface ServedGateway {
   /** GET or POST JSON, failing on a non-2xx status with the body in the message. */
   json<T = Record<string, unknown>>(path: string, body?: unknown, method?: string): Promise<T>;
   /** A WebSocket to `path` with the token, open. */
-  socket(path: string): Promise<WebSocket>;
+  /**
+   * Opens a WebSocket; `onMessage` is attached before it opens, since a message the server sends at
+   * once may come in the same read as the handshake and be emitted before an awaiting caller listens.
+   */
+  socket(path: string, onMessage?: (data: RawData) => void): Promise<WebSocket>;
   /** The OpenAPI document at /doc; its operations become the gateway surfaces coverage checks. */
   openApi(): Promise<{ paths: Record<string, Record<string, unknown>> }>;
 }
@@ -57,11 +61,12 @@ export async function startServe(cli: CliHarness, args: string[] = []): Promise<
       if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
       return (text ? JSON.parse(text) : undefined) as T;
     },
-    socket(path) {
+    socket(path, onMessage) {
       recordUse({ kind: 'http', method: 'GET', path });
       const ws = new WebSocket(`${url.replace(/^http/, 'ws')}${path}`, {
         headers: { authorization: `Bearer ${token}` },
       });
+      if (onMessage) ws.on('message', onMessage);
       return new Promise((resolve, reject) => {
         ws.once('open', () => resolve(ws));
         ws.once('error', reject);

@@ -139,7 +139,8 @@ describe('REPL slash commands', () => {
 
   it('/compact summarizes the conversation; /soul shows SOUL.md; /clear clears the screen', async () => {
     const term = await cli.repl([
-      reply().text(`First answer. ${'Some detail. '.repeat(1000)}`),
+      // Dense in tokens, yet under what one reply may add (30% of the window, in characters).
+      reply().text(`First answer. ${'Detail 7, '.repeat(800)}`),
       reply().text('Second answer.'),
       reply().text('Goal: testing. State: two answers given.'),
     ]);

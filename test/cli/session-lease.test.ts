@@ -195,12 +195,13 @@ describe('hearth serve and the terminal on one SQLite file', () => {
     expect(taken.status).toBe(200);
     expect(((await taken.json()) as { text: string }).text).toBe('The gateway took it over.');
     // The gateway's model saw the terminal's message too: it read the history the terminal left.
+    // The killed run left that message unanswered, so it goes with the next as one user turn
+    // (roles alternate, as strict chat templates demand); what is stored stays as it was.
     const asked = cli.server.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
     expect(asked.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
       'start',
       'from the browser',
-      'from the terminal, again',
-      'take over',
+      'from the terminal, again\n\ntake over',
     ]);
     expect(stored(id).asked).toEqual(['start', 'from the browser', 'from the terminal, again', 'take over']);
   });

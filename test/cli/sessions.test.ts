@@ -317,11 +317,12 @@ describe('hearth sessions (built CLI)', () => {
   });
 
   it('compacts a stored session on demand, and the next run starts from the summary', async () => {
-    // Long enough, past the share of the window kept verbatim, that a summary is smaller than what it replaces.
+    // Long enough, past the share of the window kept verbatim, that a summary is smaller than what it
+    // replaces; dense in tokens, yet under what one reply may add (30% of the window, in characters).
     const [first, last] = readNotes() as [ReturnType<typeof reply>, ReturnType<typeof reply>];
     const { id } = await runTask(
       ['what do the notes say?'],
-      [first.text(` ${'Thinking about the notes in detail. '.repeat(6000)}`), last],
+      [first.text(` ${'Detail 7, '.repeat(800)}`), last],
     );
     cli.server.push(reply().text('Goal: report the notes.\nCurrent state: done, they say alpha and beta.'));
     const compacted = await hearth(['sessions', 'compact', id]);

@@ -363,7 +363,8 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     const said = (llm.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>)
       .filter((m) => m.role === 'user')
       .map((m) => String(m.content));
-    expect(said.slice(-2)).toEqual(['keep it short', expect.stringContaining('go on')]);
+    // The steer and the next message go as one user turn: the aborted turn left no reply between.
+    expect(said.at(-1)).toMatch(/^keep it short\n\n[\s\S]*go on/);
   }, 60_000);
 
   it('hands a killed worker’s turn to another, which carries it on without repeating what was done', async () => {
