@@ -157,6 +157,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const guard = new LoopGuard();
   let spent = 0;
   let budgetWarned = false;
+  let budgetNote: ChatMessage | undefined;
   let nudged = false;
   let todoNudges = 0;
 
@@ -429,11 +430,16 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           type: 'warning',
           message: `80% of the token budget is spent (${spent} of ${options.tokenBudget}).`,
         };
-        append({
+        budgetNote = {
           role: 'user',
           content: 'Note: 80% of your token budget is spent. Finish the most important part and wrap up.',
-        });
+        };
       }
+    }
+    // A reply with calls is followed by their results first: servers expect them straight after.
+    if (budgetNote && reply.toolCalls.length === 0) {
+      append(budgetNote);
+      budgetNote = undefined;
     }
 
     if (reply.toolCalls.length === 0) {
@@ -472,6 +478,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const end = yield* ending(reply.message.content ?? '', turn);
       if (end) return yield end;
       continue;
+    }
+    if (budgetNote) {
+      append(budgetNote);
+      budgetNote = undefined;
     }
 
     const verdict = guard.observe(

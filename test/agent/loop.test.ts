@@ -292,6 +292,11 @@ describe('agent loop', () => {
     const r = await run([turn(), turn(), turn(), turn()], { tokenBudget: 1000 });
     expect(r.events.some((e) => e.type === 'warning' && e.message.includes('80%'))).toBe(true);
     expect(r.done).toMatchObject({ reason: 'budget', turns: 4 });
+    // The model is told too, after the results of the calls it made (never between calls and results).
+    const note = r.messages.findIndex((m) => m.role === 'user' && m.content.includes('80% of your token'));
+    expect(note).toBeGreaterThan(0);
+    expect(r.messages[note - 1]).toMatchObject({ role: 'tool' });
+    expect(r.messages[note - 2]).toMatchObject({ role: 'assistant' });
   });
 
   it('pushes on while todos are open, a limited number of times', async () => {
