@@ -28,6 +28,12 @@ export function describeIssues(
   return issues.flatMap((issue) => describeIssue(issue, [], input, schema, nameOf));
 }
 
+/** Top-level keys of other agents' files that users paste into ours, and where they belong here. */
+const FOREIGN_KEYS: Record<string, string> = {
+  mcpServers:
+    'MCP servers go under mcp.servers here, or in ~/.hearth/mcp.json in the mcpServers form other agents use',
+};
+
 function describeIssue(
   issue: z.core.$ZodIssue,
   base: PropertyKey[],
@@ -44,11 +50,14 @@ function describeIssue(
       return issue.keys.map((unknown) => {
         const full = key ? `${key}.${unknown}` : unknown;
         const close = closest(unknown, known);
-        const hint = close
-          ? ` (did you mean ${key ? `${key}.${close}` : close}?)`
-          : known.length > 0 && known.length <= 10
-            ? ` (known keys here: ${known.join(', ')})`
-            : '';
+        const foreign = key ? undefined : FOREIGN_KEYS[unknown];
+        const hint = foreign
+          ? ` (${foreign})`
+          : close
+            ? ` (did you mean ${key ? `${key}.${close}` : close}?)`
+            : known.length > 0 && known.length <= 10
+              ? ` (known keys here: ${known.join(', ')})`
+              : '';
         return `unknown key "${nameOf(full)}"${hint}`;
       });
     }

@@ -273,6 +273,7 @@ describe('error messages name the source and the key', () => {
       permissions: { alow: [] },
       models: { c: { model: 'm', temp: 1 } },
       frobnicate: true,
+      mcpServers: { everything: { command: 'npx' } },
     });
     const message = await loadError();
     expect(message.split('\n')[0]).toBe(`Invalid configuration in ${userFile()}:`);
@@ -281,6 +282,10 @@ describe('error messages name the source and the key', () => {
     expect(message).toContain('unknown key "permissions.alow" (did you mean permissions.allow?)');
     expect(message).toContain('unknown key "models.c.temp" (did you mean models.c.temperature?)');
     expect(message).toMatch(/unknown key "frobnicate"$/m);
+    // Pasted from another agent's file (Claude Desktop, Cursor): where it goes here.
+    expect(message).toContain(
+      'unknown key "mcpServers" (MCP servers go under mcp.servers here, or in ~/.hearth/mcp.json',
+    );
   });
 
   it('lists the choices for a wrong name and suggests the near one', async () => {
