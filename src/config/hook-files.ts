@@ -13,7 +13,7 @@ import type { HooksSettings } from './hooks-schema.js';
  *
  * Only the words of the command are looked at: a script that imports other workspace files, or a
  * command that runs workspace code by name (`npx prettier` picks node_modules/.bin), is beyond this;
- * the README says to keep such hooks' code outside the workspace.
+ * docs/skills-and-hooks.md says to keep such hooks' code outside the workspace.
  */
 const WORD = /"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;&|<>()"']+)/g;
 const PROJECT_VARS = /\$\{?(CLAUDE_PROJECT_DIR|HEARTH_PROJECT_DIR)\}?/g;

@@ -5,7 +5,7 @@ import { type AgentEvent, shownCall } from '../agent/events.js';
  * OpenTelemetry spans for one run, read off its events: `hearth.run`, then per turn
  * `hearth.turn` holding `hearth.model_request` (until the reply is in) and one `hearth.tool` per
  * call, with durations and outcomes. Through `@opentelemetry/api` alone these are no-ops; they go
- * somewhere only once the process registers an SDK with an exporter (see the README).
+ * somewhere only once the process registers an SDK with an exporter (see docs/gateway.md).
  */
 export class RunTrace {
   private readonly run: Span;
