@@ -3,18 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compactHistory, rememberRequest } from '../../src/agent/compaction.js';
-import type { AgentEvent } from '../../src/agent/events.js';
 import { AgentSession, type SessionDeps } from '../../src/agent/session.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { PermissionGate } from '../../src/permissions/gate.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
 import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
-import { selectTools } from '../../src/tools/catalog.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
 import { MemoryState } from '../../src/tools/types.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
-import { unconfinedSandbox } from '../support/tool-context.js';
+import { collectEvents as collect, sessionDeps } from '../support/session-deps.js';
 
 let server: ScriptedServer;
 let workspace: string;
@@ -37,23 +33,7 @@ afterEach(async () => {
 });
 
 function deps(overrides: Partial<SessionDeps> = {}): SessionDeps {
-  return {
-    store: new SqliteSessionStorage(db, ':memory:'),
-    llm: createLlmClient({ baseUrl: server.baseUrl, model: 'm', retry: { maxRetries: 0 } }),
-    tools: new ToolRegistry(selectTools()),
-    gate: new PermissionGate('auto', { allow: [], deny: [] }, workspace),
-    sandbox: unconfinedSandbox(workspace),
-    workspace,
-    maxIterations: 20,
-    contextWindow: 6000,
-    ...overrides,
-  };
-}
-
-async function collect(events: AsyncGenerator<AgentEvent>): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of events) out.push(e);
-  return out;
+  return sessionDeps({ db, server, workspace }, { contextWindow: 6000, ...overrides });
 }
 
 let reads = 0;

@@ -18,7 +18,6 @@ import { createOllamaClient } from '../../src/llm/ollama.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
-import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import {
@@ -29,6 +28,7 @@ import {
   startScriptedServer,
   type TurnInput,
 } from '../support/scripted-server.js';
+import { collectEvents as collect, sessionDeps } from '../support/session-deps.js';
 import { unconfinedSandbox } from '../support/tool-context.js';
 
 let server: ScriptedServer;
@@ -55,22 +55,7 @@ async function serve(turns: TurnInput[], tokens: number, limit: OverflowServer) 
 }
 
 function deps(overrides: Partial<SessionDeps> = {}): SessionDeps {
-  return {
-    store: new SqliteSessionStorage(db, ':memory:'),
-    llm: createLlmClient({ baseUrl: server.baseUrl, model: 'm', retry: { maxRetries: 0 } }),
-    tools: new ToolRegistry(selectTools()),
-    gate: new PermissionGate('auto', { allow: [], deny: [] }, workspace),
-    sandbox: unconfinedSandbox(workspace),
-    workspace,
-    maxIterations: 20,
-    ...overrides,
-  };
-}
-
-async function collect(events: AsyncGenerator<AgentEvent>): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of events) out.push(e);
-  return out;
+  return sessionDeps({ db, server, workspace }, overrides);
 }
 
 const warnings = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'warning' ? [e.message] : []));
