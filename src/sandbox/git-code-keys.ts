@@ -6,7 +6,7 @@
  * sandboxed command that created a repository (it removes them before the user's own git meets them).
  *
  * Compiled from git-config(1), gitattributes(5) and githooks(5) of git 2.39-2.47. New releases may add
- * more; the sandbox, not this list, is the boundary (docs/ARCHITECTURE.md).
+ * more; the sandbox, not this list, is the boundary (docs/security.md#internals).
  */
 
 /** Whole keys, lower-case. */
