@@ -5,7 +5,7 @@ import { cors } from 'hono/cors';
 import { SESSION_COOKIE } from './guard.js';
 import { describeError, problem } from './problem.js';
 import { apiRoutes } from './routes/api.js';
-import { authRoutes } from './routes/auth.js';
+import { authRouteList } from './routes/auth.js';
 import { cronRoutes } from './routes/cron.js';
 import { fileRoutes } from './routes/files.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -97,7 +97,7 @@ export function buildApp(options: AppOptions): GatewayApp {
   );
 
   webRoutes(app, options.webRoot);
-  authRoutes(app, options);
+  for (const r of authRouteList) r.register(app, options);
   apiRoutes(app, options);
   sessionRoutes(app, options);
   fileRoutes(app, options);
