@@ -79,11 +79,11 @@ const status = route(
     },
   }),
   async (c, { hub, version }) => {
-    const current = hub.currentModel;
+    const current = hub.runtimes.currentModel;
     const counts = hub.counts();
     const deep = runLimits({}, true);
-    const safety = await hub.safety();
-    const pool = hub.poolStatus();
+    const safety = await hub.runtimes.safety();
+    const pool = hub.runtimes.poolStatus();
     return c.json(
       {
         status: 'ok' as const,
@@ -91,7 +91,7 @@ const status = route(
         model: current.model ?? null,
         base_url: current.baseUrl ?? null,
         workspace: hub.workspace,
-        tools: await hub.toolNames(),
+        tools: await hub.runtimes.toolNames(),
         sessions: await hub.store.count(),
         running: counts.running,
         queued: counts.queued,

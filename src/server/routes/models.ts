@@ -31,9 +31,9 @@ const listModels = route(
     },
   }),
   async (c, { hub }) => {
-    const listed = await hub.models();
-    const current = hub.currentModel;
-    const sight = await hub.vision({ workspace: hub.workspace, model: '' }).catch(() => undefined);
+    const listed = await hub.runtimes.models();
+    const current = hub.runtimes.currentModel;
+    const sight = await hub.runtimes.vision({ workspace: hub.workspace, model: '' }).catch(() => undefined);
     return c.json(
       {
         current: {
@@ -87,7 +87,7 @@ const selectModel = route(
   }),
   async (c, { hub }) => {
     const { model_id, base_url } = c.req.valid('json');
-    const connection = await hub.select(model_id, base_url);
+    const connection = await hub.runtimes.select(model_id, base_url);
     return c.json(
       {
         status: 'ok' as const,
