@@ -6,6 +6,10 @@ import { json, refusals } from '../schemas.js';
 import type { RouteDeps } from '../types.js';
 import { type GatewayRoute, route } from './route.js';
 
+// The pipeline of a workspace: its status, its recorded events, and pause and resume. Pipelines
+// run as `hearth pipeline run`; their events also arrive live on the activity feed as
+// `{type: "pipeline", ...}`.
+
 const tags = ['pipeline'];
 
 const Workspace = z.object({
@@ -73,11 +77,7 @@ const Paused = z.object({
   changed: z.boolean().openapi({ description: 'False when it was so already.' }),
 });
 
-/**
- * The pipeline of a workspace: its status, its recorded events, and pause and resume. Pipelines
- * run as `hearth pipeline run`; their events also arrive live on the activity feed as
- * `{type: "pipeline", ...}`.
- */
+/** The pipeline control of the workspace asked for; unset: the gateway's own. */
 function control({ hub, pipeline }: RouteDeps, workspace: string | undefined) {
   return pipeline.control(workspace ? canonical(workspace) : hub.workspace);
 }

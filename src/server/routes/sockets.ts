@@ -6,6 +6,8 @@ import { problemResponse, refusals, SessionId, Since } from '../schemas.js';
 import { SessionSocket } from '../socket-client.js';
 import { type GatewayRoute, route } from './route.js';
 
+// The WebSocket endpoints; they pass the same Host, Origin and token checks as every route.
+
 const upgraded = {
   101: { description: 'Switching Protocols: the WebSocket is open' },
   426: problemResponse('Not a WebSocket request'),
@@ -22,8 +24,6 @@ function notUpgrade(c: Context, path: string): Response {
     `This is a WebSocket endpoint: connect to ws://<host>${path} with a WebSocket client.`,
   );
 }
-
-// The WebSocket endpoints; they pass the same Host, Origin and token checks as every route.
 
 const activitySocket = route(
   createRoute({

@@ -5,7 +5,8 @@ import type { JobView, SchedulerService } from '../../../scheduler/service.js';
 import { GatewayError } from '../../problem.js';
 import { problemResponse } from '../../schemas.js';
 
-// What the scheduler routes share: the shapes of a job and a run (the seed's, with Hearth's fields beside them).
+// What the scheduler routes share: the shapes of a job and a run (the seed's, with Hearth's
+// fields beside them), and finding a job.
 
 export const tags = ['scheduler'];
 
