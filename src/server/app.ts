@@ -4,14 +4,7 @@ import { getCookie } from 'hono/cookie';
 import { cors } from 'hono/cors';
 import { SESSION_COOKIE } from './guard.js';
 import { describeError, problem } from './problem.js';
-import { apiRoutes } from './routes/api.js';
-import { authRoutes } from './routes/auth.js';
-import { cronRoutes } from './routes/cron.js';
-import { fileRoutes } from './routes/files.js';
-import { memoryRoutes } from './routes/memory.js';
-import { pipelineRoutes } from './routes/pipeline.js';
-import { sessionRoutes } from './routes/sessions.js';
-import { socketRoutes } from './routes/sockets.js';
+import { gatewayRoutes } from './routes/index.js';
 import type { GatewayApp, GatewayEnv, RouteDeps } from './types.js';
 import { isWebPath, webRoutes } from './web.js';
 
@@ -97,14 +90,7 @@ export function buildApp(options: AppOptions): GatewayApp {
   );
 
   webRoutes(app, options.webRoot);
-  authRoutes(app, options);
-  apiRoutes(app, options);
-  sessionRoutes(app, options);
-  fileRoutes(app, options);
-  memoryRoutes(app, options);
-  cronRoutes(app, options);
-  pipelineRoutes(app, options);
-  socketRoutes(app, options);
+  for (const route of gatewayRoutes) route.register(app, options);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'token', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'cookie', {

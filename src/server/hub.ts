@@ -2,13 +2,8 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { blindNote } from '../agent/loop.js';
-import type { Runtime } from '../agent/runtime.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { Config } from '../config/schema.js';
-import { type Connection, resolveConnection } from '../llm/connection.js';
-import { discoverServer, listModels } from '../llm/discover.js';
-import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
-import { assembleRuntime } from '../setup/runtime.js';
 import type { Db } from '../store/database.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import { SqliteEventLog } from '../store/events.js';
@@ -18,6 +13,7 @@ import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.
 import { GatewayError } from './problem.js';
 import type { TurnRelay } from './turn-relay.js';
 import type { RunMode, WireEvent } from './wire.js';
+import { WorkspaceRuntimes } from './workspace-runtimes.js';
 
 export interface HubOptions {
   db: Db;
@@ -44,9 +40,9 @@ export interface HubOptions {
 }
 
 /**
- * Every session the gateway holds in memory, and what they share: one database, a runtime per
- * workspace (tools, permissions, sandbox), connections to model servers, the model chosen at run
- * time, and the activity feed. A session is held while it runs, waits or is watched.
+ * Every session the gateway holds in memory, and what they share: one database, the runtimes and
+ * model connections they run on (./workspace-runtimes.ts), and the activity feed. A session is
+ * held while it runs, waits or is watched.
  */
 export class SessionHub implements SessionHost {
   readonly store: SessionStorage;
@@ -55,24 +51,28 @@ export class SessionHub implements SessionHost {
   readonly tracer: Tracer;
   readonly approvalTimeoutMs: number;
   readonly remote: TurnRelay | undefined;
+  /** Runtimes per workspace, connections to model servers, the model chosen at run time. */
+  readonly runtimes: WorkspaceRuntimes;
   private readonly live = new Map<string, LiveSession>();
   /** Setup notes each session was shown: told once per process, not at every turn after a let-go. */
   private readonly told = new Map<string, Set<string>>();
-  private readonly runtimes = new Map<string, Promise<Runtime>>();
-  private readonly connections = new Map<string, Promise<Connection>>();
-  /** One view of a server pool's health and load for all sessions (llm.endpoints). */
-  private readonly pools = new Map<string, ServerPool>();
   private readonly watchers = new Set<(json: string) => void>();
   private readonly unwatchLog: () => void;
   private readonly creating = new Map<string, Promise<SessionRow>>();
-  /** Set by POST /api/models/select: later turns of every session use it. */
-  private selection: { model?: string; baseUrl?: string } = {};
   private sweeping = false;
 
   private readonly home: string;
 
   constructor(private readonly options: HubOptions) {
     this.home = canonical(options.workspace);
+    this.runtimes = new WorkspaceRuntimes({
+      db: options.db,
+      sessions: options.sessions,
+      config: options.config,
+      home: this.home,
+      configFor: options.configFor,
+      hearthHome: options.home,
+    });
     this.store = options.sessions;
     this.events = options.events ?? new SqliteEventLog(options.db);
     this.unwatchLog = this.events.watch((notice) => this.noticed(notice));
@@ -168,15 +168,15 @@ export class SessionHub implements SessionHost {
     if (input.id !== undefined && (await this.has(input.id))) {
       throw new GatewayError(409, `A session named ${input.id} exists already.`);
     }
-    const runtime = await this.runtimeFor(canonical(input.workspace ?? this.home));
+    const runtime = await this.runtimes.of(canonical(input.workspace ?? this.home));
     // Tools go into the prompt when the server says the model cannot call them; a server not up
     // yet leaves the config to decide.
-    const prompt = await this.modelFor(runtime.workspace, '', undefined).then(
+    const prompt = await this.runtimes.modelFor(runtime.workspace, '', undefined).then(
       ({ connection }) => runtime.systemPromptFor(connection),
       () => runtime.systemPrompt,
     );
     return this.store.create(
-      { id: input.id, workspace: runtime.workspace, title: input.title, model: this.selection.model },
+      { id: input.id, workspace: runtime.workspace, title: input.title, model: this.runtimes.selectedModel },
       [{ role: 'system', content: prompt }],
     );
   }
@@ -208,22 +208,6 @@ export class SessionHub implements SessionHost {
     void this.events.forget(id).catch(() => undefined);
   }
 
-  /** The tools sessions in the gateway's own folder are offered. */
-  async toolNames(): Promise<string[]> {
-    return [...(await this.runtimeFor(this.home)).tools.names()];
-  }
-
-  /** How commands of sessions in the gateway's own folder are confined, and the permission mode. */
-  async safety(): Promise<{ sandbox: string; sandboxWarning?: string; permissionMode: string }> {
-    const runtime = await this.runtimeFor(this.home);
-    const choice = await runtime.sandbox();
-    return {
-      sandbox: choice.reason,
-      ...(choice.warning ? { sandboxWarning: choice.warning } : {}),
-      permissionMode: runtime.config.permissions.mode,
-    };
-  }
-
   counts(): { held: number; running: number; queued: number } {
     let running = 0;
     let queued = 0;
@@ -234,43 +218,14 @@ export class SessionHub implements SessionHost {
     return { held: this.live.size, running, queued };
   }
 
-  /** The servers of the pools sessions use (`llm.endpoints`), with their state; empty without a pool. */
-  poolStatus(): EndpointStatus[] {
-    return [...this.pools.values()].flatMap((pool) => pool.status());
-  }
-
   /** The model chosen at run time (POST /api/models/select), if any; turns queued to workers name it. */
   get selectedModel(): string | undefined {
-    return this.selection.model;
+    return this.runtimes.selectedModel;
   }
 
   /** The model later turns use: the one chosen at run time, else the configured one. */
   get currentModel(): { model?: string; baseUrl?: string } {
-    return {
-      model: this.selection.model ?? this.options.config.model,
-      baseUrl: this.selection.baseUrl ?? this.options.config.base_url,
-    };
-  }
-
-  /** The models the current server offers; an unreachable server is reported, not thrown. */
-  async models(): Promise<{ baseUrl?: string; models: string[]; error?: string }> {
-    const { config } = this.options;
-    let baseUrl = this.currentModel.baseUrl;
-    try {
-      baseUrl ??= (await discoverServer()).baseUrl;
-      return { baseUrl, models: await listModels(baseUrl, { apiKey: config.api_key }) };
-    } catch (err) {
-      return { baseUrl, models: [], error: (err as Error).message };
-    }
-  }
-
-  /** Switches the model (and optionally the server) for every later turn, once it is known to exist. */
-  async select(model: string, baseUrl?: string): Promise<Connection> {
-    const settings = { ...this.options.config, model, base_url: baseUrl ?? this.currentModel.baseUrl };
-    const connection = await resolveConnection(settings, { pools: this.pools });
-    this.connections.set(connectionKey(this.home, settings), Promise.resolve(connection));
-    this.selection = { model: connection.model, baseUrl: connection.baseUrl };
-    return connection;
+    return this.runtimes.currentModel;
   }
 
   /** The agent session for a run of `row`, opened again only when its model or mode changed. */
@@ -278,7 +233,11 @@ export class SessionHub implements SessionHost {
     row: SessionRow,
     options: { model?: string; mode: RunMode; live: LiveSession; current?: OpenedAgent },
   ): Promise<OpenedAgent> {
-    const { runtime, settings, connection } = await this.modelFor(row.workspace, row.model, options.model);
+    const { runtime, settings, connection } = await this.runtimes.modelFor(
+      row.workspace,
+      row.model,
+      options.model,
+    );
     const { config } = runtime;
     const key = `${connection.baseUrl} ${connection.model} ${options.mode}`;
     if (options.current?.key === key) return options.current;
@@ -303,35 +262,12 @@ export class SessionHub implements SessionHost {
     };
   }
 
-  /**
-   * The model the next turn of `row` runs on, and whether it accepts images (the config's `vision`,
-   * else what the server says; unknown when neither tells).
-   */
-  async vision(
-    row: Pick<SessionRow, 'workspace' | 'model'>,
-    model?: string,
-  ): Promise<{ model: string; vision?: boolean }> {
-    const { settings, connection } = await this.modelFor(row.workspace, row.model, model);
-    return { model: connection.model, vision: settings.vision ?? connection.info.vision };
-  }
-
   /** Refuses images (422, saying which model and what to load) when the model is known to be blind. */
   async refuseBlind(id: string, images: readonly unknown[] | undefined, model?: string): Promise<void> {
     // Turns queued to workers run on their model servers, not this gateway's: the worker checks.
     if (!images?.length || this.remote?.dispatches) return;
-    const known = await this.vision(await this.store.get(id), model);
+    const known = await this.runtimes.vision(await this.store.get(id), model);
     if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
-  }
-
-  private async modelFor(workspace: string, stored: string, model: string | undefined) {
-    const runtime = await this.runtimeFor(workspace);
-    const { config } = runtime;
-    const settings = {
-      ...config,
-      model: model ?? this.selection.model ?? config.model ?? (stored || undefined),
-      base_url: this.selection.baseUrl ?? config.base_url,
-    };
-    return { runtime, settings, connection: await this.connect(workspace, settings) };
   }
 
   /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */
@@ -395,50 +331,12 @@ export class SessionHub implements SessionHost {
     const held = [...this.live.values()];
     this.live.clear();
     await Promise.all(held.map((live) => live.close()));
-    for (const runtime of this.runtimes.values()) await (await runtime.catch(() => undefined))?.close();
+    await this.runtimes.close();
     this.unwatchLog();
     await this.remote?.close();
     await this.events.close();
     await this.store.close();
     this.options.db.close();
-  }
-
-  private runtimeFor(workspace: string): Promise<Runtime> {
-    let runtime = this.runtimes.get(workspace);
-    if (!runtime) {
-      runtime = this.buildRuntime(workspace);
-      this.runtimes.set(workspace, runtime);
-      // A workspace that failed (deleted, unreadable) may be fixed: try again next time.
-      runtime.catch(() => this.runtimes.delete(workspace));
-    }
-    return runtime;
-  }
-
-  private async buildRuntime(workspace: string): Promise<Runtime> {
-    const { config, notes } =
-      workspace === this.home || !this.options.configFor
-        ? { config: this.options.config, notes: [] }
-        : await this.options.configFor(workspace);
-    // Built as the CLI builds it. A deep-work turn does not add sub-agents: the runtime, and so
-    // the tool list, is shared by every session of the workspace.
-    return assembleRuntime({ config }, workspace, {
-      db: this.options.db,
-      sessions: this.store,
-      notes,
-      home: this.options.home,
-    });
-  }
-
-  private connect(workspace: string, settings: Config): Promise<Connection> {
-    const key = connectionKey(workspace, settings);
-    let connection = this.connections.get(key);
-    if (!connection) {
-      connection = resolveConnection(settings, { pools: this.pools });
-      this.connections.set(key, connection);
-      // The server may be started later: a failed probe is not remembered.
-      connection.catch(() => this.connections.delete(key));
-    }
-    return connection;
   }
 }
 
@@ -449,10 +347,6 @@ export function canonical(dir: string): string {
   } catch {
     return resolve(dir);
   }
-}
-
-function connectionKey(workspace: string, settings: Pick<Config, 'base_url' | 'model'>): string {
-  return `${workspace}\n${settings.base_url ?? ''}\n${settings.model ?? ''}`;
 }
 
 /** The state of a session only the event log knows: nothing to read, nothing kept. */

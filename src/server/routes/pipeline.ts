@@ -3,7 +3,12 @@ import type { JournalEntry } from '../../pipeline/journal.js';
 import type { PipelineStatus } from '../../pipeline/status.js';
 import { canonical } from '../hub.js';
 import { json, refusals } from '../schemas.js';
-import type { GatewayApp, RouteDeps } from '../types.js';
+import type { RouteDeps } from '../types.js';
+import { type GatewayRoute, route } from './route.js';
+
+// The pipeline of a workspace: its status, its recorded events, and pause and resume. Pipelines
+// run as `hearth pipeline run`; their events also arrive live on the activity feed as
+// `{type: "pipeline", ...}`.
 
 const tags = ['pipeline'];
 
@@ -72,75 +77,78 @@ const Paused = z.object({
   changed: z.boolean().openapi({ description: 'False when it was so already.' }),
 });
 
-/**
- * The pipeline of a workspace: its status, its recorded events, and pause and resume. Pipelines
- * run as `hearth pipeline run`; their events also arrive live on the activity feed as
- * `{type: "pipeline", ...}`.
- */
-export function pipelineRoutes(app: GatewayApp, { hub, pipeline }: RouteDeps): void {
-  const control = (workspace: string | undefined) =>
-    pipeline.control(workspace ? canonical(workspace) : hub.workspace);
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/pipeline',
-      tags,
-      summary: 'Plans, tasks by state, the current role and model, tokens, and the latest events',
-      request: {
-        query: Workspace.extend({ recent: z.coerce.number().int().min(0).max(500).default(30) }),
-      },
-      responses: { 200: json(Status, 'The pipeline'), ...refusals },
-    }),
-    async (c) => {
-      const { workspace, recent } = c.req.valid('query');
-      return c.json(statusJson(await (await control(workspace)).status(recent)), 200);
-    },
-  );
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/pipeline/events',
-      tags,
-      summary: 'The recorded pipeline events after `since`, oldest first (they survive restarts)',
-      request: {
-        query: Workspace.extend({
-          since: z.coerce.number().int().min(0).default(0),
-          limit: z.coerce.number().int().min(1).max(1000).default(200),
-        }),
-      },
-      responses: { 200: json(z.object({ events: z.array(Entry) }), 'Events'), ...refusals },
-    }),
-    async (c) => {
-      const { workspace, since, limit } = c.req.valid('query');
-      const { journal, workspace: where } = await control(workspace);
-      return c.json({ events: (await journal.since(where, since, limit)).map(entryJson) }, 200);
-    },
-  );
-
-  for (const [verb, paused] of [
-    ['pause', true],
-    ['resume', false],
-  ] as const) {
-    app.openapi(
-      createRoute({
-        method: 'post',
-        path: `/api/pipeline/${verb}`,
-        tags,
-        summary: paused
-          ? 'Pause: running pipelines finish their step and take no new one'
-          : 'Resume: paused pipelines take tasks again',
-        request: { query: Workspace },
-        responses: { 200: json(Paused, paused ? 'Paused' : 'Resumed'), ...refusals },
-      }),
-      async (c) => {
-        const changed = await (await control(c.req.valid('query').workspace)).setPaused(paused);
-        return c.json({ paused, changed }, 200);
-      },
-    );
-  }
+/** The pipeline control of the workspace asked for; unset: the gateway's own. */
+function control({ hub, pipeline }: RouteDeps, workspace: string | undefined) {
+  return pipeline.control(workspace ? canonical(workspace) : hub.workspace);
 }
+
+const pipelineStatus = route(
+  createRoute({
+    method: 'get',
+    path: '/api/pipeline',
+    tags,
+    summary: 'Plans, tasks by state, the current role and model, tokens, and the latest events',
+    request: {
+      query: Workspace.extend({ recent: z.coerce.number().int().min(0).max(500).default(30) }),
+    },
+    responses: { 200: json(Status, 'The pipeline'), ...refusals },
+  }),
+  async (c, deps) => {
+    const { workspace, recent } = c.req.valid('query');
+    return c.json(statusJson(await (await control(deps, workspace)).status(recent)), 200);
+  },
+);
+
+const pipelineEvents = route(
+  createRoute({
+    method: 'get',
+    path: '/api/pipeline/events',
+    tags,
+    summary: 'The recorded pipeline events after `since`, oldest first (they survive restarts)',
+    request: {
+      query: Workspace.extend({
+        since: z.coerce.number().int().min(0).default(0),
+        limit: z.coerce.number().int().min(1).max(1000).default(200),
+      }),
+    },
+    responses: { 200: json(z.object({ events: z.array(Entry) }), 'Events'), ...refusals },
+  }),
+  async (c, deps) => {
+    const { workspace, since, limit } = c.req.valid('query');
+    const { journal, workspace: where } = await control(deps, workspace);
+    return c.json({ events: (await journal.since(where, since, limit)).map(entryJson) }, 200);
+  },
+);
+
+/** Pause and resume are one operation each, alike but for the flag they set. */
+function pausing(verb: 'pause' | 'resume', paused: boolean) {
+  return route(
+    createRoute({
+      method: 'post',
+      path: `/api/pipeline/${verb}`,
+      tags,
+      summary: paused
+        ? 'Pause: running pipelines finish their step and take no new one'
+        : 'Resume: paused pipelines take tasks again',
+      request: { query: Workspace },
+      responses: { 200: json(Paused, paused ? 'Paused' : 'Resumed'), ...refusals },
+    }),
+    async (c, deps) => {
+      const changed = await (await control(deps, c.req.valid('query').workspace)).setPaused(paused);
+      return c.json({ paused, changed }, 200);
+    },
+  );
+}
+
+const pausePipeline = pausing('pause', true);
+const resumePipeline = pausing('resume', false);
+
+export const pipelineRouteList: readonly GatewayRoute[] = [
+  pipelineStatus,
+  pipelineEvents,
+  pausePipeline,
+  resumePipeline,
+];
 
 function entryJson(entry: JournalEntry) {
   return { id: entry.id, workspace: entry.workspace, at: entry.at, event: entry.event };

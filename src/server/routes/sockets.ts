@@ -4,7 +4,9 @@ import type { Context } from 'hono';
 import { problem } from '../problem.js';
 import { problemResponse, refusals, SessionId, Since } from '../schemas.js';
 import { SessionSocket } from '../socket-client.js';
-import type { GatewayApp, RouteDeps } from '../types.js';
+import { type GatewayRoute, route } from './route.js';
+
+// The WebSocket endpoints; they pass the same Host, Origin and token checks as every route.
 
 const upgraded = {
   101: { description: 'Switching Protocols: the WebSocket is open' },
@@ -23,71 +25,70 @@ function notUpgrade(c: Context, path: string): Response {
   );
 }
 
-/** The WebSocket endpoints; they pass the same Host, Origin and token checks as every route. */
-export function socketRoutes(app: GatewayApp, { hub }: RouteDeps): void {
-  // Registered before /ws/{session}, which would otherwise take "activity" for a session name.
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/ws/activity',
-      tags: ['streams'],
-      summary: 'WebSocket: tool calls and results of every session, scheduler and pipeline events, live',
-      description:
-        'Pipeline transitions (recorded by `hearth pipeline run` in any process) arrive as `{type: "pipeline", id, workspace, at, event}`; GET /api/pipeline/events has the ones before.',
-      responses: { ...upgraded, ...refusals },
-    }),
-    (c) => {
-      if (!isUpgrade(c)) return notUpgrade(c, '/ws/activity');
-      let stop: (() => void) | undefined;
-      return upgradeWebSocket(c, {
-        onOpen(_event, ws) {
-          stop = hub.watchActivity((json) => ws.send(json));
-        },
-        onClose() {
-          stop?.();
-        },
-      });
-    },
-  );
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/ws/{session}',
-      tags: ['streams'],
-      summary: 'WebSocket: watch and drive one session',
-      description:
-        'The agent_computer protocol. Client: `{type: message|steer|set_mode|clear|ping|approve|abort}`. ' +
-        'Server: `connected` first, then the session’s events (`thinking`, `text`, `reasoning`, ' +
-        '`tool_call`, `tool_result`, `approval_request`, `approval_resolved`, `task_update`, ' +
-        '`mode_changed`, `usage`, `done`, `error`, ...), each with its `seq`. Turns run outside the ' +
-        'gateway (in the terminal) are a `stored_messages` event (`from`, `to`: indexes into ' +
-        'GET /api/sessions/{id}/history) where they came; those since its last turn follow the ' +
-        'replay as one without a `seq` (announced by `unshown` in `connected`). Reconnect with ' +
-        '`?since=<last seq>` to receive what was missed, none twice. The session is created by the ' +
-        'first message when it does not exist.',
-      request: {
-        params: z.object({ session: SessionId.openapi({ param: { name: 'session', in: 'path' } }) }),
-        query: z.object({ since: Since }),
+const activitySocket = route(
+  createRoute({
+    method: 'get',
+    path: '/ws/activity',
+    tags: ['streams'],
+    summary: 'WebSocket: tool calls and results of every session, scheduler and pipeline events, live',
+    description:
+      'Pipeline transitions (recorded by `hearth pipeline run` in any process) arrive as `{type: "pipeline", id, workspace, at, event}`; GET /api/pipeline/events has the ones before.',
+    responses: { ...upgraded, ...refusals },
+  }),
+  (c, { hub }) => {
+    if (!isUpgrade(c)) return notUpgrade(c, '/ws/activity');
+    let stop: (() => void) | undefined;
+    return upgradeWebSocket(c, {
+      onOpen(_event, ws) {
+        stop = hub.watchActivity((json) => ws.send(json));
       },
-      responses: { ...upgraded, ...refusals },
-    }),
-    (c) => {
-      const { session } = c.req.valid('param');
-      if (!isUpgrade(c)) return notUpgrade(c, `/ws/${session}`);
-      let client: SessionSocket | undefined;
-      return upgradeWebSocket(c, {
-        onOpen(_event, ws) {
-          client = new SessionSocket(ws, hub, session, c.req.valid('query').since);
-          client.open();
-        },
-        onMessage(event) {
-          client?.receive(typeof event.data === 'string' ? event.data : '');
-        },
-        onClose() {
-          client?.close();
-        },
-      });
+      onClose() {
+        stop?.();
+      },
+    });
+  },
+);
+
+const sessionSocket = route(
+  createRoute({
+    method: 'get',
+    path: '/ws/{session}',
+    tags: ['streams'],
+    summary: 'WebSocket: watch and drive one session',
+    description:
+      'The agent_computer protocol. Client: `{type: message|steer|set_mode|clear|ping|approve|abort}`. ' +
+      'Server: `connected` first, then the session’s events (`thinking`, `text`, `reasoning`, ' +
+      '`tool_call`, `tool_result`, `approval_request`, `approval_resolved`, `task_update`, ' +
+      '`mode_changed`, `usage`, `done`, `error`, ...), each with its `seq`. Turns run outside the ' +
+      'gateway (in the terminal) are a `stored_messages` event (`from`, `to`: indexes into ' +
+      'GET /api/sessions/{id}/history) where they came; those since its last turn follow the ' +
+      'replay as one without a `seq` (announced by `unshown` in `connected`). Reconnect with ' +
+      '`?since=<last seq>` to receive what was missed, none twice. The session is created by the ' +
+      'first message when it does not exist.',
+    request: {
+      params: z.object({ session: SessionId.openapi({ param: { name: 'session', in: 'path' } }) }),
+      query: z.object({ since: Since }),
     },
-  );
-}
+    responses: { ...upgraded, ...refusals },
+  }),
+  (c, { hub }) => {
+    const { session } = c.req.valid('param');
+    if (!isUpgrade(c)) return notUpgrade(c, `/ws/${session}`);
+    let client: SessionSocket | undefined;
+    return upgradeWebSocket(c, {
+      onOpen(_event, ws) {
+        client = new SessionSocket(ws, hub, session, c.req.valid('query').since);
+        client.open();
+      },
+      onMessage(event) {
+        client?.receive(typeof event.data === 'string' ? event.data : '');
+      },
+      onClose() {
+        client?.close();
+      },
+    });
+  },
+);
+
+// /ws/activity first: /ws/{session} would otherwise take "activity" for a session name.
+export const socketRouteList: readonly GatewayRoute[] = [activitySocket, sessionSocket];
