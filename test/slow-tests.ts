@@ -56,6 +56,7 @@ export const SLOW_TESTS: string[] = [
   'test/skills/skills-cli.test.ts',
   'test/store/concurrent-open.test.ts',
   'test/store/contracts/event-log.contract.test.ts',
+  'test/store/contracts/memory.contract.test.ts',
   'test/store/contracts/pipeline-journal.contract.test.ts',
   'test/store/contracts/plan-store.contract.test.ts',
   'test/store/contracts/run-lease.contract.test.ts',
