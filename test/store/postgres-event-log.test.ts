@@ -2,12 +2,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventRecorder } from '../../src/server/recorder.js';
 import { SessionFeed } from '../../src/server/session-feed.js';
-import type { LogNotice } from '../../src/store/event-log.js';
 import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { seededRandom } from '../support/seeded-random.js';
 import { waitUntil } from '../support/wait.js';
 
+// What the log shares through PostgreSQL in every case (numbering across pools, notices from
+// other processes) is in test/store/contracts/event-log.contract.test.ts; here, a server restart.
 describe.skipIf(!postgresBin())('the event log shared through PostgreSQL', () => {
   let server: TestPostgres;
   const logs: PostgresEventLog[] = [];
@@ -24,41 +24,6 @@ describe.skipIf(!postgresBin())('the event log shared through PostgreSQL', () =>
   afterAll(async () => {
     await Promise.all(logs.map((log) => log.close()));
     await server?.stop();
-  });
-
-  const text = (text: string) => ({ event: { type: 'text', text }, createdAt: Date.now() });
-
-  it('two pools appending to one session at once take every number once, with no gap', async () => {
-    const [a, b] = [await open('a'), await open('b')];
-    const random = seededRandom(25);
-    const batches = Array.from({ length: 60 }, (_, i) =>
-      Array.from({ length: 1 + Math.floor(random() * 5) }, (_, j) => text(`${i}.${j}`)),
-    );
-    const results = await Promise.all(batches.map((batch, i) => (i % 2 ? a : b).append('shared', batch)));
-    const total = batches.reduce((sum, batch) => sum + batch.length, 0);
-    // Each batch is numbered as one run, in its own order.
-    results.forEach((stored, i) => {
-      expect(stored.map((e) => JSON.parse(e.body).text)).toEqual(batches[i]!.map((e) => e.event.text));
-      expect(stored.map((e) => e.seq)).toEqual(stored.map((_, k) => stored[0]!.seq + k));
-    });
-    const seqs = results.flat().map((e) => e.seq);
-    expect(seqs.sort((x, y) => x - y)).toEqual(Array.from({ length: total }, (_, k) => k + 1));
-    expect((await a.since('shared', 0)).map((e) => e.seq)).toEqual(seqs);
-    expect(await b.lastSeq('shared')).toBe(total);
-    expect(await a.writer('shared')).toMatch(/^[ab]$/);
-  });
-
-  it('tells a process what another appended, with the session and seq range only', async () => {
-    const [watching, writing] = [await open('gateway'), await open('hearth worker on gpu-box')];
-    const heard: LogNotice[] = [];
-    watching.watch((notice) => heard.push(notice));
-    await waitUntil(() => heard.some((n) => n.type === 'resync'), 'the LISTEN connection');
-    await writing.append('elsewhere', [text('a'), text('b'), text('c')]);
-    await waitUntil(() => heard.some((n) => n.type === 'appended'), 'the notification');
-    expect(heard.filter((n) => n.type === 'appended')).toEqual([
-      { type: 'appended', sessionId: 'elsewhere', from: 1, to: 3, local: false },
-    ]);
-    expect(await watching.writer('elsewhere')).toBe('hearth worker on gpu-box');
   });
 
   it('a watcher loses and repeats nothing while PostgreSQL restarts mid-stream', async () => {

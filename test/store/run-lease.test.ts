@@ -1,7 +1,6 @@
 /**
- * A session's run lease, one suite over both backends (a real SQLite file, a private PostgreSQL
- * server): two holders with their own clocks, taken atomically, renewed on a timer, lost, lapsed.
- * Then what only SQLite does, all processes being on one machine: a holder whose process is gone
+ * A session's run lease, what each backend does on its own (the contract both keep is in
+ * test/store/contracts/run-lease.contract.test.ts). What only SQLite does, all processes being on one machine: a holder whose process is gone
  * (killed, or its pid now another process's) is taken over at once, while one this process cannot
  * judge (another host, another pid namespace) keeps the session until its lease lapses.
  */
@@ -11,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunLease, refused } from '../../src/store/run-lease.js';
+import { refused } from '../../src/store/run-lease.js';
 import { openStorage, type SqliteStorage, type Storage } from '../../src/store/storage.js';
 import { systemProcesses, thisProcess } from '../../src/util/process-identity.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -21,8 +20,6 @@ import { waitUntil, withDeadline } from '../support/wait.js';
 const TTL = 30_000;
 
 interface Backend {
-  name: string;
-  skip: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** A holder on the one store, as another process would be. */
@@ -34,8 +31,6 @@ interface Backend {
 function sqliteBackend(): Backend & { path(): string } {
   let dir = '';
   return {
-    name: 'SQLite',
-    skip: false,
     async start() {
       dir = await mkdtemp(join(tmpdir(), 'hearth-lease-'));
     },
@@ -52,105 +47,6 @@ function sqliteBackend(): Backend & { path(): string } {
       return row?.expires_at;
     },
   };
-}
-
-function postgresBackend(): Backend {
-  let server: TestPostgres | undefined;
-  return {
-    name: 'PostgreSQL',
-    // PostgreSQL is not installed here: `apt-get install postgresql` (.ci/run installs it).
-    skip: !postgresBin(),
-    async start() {
-      server = await startPostgres();
-    },
-    async stop() {
-      await server?.stop();
-    },
-    holder: (label, clock) => openStorage({ storage: server!.url }, { holder: { label, clock, ttlMs: TTL } }),
-    async expiry(storage, sessionId) {
-      if (storage.kind !== 'postgres') throw new Error('expected PostgreSQL');
-      const { rows } = await storage.pool.query<{ expires_at: string }>(
-        'select expires_at from hearth_session_leases where session_id = $1',
-        [sessionId],
-      );
-      return rows[0] ? Number(rows[0].expires_at) : undefined;
-    },
-  };
-}
-
-for (const backend of [sqliteBackend(), postgresBackend()]) {
-  describe.skipIf(backend.skip)(`the run lease of a session on ${backend.name}`, () => {
-    const opened: Storage[] = [];
-    beforeAll(() => backend.start(), 60_000);
-    afterAll(async () => {
-      for (const storage of opened) await storage.close();
-      await backend.stop();
-    });
-    const holder = async (label: string, clock: ManualClock) => {
-      const storage = await backend.holder(label, clock);
-      opened.push(storage);
-      return storage;
-    };
-
-    it('is taken by one holder at a time, renewed while held, and taken over once it lapsed', async () => {
-      const [clockA, clockB] = [new ManualClock(), new ManualClock()];
-      const a = await holder('process A', clockA);
-      const b = await holder('process B', clockB);
-      const row = await a.sessions.create({ workspace: '/w' });
-
-      const taken = await a.sessions.leases.take(row.id);
-      if (refused(taken)) throw new Error(`refused: ${taken.heldBy}`);
-      expect(await b.sessions.leases.take(row.id)).toEqual({ heldBy: 'process A' });
-      expect(await b.sessions.leases.heldElsewhere(row.id)).toBe('process A');
-      expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
-      // Within one holder a session runs once at a time too.
-      expect(await a.sessions.leases.take(row.id)).toEqual({ heldBy: 'another run in process A' });
-
-      // Renewed every third of its length, on a timer: B's clock past the first expiry still finds it
-      // held. (The second timer is its expiry, at which it is lost unless a renewal went through.)
-      expect(clockA.pending).toEqual([TTL / 3, TTL]);
-      clockA.advance(TTL / 3);
-      await waitUntil(async () => (await backend.expiry(a, row.id)) === clockA.now() + TTL, 'renewal');
-      clockB.advance(TTL + 1);
-      expect(refused(await b.sessions.leases.take(row.id))).toBe(true);
-
-      // A stops renewing (as a hung process would): past its expiry on B's clock, B takes over,
-      // and A finds out at its next renewal.
-      clockB.advance(TTL);
-      const takeover = await b.sessions.leases.take(row.id);
-      expect(refused(takeover)).toBe(false);
-      clockA.advance(TTL / 3);
-      await waitUntil(() => taken.lost.aborted, 'A hears it lost the lease');
-      expect(String(taken.lost.reason)).toMatch(/another process took it over/);
-      await taken.release(); // lost: releasing deletes nothing of B's
-      expect(await a.sessions.leases.heldElsewhere(row.id)).toBe('process B');
-
-      if (!refused(takeover)) await takeover.release();
-      expect(await backend.expiry(a, row.id)).toBeUndefined();
-      expect(await a.sessions.leases.heldElsewhere(row.id)).toBeUndefined();
-      // Released, it is free for the next run at once, here or there.
-      const next = await a.sessions.leases.take(row.id);
-      expect(refused(next)).toBe(false);
-      if (!refused(next)) await next.release();
-    });
-
-    it('goes to exactly one of several holders taking it at once', async () => {
-      const holders = await Promise.all([1, 2, 3, 4].map((n) => holder(`holder ${n}`, new ManualClock())));
-      const row = await holders[0]!.sessions.create({ workspace: '/w' });
-      const results = await Promise.all(holders.map((h) => h.sessions.leases.take(row.id)));
-      expect(results.filter((r) => !refused(r))).toHaveLength(1);
-      for (const r of results) if (!refused(r)) await r.release();
-    });
-
-    it('goes with its session when the session is deleted', async () => {
-      const a = await holder('process A', new ManualClock());
-      const row = await a.sessions.create({ workspace: '/w' });
-      const taken = (await a.sessions.leases.take(row.id)) as RunLease;
-      await a.sessions.remove(row.id);
-      expect(await backend.expiry(a, row.id)).toBeUndefined();
-      await taken.release();
-    });
-  });
 }
 
 describe('the run lease of a session on SQLite, whose holders are all on this machine', () => {

@@ -1,27 +1,29 @@
 /**
- * The journal on both backends (real SQLite files, a private PostgreSQL): events numbered in order
- * and read back by another connection (as another process reads them), the pause flag changed once
- * per change, a worker's wait on it ended by a resume from elsewhere or by its own stop, and old
- * events pruned per workspace. Time is a manual clock.
+ * The pipeline journal contract (src/pipeline/journal.ts), one suite over both backends: events
+ * numbered in order and read back by another connection (as another process reads them), the
+ * pause flag changed once per change, a worker's wait on it ended by a resume from elsewhere or by
+ * its own stop, and old events pruned per workspace. Time is a manual clock.
  */
-import { expect, it } from 'vitest';
-import { whilePaused } from '../../src/pipeline/journal.js';
-import { ManualClock } from '../support/manual-clock.js';
-import { describeBackends, useStoreRigs } from './backends.js';
+import { beforeEach, expect, it } from 'vitest';
+import { whilePaused } from '../../../src/pipeline/journal.js';
+import { ManualClock } from '../../support/manual-clock.js';
+import { describeEachBackend, type StorePlace } from '../../support/store-backends.js';
 
-describeBackends('the pipeline journal', (backend) => {
-  const rig = useStoreRigs(backend);
+describeEachBackend('the pipeline journal', (backend) => {
+  let place: StorePlace;
+  beforeEach(async () => {
+    place = await backend.fresh();
+  });
 
   it('numbers events across workspaces and reads them back per workspace, after an id, and the latest', async () => {
-    const r = await rig();
     const clock = new ManualClock();
-    const writer = (await r.open({ clock })).journal;
+    const writer = (await place.pipeline({ clock })).journal;
     const a = await writer.record('/ws/a', { type: 'plan_added', planId: 1, created: true });
     clock.advance(5);
     await writer.record('/ws/b', { type: 'plan_added', planId: 2, created: true });
     const c = await writer.record('/ws/a', { type: 'plan_planned', planId: 1, tasks: 3, parts: 1 });
 
-    const reader = (await r.open()).journal;
+    const reader = (await place.pipeline()).journal;
     expect(await reader.since('/ws/a', 0)).toEqual([a, c]);
     expect((await reader.since(undefined, a.id)).map((e) => e.workspace)).toEqual(['/ws/b', '/ws/a']);
     expect(await reader.recent('/ws/a', 1)).toEqual([c]);
@@ -30,7 +32,7 @@ describeBackends('the pipeline journal', (backend) => {
   });
 
   it('prunes a workspace’s events down to the latest, leaving other workspaces alone', async () => {
-    const journal = (await (await rig()).open()).journal;
+    const journal = (await place.pipeline()).journal;
     for (let i = 1; i <= 5; i++) await journal.record('/ws/a', { type: 'tasks_retried', count: i });
     const other = await journal.record('/ws/b', { type: 'resumed' });
     expect(await journal.prune('/ws/a', 2)).toBe(3);
@@ -44,10 +46,9 @@ describeBackends('the pipeline journal', (backend) => {
   });
 
   it('records a pause and a resume once each, and a paused wait ends on a resume from elsewhere or on stop', async () => {
-    const r = await rig();
     const clock = new ManualClock();
-    const worker = (await r.open({ clock })).journal;
-    const other = (await r.open()).journal;
+    const worker = (await place.pipeline({ clock })).journal;
+    const other = (await place.pipeline()).journal;
     expect(await other.setPaused('/ws', true)).toBe(true);
     expect(await other.setPaused('/ws', true)).toBe(false);
     expect(await worker.paused('/ws')).toBe(true);
@@ -77,5 +78,31 @@ describeBackends('the pipeline journal', (backend) => {
     stop.abort();
     await stopped;
     expect(await worker.paused('/ws')).toBe(true);
+  });
+
+  it('reads nothing from an empty journal, and up to a limit after an id', async () => {
+    const { journal } = await place.pipeline();
+    expect(await journal.lastId()).toBe(0);
+    expect(await journal.since(undefined, 0)).toEqual([]);
+    expect(await journal.recent('/ws', 5)).toEqual([]);
+    const events = [];
+    for (let i = 1; i <= 4; i++)
+      events.push(await journal.record('/ws', { type: 'tasks_retried', count: i }));
+    expect(events.map((e) => e.id)).toEqual([...events.map((e) => e.id)].sort((x, y) => x - y));
+    expect((await journal.since('/ws', events[0]!.id, 2)).map((e) => e.id)).toEqual([
+      events[1]!.id,
+      events[2]!.id,
+    ]);
+    expect((await journal.recent('/ws', 2)).map((e) => e.id)).toEqual([events[2]!.id, events[3]!.id]);
+    expect(await journal.lastId()).toBe(events[3]!.id);
+  });
+
+  it('keeps unicode and NUL characters in events and workspaces, and a large event whole', async () => {
+    const { journal } = await place.pipeline();
+    const text = `nul:\u0000 🦊 שלום 漢字 ${'e'.repeat(500_000)}`;
+    const event = { type: 'plan_failed', planId: 1, error: text } as const;
+    const stored = await journal.record('/ws/ünï', event);
+    expect(stored.event).toEqual(event);
+    expect(await (await place.pipeline()).journal.since('/ws/ünï', 0)).toEqual([stored]);
   });
 });
