@@ -1,4 +1,4 @@
-import type { ReasoningLevel } from '../config/schema.js';
+import type { ReasoningLevel } from '../config/model-schema.js';
 import type { ServerKind } from './discover.js';
 import type { LlmEvent } from './types.js';
 
