@@ -58,7 +58,7 @@ export class ReasoningControl {
 }
 
 /** The fields that carry `level` to a server of this kind, and what it cannot do with it. */
-export function reasoningFields(
+function reasoningFields(
   kind: ServerKind | undefined,
   model: string,
   level: ReasoningLevel,
