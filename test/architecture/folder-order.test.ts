@@ -11,10 +11,10 @@ import { describe, expect, it } from 'vitest';
  * and none adds one):
  * - `tools` before `permissions`: a tool declares what it touches (`Touches` in tools/types.ts) and
  *   the permission gate judges that declaration, so permissions reads tools; no tool imports
- *   permissions (a tool asks through its context).
+ *   permissions.
  * - `pipeline` before `setup`: the pipeline is a capability like memory: setup wires its port
  *   (`pipelinePort`, the pipeline tools' way in) into every session, and the pipeline never builds
- *   a runtime of its own: its callers hand it one (it imports agent/ and below only).
+ *   a runtime of its own: its callers hand it a `Runtime` (it imports agent/ and below only).
  * `memory` could sit anywhere after `tools` (it imports store, llm, tools and config only); it stays
  * with the other capabilities. `cluster` stays after `scheduler` and `pipeline`: `hearth worker`
  * runs both; the queue it owns today belongs with the stores (see PENDING_FIXES).
