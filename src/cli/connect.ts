@@ -2,7 +2,6 @@
 export {
   type Connection,
   ConnectionError,
-  type ConnectionSettings,
   contextOf,
   createClient,
   offloadCheckOf,

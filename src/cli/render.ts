@@ -38,7 +38,7 @@ export function callLine(call: { name: string; arguments: string }): string {
   return `${call.name} ${keyArgument(call.arguments)}`.trim();
 }
 
-export function keyArgument(args: string): string {
+function keyArgument(args: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);

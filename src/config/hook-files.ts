@@ -47,7 +47,7 @@ export function hookFiles(hooks: HooksSettings | undefined, workspace: string): 
 }
 
 /** A file's content hash, or `absent`. */
-export async function fileHash(file: string): Promise<string> {
+async function fileHash(file: string): Promise<string> {
   try {
     return createHash('sha256')
       .update(await readFile(file))

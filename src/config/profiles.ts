@@ -1,5 +1,5 @@
 import { isPlainObject, type Layer, type Provenance } from './layers.js';
-import { PROFILE_KEYS } from './schema.js';
+import { PROFILE_KEYS } from './model-schema.js';
 
 /** The profile in effect and who chose it, e.g. { name: 'coder', selectedBy: '--model' }. */
 export interface SelectedProfile {

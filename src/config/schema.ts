@@ -1,49 +1,10 @@
 import { z } from 'zod';
 import { hooksSchema } from './hooks-schema.js';
 import { mcpServersSchema } from './mcp-servers.js';
+import { endpointSchema, modelSetting, profileSchema, REASONING_LEVELS, serverUrl } from './model-schema.js';
+import { pipelineSchema } from './pipeline-schema.js';
 
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
-
-/** `localhost:1234` parses as a URL whose scheme is `localhost`; only http(s) reaches a model server. */
-const serverUrl = z.url({
-  protocol: /^https?$/,
-  error: 'expected a URL starting with http:// or https://, e.g. http://127.0.0.1:1234/v1',
-});
-
-/**
- * A model: a name the server knows, a profile's name, or a GGUF file run in process, written as a
- * path ending in .gguf or as `{file: PATH}` (parsed to the path, so everything after reads a string).
- */
-const modelSetting = z.union([
-  z.string().min(1),
-  z
-    .object({
-      file: z.string().refine((path) => /\.gguf$/i.test(path), {
-        error: 'expected the path of a GGUF model file, ending in .gguf',
-      }),
-    })
-    .strict()
-    .transform((m) => m.file),
-]);
-
-/** How much a reasoning model thinks: `off`, or an effort. Unset leaves the server's default. */
-export const REASONING_LEVELS = ['off', 'low', 'medium', 'high'] as const;
-export type ReasoningLevel = (typeof REASONING_LEVELS)[number];
-
-/** The settings a model profile may carry; each replaces the top-level key of the same name. */
-const profileShape = {
-  base_url: serverUrl.optional(),
-  model: modelSetting,
-  api_key: z.string().optional(),
-  context_window: z.number().int().positive().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
-  seed: z.number().int().optional(),
-  max_tokens: z.number().int().positive().optional(),
-  native_tools: z.boolean().optional(),
-  vision: z.boolean().optional(),
-  reasoning: z.enum(REASONING_LEVELS).optional(),
-};
 
 /** An origin as browsers send it: scheme, host and port, nothing after. */
 const origin = z
@@ -88,54 +49,6 @@ const gatewaySchema = z
   })
   .strict()
   .default(GATEWAY_DEFAULTS);
-
-/** One server of a pool (`llm.endpoints`); lower `priority` is tried first. */
-const endpointSchema = z
-  .object({
-    url: serverUrl.describe('OpenAI-compatible base URL, e.g. http://gpu-box:8080/v1'),
-    /** The models it serves; unset: whatever it lists. */
-    models: z.array(z.string().min(1)).min(1).optional(),
-    /** Tier: every server of tier 1 is tried before any of tier 2. */
-    priority: z.number().int().min(0).default(1),
-    /** Requests it runs at once; more wait for a free place (a llama.cpp server's slots, say). */
-    max_concurrent: z.number().int().positive().optional(),
-    /** Labels shown by `doctor` and the gateway's status (gpu, vision, ...). */
-    tags: z.array(z.string().min(1)).default([]),
-    api_key: z.string().optional(),
-  })
-  .strict();
-export type EndpointSettings = z.infer<typeof endpointSchema>;
-
-/** A named model setting, selected with `-m NAME` (or `model: NAME` anywhere a model is set). */
-const profileSchema = z.object(profileShape).strict();
-export type Profile = z.infer<typeof profileSchema>;
-export const PROFILE_KEYS = Object.keys(profileShape) as Array<keyof Profile>;
-
-const pipelineRole = z
-  .object({
-    model: z.string().min(1).optional(),
-    base_url: serverUrl.optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().gt(0).max(1).optional(),
-    seed: z.number().int().optional(),
-  })
-  .strict();
-export type PipelineRole = z.infer<typeof pipelineRole>;
-
-const pipelineSwap = z
-  .object({
-    /** auto: with LM Studio, load each role's model before its phase and unload the others; off: never. */
-    mode: z.enum(['auto', 'off']).default('auto'),
-    /** GB available to wait for after unloading; unset: the next model's size, at most half the memory. */
-    min_free_gb: z.number().min(0).optional(),
-    /** Seconds to wait for that memory before the run stops with an error. */
-    memory_timeout: z.number().positive().default(300),
-    /** Seconds one model load may take. */
-    load_timeout: z.number().positive().default(900),
-  })
-  .strict();
-const SWAP_DEFAULTS = { mode: 'auto' as const, memory_timeout: 300, load_timeout: 900 };
-export type PipelineSwap = z.infer<typeof pipelineSwap>;
 
 function buildSchema<P extends z.ZodType>(profile: P) {
   return z
@@ -295,49 +208,7 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .strict()
         .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
       /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
-      pipeline: z
-        .object({
-          /** Build, test and lint commands the verifier runs in the sandbox after each task. */
-          commands: z.array(z.string().min(1)).default([]),
-          /** Seconds each of those commands may run. */
-          command_timeout: z.number().positive().default(600),
-          /** Rework rounds the reviewer may ask for; after them minor findings become debt. */
-          max_rework: z.number().int().min(0).max(20).default(3),
-          /** One commit per finished task when the workspace is a git repository. */
-          git: z.boolean().default(true),
-          /**
-           * The coder's permission mode (unset: `permissions.mode`). Nobody answers approval questions
-           * during a pipeline run, so what the mode would ask about is declined: `auto` lets the coder
-           * write and run commands in the sandbox. `hearth pipeline run --yolo` sets it for one run.
-           */
-          permission_mode: z.enum(['auto', 'normal', 'manual', 'plan']).optional(),
-          /** Per-role model, server and sampling; unset keys come from the main settings. */
-          roles: z
-            .object({ planner: pipelineRole, coder: pipelineRole, reviewer: pipelineRole })
-            .partial()
-            .strict()
-            .default({}),
-          /** Coder rounds run before their reviews, then as many reviews (1 alternates): fewer model swaps. */
-          batch: z.number().int().min(1).max(100).default(4),
-          /** With LM Studio, one role model in memory at a time (`pipeline/model-swap.ts`). */
-          swap: pipelineSwap.default(SWAP_DEFAULTS),
-          /**
-           * With `storage` (PostgreSQL): seconds a worker's claim on a task (and on the workspace)
-           * lasts without renewal; a worker silent that long counts as dead and another takes over.
-           */
-          lease: z.number().min(1).max(3600).default(60),
-        })
-        .strict()
-        .default({
-          commands: [],
-          command_timeout: 600,
-          max_rework: 3,
-          git: true,
-          roles: {},
-          batch: 4,
-          swap: SWAP_DEFAULTS,
-          lease: 60,
-        }),
+      pipeline: pipelineSchema,
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */

@@ -31,7 +31,7 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * programs on the host as tool servers (the workspace's own MCP files are held to the same
  * approval: mcp-servers.ts).
  */
-export const SECURITY_KEYS: readonly string[] = [
+const SECURITY_KEYS: readonly string[] = [
   'sandbox',
   'permissions.mode',
   'permissions.allow',
@@ -58,7 +58,7 @@ function matches(key: string, path: string): boolean {
   return got.length >= want.length && want.every((part, i) => part === '*' || part === got[i]);
 }
 
-export function isSecurityKey(path: string): boolean {
+function isSecurityKey(path: string): boolean {
   return SECURITY_KEYS.some((key) => matches(key, path));
 }
 
@@ -78,7 +78,7 @@ function holdsSecurityKey(path: string): boolean {
  */
 const MODEL_KEYS = ['model', 'models.*.model', 'memory.embedding_model', 'pipeline.roles.*.model'];
 
-export function namesModelFile(path: string, value: unknown): boolean {
+function namesModelFile(path: string, value: unknown): boolean {
   const depth = path.split('.').length;
   // A profile goes whole: without its model it would not be a profile.
   if (depth === 2 && matches('models.*', path) && isPlainObject(value))

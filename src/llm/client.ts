@@ -1,4 +1,4 @@
-import type { ReasoningLevel } from '../config/schema.js';
+import type { ReasoningLevel } from '../config/model-schema.js';
 import type { Clock } from '../util/clock.js';
 import { alternating } from './alternation.js';
 import { DeltaAssembler, type ReplyHabits } from './assemble.js';

@@ -1,4 +1,5 @@
-import type { Config, ReasoningLevel } from '../config/schema.js';
+import type { ReasoningLevel } from '../config/model-schema.js';
+import type { Config } from '../config/schema.js';
 import type { Clock } from '../util/clock.js';
 import { createLlmClient, type LlmClient } from './client.js';
 import {

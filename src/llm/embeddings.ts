@@ -114,7 +114,7 @@ function parseEmbeddings(text: string, expected: number): EmbedResult {
 }
 
 /** Unit length, so that cosine similarity is a dot product everywhere vectors are compared. */
-export function normalize(vector: Float32Array): Float32Array {
+function normalize(vector: Float32Array): Float32Array {
   let sum = 0;
   for (const x of vector) sum += x * x;
   const norm = Math.sqrt(sum);

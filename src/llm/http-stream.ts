@@ -281,7 +281,7 @@ export function* finishReply(
  * Pulls the human part out of an error body (`{"error":{"message":...}}`, `{"error":"..."}` or
  * text). Ollama builds that run llama-server pass its error body on as the string in their own.
  */
-export function serverMessage(text: string, nested = false): string {
+function serverMessage(text: string, nested = false): string {
   try {
     const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
     const error = parsed.error;

@@ -22,7 +22,7 @@ import type { ImagePart } from './types.js';
  */
 
 /** The longest side an image keeps: enough to read a screenshot's text, few tokens on a small window. */
-export const MAX_IMAGE_SIDE = 1024;
+const MAX_IMAGE_SIDE = 1024;
 /** An image already this small, PNG or JPEG and upright, is sent as it is. */
 const PASS_BYTES = 1024 * 1024;
 /** What goes without sharp: servers take this much, and more would weigh on every later request. */
@@ -40,7 +40,7 @@ export type FitResult = { ok: true; fitted: FittedImage } | { ok: false; reason:
 
 type Sharp = typeof import('sharp').default;
 
-export async function fitImage(image: ImagePart, maxSide = MAX_IMAGE_SIDE): Promise<FitResult> {
+async function fitImage(image: ImagePart, maxSide = MAX_IMAGE_SIDE): Promise<FitResult> {
   const bytes = Buffer.from(image.base64, 'base64');
   const sharp = await loadSharp();
   if (!sharp) {

@@ -41,7 +41,7 @@ export class OffloadCheck {
 }
 
 /** The warning for a model `/api/ps` lists, when much of it is in system memory. */
-export function offloadWarning(model: string, entry: Json): string | undefined {
+function offloadWarning(model: string, entry: Json): string | undefined {
   const size = positive(entry.size);
   const vram = typeof entry.size_vram === 'number' && entry.size_vram >= 0 ? entry.size_vram : undefined;
   if (size === undefined || vram === undefined) return undefined;

@@ -24,13 +24,13 @@ export const DEFAULT_CONTEXT_WINDOW = 8192;
  * Ollama allocates whatever `num_ctx` is asked for, and a model's trained maximum (often 128K)
  * can take more memory than a small machine has; this much suits an agent without that risk.
  */
-export const OLLAMA_CONTEXT_CAP = 32_768;
+const OLLAMA_CONTEXT_CAP = 32_768;
 
 /**
  * Below this an agent cannot work (system prompt, tool schemas and a few file reads), so a model
  * Ollama loaded with less (its default is 4096 on most GPUs) is asked for more: it reloads once.
  */
-export const OLLAMA_MIN_WINDOW = 8192;
+const OLLAMA_MIN_WINDOW = 8192;
 
 /**
  * Learns the model's context window and capabilities from the server's native endpoints.

@@ -1,4 +1,4 @@
-import type { ReasoningLevel } from '../config/schema.js';
+import type { ReasoningLevel } from '../config/model-schema.js';
 import type { ServerKind } from './discover.js';
 import type { LlmEvent } from './types.js';
 
@@ -58,7 +58,7 @@ export class ReasoningControl {
 }
 
 /** The fields that carry `level` to a server of this kind, and what it cannot do with it. */
-export function reasoningFields(
+function reasoningFields(
   kind: ServerKind | undefined,
   model: string,
   level: ReasoningLevel,

@@ -161,7 +161,7 @@ export class McpHub implements ExternalTools {
   }
 }
 
-export function schemaTokens(tool: AnyTool): number {
+function schemaTokens(tool: AnyTool): number {
   return estimateTokens(
     JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.jsonSchema }),
   );

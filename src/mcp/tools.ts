@@ -73,7 +73,7 @@ function declared(name: string) {
 }
 
 /** What the model reads: text as is, images attached, resources inlined or pointed at. */
-export function toOutput(result: CallToolResult): ToolOutput {
+function toOutput(result: CallToolResult): ToolOutput {
   const parts: string[] = [];
   const attachments: Array<{ path: string; mimeType: string; base64: string }> = [];
   for (const item of result.content ?? []) {

@@ -17,7 +17,7 @@ export function permissionModeNamed(name: string): PermissionMode | undefined {
   return isPermissionMode(wanted) ? wanted : undefined;
 }
 
-export function isPermissionMode(value: unknown): value is PermissionMode {
+function isPermissionMode(value: unknown): value is PermissionMode {
   return typeof value === 'string' && (PERMISSION_MODES as readonly string[]).includes(value);
 }
 

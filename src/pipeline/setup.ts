@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Runtime } from '../agent/runtime.js';
 import { AgentSession } from '../agent/session.js';
 import { sessionDeps } from '../agent/session-setup.js';
-import type { PipelineRole } from '../config/schema.js';
+import type { PipelineRole } from '../config/pipeline-schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
 import { SessionNotFoundError } from '../store/session-storage.js';
 import { partCharsFor } from './chunked-plan.js';

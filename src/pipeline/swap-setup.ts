@@ -1,4 +1,4 @@
-import type { PipelineSwap } from '../config/schema.js';
+import type { PipelineSwap } from '../config/pipeline-schema.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ServerKind } from '../llm/discover.js';
 import { createLmStudioModels } from '../llm/lmstudio-models.js';

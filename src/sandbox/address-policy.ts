@@ -37,7 +37,7 @@ const systemResolver: Resolver = (host) =>
   });
 
 /** The kind of address, as ipaddr.js names its ranges; `unicast` is the only public one. */
-export function addressRange(address: string): string {
+function addressRange(address: string): string {
   try {
     return ipaddr.process(address).range();
   } catch {
@@ -101,7 +101,7 @@ function describeRange(range: string): string {
 }
 
 /** The host of a URL without IPv6 brackets, as sockets and resolvers want it. */
-export function bareHost(url: URL): string {
+function bareHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 

@@ -12,7 +12,7 @@ import type { Safeguard } from './types.js';
 const MB = 1024 * 1024;
 
 /** Total memory of a command's processes, where a cgroup can hold it. */
-export const DEFAULT_MEMORY_MB = 2048;
+const DEFAULT_MEMORY_MB = 2048;
 /**
  * Address space per process, where no cgroup can limit the total. Generous on purpose: it counts
  * reservations, not use; Node's WebAssembly (which its fetch() uses) reserves about 10 GB and fails

@@ -45,14 +45,14 @@ export async function locateRepository(workspace: string): Promise<RepoLocation>
 }
 
 /** The target of a `.git` file (`gitdir: PATH`), relative to the file's directory. */
-export async function gitdirFileTarget(file: string, base: string): Promise<string | undefined> {
+async function gitdirFileTarget(file: string, base: string): Promise<string | undefined> {
   const text = await readFile(file, 'utf8').catch(() => '');
   const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
   return m ? path.resolve(base, m[1]!) : undefined;
 }
 
 /** `commondir` (relative to the git directory) when present, else the git directory itself. */
-export async function commonDirOf(gitDir: string): Promise<string> {
+async function commonDirOf(gitDir: string): Promise<string> {
   const text = await readFile(path.join(gitDir, 'commondir'), 'utf8').catch(() => undefined);
   if (text === undefined) return gitDir;
   const named = path.resolve(gitDir, text.trim());

@@ -8,10 +8,9 @@ import { promoteTool } from './promote.js';
 import { skillInvocation, skillsSection } from './prompt.js';
 import { skillTool } from './skill-tool.js';
 
-export type { Skill, SkillCatalog, SkillProblem } from './discover.js';
+export type { Skill, SkillCatalog } from './discover.js';
 export { discoverSkills, skillRoots } from './discover.js';
-export { skillInvocation } from './prompt.js';
-export { removeSkill, writeSkillFolder } from './skill-store.js';
+export { removeSkill } from './skill-store.js';
 
 /** The group `promote_tool` is in: offered only when named, like the tool itself. */
 export const PROMOTE_GROUP = 'promote_tool';
@@ -76,7 +75,7 @@ export async function loadSkills(opts: {
   };
 }
 
-export function describeProblem(problem: SkillProblem): string {
+function describeProblem(problem: SkillProblem): string {
   return `Skill not loaded: ${problem.path}: ${problem.reason}`;
 }
 

@@ -43,12 +43,6 @@ export interface SessionInfo {
   token_usage?: { total_tokens: number };
 }
 
-export interface SessionDetail extends SessionInfo {
-  mode: 'bounded' | 'deep_work';
-  last_seq: number;
-  waiting: string[];
-}
-
 export interface Status {
   version: string;
   model: string | null;

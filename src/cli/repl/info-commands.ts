@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { REASONING_LEVELS, type ReasoningLevel } from '../../config/schema.js';
+import { REASONING_LEVELS, type ReasoningLevel } from '../../config/model-schema.js';
 import { listModels, pickModel } from '../../llm/discover.js';
 import { PERMISSION_MODES, type PermissionMode, permissionModeNamed } from '../../permissions/modes.js';
 import { describeServers, type ExternalServerStatus } from '../../tools/external.js';

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { importNodeLlamaCpp, isInstalled } from './node-llama-cpp.js';
 
 /** Above this, the KV cache of a CPU-run 7B model costs gigabytes: a larger window must be asked for. */
-export const EMBEDDED_DEFAULT_WINDOW = 8192;
+const EMBEDDED_DEFAULT_WINDOW = 8192;
 
 /** The `baseUrl` of an embedded connection: not a URL, a marker naming the file. */
 export function embeddedBaseUrl(path: string): string {

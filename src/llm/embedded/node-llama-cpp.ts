@@ -9,7 +9,7 @@
  * run against the real package, so a drift in these shapes fails there.
  */
 
-export const NODE_LLAMA_CPP_VERSION = '3.22.1';
+const NODE_LLAMA_CPP_VERSION = '3.22.1';
 const INSTALL = `\`npm install node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\` (next to Hearth; for a global Hearth, \`npm install -g node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\`)`;
 
 export type ChatModelFunctionCall = {

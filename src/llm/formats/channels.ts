@@ -1,4 +1,19 @@
-import { CALL_END, callHeader, HEADER_STARTS, MESSAGE, readHeader, SEGMENT_ENDS } from './harmony.js';
+import {
+  CALL_TOKENS,
+  closersOf,
+  DROPPED,
+  findToken,
+  IMPLICIT_START_TOKENS,
+  MAX_HEADER,
+  partialTokenLength,
+  REASONING_CLOSERS,
+  REASONING_OPENERS,
+  RESPONSE_CLOSE,
+  RESPONSE_OPEN,
+  TEXT_TOKENS,
+  withCallMarkers,
+} from './channel-tokens.js';
+import { CALL_END, callHeader, HEADER_STARTS, MESSAGE, readHeader } from './harmony.js';
 import { CALL_MARKERS } from './index.js';
 
 /**
@@ -21,47 +36,6 @@ export interface ChannelSplitterOptions {
   startInReasoning?: boolean;
 }
 
-/** Reasoning blocks: opener and the closer that ends it. */
-const REASONING_PAIRS: ReadonlyArray<readonly [string, string]> = [
-  ['<think>', '</think>'],
-  ['<thinking>', '</thinking>'],
-  // Models trained on one spelling write the other's closer now and then.
-  ['<think>', '</thinking>'],
-  ['<thinking>', '</think>'],
-  ['<seed:think>', '</seed:think>'], // Seed-OSS
-  ['<|START_THINKING|>', '<|END_THINKING|>'], // Command-R7B, Cohere
-  ['[THINK]', '[/THINK]'], // Magistral, Ministral 3
-  ['<|channel>thought', '<channel|>'], // Gemma 4
-  ['<|inner_prefix|>', '<|inner_suffix|>'], // Apertus
-];
-export const REASONING_OPENERS = [...new Set(REASONING_PAIRS.map(([open]) => open))];
-export const REASONING_CLOSERS = [...new Set(REASONING_PAIRS.map(([, close]) => close))];
-
-/**
- * Wrappers and turn ends that servers leave in the text and no answer means: Command-R's
- * response and text wrappers, harmony's message ends, Llama's and ChatML's end tokens, and a
- * stray Gemma channel opener.
- */
-const DROPPED = [
-  '<|START_RESPONSE|>',
-  '<|END_RESPONSE|>',
-  '<|START_TEXT|>',
-  '<|END_TEXT|>',
-  '<|CHATBOT_TOKEN|>',
-  '<|END_OF_TURN_TOKEN|>',
-  '<|end|>',
-  '<|return|>',
-  '<|eot_id|>',
-  '<|eom_id|>',
-  '<|im_end|>',
-  '<|channel>',
-];
-/** Granite 3.3 wraps the answer in `<response>`: dropped only as the first thing of a text block. */
-const RESPONSE_OPEN = '<response>';
-const RESPONSE_CLOSE = '</response>';
-/** Without `<|message|>` this soon, a harmony header start was not one. */
-const MAX_HEADER = 400;
-
 /**
  * `call` is inside a harmony message to a tool; `markup` is everything after a call marker; `held`
  * is reasoning from a call marker on, not shown until its closer says it was reasoning (else the
@@ -69,19 +43,9 @@ const MAX_HEADER = 400;
  */
 type Mode = 'text' | 'reasoning' | 'held' | 'call' | 'markup';
 
-const TEXT_TOKENS = sortLongestFirst([
-  ...REASONING_OPENERS,
-  ...REASONING_CLOSERS,
-  ...DROPPED,
-  ...HEADER_STARTS,
-  RESPONSE_OPEN,
-  RESPONSE_CLOSE,
-  ...CALL_MARKERS,
-]);
-
 /**
  * Splits streamed assistant content into visible text and reasoning, for every reasoning markup
- * local models write (the pairs above and gpt-oss harmony channels), and drops the wrapper
+ * local models write (the pairs of channel-tokens.ts and gpt-oss harmony channels), and drops the wrapper
  * tokens servers leave in.
  *
  * Contract:
@@ -177,7 +141,9 @@ export class ChannelSplitter {
           return this.#drain();
         }
       }
-      const hit = this.#findToken(buf);
+      const hit = findToken(buf, this.#tokens(), (token, before) =>
+        this.#mode === 'text' ? this.#applies(token, before) : true,
+      );
       if (!hit) break;
       this.#emit(buf.slice(0, hit.index));
       if (hit.undecided) {
@@ -215,7 +181,7 @@ export class ChannelSplitter {
       advance(buf.slice(hit.index + hit.token.length));
       if (opened) this.#reasoningStart = at;
     }
-    const hold = this.#mode === 'markup' ? 0 : this.#partialTokenLength(buf);
+    const hold = this.#mode === 'markup' ? 0 : partialTokenLength(buf, this.#tokens());
     this.#emit(buf.slice(0, buf.length - hold));
     this.#pending = buf.slice(buf.length - hold);
     return this.#drain();
@@ -269,21 +235,6 @@ export class ChannelSplitter {
     return TEXT_TOKENS;
   }
 
-  #findToken(buf: string): { index: number; token: string; undecided?: boolean } | undefined {
-    const tokens = this.#tokens();
-    const starts = firstChars(tokens);
-    for (let i = 0; i < buf.length; i++) {
-      if (!starts.has(buf[i]!)) continue;
-      const token = tokens.find((t) => buf.startsWith(t, i));
-      if (!token) continue;
-      if (this.#mode === 'text' && !this.#applies(token, buf.slice(0, i))) continue;
-      const rest = buf.length - i;
-      const undecided = tokens.some((t) => t.length > rest && t.startsWith(buf.slice(i)));
-      return { index: i, token, undecided };
-    }
-    return undefined;
-  }
-
   /** Granite's wrapper counts only as the first thing of a text block, and its closer only after it. */
   #applies(token: string, before: string): boolean {
     if (token === RESPONSE_OPEN) return this.#atBlockStart && before.trim() === '';
@@ -321,7 +272,7 @@ export class ChannelSplitter {
         return;
       }
     }
-    const closers = REASONING_PAIRS.filter(([open]) => open === token).map(([, close]) => close);
+    const closers = closersOf(token);
     if (closers.length > 0) {
       this.#mode = 'reasoning';
       this.#harmony = false;
@@ -411,19 +362,6 @@ export class ChannelSplitter {
     if (out.some((piece) => piece.kind === 'text')) this.#textOut = true;
     return out;
   }
-
-  /** Length of the suffix of `buf` that is a proper prefix of a token of the current mode. */
-  #partialTokenLength(buf: string): number {
-    const tokens = this.#tokens();
-    const starts = firstChars(tokens);
-    const from = Math.max(0, buf.length - 32);
-    for (let i = from; i < buf.length; i++) {
-      if (!starts.has(buf[i]!)) continue;
-      const tail = buf.slice(i);
-      if (tokens.some((t) => t.length > tail.length && t.startsWith(tail))) return buf.length - i;
-    }
-    return 0;
-  }
 }
 
 /** Split a whole (non-streamed) message into visible text and reasoning. */
@@ -439,38 +377,4 @@ export function splitChannels(
     else result.text += piece.text;
   }
   return result;
-}
-
-const CALL_TOKENS: readonly string[] = [...HEADER_STARTS, ...SEGMENT_ENDS];
-const IMPLICIT_START_TOKENS: readonly string[] = sortLongestFirst([
-  ...REASONING_CLOSERS,
-  ...REASONING_OPENERS,
-  ...HEADER_STARTS,
-]);
-
-const withMarkers = new WeakMap<readonly string[], readonly string[]>();
-
-/** A reasoning block's tokens with the call markers, which start held text inside it. */
-function withCallMarkers(tokens: readonly string[]): readonly string[] {
-  let all = withMarkers.get(tokens);
-  if (!all) {
-    all = sortLongestFirst([...tokens, ...CALL_MARKERS]);
-    withMarkers.set(tokens, all);
-  }
-  return all;
-}
-
-const firstCharSets = new WeakMap<readonly string[], Set<string>>();
-
-function firstChars(tokens: readonly string[]): Set<string> {
-  let set = firstCharSets.get(tokens);
-  if (!set) {
-    set = new Set(tokens.map((t) => t[0]!));
-    firstCharSets.set(tokens, set);
-  }
-  return set;
-}
-
-function sortLongestFirst(tokens: string[]): string[] {
-  return [...new Set(tokens)].sort((a, b) => b.length - a.length);
 }

@@ -100,4 +100,4 @@ function removeSpans(text: string, spans: readonly Found[]): string {
   return parts.filter((p) => p.length > 0).join('\n\n');
 }
 
-export type { CallFormat, FormatContext, ParsedCall } from './types.js';
+export type { FormatContext, ParsedCall } from './types.js';

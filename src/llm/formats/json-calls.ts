@@ -17,7 +17,7 @@ const CALL_KEYS = new Set(['name', 'arguments', 'parameters', 'type', 'id', 'too
  * (Hermes, Llama, Mistral, Nemotron, Granite), OpenAI's own `{type, function: {name, arguments}}`,
  * Command-R's `{tool_name, parameters}`, and with `nameAsKey` Apertus's `{NAME: {args}}`.
  */
-export function toCall(value: unknown, options: JsonCallOptions = {}): ParsedCall | undefined {
+function toCall(value: unknown, options: JsonCallOptions = {}): ParsedCall | undefined {
   if (!isPlainObject(value)) return undefined;
   if (isPlainObject(value.function) && value.name === undefined) return toCall(value.function, options);
   if (typeof value.tool_name === 'string') {
@@ -42,21 +42,8 @@ function named(name: string, args: string, options: JsonCallOptions): ParsedCall
   return { name, arguments: args };
 }
 
-/** One call object or a non-empty array of them; undefined unless every item is a call. */
-export function toCalls(value: unknown, options: JsonCallOptions = {}): ParsedCall[] | undefined {
-  const items = Array.isArray(value) ? value : [value];
-  if (items.length === 0) return undefined;
-  const calls: ParsedCall[] = [];
-  for (const item of items) {
-    const call = toCall(item, options);
-    if (!call) return undefined;
-    calls.push(call);
-  }
-  return calls;
-}
-
 /** Arguments as JSON object text: objects are stringified, strings kept if they hold an object. */
-export function normalizeArguments(args: unknown): string | undefined {
+function normalizeArguments(args: unknown): string | undefined {
   if (args === undefined || args === null) return '{}';
   if (isPlainObject(args)) return JSON.stringify(args);
   if (typeof args !== 'string') return undefined;

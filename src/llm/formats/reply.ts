@@ -1,5 +1,6 @@
 import type { ToolSchema } from '../types.js';
-import { REASONING_CLOSERS, REASONING_OPENERS, splitChannels } from './channels.js';
+import { REASONING_CLOSERS, REASONING_OPENERS } from './channel-tokens.js';
+import { splitChannels } from './channels.js';
 import { HEADER_STARTS } from './harmony.js';
 import { CALL_MARKERS, findToolCalls } from './index.js';
 import type { FormatContext, ParsedCall } from './types.js';

@@ -110,7 +110,7 @@ interface InvokeDialect {
 }
 
 /** `<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>` inside a block. */
-export function invokeFormat(dialect: InvokeDialect): CallFormat {
+function invokeFormat(dialect: InvokeDialect): CallFormat {
   return {
     name: dialect.name,
     explicit: true,
@@ -199,7 +199,7 @@ export const dsmlFormat = invokeFormat({
 });
 
 /** One newline at each end of a value is how the templates lay the tags out. */
-export function trimPadding(value: string): string {
+function trimPadding(value: string): string {
   return value.replace(/^\r?\n/, '').replace(/\r?\n$/, '');
 }
 

@@ -7,7 +7,7 @@
  * Servers fail closed: one that errors is circuit-broken for a cool-down that doubles while it keeps
  * failing; after it, the next session that would use it checks it first (`GET /models`).
  */
-import type { EndpointSettings } from '../../config/schema.js';
+import type { EndpointSettings } from '../../config/model-schema.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { listModels, pickChatModel, type ServerKind } from '../discover.js';
 import { type ModelInfo, probeModel } from '../probe.js';
