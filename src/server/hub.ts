@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { blindNote } from '../agent/loop.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
+import type { RunMode, WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../store/database.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
@@ -12,7 +13,6 @@ import type { SessionState } from '../tools/types.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
 import type { TurnRelay } from './turn-relay.js';
-import type { RunMode, WireEvent } from './wire.js';
 import { WorkspaceRuntimes } from './workspace-runtimes.js';
 
 export interface HubOptions {

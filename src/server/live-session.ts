@@ -12,11 +12,11 @@ import type { SessionState } from '../tools/types.js';
 import { type AnswerOutcome, ApprovalBook } from './approvals.js';
 import { showingStored, type UnshownMessages, unshownMessages } from './history.js';
 import { describeError, GatewayError } from './problem.js';
-import { EventRecorder, type Subscriber } from './recorder.js';
+import { EventRecorder, type Subscriber } from '../cluster/recorder.js';
 import type { ImageInput } from './schemas.js';
 import { RunTrace } from './tracing.js';
 import type { TurnRelay } from './turn-relay.js';
-import { type RunFacts, type RunMode, usageJson, type WireEvent, wireRun } from './wire.js';
+import { type RunFacts, type RunMode, usageJson, type WireEvent, wireRun } from '../cluster/wire.js';
 
 /** What a finished turn returns over HTTP: the agent_computer reply, with Hearth's stop reason. */
 export interface TurnResult {

@@ -4,7 +4,7 @@ import { PipelineControl } from '../pipeline/steering.js';
 import { openPipelineStorage, type PipelineStorage } from '../pipeline/storage.js';
 import type { Db } from '../store/database.js';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
-import type { WireEvent } from './wire.js';
+import type { WireEvent } from '../cluster/wire.js';
 
 /** How often the journal is read for events other processes recorded. */
 const POLL_MS = 1000;

@@ -4,7 +4,7 @@ import type { Db } from '../store/database.js';
 import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import type { WireEvent } from './wire.js';
+import type { WireEvent } from '../cluster/wire.js';
 
 /** How the gateway runs the scheduler (`createServer({scheduler})`); tests inject the clock. */
 export interface GatewaySchedulerSettings {

@@ -7,18 +7,11 @@
  */
 
 import type { RunningTurn, TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
+import type { TurnDetail } from '../cluster/turn-types.js';
 import type { QueuedTurn, TaskResult } from '../cluster/work-queue.js';
 import type { EventLog } from '../store/event-log.js';
 import type { AnswerOutcome } from './approvals.js';
 import { GatewayError } from './problem.js';
-
-/**
- * What the worker stores as a turn's `detail`: the reply (with `unsteered`, messages steered in
- * too late for the run, for the session's next turn), or why there is none.
- */
-export type TurnDetail =
-  | { result: unknown; unsteered?: string[] }
-  | { error: { status: number; detail: string } };
 
 /** Rows read per query while looking for an approval's request. */
 const PAGE = 500;

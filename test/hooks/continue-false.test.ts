@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { toWire } from '../../src/server/wire.js';
+import { toWire } from '../../src/cluster/wire.js';
 import { type Harness, harness } from '../subagents/support.js';
 import { reply } from '../support/scripted-server.js';
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventRecorder } from '../../src/server/recorder.js';
-import { SessionFeed } from '../../src/server/session-feed.js';
+import { EventRecorder } from '../../src/cluster/recorder.js';
+import { SessionFeed } from '../../src/cluster/session-feed.js';
 import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { waitUntil } from '../support/wait.js';

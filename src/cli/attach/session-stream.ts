@@ -1,5 +1,5 @@
 import { WebSocket } from 'ws';
-import type { WireEvent } from '../../server/wire.js';
+import type { WireEvent } from '../../cluster/wire.js';
 import type { GatewayAddress } from './gateway-client.js';
 
 /** What the gateway says first on every connection. */

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { runLimits } from '../../agent/session-setup.js';
+import { usageJson } from '../../cluster/wire.js';
 import { json, refusals, Usage } from '../schemas.js';
 import { sseResponse } from '../sse.js';
-import { usageJson } from '../wire.js';
 import { type GatewayRoute, route } from './route.js';
 
 // The agent_computer endpoints about the gateway as a whole: health, status, usage, activity.

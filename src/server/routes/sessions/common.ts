@@ -1,6 +1,6 @@
+import { usageJson } from '../../../cluster/wire.js';
 import type { SessionRow, SessionSummary } from '../../../store/sessions.js';
 import { problemResponse } from '../../schemas.js';
-import { usageJson } from '../../wire.js';
 
 export const tags = ['sessions'];
 export const notFound = { 404: problemResponse('No such session') };

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { usageJson } from '../../../cluster/wire.js';
 import { readPlan, readTodos, renderTodos } from '../../../tools/tracking/index.js';
 import { shownMessages } from '../../history.js';
 import { json, Mode, refusals, SessionParams, Since, Todo } from '../../schemas.js';
 import { replayFrom, sseResponse } from '../../sse.js';
-import { usageJson } from '../../wire.js';
 import { type GatewayRoute, route } from '../route.js';
 import { notFound, tags } from './common.js';
 

@@ -11,32 +11,128 @@
  * stored history instead; a call that was under way when the worker died is answered to the model
  * as interrupted (AgentSession.open), so the model decides whether to make it again.
  */
-import type { TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
-import type { QueuedTurn } from '../cluster/work-queue.js';
-import type { ClaimedTask, TaskOutcome } from '../cluster/worker.js';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { describeIgnored } from '../config/security.js';
 import type { ChatMessage } from '../llm/types.js';
+import { openDatabase } from '../store/database.js';
+import type { EventLog } from '../store/event-log.js';
+import { openEventLog } from '../store/open-event-log.js';
 import { SessionNotFoundError } from '../store/sessions.js';
-import type { SessionHub } from './hub.js';
-import type { CompactResult, LiveSession, TurnResult } from './live-session.js';
-import { describeError } from './problem.js';
-import type { ImageInput } from './schemas.js';
-import type { TurnDetail } from './turn-relay.js';
+import { openStorage, type Storage } from '../store/storage.js';
+import { type TurnOrder, TurnQueue } from './turn-queue.js';
+import type {
+  CompactResult,
+  OpenTurnSessions,
+  TurnDetail,
+  TurnResult,
+  TurnSession,
+  TurnSessions,
+} from './turn-types.js';
+import type { QueuedTurn } from './work-queue.js';
+import type { ClaimedTask, TaskOutcome } from './worker.js';
 
-export interface QueuedTurnOptions {
+export interface TurnWorkerOptions {
+  config: Config;
+  /** This machine's database (memory, usage); sessions are in the shared one. */
+  dbPath: string;
+  /** The folder the worker was started in: sessions there run with `config`. */
+  workspace: string;
+  /** The worker's lease: its session leases last as long, and a dead one's are awaited twice that. */
+  leaseSeconds: number;
+  /** The session hub the turns run in (the gateway's, `server/worker-sessions.ts`). */
+  openSessions: OpenTurnSessions;
+  say: (line: string) => void;
+}
+
+export interface TurnWorker {
+  run(task: ClaimedTask & { turn: QueuedTurn }, signal: AbortSignal): Promise<TaskOutcome>;
+  close(): Promise<void>;
+}
+
+/** Finished turns are kept this long (their reply is in the session), and looked for this often. */
+const KEEP_TURNS_SECONDS = 24 * 3600;
+const PRUNE_EVERY_MS = 3600_000;
+
+/**
+ * The gateway turns a `hearth worker` runs: a session hub of the worker's own over the shared
+ * database, built at the first turn, in which each turn runs as a gateway would run it.
+ */
+export function turnWorker(options: TurnWorkerOptions): TurnWorker {
+  const who = `hearth worker on ${hostname()} (pid ${process.pid})`;
+  let opened: Promise<{ hub: TurnSessions; turns: TurnQueue }> | undefined;
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  const onProblem = (message: string) => options.say(`problem: ${message}`);
+  const open = async () => {
+    const { config, dbPath } = options;
+    const db = openDatabase(dbPath);
+    let storage: Storage | undefined;
+    let events: EventLog;
+    try {
+      storage = await openStorage(config, { db, holder: { label: who, ttlMs: options.leaseSeconds * 1000 } });
+      if (storage.kind !== 'postgres') throw new Error('queued turns need the shared database');
+      events = await openEventLog(storage, { writer: who, onProblem });
+    } catch (err) {
+      // Opened again at the next turn: nothing of this try may stay open.
+      await storage?.close().catch(() => undefined);
+      db.close();
+      throw err;
+    }
+    const hub = options.openSessions({
+      db,
+      events,
+      sessions: storage.sessions,
+      config,
+      workspace: resolve(options.workspace),
+      configFor: async (folder) => {
+        const loaded = await loadConfig({
+          workspace: folder,
+          flags: [{ key: 'db_path', value: dbPath, name: 'hearth worker' }],
+        });
+        return { config: loaded.config, notes: describeIgnored(loaded.ignored) };
+      },
+    });
+    return { hub, turns: new TurnQueue(storage.pool, storage.url, onProblem) };
+  };
+  return {
+    async run(task, signal) {
+      opened ??= open();
+      opened.catch(() => {
+        opened = undefined; // a database that was away may be back for the next turn
+      });
+      const { hub, turns } = await opened;
+      if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+        prunedAt = Date.now();
+        turns.prune(KEEP_TURNS_SECONDS).catch((err: unknown) => {
+          onProblem(`could not forget old turns: ${(err as Error).message}`);
+        });
+      }
+      return runQueuedTurn(hub, turns, task, { worker: who, leaseWaitMs: options.leaseSeconds * 2000, signal });
+    },
+    async close() {
+      const held = await opened?.catch(() => undefined);
+      await held?.turns.close();
+      await held?.hub.close();
+    },
+  };
+}
+
+interface QueuedTurnOptions {
   /** How this worker is named in the turn's row (as in its run leases: "hearth worker on gpu-box (pid 4242)"). */
   worker: string;
   /** How long to wait for another holder's run lease of the session (a dead worker's lapses). */
   leaseWaitMs: number;
   /** The worker stops: the turn is stopped, and goes back to the queue. */
   signal: AbortSignal;
-  onProblem: (message: string) => void;
 }
 
 /** Between looks at a lease another holder has. */
 const LEASE_LOOK_MS = 500;
 
-export async function runQueuedTurn(
-  hub: SessionHub,
+async function runQueuedTurn(
+  hub: TurnSessions,
   turns: TurnQueue,
   task: ClaimedTask & { turn: QueuedTurn },
   options: QueuedTurnOptions,
@@ -52,7 +148,7 @@ export async function runQueuedTurn(
   } catch (err) {
     // Deleted since it was queued: an answer, not something to try again.
     if (!(err instanceof SessionNotFoundError)) throw err;
-    const { status, detail } = describeError(err);
+    const { status, detail } = hub.describe(err);
     return { status: 'failed', reason: detail, detail: { error: { status, detail } } satisfies TurnDetail };
   }
   const messages = history.length;
@@ -72,7 +168,7 @@ export async function runQueuedTurn(
       ? live.compact()
       : live.send({
           // Images the gateway checked against its schema before it queued them.
-          ...(resumed ? {} : { text: turn.text, images: turn.images as ImageInput[] | undefined }),
+          ...(resumed ? {} : { text: turn.text, images: turn.images }),
           mode: turn.mode,
           model: turn.model,
         });
@@ -117,7 +213,7 @@ export async function runQueuedTurn(
       completionTokens: usage?.completion_tokens ?? 0,
     };
   } catch (err) {
-    const { status, detail } = describeError(err);
+    const { status, detail } = hub.describe(err);
     return { status: 'failed', reason: detail, sessionId: id, detail: { error: { status, detail } } };
   } finally {
     unfollow();
@@ -141,7 +237,7 @@ function steersTaken(since: ChatMessage[], own: string | undefined): string[] {
 }
 
 /** Carries out an order sent to the turn through any gateway; false when nothing ran to take it. */
-async function obey(live: LiveSession, order: TurnOrder): Promise<boolean> {
+async function obey(live: TurnSession, order: TurnOrder): Promise<boolean> {
   try {
     if (order.kind === 'steer') return await live.steer(order.text);
     if (order.kind === 'abort') return await live.abort();
@@ -160,7 +256,7 @@ async function obey(live: LiveSession, order: TurnOrder): Promise<boolean> {
  * Waits until no other process holds the session's run lease; throws (the queue tries the turn
  * again later) when it is still held after `leaseWaitMs`.
  */
-async function leaseFree(hub: SessionHub, id: string, options: QueuedTurnOptions): Promise<void> {
+async function leaseFree(hub: TurnSessions, id: string, options: QueuedTurnOptions): Promise<void> {
   const until = Date.now() + options.leaseWaitMs;
   for (;;) {
     const holder = await hub.store.leases.heldElsewhere(id);

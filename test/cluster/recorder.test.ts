@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EventRecorder } from '../../src/server/recorder.js';
+import { EventRecorder } from '../../src/cluster/recorder.js';
 import { type Db, openDatabase } from '../../src/store/database.js';
 import { SqliteEventLog } from '../../src/store/events.js';
 import { SessionStore } from '../../src/store/sessions.js';
