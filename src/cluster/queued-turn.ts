@@ -109,7 +109,11 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
           onProblem(`could not forget old turns: ${(err as Error).message}`);
         });
       }
-      return runQueuedTurn(hub, turns, task, { worker: who, leaseWaitMs: options.leaseSeconds * 2000, signal });
+      return runQueuedTurn(hub, turns, task, {
+        worker: who,
+        leaseWaitMs: options.leaseSeconds * 2000,
+        signal,
+      });
     },
     async close() {
       const held = await opened?.catch(() => undefined);

@@ -5,11 +5,11 @@
  * `server/worker-sessions.ts`, so that cluster/ never imports the gateway).
  */
 import type { DoneEvent } from '../agent/events.js';
+import type { Config } from '../config/schema.js';
+import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { Db } from '../store/database.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import type { Config } from '../config/schema.js';
-import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { RunMode, usageJson } from './wire.js';
 import type { QueuedTurn } from './work-queue.js';
 

@@ -1,8 +1,8 @@
 import { failedResult } from '../agent/tool-message.js';
+import type { EventRecorder } from '../cluster/recorder.js';
 import type { ChatMessage } from '../llm/types.js';
 import { withoutMemoryBlock } from '../memory/memory-block.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import type { EventRecorder } from '../cluster/recorder.js';
 
 /** A stored message as `GET /api/sessions/{id}/history` gives it. */
 export type ShownMessage = ChatMessage & { text?: string; success?: boolean };

@@ -10,7 +10,7 @@ import type { EventLog, LogNotice } from '../store/event-log.js';
 import { SqliteEventLog } from '../store/events.js';
 import type { SessionRow, SessionStorage } from '../store/session-storage.js';
 import type { SessionState } from '../tools/types.js';
-import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
+import { type LiveSession, type OpenedAgent, openLiveSession, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
 import type { TurnRelay } from './turn-relay.js';
 import { WorkspaceRuntimes } from './workspace-runtimes.js';
@@ -103,7 +103,7 @@ export class SessionHub implements SessionHost {
       const journal = await this.store.journal(id);
       live = this.live.get(id);
       if (!live) {
-        live = new LiveSession(id, this, journal.state);
+        live = openLiveSession(id, this, journal.state);
         this.live.set(id, live);
         this.sweepSoon();
       }
@@ -158,7 +158,7 @@ export class SessionHub implements SessionHost {
     const writer = (await this.events.writer(id)) ?? 'another process';
     const known = this.live.get(id);
     if (known) return known;
-    const remote = new LiveSession(id, this, watchedState(), writer);
+    const remote = openLiveSession(id, this, watchedState(), writer);
     this.live.set(id, remote);
     return remote;
   }

@@ -1,10 +1,10 @@
+import type { WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
 import type { JournalEntry } from '../pipeline/journal.js';
 import { PipelineControl } from '../pipeline/steering.js';
 import { openPipelineStorage, type PipelineStorage } from '../pipeline/storage.js';
 import type { Db } from '../store/database.js';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
-import type { WireEvent } from '../cluster/wire.js';
 
 /** How often the journal is read for events other processes recorded. */
 const POLL_MS = 1000;

@@ -1,10 +1,10 @@
+import type { WireEvent } from '../cluster/wire.js';
 import type { Runner, SchedulerEvent } from '../scheduler/scheduler.js';
 import { SchedulerService } from '../scheduler/service.js';
 import type { Db } from '../store/database.js';
 import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import type { WireEvent } from '../cluster/wire.js';
 
 /** How the gateway runs the scheduler (`createServer({scheduler})`); tests inject the clock. */
 export interface GatewaySchedulerSettings {

@@ -9,8 +9,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import type { ChatMessage } from '../../src/llm/types.js';
 import { toWire } from '../../src/cluster/wire.js';
+import type { ChatMessage } from '../../src/llm/types.js';
 import { type Harness, harness } from '../subagents/support.js';
 import { reply } from '../support/scripted-server.js';
 

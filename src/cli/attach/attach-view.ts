@@ -1,6 +1,6 @@
 import type { DoneEvent } from '../../agent/events.js';
-import type { ApprovalRequest } from '../../permissions/gate.js';
 import { fromWire, type WireEvent } from '../../cluster/wire.js';
+import type { ApprovalRequest } from '../../permissions/gate.js';
 import { type ApprovalIo, askApproval } from '../approval-prompt.js';
 import { type Style, TerminalRenderer } from '../render.js';
 import { visible } from '../sanitize.js';
