@@ -22,7 +22,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Each function-like node with a body in `text`: where it is and how many lines it spans. */
-export function functionLengths(file: string, text: string): Array<{ name: string; lines: number }> {
+function functionLengths(file: string, text: string): Array<{ name: string; lines: number }> {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: Array<{ name: string; lines: number }> = [];
   const visit = (node: ts.Node) => {

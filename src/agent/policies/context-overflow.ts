@@ -29,7 +29,7 @@ export function contextOverflowRetry(): Policy {
       }
       return 'again';
     },
-    async *afterReply() {
+    afterReply() {
       retried = false;
       return undefined;
     },

@@ -6,7 +6,7 @@ const NUDGE = 'Your last reply was empty. Continue the task: call a tool, or giv
 export function emptyReplyNudge(): Policy {
   let nudged = false;
   return {
-    async *afterReply(reply) {
+    afterReply(reply) {
       if (reply.toolCalls.length > 0) nudged = false;
       return undefined;
     },

@@ -10,8 +10,11 @@ import type { RunState } from '../run-state.js';
  */
 export type Verdict = DoneEvent | 'again' | undefined;
 
-/** A policy's work at one point: the events it says, then its verdict. */
-export type PolicyStep = AsyncGenerator<AgentEvent, Verdict>;
+/**
+ * A policy's work at one point: its verdict, or, when it has something to say (warnings, hook
+ * output), a generator of those events that returns its verdict.
+ */
+export type PolicyStep = AsyncGenerator<AgentEvent, Verdict> | Verdict;
 
 /** A reply as recorded: capped to the window, in the history, its usage reported. */
 export interface Reply {
@@ -49,12 +52,9 @@ export async function* consult(
   step: (policy: Policy) => PolicyStep | undefined,
 ): AsyncGenerator<AgentEvent, Verdict> {
   for (const policy of policies) {
-    const verdict = yield* step(policy) ?? none();
+    const answer = step(policy);
+    const verdict = typeof answer === 'object' && 'next' in answer ? yield* answer : answer;
     if (verdict !== undefined) return verdict;
   }
-  return undefined;
-}
-
-async function* none(): PolicyStep {
   return undefined;
 }

@@ -8,11 +8,11 @@ import type { Policy } from './policy.js';
 export function todoNudges(limit: number): Policy {
   let nudges = 0;
   return {
-    async *afterReply(reply) {
+    afterReply(reply) {
       if (reply.toolCalls.length > 0) nudges = 0;
       return undefined;
     },
-    async *beforeEnd(ending, run) {
+    beforeEnd(ending, run) {
       if (ending.by !== 'answer' || nudges >= limit) return undefined;
       const open = readTodos(run.ctx.durable).filter((t) => t.status !== 'done');
       if (open.length === 0) return undefined;

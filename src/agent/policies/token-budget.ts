@@ -31,7 +31,7 @@ export function tokenBudget(budget: number | undefined): Policy {
       }
       return undefined;
     },
-    async *afterCalls(_reply, _calls, run) {
+    afterCalls(_reply, _calls, run) {
       if (note) {
         run.append(note);
         note = undefined;
