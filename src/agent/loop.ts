@@ -4,12 +4,9 @@ import type { ChatMessage, ImagePart } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/sessions.js';
-import type { SubagentPort } from '../subagents/types.js';
-import type { MemoryPort } from '../tools/memory/port.js';
-import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SessionScratch } from '../tools/scratch.js';
-import type { SessionState, WakeupPort } from '../tools/types.js';
+import type { SessionState } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import type { AgentEvent } from './events.js';
 import { runPolicies } from './policies/index.js';
@@ -41,10 +38,6 @@ export interface RunAgentOptions {
    * message keeps user and assistant alternating, which strict chat templates require.
    */
   preface?: string;
-  /** Long-term memory for the memory tools, bound to this session. */
-  memory?: MemoryPort;
-  /** The workspace's pipeline, for the pipeline tools; unset where there is none. */
-  pipeline?: PipelinePort;
   workspace: string;
   gate: PermissionGate;
   /** Asks about calls that need an answer; unset, such a call pauses the run. */
@@ -73,8 +66,6 @@ export interface RunAgentOptions {
   scratch?: SessionScratch;
   /** Durable per-session state for tools (todos, plan, checkpoints). */
   durable?: SessionState;
-  /** Wake-ups of the stored session (the schedule_wakeup tool). */
-  wakeups?: WakeupPort;
   /** Messages the user sent while the run goes on; taken at the next safe point (see SteeringQueue). */
   steering?: SteeringQueue;
   /** Called with every message appended to the history, as it is appended. */
@@ -84,8 +75,6 @@ export interface RunAgentOptions {
   hooks?: SessionHooks;
   /** Context a SessionStart hook gave, added to this run's task message. */
   startContext?: string[];
-  /** Where the spawn tools start sub-agents; unset where sub-agents are off. */
-  subagents?: SubagentPort;
 }
 
 /**

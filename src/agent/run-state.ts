@@ -45,10 +45,6 @@ export class RunState {
         return sideModel(options.llm, run.window);
       },
       progress: () => {},
-      wakeups: options.wakeups,
-      ...(options.subagents ? { subagents: options.subagents } : {}),
-      ...(options.memory ? { memory: options.memory } : {}),
-      ...(options.pipeline ? { pipeline: options.pipeline } : {}),
     };
   }
 
