@@ -140,3 +140,4 @@ export type SubagentEvent =
 
 export type DoneEvent = Extract<AgentEvent, { type: 'done' }>;
 export type ToolResultEvent = Extract<AgentEvent, { type: 'tool_result' }>;
+export type UsageEvent = Extract<AgentEvent, { type: 'usage' }>;

@@ -14,12 +14,11 @@ import type { SessionStorage } from '../store/session-storage.js';
 import { openStorage, type Storage } from '../store/storage.js';
 import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
-import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
-import { readProjectContext } from './project-context.js';
-import type { SessionDeps, SessionMemory } from './session.js';
+import { type ProjectContext, readProjectContext } from './project-context.js';
+import type { SessionDeps } from './session-deps.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 /** A workspace's tools, permissions, prompt, store and sandbox; src/setup/ assembles the full one for every surface. */
@@ -46,8 +45,8 @@ export interface Runtime {
   loadNotes: string[];
   /** Prompts the user runs by name (skills). */
   commands: NamedPrompt[];
-  /** Completes each session's deps for sub-agents; unset where they are off. */
-  subagents?: SessionWiring;
+  /** What the subsystems above agent/ add to each session's deps, in order (src/setup/ wires them). */
+  wiring: readonly SessionWiring[];
   /**
    * Where sessions are kept, opened on first use: the shared PostgreSQL database when `storage`
    * is set, else the SQLite file (src/store/storage.ts).
@@ -57,13 +56,6 @@ export interface Runtime {
   sessions(): Promise<SessionStorage>;
   /** The SQLite file, opened on first use: the scheduler, the pipeline and memory keep their tables there. */
   database(): Db;
-  /**
-   * Long-term memory for sessions on this server, opened on first use; undefined when memory is
-   * off or no memory was wired in (src/setup/ wires it).
-   */
-  memory(connection: Connection | undefined): Promise<SessionMemory | undefined>;
-  /** The workspace's pipeline, for the pipeline tools; unset where it has none (they are then not offered). */
-  pipeline?: PipelinePort;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
   /**
@@ -76,10 +68,14 @@ export interface Runtime {
 }
 
 /**
- * Turns a session's deps into those of one whose runs may start sub-agents (src/subagents/
- * setup.ts makes it): the port the spawn tools use, and the client pinned to its server slot.
+ * A subsystem above agent/ as sessions get it (src/setup/ makes them: wake-ups, sub-agents,
+ * memory): it adds its parts to each session's deps (tools bound to the session, a preface, a
+ * client pinned to a server slot), and releases what it opened when the runtime closes.
  */
-export type SessionWiring = (deps: SessionDeps, connection: Connection) => SessionDeps;
+export interface SessionWiring {
+  wire(deps: SessionDeps, connection: Connection, runtime: Runtime): SessionDeps | Promise<SessionDeps>;
+  close?(): Promise<void>;
+}
 
 export interface RuntimeOptions {
   /** Extra instructions appended to the system prompt, fixed for the session. */
@@ -102,26 +98,20 @@ export interface RuntimeOptions {
   groupsOn?: string[];
   /** Tools offered unless switched off: the caller's own, the skill tool, agent-made tools. */
   extraTools?: AnyTool[];
-  subagents?: SessionWiring;
+  /** What the subsystems above agent/ add to each session's deps, in order; closed with the runtime. */
+  wiring?: SessionWiring[];
   /** More sections for the system prompt, after the project's notes (the list of skills). */
   promptSections?: string[];
   /** Prompts the user runs by name (skills): `/NAME args` in the REPL, `--skill NAME`. */
   commands?: NamedPrompt[];
   /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
   loadNotes?: string[];
-  /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
-  memory?: MemoryFactory;
   /**
-   * The workspace's pipeline (in the session database, or the shared one of `storage`), or
-   * undefined where it has none (src/pipeline is above agent/, so it is passed in). Asked once,
-   * when the tools are chosen.
+   * The tools bound to the workspace's own ports (the pipeline's, in the session database or the
+   * shared one of `storage`), each paired with the catalog's unbound tool it stands for; asked
+   * once, when the tools are chosen. A tool that needs a setting is offered once bound.
    */
-  pipeline?: (db: () => Db, workspace: string, config: Config) => PipelinePort | undefined;
-}
-
-/** Closes a memory the runtime opened, if it opened (memory that failed to open has nothing to close). */
-async function closeMemory(opened: Promise<SessionMemory>): Promise<void> {
-  await (await opened.catch(() => undefined))?.close();
+  workspaceTools?: (db: () => Db, workspace: string, config: Config) => ReadonlyMap<AnyTool, AnyTool>;
 }
 
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
@@ -131,13 +121,6 @@ export interface NamedPrompt {
   task(args: string): string;
 }
 
-export type MemoryFactory = (ports: {
-  db: Db;
-  config: Config;
-  workspace: string;
-  connection: Connection | undefined;
-}) => Promise<SessionMemory>;
-
 /** The core every surface needs, built once from the config at the edge (src/setup/ adds the subsystems above agent/). */
 export async function createRuntime(
   config: Config,
@@ -145,37 +128,93 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
-  const web: WebAccess = {
-    policy: { allow: config.web.allow_private },
-    timeoutMs: config.web.timeout * 1000,
-    maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
-    browser: config.web.browser,
-    searxng: config.web.search?.searxng_url,
-  };
+  const web = webAccess(config);
   let db: Db | undefined;
   const dbPath = defaultDbPath(config);
   const openDb = () => {
     db ??= options.db ?? openDatabase(dbPath);
     return db;
   };
-  const pipeline = options.pipeline?.(openDb, workspace, config);
+  const bound = options.workspaceTools?.(openDb, workspace, config) ?? new Map<AnyTool, AnyTool>();
   const tools = buildRegistry(
-    {
-      ...config.tools,
-      also: options.groupsOn,
-      configured: configuredTools(web, { pipeline: pipeline !== undefined }),
-    },
+    { ...config.tools, also: options.groupsOn, configured: configuredTools(web, bound.keys()) },
     options.extraTools ?? [],
     options.external,
     options.groups,
-  );
-  const extra = options.instructions?.trim();
+  ).bind(bound);
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
+  const sandbox = sandboxOf(config, workspace, gate);
   let storage: Promise<Storage> | undefined;
+  // On SQLite the sessions share the one open file; closing the runtime closes it.
+  const openSessions = () => {
+    // A database that was down is tried again on the next use.
+    storage ??= (
+      options.storage
+        ? Promise.resolve(options.storage)
+        : openStorage(config, {
+            ...(config.storage ? {} : { db: openDb() }),
+            ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
+          })
+    ).catch((err) => {
+      storage = undefined;
+      throw err;
+    });
+    return storage;
+  };
+  const wiring = options.wiring ?? [];
+  const promptFor = systemPrompts(workspace, await readProjectContext(workspace), tools, options);
+  return {
+    config,
+    workspace,
+    tools,
+    external: options.external,
+    gate,
+    hooks: await Hooks.create(config.hooks, { workspace }),
+    transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
+    web,
+    configNotes: options.configNotes ?? [],
+    commands: options.commands ?? [],
+    loadNotes: options.loadNotes ?? [],
+    wiring,
+    systemPrompt: promptFor(config.native_tools !== false),
+    systemPromptFor: (connection) => promptFor(connection.nativeTools),
+    storage: openSessions,
+    async sessions() {
+      return options.sessions ?? (await openSessions()).sessions;
+    },
+    database: openDb,
+    sandbox: sandbox.get,
+    sandboxForSession: sandbox.forSession,
+    async close() {
+      await options.external?.close();
+      await (await storage?.catch(() => undefined))?.close();
+      await Promise.all(wiring.map((wired) => wired.close?.()));
+      db?.close();
+      await sandbox.dispose();
+    },
+  };
+}
+
+function webAccess(config: Config): WebAccess {
+  return {
+    policy: { allow: config.web.allow_private },
+    timeoutMs: config.web.timeout * 1000,
+    maxBytes: Math.round(config.web.max_mb * 1024 * 1024),
+    browser: config.web.browser,
+    searxng: config.web.search?.searxng_url,
+  };
+}
+
+/**
+ * The workspace's sandbox, created on first use (probing the backends costs a trial run). Sessions
+ * take it with its warning (no sandbox found) the first time only, so that it is said once however
+ * many sessions and runs follow.
+ */
+function sandboxOf(config: Config, workspace: string, gate: PermissionGate) {
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
-  const getSandbox = (): Promise<SandboxChoice> => {
+  const get = (): Promise<SandboxChoice> => {
     const settings = config.sandbox;
     sandbox ??= createSandbox(settings.mode, {
       workspace,
@@ -195,29 +234,30 @@ export async function createRuntime(
     });
     return sandbox;
   };
-  // Kept per server: a REPL that started without one opens memory again once it connects.
-  let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
-  // On SQLite the sessions share the one open file; closing the runtime closes it.
-  const openSessions = () => {
-    // A database that was down is tried again on the next use.
-    storage ??= (
-      options.storage
-        ? Promise.resolve(options.storage)
-        : openStorage(config, {
-            ...(config.storage ? {} : { db: openDb() }),
-            ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
-          })
-    ).catch((err) => {
-      storage = undefined;
-      throw err;
-    });
-    return storage;
+  return {
+    get,
+    async forSession(): Promise<SandboxChoice> {
+      const choice = await get();
+      if (warned) return { ...choice, warning: undefined };
+      warned = true;
+      return choice;
+    },
+    async dispose(): Promise<void> {
+      await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
+    },
   };
-  // Every memory opened, closed with the runtime: a session may still hold one the REPL replaced.
-  const memories: Array<Promise<SessionMemory>> = [];
-  const context = await readProjectContext(workspace);
+}
+
+/** The system prompt for tools sent natively or described in it, each built once. */
+function systemPrompts(
+  workspace: string,
+  context: ProjectContext,
+  tools: ToolRegistry,
+  options: Pick<RuntimeOptions, 'promptSections' | 'instructions'>,
+): (nativeTools: boolean) => string {
+  const extra = options.instructions?.trim();
   const prompts = new Map<boolean, string>();
-  const promptFor = (nativeTools: boolean) => {
+  return (nativeTools) => {
     let prompt = prompts.get(nativeTools);
     if (prompt === undefined) {
       prompt = buildSystemPrompt({
@@ -230,53 +270,5 @@ export async function createRuntime(
       prompts.set(nativeTools, prompt);
     }
     return prompt;
-  };
-  return {
-    config,
-    workspace,
-    tools,
-    external: options.external,
-    gate,
-    hooks: await Hooks.create(config.hooks, { workspace }),
-    transcriptDir: join(dbPath === ':memory:' ? tmpdir() : dirname(dbPath), 'transcripts'),
-    web,
-    configNotes: options.configNotes ?? [],
-    commands: options.commands ?? [],
-    loadNotes: options.loadNotes ?? [],
-    ...(options.subagents ? { subagents: options.subagents } : {}),
-    ...(pipeline ? { pipeline } : {}),
-    systemPrompt: promptFor(config.native_tools !== false),
-    systemPromptFor: (connection) => promptFor(connection.nativeTools),
-    storage: openSessions,
-    async sessions() {
-      return options.sessions ?? (await openSessions()).sessions;
-    },
-    database: openDb,
-    memory(connection) {
-      const factory = options.memory;
-      if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
-      if (!memory || memory.server !== connection?.baseUrl) {
-        memory = {
-          server: connection?.baseUrl,
-          opened: factory({ db: openDb(), config, workspace, connection }),
-        };
-        memories.push(memory.opened);
-      }
-      return memory.opened;
-    },
-    sandbox: getSandbox,
-    async sandboxForSession() {
-      const choice = await getSandbox();
-      if (warned) return { ...choice, warning: undefined };
-      warned = true;
-      return choice;
-    },
-    async close() {
-      await options.external?.close();
-      await (await storage?.catch(() => undefined))?.close();
-      await Promise.all(memories.map(closeMemory));
-      db?.close();
-      await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
-    },
   };
 }

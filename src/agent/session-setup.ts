@@ -4,7 +4,8 @@ import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver, PermissionGate } from '../permissions/gate.js';
 import type { SessionRow } from '../store/session-storage.js';
 import type { Runtime } from './runtime.js';
-import { AgentSession, type SessionDeps } from './session.js';
+import { AgentSession } from './session.js';
+import type { SessionDeps } from './session-deps.js';
 
 /** Everything a session is assembled from; the one-shot runner and the REPL both go through here. */
 export interface SessionSetup {
@@ -44,8 +45,9 @@ export async function openSession(setup: SessionSetup, resume?: SessionRow): Pro
 }
 
 /**
- * What a session of this runtime runs with: its tools, gate, hooks, memory, sandbox and, where they
- * are on, sub-agents. Every surface's sessions get theirs here, so none of them misses a part.
+ * What a session of this runtime runs with: its tools, gate, hooks and sandbox, then what the
+ * subsystems wired into the runtime add (wake-ups, sub-agents, memory). Every surface's sessions
+ * get theirs here, so none of them misses a part.
  */
 export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
   const { runtime, connection, deepWork } = setup;
@@ -67,10 +69,10 @@ export async function sessionDeps(setup: SessionSetup): Promise<SessionDeps> {
     compactionThreshold: config.compaction.threshold,
     hooks: runtime.hooks,
     transcriptDir: runtime.transcriptDir,
-    memory: await runtime.memory(connection),
-    ...(runtime.pipeline ? { pipeline: runtime.pipeline } : {}),
   };
-  return runtime.subagents ? runtime.subagents(base, connection) : base;
+  let deps = base;
+  for (const wiring of runtime.wiring) deps = await wiring.wire(deps, connection, runtime);
+  return deps;
 }
 
 /**

@@ -1,111 +1,22 @@
-import type { Hooks, SessionHooks } from '../hooks/hooks.js';
-import { writeTranscript } from '../hooks/transcript.js';
-import type { LlmClient } from '../llm/client.js';
+import type { SessionHooks } from '../hooks/hooks.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
-import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { SandboxSource } from '../sandbox/types.js';
+import type { ApprovalAnswer } from '../permissions/gate.js';
 import { leaseRefusal, refused } from '../store/run-lease.js';
-import type { SessionJournal, SessionRow, SessionStorage } from '../store/session-storage.js';
-import type { SubagentPort } from '../subagents/types.js';
-import type { MemoryPort } from '../tools/memory/port.js';
-import type { PipelinePort } from '../tools/pipeline/port.js';
+import type { SessionJournal, SessionRow } from '../store/session-storage.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { SessionScratch } from '../tools/scratch.js';
-import { truncateMiddle } from '../tools/truncate.js';
-import type { WakeupPort } from '../tools/types.js';
-import type { WebAccess } from '../tools/web/access.js';
 import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent, SessionEvent } from './events.js';
-import { runAgent, unansweredCalls } from './loop.js';
+import { type RunAgentOptions, runAgent } from './loop.js';
+import { unansweredCalls } from './pending-calls.js';
+import type { SessionDeps } from './session-deps.js';
+import { boundedDisplay, COMPACTION_KEY, type CompactionRecord, storedHistory } from './session-history.js';
+import { sessionHooks } from './session-hooks.js';
 import { toolResultMessage } from './tool-message.js';
 
-export interface SessionDeps {
-  store: SessionStorage;
-  llm: LlmClient;
-  tools: ToolRegistry;
-  gate: PermissionGate;
-  sandbox: SandboxSource;
-  web?: WebAccess;
-  /** Whether the model accepts images; unknown when unset. */
-  vision?: boolean;
-  /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
-  approve?: Approver;
-  workspace: string;
-  maxIterations: number;
-  tokenBudget?: number;
-  todoNudges?: number;
-  contextWindow?: number;
-  compactionThreshold?: number;
-  /** The configured hooks; unset or empty, none run. A sub-agent's session has its parent's. */
-  hooks?: Hooks;
-  /** Where the JSONL transcript hook scripts read is written (outside the workspace). */
-  transcriptDir?: string;
-  /** A sub-agent's agent definition, by name: its hooks' `agent_type` (SubagentStop matches on it). */
-  agentType?: string;
-  /** Gives the session's runs their sub-agents, bound to the session's id; unset where they are off. */
-  subagents?: (sessionId: string) => SubagentPort;
-  /** Long-term memory; unset: no memory block, and the memory tools say memory is off. */
-  memory?: SessionMemory;
-  /** The workspace's pipeline, for the pipeline tools; unset where there is none. */
-  pipeline?: PipelinePort;
-}
-
-/** Long-term memory as a session uses it (src/memory implements it; the CLI wires it in). */
-export interface SessionMemory {
-  /** The memory tools' port, bound to a session: what they keep links to its message. */
-  forSession(origin: { sessionId: string; messageSeq(): number }): MemoryPort;
-  /**
-   * What a new session's first message starts with, before its task: the memories that task
-   * needs. Undefined when there is nothing to say. The system prompt stays as it is, so the
-   * cached prefix is untouched.
-   */
-  preface(task: string, signal?: AbortSignal): Promise<string | undefined>;
-  /** Releases what it holds (a PostgreSQL pool); the runtime calls it when it closes or replaces it. */
-  close(): Promise<void>;
-}
-
-/** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */
-interface CompactionRecord {
-  fromSeq: number;
-  history: ChatMessage[];
-}
-
-const COMPACTION_KEY = 'compaction';
-
-/**
- * Starts a stored session's conversation over from its system prompt (the gateway's `clear`). The
- * stored messages stay, as after a compaction: the history simply begins after them.
- */
-export async function restartConversation(store: SessionStorage, id: string): Promise<void> {
-  const stored = await store.messages(id);
-  if (stored.length === 0) return;
-  const record: CompactionRecord = { fromSeq: stored.length, history: stored.slice(0, 1) };
-  await store.writeState(id, COMPACTION_KEY, record);
-}
-
-/** A session's history as stored (the compacted part, then what came after it), and how many messages it has stored. */
-async function storedHistory(
-  store: SessionStorage,
-  journal: SessionJournal,
-  id: string,
-): Promise<{ history: ChatMessage[]; count: number }> {
-  // Another process may have run it since this process last loaded its state.
-  await journal.reload();
-  const stored = await store.messages(id);
-  const compaction = journal.state.get(COMPACTION_KEY) as CompactionRecord | undefined;
-  const history = compaction ? [...compaction.history, ...stored.slice(compaction.fromSeq)] : stored;
-  return { history, count: stored.length };
-}
-
-/** What a tool_result event carries of a call's display; the whole of it stays in the store. */
-const DISPLAY_EVENT_CHARS = 16_000;
-
-function boundedDisplay(display: string, sessionId: string, callId: string): string {
-  return truncateMiddle(display, DISPLAY_EVENT_CHARS, {
-    hint: `the full output is kept: hearth sessions output ${sessionId} ${callId}`,
-  }).text;
-}
+export type { SessionDeps, SessionOrigin, SessionTools } from './session-deps.js';
+export { restartConversation } from './session-history.js';
 
 const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
@@ -127,6 +38,8 @@ export class AgentSession {
   private startContext: string[] = [];
   /** A smaller window the server's context-exceeded error taught a run; later runs budget with it. */
   private learnedWindow: number | undefined;
+  /** The runtime's tools, with those bound to this session's ports in place of their unbound ones. */
+  private readonly tools: ToolRegistry;
 
   private constructor(
     private readonly deps: SessionDeps,
@@ -138,29 +51,11 @@ export class AgentSession {
     private stored: number,
     started: 'startup' | 'resume',
   ) {
-    if (deps.hooks && deps.hooks.count > 0) {
-      const dir = deps.transcriptDir;
-      const transcriptOf = (id: string, messages: () => Promise<readonly ChatMessage[]>) => async () =>
-        dir ? writeTranscript(dir, id, await messages()) : '';
-      const transcript = (id: string, messages: () => readonly ChatMessage[]) =>
-        transcriptOf(id, async () => messages());
-      const own = { id: row.id, transcript: transcript(row.id, () => this.messages) };
-      const permissionMode = () => deps.gate.mode;
-      const parentId = row.depth > 0 ? row.parentId : null;
-      // A sub-agent's session is part of its parent's: no SessionStart, SubagentStop for Stop, and
-      // its hooks name the parent's session, as Claude Code's do.
-      if (!parentId) this.startSource = started;
-      this.hooks = deps.hooks.forSession(
-        parentId
-          ? {
-              id: parentId,
-              transcript: transcriptOf(parentId, () => deps.store.messages(parentId)),
-              permissionMode,
-              agent: { ...own, ...(deps.agentType ? { type: deps.agentType } : {}) },
-            }
-          : { ...own, permissionMode },
-      );
-    }
+    const hooked = sessionHooks(deps, row, () => this.messages);
+    this.hooks = hooked?.hooks;
+    if (hooked && !hooked.parentOwned) this.startSource = started;
+    const bound = deps.sessionTools?.({ sessionId: row.id, messageSeq: () => this.stored - 1 });
+    this.tools = bound ? deps.tools.bind(bound) : deps.tools;
   }
 
   get id(): string {
@@ -311,59 +206,20 @@ export class AgentSession {
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
     images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
-    const { journal } = this;
-    if (task && !this.row.title) {
-      this.row.title = task.replace(/\s+/g, ' ').trim().slice(0, 80);
-      journal.update({ title: this.row.title });
-    }
-    this.setStatus('active');
-    yield this.identity;
-    if (this.hooks && this.startSource) {
-      const started = await this.hooks.sessionStart(this.startSource, signal);
-      this.startSource = undefined;
-      this.startContext.push(...started.context);
-      for (const message of started.notes) yield { type: 'warning', message };
-      if (started.stop) {
-        // `continue: false`: the model is not asked; the reason is for the user only.
-        this.setStatus('completed');
-        yield {
-          type: 'done',
-          reason: 'blocked',
-          text: `A SessionStart hook stopped the run: ${started.stop}`,
-          turns: 0,
-        };
-        return;
-      }
-    }
+    if (!(yield* this.begin(task, signal))) return;
     const startContext = task === undefined ? [] : this.startContext.splice(0);
-    const preface = yield* this.memoryPreface(task, signal);
+    const preface = yield* this.preface(task, signal);
+    const { journal } = this;
     let turnStarted = performance.now();
     for await (const event of runAgent({
-      ...this.deps,
-      contextWindow: this.contextWindow,
-      onContextWindow: (window) => {
-        this.learnedWindow = window;
-      },
+      ...this.runSettings(),
       messages: this.messages,
       task,
       taskImages: images,
       preface,
-      memory: this.deps.memory?.forSession({ sessionId: this.id, messageSeq: () => this.stored - 1 }),
       answers,
       signal,
-      scratch: this.scratch,
-      durable: journal.state,
-      wakeups: this.wakeups(),
-      steering: {
-        waiting: () => this.steering.length > 0,
-        take: () => this.steering.splice(0),
-      },
-      onMessage: (message) => this.persist(message),
-      onCompact: (history) => this.recordCompaction(history),
-      onAudit: (entry) => journal.recordAudit(entry),
-      hooks: this.hooks,
       startContext,
-      subagents: this.deps.subagents?.(this.id),
     })) {
       if (event.type === 'turn_start') {
         // What the last step wrote is stored before the model is asked again.
@@ -397,6 +253,63 @@ export class AgentSession {
     }
   }
 
+  /**
+   * The run's start: the title from its first task, the status, the session event and, once per
+   * opened session, SessionStart. False when a SessionStart hook ended the run before the model is asked.
+   */
+  private async *begin(task: string | undefined, signal: AbortSignal): AsyncGenerator<AgentEvent, boolean> {
+    if (task && !this.row.title) {
+      this.row.title = task.replace(/\s+/g, ' ').trim().slice(0, 80);
+      this.journal.update({ title: this.row.title });
+    }
+    this.setStatus('active');
+    yield this.identity;
+    if (!this.hooks || !this.startSource) return true;
+    const started = await this.hooks.sessionStart(this.startSource, signal);
+    this.startSource = undefined;
+    this.startContext.push(...started.context);
+    for (const message of started.notes) yield { type: 'warning', message };
+    if (!started.stop) return true;
+    // `continue: false`: the model is not asked; the reason is for the user only.
+    this.setStatus('completed');
+    const text = `A SessionStart hook stopped the run: ${started.stop}`;
+    yield { type: 'done', reason: 'blocked', text, turns: 0 };
+    return false;
+  }
+
+  /** What every run of this session runs with, whatever its task. */
+  private runSettings(): Omit<RunAgentOptions, 'messages'> {
+    const { deps, journal } = this;
+    return {
+      llm: deps.llm,
+      tools: this.tools,
+      gate: deps.gate,
+      sandbox: deps.sandbox,
+      web: deps.web,
+      vision: deps.vision,
+      approve: deps.approve,
+      workspace: deps.workspace,
+      maxIterations: deps.maxIterations,
+      tokenBudget: deps.tokenBudget,
+      todoNudges: deps.todoNudges,
+      compactionThreshold: deps.compactionThreshold,
+      contextWindow: this.contextWindow,
+      onContextWindow: (window) => {
+        this.learnedWindow = window;
+      },
+      scratch: this.scratch,
+      durable: journal.state,
+      steering: {
+        waiting: () => this.steering.length > 0,
+        take: () => this.steering.splice(0),
+      },
+      onMessage: (message) => this.persist(message),
+      onCompact: (history) => this.recordCompaction(history),
+      onAudit: (entry) => journal.recordAudit(entry),
+      hooks: this.hooks,
+    };
+  }
+
   /** Flushes the journal; a failure ends the run with the reason (the stored session stays resumable). */
   private async saved(): Promise<AgentEvent | undefined> {
     try {
@@ -407,25 +320,18 @@ export class AgentSession {
     }
   }
 
-  /** The schedule_wakeup tool's port: wake-ups kept beside the session (SQLite or PostgreSQL). */
-  private wakeups(): WakeupPort | undefined {
-    const store = this.deps.store.wakeups();
-    if (!store) return undefined;
-    return { now: () => Date.now(), schedule: (at, message) => store.add(this.id, at, message, Date.now()) };
-  }
-
-  /** The memory block, for the first task of a new session only: later requests extend the first. */
-  private async *memoryPreface(
+  /** What the first task of a new session starts with (the memory block): later requests extend the first. */
+  private async *preface(
     task: string | undefined,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<AgentEvent, string | undefined> {
-    const { memory } = this.deps;
-    if (!memory || task === undefined || this.messages.length !== 1 || this.steering.length > 0)
+    const { preface } = this.deps;
+    if (!preface || task === undefined || this.messages.length !== 1 || this.steering.length > 0)
       return undefined;
     try {
-      return await memory.preface(task, signal);
+      return await preface(task, signal);
     } catch (err) {
-      yield { type: 'warning', message: `Memories could not be read: ${(err as Error).message}` };
+      yield { type: 'warning', message: (err as Error).message };
       return undefined;
     }
   }

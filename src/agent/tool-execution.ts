@@ -55,6 +55,15 @@ interface Heard {
   stop?: string;
 }
 
+/** What one turn's calls share while they run. */
+interface Turn {
+  progress: ProgressChannel;
+  /** Yielded before the results. */
+  heard: Heard;
+  /** A call of a tool that ends the run succeeded: later calls do not run. */
+  ended: boolean;
+}
+
 /**
  * Runs one turn's calls. Consecutive read-only calls that need no answer run concurrently; any
  * other call runs alone, in order. Results come out in call order. Returns the calls still
@@ -65,23 +74,10 @@ export async function* executeCalls(
   deps: ExecutionDeps,
 ): AsyncGenerator<ExecutionEvent, ExecutionEnd> {
   const steps: Step[] = calls.map((call) => ({ call, prepared: deps.tools.prepare(call) }));
-  const progress = new ProgressChannel();
-  /** Yielded before the results. */
-  const heard: Heard = { notes: [] };
-  const warnings = function* (): Generator<ExecutionEvent> {
-    for (const message of heard.notes.splice(0)) yield { type: 'warning', message };
-  };
-  let ended = false;
+  const turn: Turn = { progress: new ProgressChannel(), heard: { notes: [] }, ended: false };
   let i = 0;
   while (i < steps.length) {
-    const skip =
-      heard.stop !== undefined
-        ? HOOK_STOPPED
-        : ended
-          ? `Not run: ${steps[i - 1]!.call.name} ended your turn before this call.`
-          : i > 0 && deps.steered?.()
-            ? SKIPPED_FOR_STEERING
-            : undefined;
+    const skip = skipReason(steps, i, turn, deps);
     if (skip !== undefined) {
       for (const step of steps.slice(i)) {
         yield announce(step, deps);
@@ -94,104 +90,140 @@ export async function* executeCalls(
     if (batch.length > 0) {
       for (const step of batch) yield announce(step, deps);
       const results = yield* withProgress(
-        progress,
-        Promise.all(batch.map((step) => run(step, deps, progress, heard, 'allowed', undefined))),
+        turn.progress,
+        Promise.all(batch.map((step) => run(step, deps, turn, 'allowed', undefined))),
       );
-      yield* warnings();
+      yield* warnings(turn.heard);
       for (const result of results) yield result;
       continue;
     }
-
-    const step = steps[i]!;
-    yield announce(step, deps);
-    if (!step.prepared.ok) {
-      yield finish(step, deps, 'invalid', { ok: false, output: step.prepared.error });
-      i++;
-      continue;
-    }
-    if (deps.ctx.signal.aborted) {
-      yield finish(step, deps, 'cancelled', { ok: false, output: 'Cancelled by the user before it ran.' });
-      i++;
-      continue;
-    }
-    const hooked = await preToolUse(step, deps);
-    heard.notes.push(...hooked.notes);
-    heard.stop ??= hooked.stop;
-    yield* warnings();
-    if ('refused' in hooked) {
-      yield finish(step, deps, hooked.decision, { ok: false, output: hooked.refused });
-      i++;
-      continue;
-    }
-    const { tool, args } = step.prepared;
-    let verdict = await deps.gate.check(tool, args, deps.ctx.durable, { preapproved: hooked.allow });
-    if (verdict.action === 'allow' && hooked.ask !== undefined)
-      verdict = { action: 'ask', reason: hooked.ask };
-    if (verdict.action === 'deny') {
-      yield finish(step, deps, 'denied', { ok: false, output: verdict.reason }, verdict.rule);
-      i++;
-      continue;
-    }
-    if (verdict.action === 'allow') {
-      const result = yield* withProgress(progress, run(step, deps, progress, heard, 'allowed', verdict.rule));
-      ended = endsRun(step, result);
-      yield result;
-      yield* warnings();
-      i++;
-      continue;
-    }
-
-    let answer = deps.answers?.get(step.call.id);
-    if (!answer) {
-      if (!deps.approve) return { pending: steps.slice(i).map((s) => s.call) };
-      const preview = await tool.preview?.(args, { workspace: deps.ctx.workspace }).catch(() => undefined);
-      const request = {
-        call: step.call,
-        ...(step.prepared.unwrapped ? { unwrapped: step.prepared.unwrapped } : {}),
-        summary: await deps.gate.summary(tool, args),
-        reason: verdict.reason,
-        ...(preview === undefined ? {} : { preview }),
-        allowRules: await deps.gate.allowRules(tool, args),
-        ...(verdict.secret ? { secret: true } : {}),
-        ...(verdict.personOnly ? { personOnly: true } : {}),
-      };
-      const notified = await deps.hooks?.notification(
-        `Hearth needs your permission: ${request.summary}`,
-        deps.ctx.signal,
-      );
-      heard.notes.push(...(notified?.notes ?? []));
-      yield* warnings();
-      if (notified?.stop) {
-        // `continue: false` from a Notification hook: nobody is asked, and the run ends here.
-        heard.stop = `A Notification hook stopped the run: ${notified.stop}`;
-        yield finish(step, deps, 'blocked_by_hook', { ok: false, output: HOOK_STOPPED });
-        i++;
-        continue;
-      }
-      yield { type: 'approval_request', ...request };
-      answer = await deps
-        .approve(request, deps.ctx.signal)
-        .catch((): ApprovalAnswer => ({ decision: 'deny', reason: 'the approval prompt failed' }));
-    }
-    if (answer.decision === 'deny') {
-      yield finish(step, deps, 'declined', {
-        ok: false,
-        output: `Not run: ${answer.reason ?? 'the user said no'}. Do not retry it unchanged; adjust, or ask the user.`,
-      });
-    } else {
-      const rule =
-        answer.decision === 'always'
-          ? (await deps.gate.remember(tool, args, deps.ctx.durable)).join(', ')
-          : undefined;
-      const decision = answer.decision === 'always' ? 'approved_always' : 'approved';
-      const result = yield* withProgress(progress, run(step, deps, progress, heard, decision, rule));
-      ended = endsRun(step, result);
-      yield result;
-      yield* warnings();
+    if ((yield* runAlone(steps[i]!, deps, turn)) === 'pending') {
+      return { pending: steps.slice(i).map((s) => s.call) };
     }
     i++;
   }
+  const { heard, ended } = turn;
   return { pending: [], ...(ended ? { ended } : {}), ...(heard.stop ? { stopped: heard.stop } : {}) };
+}
+
+/** Why the calls from `i` on do not run, if they do not. */
+function skipReason(steps: Step[], i: number, turn: Turn, deps: ExecutionDeps): string | undefined {
+  if (turn.heard.stop !== undefined) return HOOK_STOPPED;
+  if (turn.ended) return `Not run: ${steps[i - 1]!.call.name} ended your turn before this call.`;
+  return i > 0 && deps.steered?.() ? SKIPPED_FOR_STEERING : undefined;
+}
+
+function* warnings(heard: Heard): Generator<ExecutionEvent> {
+  for (const message of heard.notes.splice(0)) yield { type: 'warning', message };
+}
+
+/**
+ * One call that may not simply run alongside others: its hooks, the permission check and, when it
+ * needs an answer, the question. 'pending' when nobody could be asked (the run pauses).
+ */
+async function* runAlone(
+  step: Step,
+  deps: ExecutionDeps,
+  turn: Turn,
+): AsyncGenerator<ExecutionEvent, 'pending' | undefined> {
+  yield announce(step, deps);
+  if (!step.prepared.ok) {
+    yield finish(step, deps, 'invalid', { ok: false, output: step.prepared.error });
+    return undefined;
+  }
+  if (deps.ctx.signal.aborted) {
+    yield finish(step, deps, 'cancelled', { ok: false, output: 'Cancelled by the user before it ran.' });
+    return undefined;
+  }
+  const { heard } = turn;
+  const hooked = await preToolUse(step, deps);
+  heard.notes.push(...hooked.notes);
+  heard.stop ??= hooked.stop;
+  yield* warnings(heard);
+  if ('refused' in hooked) {
+    yield finish(step, deps, hooked.decision, { ok: false, output: hooked.refused });
+    return undefined;
+  }
+  const { tool, args } = step.prepared;
+  let verdict = await deps.gate.check(tool, args, deps.ctx.durable, { preapproved: hooked.allow });
+  if (verdict.action === 'allow' && hooked.ask !== undefined) verdict = { action: 'ask', reason: hooked.ask };
+  if (verdict.action === 'deny') {
+    yield finish(step, deps, 'denied', { ok: false, output: verdict.reason }, verdict.rule);
+    return undefined;
+  }
+  if (verdict.action === 'allow') {
+    yield* runAndReport(step, deps, turn, 'allowed', verdict.rule);
+    return undefined;
+  }
+  const answer = deps.answers?.get(step.call.id) ?? (yield* ask(step, verdict, deps, turn));
+  if (answer === 'pending' || answer === 'stopped') return answer === 'pending' ? answer : undefined;
+  if (answer.decision === 'deny') {
+    yield finish(step, deps, 'declined', {
+      ok: false,
+      output: `Not run: ${answer.reason ?? 'the user said no'}. Do not retry it unchanged; adjust, or ask the user.`,
+    });
+    return undefined;
+  }
+  const rule =
+    answer.decision === 'always'
+      ? (await deps.gate.remember(tool, args, deps.ctx.durable)).join(', ')
+      : undefined;
+  yield* runAndReport(step, deps, turn, answer.decision === 'always' ? 'approved_always' : 'approved', rule);
+  return undefined;
+}
+
+async function* runAndReport(
+  step: Step,
+  deps: ExecutionDeps,
+  turn: Turn,
+  decision: string,
+  rule: string | undefined,
+): AsyncGenerator<ExecutionEvent> {
+  const result = yield* withProgress(turn.progress, run(step, deps, turn, decision, rule));
+  turn.ended = endsRun(step, result);
+  yield result;
+  yield* warnings(turn.heard);
+}
+
+/**
+ * Asks about a call: a Notification hook first, then the approver. 'pending' when there is nobody
+ * to ask; 'stopped' when a Notification hook ended the run (the call is answered here).
+ */
+async function* ask(
+  step: Step,
+  verdict: { reason: string; secret?: boolean; personOnly?: boolean },
+  deps: ExecutionDeps,
+  turn: Turn,
+): AsyncGenerator<ExecutionEvent, ApprovalAnswer | 'pending' | 'stopped'> {
+  if (!deps.approve) return 'pending';
+  const { tool, args, unwrapped } = step.prepared as Extract<PreparedCall, { ok: true }>;
+  const preview = await tool.preview?.(args, { workspace: deps.ctx.workspace }).catch(() => undefined);
+  const request = {
+    call: step.call,
+    ...(unwrapped ? { unwrapped } : {}),
+    summary: await deps.gate.summary(tool, args),
+    reason: verdict.reason,
+    ...(preview === undefined ? {} : { preview }),
+    allowRules: await deps.gate.allowRules(tool, args),
+    ...(verdict.secret ? { secret: true } : {}),
+    ...(verdict.personOnly ? { personOnly: true } : {}),
+  };
+  const notified = await deps.hooks?.notification(
+    `Hearth needs your permission: ${request.summary}`,
+    deps.ctx.signal,
+  );
+  turn.heard.notes.push(...(notified?.notes ?? []));
+  yield* warnings(turn.heard);
+  if (notified?.stop) {
+    // `continue: false` from a Notification hook: nobody is asked, and the run ends here.
+    turn.heard.stop = `A Notification hook stopped the run: ${notified.stop}`;
+    yield finish(step, deps, 'blocked_by_hook', { ok: false, output: HOOK_STOPPED });
+    return 'stopped';
+  }
+  yield { type: 'approval_request', ...request };
+  return deps
+    .approve(request, deps.ctx.signal)
+    .catch((): ApprovalAnswer => ({ decision: 'deny', reason: 'the approval prompt failed' }));
 }
 
 /** True when the call was of a tool that ends the run, and it succeeded. */
@@ -278,13 +310,13 @@ async function runsFreely(step: Step, deps: ExecutionDeps): Promise<boolean> {
 async function run(
   step: Step,
   deps: ExecutionDeps,
-  channel: ProgressChannel,
-  heard: Heard,
+  turn: Turn,
   decision: string,
   rule: string | undefined,
 ): Promise<ToolResultEvent> {
   const prepared = step.prepared as Extract<PreparedCall, { ok: true }>;
   let finished = false;
+  const { progress: channel, heard } = turn;
   const progress = channel.reporter(step.call.id, prepared.tool.name, () => finished);
   const leavesOut = deps.gate.secretFilter(prepared.tool.name, deps.ctx.durable);
   const result = await deps.tools.run(prepared, {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { MemoryFactory, Runtime } from '../agent/runtime.js';
+import type { Runtime } from '../agent/runtime.js';
 import { hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { Connection } from '../llm/connection.js';
@@ -9,6 +9,7 @@ import type { LongTermMemory } from '../memory/memory.js';
 import type { ReflectOutcome } from '../memory/reflection/reflect.js';
 import type { MemoryStorage } from '../memory/storage.js';
 import type { Db } from '../store/database.js';
+import type { MemoryFactory } from './session-wiring.js';
 
 /**
  * Where memory is kept: the shared PostgreSQL database when `storage` is set (in the config or

@@ -9,10 +9,12 @@ import type { SessionStorage } from '../store/session-storage.js';
 import type { Storage } from '../store/storage.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
+import { pipelineTools } from '../tools/pipeline/index.js';
 import type { AnyTool } from '../tools/types.js';
 import type { Clock } from '../util/clock.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
+import { memoryWiring, wakeupWiring } from './session-wiring.js';
 
 /**
  * The one place a complete runtime is put together: the CLI, the library `Agent`, the gateway, the
@@ -74,7 +76,7 @@ export async function assembleRuntime(
     openMcpHub(config, workspace, home, options.env),
     setupSubagents(config, workspace, options.deep === true, { clock: options.clock }),
   ]);
-  const { notes: agentNotes, groups, ...subagents } = agents;
+  const { notes: agentNotes, groups, groupsOn, wiring: subagents } = agents;
   let runtime: Runtime | undefined;
   try {
     const skills =
@@ -105,9 +107,13 @@ export async function assembleRuntime(
       storage: options.storage,
       sessions: options.sessions,
       leaseHolder: options.leaseHolder,
-      ...subagents,
-      memory: sessionMemory(home),
-      pipeline: pipelinePort,
+      groupsOn,
+      // In this order: a sub-agent's session gets the wake-ups wired before it, not memory.
+      wiring: [wakeupWiring(), subagents, memoryWiring(sessionMemory(home))],
+      workspaceTools: (db, at, settings) => {
+        const pipeline = pipelinePort(db, at, settings);
+        return pipeline ? pipelineTools.bind(pipeline) : new Map();
+      },
     });
     return runtime;
   } catch (err) {

@@ -1,5 +1,5 @@
 import type { ProjectContext } from '../agent/project-context.js';
-import { AgentSession, type SessionDeps } from '../agent/session.js';
+import { AgentSession, type SessionDeps, type SessionTools } from '../agent/session.js';
 import type { Config } from '../config/schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
 import type { Approver, PermissionGate } from '../permissions/gate.js';
@@ -7,6 +7,7 @@ import { atLeastAsStrict } from '../permissions/modes.js';
 import { pickTools } from '../tools/catalog.js';
 import { isIndexTool } from '../tools/deferred/search-tools.js';
 import type { DeferredGroup } from '../tools/deferred/tool-index.js';
+import { bindAlso, type PortedTools } from '../tools/ported.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
@@ -27,8 +28,8 @@ export interface HostOptions {
   /** AGENTS.md and the like, read once. */
   context: ProjectContext;
   definitions: readonly AgentDefinition[];
-  /** The spawn tools as offered, told apart from the others by identity. */
-  spawnTools: readonly AnyTool[];
+  /** The spawn tools: unbound as offered (told apart from the others by identity), bound per session. */
+  spawnTools: PortedTools<SubagentPort>;
   slots: SlotPool;
   /** Runs the children's time limits; the system clock unless a test injects one. */
   clock?: Clock;
@@ -56,21 +57,30 @@ export class SubagentHost {
 
   constructor(private readonly options: HostOptions) {}
 
-  /** The port of the sessions at `level`, bound to each session's id as it runs. */
-  port(level: Level): (sessionId: string) => SubagentPort {
+  /**
+   * The session tools of the sessions at `level`: the root's (`.root.sessionTools`, wired before
+   * sub-agents: wake-ups) and the spawn tools bound to each session's own port, so the children
+   * they start are that session's.
+   */
+  sessionTools(level: Level): SessionTools {
+    const inherited = this.options.root.sessionTools;
+    const spawn = this.options.spawnTools;
+    return (session) => bindAlso(inherited?.(session), spawn.bind(this.port(level, session.sessionId)));
+  }
+
+  /** The port of one session at `level`. */
+  private port(level: Level, sessionId: string): SubagentPort {
     const { parallel } = this.options.config.subagents;
-    return (sessionId) => {
-      // Spawn calls of one turn may run side by side (they change nothing themselves): together
-      // they still start no more children at once than a decomposition would.
-      const siblings = new Semaphore(parallel);
-      return {
-        run: (tasks, call) =>
-          runInOrder(tasks, {
-            parallel,
-            signal: call.signal,
-            run: (task, deps) => siblings.use(() => this.child(task, deps, call, { ...level, sessionId })),
-          }),
-      };
+    // Spawn calls of one turn may run side by side (they change nothing themselves): together
+    // they still start no more children at once than a decomposition would.
+    const siblings = new Semaphore(parallel);
+    return {
+      run: (tasks, call) =>
+        runInOrder(tasks, {
+          parallel,
+          signal: call.signal,
+          run: (task, deps) => siblings.use(() => this.child(task, deps, call, { ...level, sessionId })),
+        }),
     };
   }
 
@@ -95,7 +105,7 @@ export class SubagentHost {
     let tools = parent.tools.filter((t) => t !== reportResultTool && !isIndexTool(t));
     let deferred = parent.deferred;
     if (definition?.tools) {
-      const groups = { [SUBAGENTS_GROUP]: [...this.options.spawnTools] };
+      const groups = { [SUBAGENTS_GROUP]: [...this.options.spawnTools.unbound] };
       const picked = pickTools(definition.tools, tools, groups);
       tools = picked.tools;
       deferred = narrowDeferred(parent.deferred, definition.tools, groups);
@@ -105,7 +115,7 @@ export class SubagentHost {
         notes.push(`${definition.file}: ${unknown.join(', ')} picked none of the parent's tools; left out.`);
     }
     const canSpawn = depth < settings.max_depth;
-    if (!canSpawn) tools = tools.filter((t) => !this.options.spawnTools.includes(t));
+    if (!canSpawn) tools = tools.filter((t) => !this.options.spawnTools.unbound.includes(t));
     const registry = new ToolRegistry([...tools, reportResultTool], deferred);
 
     let gate = parent.gate;
@@ -153,7 +163,9 @@ export class SubagentHost {
         hooks: root.hooks,
         transcriptDir: root.transcriptDir,
         ...(definition ? { agentType: definition.name } : {}),
-        ...(canSpawn ? { subagents: this.port({ depth, tools, deferred, gate, tokenBudget }) } : {}),
+        sessionTools: canSpawn
+          ? this.sessionTools({ depth, tools, deferred, gate, tokenBudget })
+          : root.sessionTools,
       };
       const session = await AgentSession.create(deps, brief.systemPrompt, {
         parentId: parent.sessionId,

@@ -9,7 +9,8 @@ import { SlotPool } from './slots.js';
 import { SUBAGENTS_GROUP, spawnTools } from './tools.js';
 
 /** What a runtime needs for sub-agents: their tool group, whether it is on, the session wiring. */
-export type SubagentSetup = Required<Pick<RuntimeOptions, 'groups' | 'groupsOn' | 'subagents'>> & {
+export type SubagentSetup = Required<Pick<RuntimeOptions, 'groups' | 'groupsOn'>> & {
+  wiring: SessionWiring;
   /** For the user before the first turn: agent definitions that were skipped or partly ignored. */
   notes: string[];
 };
@@ -29,38 +30,44 @@ export async function setupSubagents(
     loadAgentDefinitions(workspace),
     readProjectContext(workspace),
   ]);
-  const tools = spawnTools(definitions);
+  const spawn = spawnTools(definitions);
+  const tools = spawn.unbound;
   const on = config.subagents.enabled ?? deepWork;
-  const wiring: SessionWiring = (deps, connection) => {
-    if (!deps.tools.list().some((tool) => tools.includes(tool))) return deps;
-    const slots = new SlotPool(connection.kind === 'llamacpp' ? (connection.info.slots ?? 1) : 1);
-    const llm = slots.root === undefined ? deps.llm : createClient(connection, config, { slot: slots.root });
-    const root = { ...deps, llm };
-    const host = new SubagentHost({
-      root,
-      connection,
-      config,
-      context,
-      definitions,
-      spawnTools: tools,
-      slots,
-      ...ports,
-    });
-    return {
-      ...root,
-      subagents: host.port({
-        depth: 0,
-        tools: deps.tools.list(),
-        deferred: deps.tools.deferredGroups(),
-        gate: deps.gate,
-        tokenBudget: deps.tokenBudget,
-      }),
-    };
+  const wiring: SessionWiring = {
+    // The session tools wired before this (wake-ups) are its children's too; those wired after
+    // (memory) are the root session's only.
+    wire(deps, connection) {
+      if (!deps.tools.list().some((tool) => tools.includes(tool))) return deps;
+      const slots = new SlotPool(connection.kind === 'llamacpp' ? (connection.info.slots ?? 1) : 1);
+      const llm =
+        slots.root === undefined ? deps.llm : createClient(connection, config, { slot: slots.root });
+      const root = { ...deps, llm };
+      const host = new SubagentHost({
+        root,
+        connection,
+        config,
+        context,
+        definitions,
+        spawnTools: spawn,
+        slots,
+        ...ports,
+      });
+      return {
+        ...root,
+        sessionTools: host.sessionTools({
+          depth: 0,
+          tools: deps.tools.list(),
+          deferred: deps.tools.deferredGroups(),
+          gate: deps.gate,
+          tokenBudget: deps.tokenBudget,
+        }),
+      };
+    },
   };
   return {
-    groups: { [SUBAGENTS_GROUP]: tools },
+    groups: { [SUBAGENTS_GROUP]: [...tools] },
     groupsOn: on ? [SUBAGENTS_GROUP] : [],
-    subagents: wiring,
+    wiring,
     notes,
   };
 }

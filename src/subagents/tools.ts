@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { type AnyTool, defineTool, type ToolContext, ToolError, type ToolOutput } from '../tools/types.js';
+import { type PortedTools, portedTools } from '../tools/ported.js';
+import { defineTool, type ToolContext, ToolError, type ToolOutput } from '../tools/types.js';
 import type { AgentDefinition } from './definitions.js';
 import { describeResults, REPORT_KEY, resultForModel } from './result.js';
-import type { SpawnCall, SubagentContract, SubagentTask } from './types.js';
+import type { SpawnCall, SubagentContract, SubagentPort, SubagentTask } from './types.js';
 
 /*
  * The Brief-Contract tools (after LMAgent's): `delegate` and `decompose` start sub-agents, each with
@@ -24,8 +25,16 @@ const deliverableFields = {
   data_hint: z.string().optional().describe('facts it needs that it cannot find itself'),
 };
 
-/** The spawn tools, offered where sub-agents are on; `agents` are the named definitions to offer. */
-export function spawnTools(agents: readonly AgentDefinition[]): AnyTool[] {
+/**
+ * The spawn tools, offered where sub-agents are on; `agents` are the named definitions to offer.
+ * Each session binds them to its own port (src/subagents/setup.ts): the children they start are
+ * that session's, at its depth.
+ */
+export function spawnTools(agents: readonly AgentDefinition[]): PortedTools<SubagentPort> {
+  return portedTools((port) => spawnToolsOver(agents, port));
+}
+
+function spawnToolsOver(agents: readonly AgentDefinition[], port: SubagentPort | undefined) {
   const names = agents.map((a) => a.name);
   // Offered only when there are definitions: an empty choice costs tokens and invites guesses.
   const agent: { agent?: z.ZodOptional<z.ZodType<string>> } =
@@ -45,7 +54,7 @@ export function spawnTools(agents: readonly AgentDefinition[]): AnyTool[] {
     mutates: false,
     label: (args) => `delegate: ${args.objective}`,
     async run(args, ctx) {
-      const [result] = await portOf(ctx).run([taskOf(args)], spawnCall(ctx));
+      const [result] = await portOf(port).run([taskOf(args)], spawnCall(ctx));
       return output([result!], resultForModel(result!));
     },
   });
@@ -67,7 +76,7 @@ export function spawnTools(agents: readonly AgentDefinition[]): AnyTool[] {
       const tasks = args.tasks.map((t) => ({ ...taskOf(t), taskId: t.task_id, dependsOn: t.depends_on }));
       const problem = planProblem(tasks);
       if (problem) throw new ToolError(problem);
-      const results = await portOf(ctx).run(tasks, spawnCall(ctx));
+      const results = await portOf(port).run(tasks, spawnCall(ctx));
       return output(results, JSON.stringify({ results: results.map((r) => JSON.parse(resultForModel(r))) }));
     },
   });
@@ -152,9 +161,9 @@ export function planProblem(tasks: readonly SubagentTask[]): string | undefined 
   return undefined;
 }
 
-function portOf(ctx: ToolContext) {
-  if (!ctx.subagents) throw new ToolError('Sub-agents are not available in this session.');
-  return ctx.subagents;
+function portOf(port: SubagentPort | undefined): SubagentPort {
+  if (!port) throw new ToolError('Sub-agents are not available in this session.');
+  return port;
 }
 
 function spawnCall(ctx: ToolContext): SpawnCall {

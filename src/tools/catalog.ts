@@ -33,12 +33,12 @@ export const toolGroups: Record<string, AnyTool[]> = {
   plan: planTools,
   task_state: taskStateTools,
   time: timeTools,
-  wakeup: wakeupTools,
+  wakeup: [...wakeupTools.unbound],
   web: [webFetchTool, webSearchTool],
   data: [dataViewTool],
   repl: [pythonTool, nodeTool],
-  memory: memoryTools,
-  pipeline: pipelineTools,
+  memory: [...memoryTools.unbound],
+  pipeline: [...pipelineTools.unbound],
 };
 
 /**
@@ -73,17 +73,18 @@ const OPT_IN_GROUPS = new Set(['repl']);
  * tools a workspace with a pipeline. Without it they are left out of the session altogether (not
  * offered, not behind the index, unknown by name).
  */
-const NEEDS_SETTING = new Set([webSearchTool.name, ...pipelineTools.map((t) => t.name)]);
+const NEEDS_SETTING = new Set([webSearchTool.name, ...pipelineTools.unbound.map((t) => t.name)]);
 
-/** The tools of NEEDS_SETTING whose setting is present, for `ToolSelection.configured`. */
+/**
+ * The tools of NEEDS_SETTING whose setting is present, for `ToolSelection.configured`: web_search
+ * with a search instance, and those bound to a port (`bound`: the pipeline's, where there is one).
+ */
 export function configuredTools(
   web: Pick<WebAccess, 'searxng'> | undefined,
-  present: { pipeline?: boolean } = {},
+  bound: Iterable<AnyTool> = [],
 ): string[] {
-  return [
-    ...(web?.searxng ? [webSearchTool.name] : []),
-    ...(present.pipeline ? pipelineTools.map((t) => t.name) : []),
-  ];
+  const ported = [...bound].map((t) => t.name).filter((name) => NEEDS_SETTING.has(name));
+  return [...(web?.searxng ? [webSearchTool.name] : []), ...ported];
 }
 
 /** The catalog as a selection sees it: without the tools whose setting is missing. */

@@ -37,22 +37,37 @@ export type PreparedCall = ({ ok: true; tool: AnyTool; args: unknown } | { ok: f
  * built, so every request of the session starts with the same tools.
  */
 export class ToolRegistry {
-  private readonly byName = new Map<string, AnyTool>();
-  private readonly index: ToolIndex;
-  private schemaCache: ToolSchema[] | undefined;
+  /** What every view of this registry shares (see `bind`): a tool added through one is in all. */
+  private readonly shared: {
+    byName: Map<string, AnyTool>;
+    index: ToolIndex;
+    deferred: readonly DeferredGroup[];
+    schemas?: ToolSchema[];
+  };
+  /** Tools that stand in for others of the registry when a call runs (see `bind`). */
+  private bound: ReadonlyMap<AnyTool, AnyTool> = new Map();
 
-  constructor(
-    tools: AnyTool[],
-    private readonly deferred: readonly DeferredGroup[] = [],
-  ) {
-    this.index = new ToolIndex(deferred);
-    const search = this.index.empty
-      ? []
-      : [createToolSearch(this.index, (name) => this.schemaOf(name)), useTool];
+  constructor(tools: AnyTool[], deferred: readonly DeferredGroup[] = []) {
+    const index = new ToolIndex(deferred);
+    this.shared = { byName: new Map(), index, deferred };
+    const search = index.empty ? [] : [createToolSearch(index, (name) => this.schemaOf(name)), useTool];
     for (const tool of [...tools, ...search]) {
-      if (this.byName.has(tool.name)) throw new Error(`Two tools are named "${tool.name}".`);
-      this.byName.set(tool.name, tool);
+      if (this.shared.byName.has(tool.name)) throw new Error(`Two tools are named "${tool.name}".`);
+      this.shared.byName.set(tool.name, tool);
     }
+  }
+
+  /**
+   * This registry as one session (or workspace) sees it: each key of `tools`, when it is here, is
+   * replaced by its value, the same tool built over a port of the session's (tools/ported.ts).
+   * Everything else is shared with this registry (tools added later, the index), and the schemas
+   * are this registry's, so requests do not change.
+   */
+  bind(tools: ReadonlyMap<AnyTool, AnyTool>): ToolRegistry {
+    if (tools.size === 0) return this;
+    const view: ToolRegistry = Object.create(ToolRegistry.prototype);
+    Object.assign(view, { shared: this.shared, bound: new Map([...this.bound, ...tools]) });
+    return view;
   }
 
   /**
@@ -61,39 +76,39 @@ export class ToolRegistry {
    * the schemas before it stay as they were.
    */
   add(tool: AnyTool): void {
-    if (this.byName.has(tool.name)) throw new Error(`Two tools are named "${tool.name}".`);
-    this.byName.set(tool.name, tool);
-    this.schemaCache = undefined;
+    if (this.shared.byName.has(tool.name)) throw new Error(`Two tools are named "${tool.name}".`);
+    this.shared.byName.set(tool.name, tool);
+    this.shared.schemas = undefined;
   }
 
   /** An offered or deferred tool by name. */
   get(name: string): AnyTool | undefined {
-    return this.byName.get(name) ?? this.index.find(name);
+    return this.own(this.shared.byName.get(name) ?? this.shared.index.find(name));
   }
 
   /** The tools offered in every request. */
   list(): AnyTool[] {
-    return [...this.byName.values()];
+    return [...this.shared.byName.values()].map((tool) => this.own(tool)!);
   }
 
   names(): Set<string> {
-    return new Set(this.byName.keys());
+    return new Set(this.shared.byName.keys());
   }
 
   /** The groups behind the index, as given: a sub-agent's index is made from its parent's. */
   deferredGroups(): readonly DeferredGroup[] {
-    return this.deferred;
+    return this.shared.deferred;
   }
 
   /** The names of the deferred tools known now. */
   deferredNames(): string[] {
-    return this.index.names();
+    return this.shared.index.names();
   }
 
   /** OpenAI `tools` array, derived from the zod schemas and built once (it is part of every request). */
   schemas(): ToolSchema[] {
-    this.schemaCache ??= this.list().map(schemaOf);
-    return this.schemaCache;
+    this.shared.schemas ??= [...this.shared.byName.values()].map(schemaOf);
+    return this.shared.schemas;
   }
 
   /** The schema of any tool, offered or deferred. */
@@ -102,18 +117,24 @@ export class ToolRegistry {
     return tool && schemaOf(tool);
   }
 
+  /** The tool as this view runs it: its bound stand-in, if it has one. */
+  private own(tool: AnyTool | undefined): AnyTool | undefined {
+    return tool && (this.bound.get(tool) ?? tool);
+  }
+
   /** Finds the tool and validates the arguments, with errors worded for the model to act on. */
   prepare(call: ToolCall): PreparedCall {
     if (call.name === USE_TOOL && !call.problem) return this.prepareUse(call);
     // A tool of a server not listed yet is called as it will be known: listing starts with the call.
-    const tool = this.get(call.name) ?? this.index.unlisted(call.name);
+    const { byName, index } = this.shared;
+    const tool = this.get(call.name) ?? index.unlisted(call.name);
     if (!tool) {
-      const names = [...this.byName.keys(), ...this.index.names()];
+      const names = [...byName.keys(), ...index.names()];
       const close = closest(call.name, names);
-      const search = this.index.empty ? '' : ` Find more with ${TOOL_SEARCH}.`;
+      const search = index.empty ? '' : ` Find more with ${TOOL_SEARCH}.`;
       return {
         ok: false,
-        error: `Unknown tool "${call.name}".${close ? ` Did you mean "${close}"?` : ''} Available tools: ${[...this.byName.keys()].join(', ')}.${search}`,
+        error: `Unknown tool "${call.name}".${close ? ` Did you mean "${close}"?` : ''} Available tools: ${[...byName.keys()].join(', ')}.${search}`,
       };
     }
     // Cut off or unreadable where the model wrote it: the reason is the answer.

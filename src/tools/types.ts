@@ -1,15 +1,16 @@
 import type { z } from 'zod';
-// Types shared against the folder order, through small type-only files (DESIGN.md): a tool may pass
-// a sub-agent's events on, and the spawn tools reach the session's sub-agents through a port.
+// A type shared against the folder order, through a small type-only file (DESIGN.md): a tool may
+// pass the events of a run it starts (a sub-agent's) on into its session's stream.
 import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
-import type { SubagentPort } from '../subagents/types.js';
-import type { MemoryPort } from './memory/port.js';
-import type { PipelinePort } from './pipeline/port.js';
 import type { SessionScratch } from './scratch.js';
 import type { WebAccess } from './web/access.js';
 
-/** Ports a tool may use. Tools never reach for globals such as process.cwd(). */
+/**
+ * Ports every tool may use. Tools never reach for globals such as process.cwd(). A subsystem's own
+ * port (memory, the pipeline, wake-ups, sub-agents) is not here: its tools close over it when
+ * src/setup/ builds them (tools/ported.ts), per session where the port is the session's.
+ */
 export interface ToolContext {
   /** Absolute, real path of the workspace root; every path a tool touches must stay inside it. */
   workspace: string;
@@ -38,20 +39,13 @@ export interface ToolContext {
   /** The id of the call being run (set by the loop for each call). */
   callId?: string;
   /**
-   * Passes a sub-agent's events into the run's event stream while the call goes on, in order (set
-   * by the loop for each call). People see them as they come; the model sees only the result.
+   * Passes the events of a run the call started (a sub-agent's) into this run's event stream while
+   * the call goes on, in order (set by the loop for each call). People see them as they come; the
+   * model sees only the result.
    */
   relay?(event: SubagentEvent): void;
-  /** Starts sub-agents; set on the sessions of a run where sub-agents are on (src/subagents/). */
-  subagents?: SubagentPort;
-  /** Sets this session to resume later with a message; absent when the run has no stored session. */
-  wakeups?: WakeupPort;
-  /** Long-term memory, bound to this session; unset when memory is off. */
-  memory?: MemoryPort;
   /** How web tools reach the network (address policy, caps, browser); unset: the safe defaults. */
   web?: WebAccess;
-  /** The workspace's pipeline; set only where the workspace has one. */
-  pipeline?: PipelinePort;
   /** The session's model, for a request outside the conversation; unset where there is none. */
   model?: SideModelPort;
 }
@@ -65,12 +59,6 @@ export interface SideModelPort {
   contextWindow: number;
   /** The answer's text; rejects with why there is none. */
   ask(request: { system: string; user: string }, signal: AbortSignal): Promise<string>;
-}
-
-/** Wake-ups of the session a call runs in (kept in the store; a scheduler fires them). */
-export interface WakeupPort {
-  now(): number;
-  schedule(at: number, message: string): Promise<{ id: string }>;
 }
 
 /**

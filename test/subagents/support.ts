@@ -8,6 +8,7 @@ import { openSession } from '../../src/agent/session-setup.js';
 import { type ConfigInput, configSchema } from '../../src/config/schema.js';
 import { resolveConnection } from '../../src/llm/connection.js';
 import type { Approver } from '../../src/permissions/gate.js';
+import { wakeupWiring } from '../../src/setup/session-wiring.js';
 import { setupSubagents } from '../../src/subagents/setup.js';
 import type { ExternalTools } from '../../src/tools/external.js';
 import type { Clock } from '../../src/util/clock.js';
@@ -74,12 +75,13 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     ...options.config,
     subagents: { enabled: true, ...options.config?.subagents },
   });
-  const { notes, ...subagents } = await setupSubagents(config, workspace, false, {
+  const { notes, wiring, ...subagents } = await setupSubagents(config, workspace, false, {
     clock: options.clock,
   });
   const runtime = await createRuntime(config, workspace, {
     configNotes: notes,
     ...subagents,
+    wiring: [wakeupWiring(), wiring],
     external: options.external,
   });
   const connection = await resolveConnection(config);

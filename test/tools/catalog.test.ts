@@ -134,7 +134,7 @@ describe('tool catalog', () => {
     const names = toolGroups.pipeline!.map((t) => t.name);
     const without = buildRegistry();
     for (const name of names) expect([...without.names(), ...without.deferredNames()]).not.toContain(name);
-    const registry = buildRegistry({ configured: configuredTools(undefined, { pipeline: true }) });
+    const registry = buildRegistry({ configured: configuredTools(undefined, toolGroups.pipeline) });
     expect(registry.deferredNames()).toEqual(expect.arrayContaining(names));
     for (const name of names) expect(registry.names()).not.toContain(name);
     const prompt = buildSystemPrompt({ workspace: '/home/user/project' });

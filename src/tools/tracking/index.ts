@@ -3,7 +3,6 @@ import { planUpdateTool } from './plan.js';
 import { taskStateGetTool, taskStateUpdateTool } from './task-state.js';
 import { getTimeTool } from './time.js';
 import { todoListTool, todoWriteTool } from './todo.js';
-import { scheduleWakeupTool } from './wakeup.js';
 
 export { type Plan, readPlan, renderPlan } from './plan.js';
 export {
@@ -14,13 +13,12 @@ export {
 } from './task-state.js';
 export { describeTime, getTimeTool } from './time.js';
 export { readTodos, renderTodos, type Todo, type TodoStatus, writeTodos } from './todo.js';
-export { scheduleWakeupTool } from './wakeup.js';
+export { type WakeupPort, wakeupTools } from './wakeup.js';
 
 export const todoTools: AnyTool[] = [todoWriteTool, todoListTool];
 export const planTools: AnyTool[] = [planUpdateTool];
 export const taskStateTools: AnyTool[] = [taskStateUpdateTool, taskStateGetTool];
 export const timeTools: AnyTool[] = [getTimeTool];
-export const wakeupTools: AnyTool[] = [scheduleWakeupTool];
 
 /** The groups by name, so configuration can switch one off ("todo", "plan", "task_state", "time"). */
 export const trackingToolGroups = {

@@ -1,0 +1,54 @@
+import type { Hooks } from '../hooks/hooks.js';
+import type { LlmClient } from '../llm/client.js';
+import type { Approver, PermissionGate } from '../permissions/gate.js';
+import type { SandboxSource } from '../sandbox/types.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { AnyTool } from '../tools/types.js';
+import type { WebAccess } from '../tools/web/access.js';
+
+/** What a session runs with; src/agent/session-setup.ts assembles it for every surface. */
+export interface SessionDeps {
+  store: SessionStorage;
+  llm: LlmClient;
+  tools: ToolRegistry;
+  gate: PermissionGate;
+  sandbox: SandboxSource;
+  web?: WebAccess;
+  /** Whether the model accepts images; unknown when unset. */
+  vision?: boolean;
+  /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */
+  approve?: Approver;
+  workspace: string;
+  maxIterations: number;
+  tokenBudget?: number;
+  todoNudges?: number;
+  contextWindow?: number;
+  compactionThreshold?: number;
+  /** The configured hooks; unset or empty, none run. A sub-agent's session has its parent's. */
+  hooks?: Hooks;
+  /** Where the JSONL transcript hook scripts read is written (outside the workspace). */
+  transcriptDir?: string;
+  /** A sub-agent's agent definition, by name: its hooks' `agent_type` (SubagentStop matches on it). */
+  agentType?: string;
+  /**
+   * The tools bound to the session's own ports (wake-ups, memory, sub-agents: src/setup/ wires
+   * them), made once the session has its id; each stands in for the registry's unbound tool.
+   */
+  sessionTools?: SessionTools;
+  /**
+   * What a new session's first message starts with, before its task (the memory block); undefined
+   * when there is nothing to say. The system prompt stays as it is, so the cached prefix is
+   * untouched. A rejection's message is said to the user as a warning, and the task goes alone.
+   */
+  preface?(task: string, signal?: AbortSignal): Promise<string | undefined>;
+}
+
+/** The session as the tools bound to it know it: its id, and the seq of its last stored message. */
+export interface SessionOrigin {
+  sessionId: string;
+  messageSeq(): number;
+}
+
+/** Makes a session's bound tools, each paired with the unbound tool it stands for (tools/ported.ts). */
+export type SessionTools = (session: SessionOrigin) => ReadonlyMap<AnyTool, AnyTool>;
