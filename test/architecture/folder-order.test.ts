@@ -86,21 +86,6 @@ const PENDING_FIXES: Listed[] = [
     reason: 'ToolContext stops knowing sub-agents: SubagentEvent leaves the tool context',
   },
   {
-    file: 'tools/types.ts',
-    import: '../subagents/types.js',
-    reason: 'ToolContext stops knowing sub-agents: their tools close over SubagentPort in setup/',
-  },
-  {
-    file: 'agent/loop.ts',
-    import: '../subagents/types.js',
-    reason: 'the loop stops knowing sub-agents: their tools close over SubagentPort in setup/',
-  },
-  {
-    file: 'agent/session.ts',
-    import: '../subagents/types.js',
-    reason: 'sessions stop carrying SubagentPort: the sub-agent tools close over it in setup/',
-  },
-  {
     file: 'scheduler/service.ts',
     import: '../cluster/work-queue.js',
     reason: 'a value import: the queue becomes a store the one Storage hands out (store/postgres/)',
