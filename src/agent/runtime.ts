@@ -188,6 +188,7 @@ export async function createRuntime(
       cpus: settings.cpus,
       maxProcesses: settings.max_processes,
       tmpMb: settings.tmp_mb,
+      maxWriteMb: settings.max_write_mb,
     }).then((choice) => {
       // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
       gate.commandsNeedApproval(choice.commandsNeedApproval);

@@ -19,7 +19,7 @@ const DEFAULT_MEMORY_MB = 2048;
  * below that, and Java and Go reserve gigabytes just to start.
  */
 export const DEFAULT_ADDRESS_SPACE_MB = 16_384;
-export const DEFAULT_MAX_PROCESSES = 1024;
+export const DEFAULT_MAX_PROCESSES = 512;
 export const DEFAULT_TMP_MB = 512;
 const DEFAULT_FILE_SIZE_MB = 4096;
 /** CPU time beyond the wall-clock timeout, so that the timeout stays the limit that normally fires. */
