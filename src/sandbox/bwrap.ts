@@ -19,7 +19,7 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type CommandGroup, detectCommandGroups } from './command-group.js';
+import { type CommandGroup, detectCommandGroups, inGroup } from './command-group.js';
 import { BRIDGE_PORT, BRIDGE_SCRIPT, type DomainProxy, startDomainProxy } from './domain-proxy.js';
 import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } from './env.js';
 import { findExecutable, firstLine, runHostCommand, shellJoin } from './host-command.js';
@@ -277,16 +277,13 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       domains: proxy ? opts.allowDomains : undefined,
       disableUserns,
       hideHome,
+      groupBy: groups.heldBy.pids,
     }),
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
       return withProtection(workspace, async (protect) => {
         const group = await groups.open(limits.cgroup);
-        try {
-          return await launch(req, cwd, protect, group);
-        } finally {
-          await group?.remove();
-        }
+        return inGroup(group, limits.cgroup.maxProcesses, (g) => launch(req, cwd, protect, g));
       });
     },
     async dispose() {
@@ -300,7 +297,13 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
 
 function bwrapSafeguards(
   limits: LimitPlan,
-  o: { network: boolean; domains?: string[]; disableUserns: boolean; hideHome: string | null },
+  o: {
+    network: boolean;
+    domains?: string[];
+    disableUserns: boolean;
+    hideHome: string | null;
+    groupBy?: string;
+  },
 ): Safeguard[] {
   return [
     {
@@ -326,7 +329,7 @@ function bwrapSafeguards(
     {
       name: 'process tree',
       active: true,
-      detail: 'killed when the command ends or times out (PID namespace)',
+      detail: `killed when the command ends or times out (PID namespace${o.groupBy ? `, and its ${o.groupBy}` : ''}); interpreters still running are stopped when their session ends`,
     },
     {
       name: 'user namespaces',

@@ -210,7 +210,10 @@ function alive(pid: number): boolean {
 
 /** The cgroups of one command: created before it starts, joined by its wrapper, removed after. */
 export class CommandCgroups {
-  private constructor(private readonly dirs: Array<{ dir: string; version: 1 | 2 }>) {}
+  private constructor(
+    private readonly dirs: Array<{ dir: string; version: 1 | 2 }>,
+    private readonly pidsDir?: string,
+  ) {}
 
   /**
    * Creates the cgroups and writes the limits; null when no limit applies. A failure throws: the
@@ -277,7 +280,17 @@ export class CommandCgroups {
           'Try again; if it persists, `hearth doctor` checks the sandbox.',
       );
     }
-    return new CommandCgroups([...made].map(([dir, version]) => ({ dir, version })));
+    return new CommandCgroups(
+      [...made].map(([dir, version]) => ({ dir, version })),
+      wanted.some(([c]) => c === 'pids') ? path.join(support.pids!.dir, name) : undefined,
+    );
+  }
+
+  /** How many times the process limit refused a fork (pids.events), so the model can be told. */
+  async refusedForks(): Promise<number> {
+    if (this.pidsDir === undefined) return 0;
+    const events = await readFile(path.join(this.pidsDir, 'pids.events'), 'utf8').catch(() => '');
+    return Number(/^max (\d+)/m.exec(events)?.[1] ?? 0);
   }
 
   /** Files the wrapper writes its own pid into before it execs the sandbox. */

@@ -6,6 +6,7 @@ import {
   detectCgroups,
   sweepDeadCgroups,
 } from './cgroup.js';
+import type { ProcessResult } from './process.js';
 import { CommandScope, detectSystemdScope, type ScopeSupport } from './systemd-scope.js';
 
 /**
@@ -26,8 +27,37 @@ import { CommandScope, detectSystemdScope, type ScopeSupport } from './systemd-s
 export interface CommandGroup {
   /** A shell line that runs `argv` inside the group. */
   wrap(argv: readonly string[]): string;
+  /** How many forks the process limit refused so far (0 where it cannot be read). */
+  refusedForks(): Promise<number>;
   /** Kills every process left in the group and removes it. */
   remove(): Promise<void>;
+}
+
+/**
+ * Runs a command in `group` (when there is one), tells the model when the process limit refused
+ * forks, and removes the group, killing whatever the command left running.
+ */
+export async function inGroup(
+  group: CommandGroup | null,
+  maxProcesses: number | undefined,
+  run: (group: CommandGroup | null) => Promise<ProcessResult>,
+): Promise<ProcessResult> {
+  try {
+    const result = await run(group);
+    const refused = (await group?.refusedForks()) ?? 0;
+    if (refused === 0) return result;
+    return { ...result, notices: [...(result.notices ?? []), processLimitNotice(refused, maxProcesses)] };
+  } finally {
+    await group?.remove();
+  }
+}
+
+export function processLimitNotice(refused: number, maxProcesses: number | undefined): string {
+  return (
+    `This command hit the limit of ${maxProcesses ?? 'its'} processes at once (sandbox.max_processes): ` +
+    `${refused} of its attempts to start one failed. Run fewer at a time (make -j4, xargs -P4); if the task ` +
+    'needs more, ask the user to raise sandbox.max_processes in the Hearth config.'
+  );
 }
 
 export interface CommandGroups {

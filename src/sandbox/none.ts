@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { detectCommandGroups } from './command-group.js';
+import { detectCommandGroups, inGroup } from './command-group.js';
 import { buildSandboxEnv, FALLBACK_PATH } from './env.js';
 import { findExecutable, shellJoin } from './host-command.js';
 import { clampLimits, DEFAULT_MAX_PROCESSES, hostHardLimits, limitedArgv, limitsFor } from './limits.js';
@@ -51,17 +51,15 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
         prlimit,
       );
       const group = heldBy ? await groups!.open({ maxProcesses }) : null;
-      try {
-        return await runProcess({
-          command: group ? group.wrap(argv) : `exec ${shellJoin(argv)}`,
+      return inGroup(group, maxProcesses, (g) =>
+        runProcess({
+          command: g ? g.wrap(argv) : `exec ${shellJoin(argv)}`,
           cwd,
           env,
           ...processIo(req),
           clock: opts.clock,
-        });
-      } finally {
-        await group?.remove();
-      }
+        }),
+      );
     },
     async dispose() {},
   };

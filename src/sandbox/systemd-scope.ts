@@ -85,6 +85,11 @@ export class CommandScope {
     return `exec ${shellJoin(scopeArgv(this.support, this.unit, this.limits, argv))}`;
   }
 
+  /** Not read back from a scope: systemd may have collected it the moment the command ended. */
+  async refusedForks(): Promise<number> {
+    return 0;
+  }
+
   /** Kills whatever is left in the scope; an empty scope is already gone (--collect). */
   async remove(): Promise<void> {
     await runHostCommand(

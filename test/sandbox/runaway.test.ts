@@ -42,7 +42,10 @@ function ourCgroups(): string[] {
   });
 }
 
-async function sandboxWith(opts: Partial<SandboxOptions>, mode: 'bwrap' | 'none' = 'bwrap'): Promise<Sandbox> {
+async function sandboxWith(
+  opts: Partial<SandboxOptions>,
+  mode: 'bwrap' | 'none' = 'bwrap',
+): Promise<Sandbox> {
   return (await createSandbox(mode, { workspace: ws, network: false, envAllow: [], ...opts })).sandbox;
 }
 
@@ -72,7 +75,11 @@ describe('the write limit (any backend, fake disk)', () => {
         }),
       dispose: async () => {},
     };
-    const sandbox = await superviseSandbox(inner, { workspace: ws, maxWriteMb: 20, measure: async () => used });
+    const sandbox = await superviseSandbox(inner, {
+      workspace: ws,
+      maxWriteMb: 20,
+      measure: async () => used,
+    });
     const r = await sandbox.exec({ command: 'fill', cwd: ws, timeoutMs: 60_000 });
     expect(r.aborted).toBe(false);
     expect(r.notices?.[0]).toMatch(
@@ -144,8 +151,7 @@ describe.skipIf(unavailable !== null)(
         // dash (sh) gives up at the first failed fork, where bash would retry for many seconds.
         // Bounded at 2000 sleepers of 60 s, all killed when the command ends.
         const r = await sandbox.exec({
-          command:
-            "sh -c 'i=0; while [ $i -lt 2000 ]; do sleep 60 & i=$((i+1)); echo started=$i; done'",
+          command: "sh -c 'i=0; while [ $i -lt 2000 ]; do sleep 60 & i=$((i+1)); echo started=$i; done'",
           cwd: ws,
           timeoutMs: 60_000,
         });
@@ -153,6 +159,10 @@ describe.skipIf(unavailable !== null)(
         expect(started).toBeGreaterThan(10);
         expect(started).toBeLessThan(64);
         expect(r.output).toMatch(/Cannot fork|Resource temporarily unavailable/);
+        if (groups.heldBy.pids?.startsWith('cgroup'))
+          expect(r.notices?.join('\n')).toMatch(
+            /This command hit the limit of 64 processes at once \(sandbox\.max_processes\): \d+ of its attempts/,
+          );
         expect(ourCgroups()).toEqual([]);
       } finally {
         await sandbox.dispose();
@@ -197,7 +207,11 @@ describe.skipIf(unavailable !== null)(
           cwd: ws,
           timeoutMs: 600_000,
         });
-        await waitUntil(() => hostProcessesWith(marker).length >= 3, 'the interpreter and its sleepers', 20_000);
+        await waitUntil(
+          () => hostProcessesWith(marker).length >= 3,
+          'the interpreter and its sleepers',
+          20_000,
+        );
         await sandbox.dispose();
         const r = await running;
         expect(r.aborted).toBe(true);
