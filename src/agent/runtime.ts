@@ -227,6 +227,7 @@ function sandboxOf(config: Config, workspace: string, gate: PermissionGate) {
       cpus: settings.cpus,
       maxProcesses: settings.max_processes,
       tmpMb: settings.tmp_mb,
+      maxWriteMb: settings.max_write_mb,
     }).then((choice) => {
       // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
       gate.commandsNeedApproval(choice.commandsNeedApproval);

@@ -108,6 +108,7 @@ function buildSchema<P extends z.ZodType>(profile: P) {
             cpus: undefined as number | undefined,
             max_processes: undefined as number | undefined,
             tmp_mb: undefined as number | undefined,
+            max_write_mb: undefined as number | undefined,
           })),
           z
             .object({
@@ -119,10 +120,12 @@ function buildSchema<P extends z.ZodType>(profile: P) {
               /** Memory for all of a command's processes (MB); default 2048 where a cgroup can hold it. */
               memory_mb: z.number().int().positive().optional(),
               cpus: z.number().positive().optional(),
-              /** Processes and threads one command may have at once; default 1024. */
+              /** Processes and threads one command may have at once; default 512. */
               max_processes: z.number().int().positive().optional(),
               /** Size of each private temp filesystem (/tmp, /var/tmp, the home), MB; default 512. */
               tmp_mb: z.number().int().positive().optional(),
+              /** How much one command may grow the workspace's disk, MB; past it it is stopped. Default 4096. */
+              max_write_mb: z.number().int().positive().optional(),
             })
             .strict(),
         ])

@@ -19,10 +19,10 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CommandCgroups, detectCgroups, sweepDeadCgroups } from './cgroup.js';
+import { type CommandGroup, detectCommandGroups, inGroup } from './command-group.js';
 import { BRIDGE_PORT, BRIDGE_SCRIPT, type DomainProxy, startDomainProxy } from './domain-proxy.js';
 import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } from './env.js';
-import { findExecutable, firstLine, runHostCommand, shellJoin, shellQuote } from './host-command.js';
+import { findExecutable, firstLine, runHostCommand, shellJoin } from './host-command.js';
 import { etcMasks, type Mask, resolvConfTarget, type SystemEntry, systemEntries } from './host-layout.js';
 import { hostHardLimits, type LimitPlan, limitedArgv, planLimits } from './limits.js';
 import { SandboxTree } from './pid-tree.js';
@@ -166,17 +166,17 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
   const hideHome = realHome === '/' || isWithin(workspace, realHome) ? null : realHome;
   const home = hideHome ?? FALLBACK_SANDBOX_HOME;
 
-  const [system, masks, resolvConf, identity, extraReadOnly, cgroups, hard] = await Promise.all([
+  const [system, masks, resolvConf, identity, extraReadOnly, groups, hard] = await Promise.all([
     systemEntries(),
     etcMasks(),
     resolvConfTarget(),
     hostGitIdentity(hostEnv),
     Promise.all((opts.readOnlyPaths ?? []).map((p) => realpath(p).catch(() => p))),
-    detectCgroups(),
+    detectCommandGroups(hostEnv),
     hostHardLimits(),
   ]);
   // Off the start-up path; awaited by dispose so nothing outlives the sandbox.
-  const swept = sweepDeadCgroups(cgroups).catch(() => 0);
+  const swept = groups.sweep().catch(() => 0);
   const env = buildSandboxEnv({
     source: hostEnv,
     allow: opts.envAllow,
@@ -186,7 +186,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
   });
   const shell = findShell('/usr/local/bin:/usr/bin:/bin');
   const prlimit = findExecutable('prlimit', '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin');
-  const limits = planLimits(opts, cgroups, {
+  const limits = planLimits(opts, groups.heldBy, {
     root: process.getuid?.() === 0,
     tmpfsSize: tool.supportsSize,
     hard,
@@ -212,7 +212,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
     io: ExecRequest,
     cwd: string,
     protect: ProtectedLayout,
-    cgroup: CommandCgroups | null,
+    group: CommandGroup | null,
   ): Promise<ProcessResult> => {
     const args = buildBwrapArgs({
       workspace,
@@ -236,11 +236,12 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       ...(proxy ? { proxyDir: path.dirname(proxy.socketPath) } : {}),
     });
     const tree = new SandboxTree();
-    // `exec` makes bwrap the process-group leader runProcess kills on timeout; the cgroups are
-    // joined first so that everything bwrap starts is counted in them.
+    // `exec` makes bwrap the process-group leader runProcess kills on timeout; the group is
+    // joined first so that everything bwrap starts is counted in it.
+    const argv = [tool.path, ...args];
     const result = await runProcess({
       ...processIo(io),
-      command: `${joinCgroups(cgroup)}exec ${shellJoin([tool.path, ...args])}`,
+      command: group ? group.wrap(argv) : `exec ${shellJoin(argv)}`,
       cwd,
       env,
       commandExit: (pid, stop) => tree.commandExit(pid, stop),
@@ -276,16 +277,13 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       domains: proxy ? opts.allowDomains : undefined,
       disableUserns,
       hideHome,
+      groupBy: groups.heldBy.pids,
     }),
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
       return withProtection(workspace, async (protect) => {
-        const cgroup = await CommandCgroups.create(cgroups, limits.cgroup);
-        try {
-          return await launch(req, cwd, protect, cgroup);
-        } finally {
-          await cgroup?.remove();
-        }
+        const group = await groups.open(limits.cgroup);
+        return inGroup(group, limits.cgroup.maxProcesses, (g) => launch(req, cwd, protect, g));
       });
     },
     async dispose() {
@@ -297,21 +295,15 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
   };
 }
 
-/** Shell lines that move the wrapper into the command's cgroups before it execs bwrap. */
-function joinCgroups(cgroup: CommandCgroups | null): string {
-  if (cgroup === null) return '';
-  return cgroup
-    .procsFiles()
-    .map(
-      (file) =>
-        `{ echo $$ > ${shellQuote(file)}; } 2>/dev/null || { echo "hearth: cannot join the cgroup ${file}" >&2; exit 125; }; `,
-    )
-    .join('');
-}
-
 function bwrapSafeguards(
   limits: LimitPlan,
-  o: { network: boolean; domains?: string[]; disableUserns: boolean; hideHome: string | null },
+  o: {
+    network: boolean;
+    domains?: string[];
+    disableUserns: boolean;
+    hideHome: string | null;
+    groupBy?: string;
+  },
 ): Safeguard[] {
   return [
     {
@@ -337,7 +329,7 @@ function bwrapSafeguards(
     {
       name: 'process tree',
       active: true,
-      detail: 'killed when the command ends or times out (PID namespace)',
+      detail: `killed when the command ends or times out (PID namespace${o.groupBy ? `, and its ${o.groupBy}` : ''}); interpreters still running are stopped when their session ends`,
     },
     {
       name: 'user namespaces',

@@ -1,19 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { access, constants, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { shellJoin, shellQuote } from './host-command.js';
 import { SandboxError } from './types.js';
 
 /**
  * Per-command control groups for limits rlimits cannot give: the memory of a whole process tree
  * (RLIMIT_AS is per process and counts reservations, not use), a process count that also binds root
- * (RLIMIT_NPROC is never enforced for uid 0), and CPU share.
+ * (RLIMIT_NPROC is never enforced for uid 0), and CPU share. A cgroup also holds every process of
+ * the command, so removing it kills exactly those, setsid or not.
  *
  * Only a cgroup Hearth may create children in is used, found by trying: under cgroup v2, the
  * process's own cgroup when it hands the controllers down to its children (cgroup.subtree_control),
- * which an unprivileged process usually cannot arrange, since a cgroup with processes in it cannot
- * enable controllers for its children; under cgroup v1, the process's own cgroup in each controller's
- * hierarchy when it is writable (root, or a delegated container). Where none is usable the limit falls
- * back to rlimits or is reported as not enforced (see limits.ts); nothing is asked of systemd.
+ * or can be made to (a writable cgroup without processes of its own, such as a container's root
+ * cgroup; an unprivileged process in a terminal's cgroup usually cannot); under cgroup v1, the
+ * process's own cgroup in each controller's hierarchy when it is writable (root, or a delegated
+ * container). systemd's transient scopes are the other way in (systemd-scope.ts);
+ * command-group.ts picks between them.
  */
 
 export type Controller = 'memory' | 'pids' | 'cpu';
@@ -67,9 +70,9 @@ function unescapeMount(text: string): string {
   return text.replace(/\\([0-7]{3})/g, (_, code: string) => String.fromCharCode(Number.parseInt(code, 8)));
 }
 
-/** This process's cgroup path per hierarchy: key `0` for v2, else the v1 controller list. */
-async function ownCgroups(): Promise<Map<string, string>> {
-  const text = await readFile('/proc/self/cgroup', 'utf8').catch(() => '');
+/** A process's cgroup path per hierarchy: key `0` for v2, else the v1 controller list. */
+async function ownCgroups(pid: number | 'self' = 'self'): Promise<Map<string, string>> {
+  const text = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
   const own = new Map<string, string>();
   for (const line of text.split('\n')) {
     const m = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -93,12 +96,9 @@ export async function detectCgroups(): Promise<CgroupSupport> {
   const v2Own = own.get('0');
   if (v2Mount && v2Own !== undefined) {
     const dir = dirFor(v2Mount, v2Own);
-    const handed = dir
-      ? await readFile(path.join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')
-      : '';
+    const handed = dir ? await handDown(dir) : [];
     for (const c of CONTROLLERS) {
-      if (dir && handed.split(/\s+/).includes(c) && (await usable(dir, c, 2)))
-        support[c] = { dir, version: 2 };
+      if (dir && handed.includes(c) && (await usable(dir, c, 2))) support[c] = { dir, version: 2 };
     }
   }
   for (const c of CONTROLLERS) {
@@ -109,6 +109,40 @@ export async function detectCgroups(): Promise<CgroupSupport> {
     if (dir && (await usable(dir, c, 1))) support[c] = { dir, version: 1 };
   }
   return support;
+}
+
+/**
+ * The controllers a v2 cgroup hands to its children, enabling those it has but does not hand down
+ * yet where the kernel lets us: only a cgroup with no process of its own may (the root one may
+ * always), so in a terminal's or a service's cgroup the write fails and nothing changes.
+ */
+async function handDown(dir: string): Promise<string[]> {
+  const read = async (file: string) =>
+    (await readFile(path.join(dir, file), 'utf8').catch(() => '')).split(/\s+/).filter((c) => c !== '');
+  const handed = await read('cgroup.subtree_control');
+  const available = await read('cgroup.controllers');
+  const missing = CONTROLLERS.filter((c) => available.includes(c) && !handed.includes(c));
+  for (const c of missing) {
+    await writeFile(path.join(dir, 'cgroup.subtree_control'), `+${c}`).then(
+      () => handed.push(c),
+      () => undefined,
+    );
+  }
+  return handed;
+}
+
+/**
+ * The directory of a process's cgroup for `controller` (v2 when it is there, else v1), for
+ * reading what a cgroup made by someone else (a systemd scope) enforces.
+ */
+export async function cgroupDirOf(pid: number, controller: Controller): Promise<string | null> {
+  const [mounts, own] = await Promise.all([cgroupMounts(), ownCgroups(pid)]);
+  const v1 = mounts.find((m) => m.version === 1 && m.controllers.includes(controller));
+  const v1Own = [...own].find(([names]) => names.split(',').includes(controller))?.[1];
+  if (v1 && v1Own !== undefined) return dirFor(v1, v1Own);
+  const v2 = mounts.find((m) => m.version === 2);
+  const v2Own = own.get('0');
+  return v2 && v2Own !== undefined ? dirFor(v2, v2Own) : null;
 }
 
 /** Tries a child cgroup: it must be creatable and carry the controller's limit file. */
@@ -176,7 +210,10 @@ function alive(pid: number): boolean {
 
 /** The cgroups of one command: created before it starts, joined by its wrapper, removed after. */
 export class CommandCgroups {
-  private constructor(private readonly dirs: Array<{ dir: string; version: 1 | 2 }>) {}
+  private constructor(
+    private readonly dirs: Array<{ dir: string; version: 1 | 2 }>,
+    private readonly pidsDir?: string,
+  ) {}
 
   /**
    * Creates the cgroups and writes the limits; null when no limit applies. A failure throws: the
@@ -243,12 +280,36 @@ export class CommandCgroups {
           'Try again; if it persists, `hearth doctor` checks the sandbox.',
       );
     }
-    return new CommandCgroups([...made].map(([dir, version]) => ({ dir, version })));
+    return new CommandCgroups(
+      [...made].map(([dir, version]) => ({ dir, version })),
+      wanted.some(([c]) => c === 'pids') ? path.join(support.pids!.dir, name) : undefined,
+    );
+  }
+
+  /** How many times the process limit refused a fork (pids.events), so the model can be told. */
+  async refusedForks(): Promise<number> {
+    if (this.pidsDir === undefined) return 0;
+    const events = await readFile(path.join(this.pidsDir, 'pids.events'), 'utf8').catch(() => '');
+    return Number(/^max (\d+)/m.exec(events)?.[1] ?? 0);
   }
 
   /** Files the wrapper writes its own pid into before it execs the sandbox. */
   procsFiles(): string[] {
     return this.dirs.map((d) => path.join(d.dir, 'cgroup.procs'));
+  }
+
+  /**
+   * A shell line that moves the wrapper shell into the cgroups, then execs `argv`: everything it
+   * starts is counted from its first instruction. Not joined: the command does not run (exit 125).
+   */
+  wrap(argv: readonly string[]): string {
+    const join = this.procsFiles()
+      .map(
+        (file) =>
+          `{ echo $$ > ${shellQuote(file)}; } 2>/dev/null || { echo "hearth: cannot join the cgroup ${file}" >&2; exit 125; }; `,
+      )
+      .join('');
+    return `${join}exec ${shellJoin(argv)}`;
   }
 
   /** Kills whatever is left in the cgroups, then removes them (retrying while the kernel lets go). */

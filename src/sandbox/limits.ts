@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import type { CgroupLimits, CgroupSupport } from './cgroup.js';
-import { shellJoin } from './host-command.js';
+import type { CgroupLimits, Controller } from './cgroup.js';
 import type { Safeguard } from './types.js';
 
 /**
  * Resource limits for commands, from what the system offers: rlimits (through prlimit, else the
- * shell's ulimit) for what binds one process, control groups (cgroup.ts) for what binds a tree, and
+ * shell's ulimit) for what binds one process, control groups (command-group.ts) for what binds a tree, and
  * a size on every tmpfs. Each setting is either enforced or reported as not enforced, with why.
  */
 
@@ -19,7 +18,7 @@ const DEFAULT_MEMORY_MB = 2048;
  * below that, and Java and Go reserve gigabytes just to start.
  */
 export const DEFAULT_ADDRESS_SPACE_MB = 16_384;
-export const DEFAULT_MAX_PROCESSES = 1024;
+export const DEFAULT_MAX_PROCESSES = 512;
 export const DEFAULT_TMP_MB = 512;
 const DEFAULT_FILE_SIZE_MB = 4096;
 /** CPU time beyond the wall-clock timeout, so that the timeout stays the limit that normally fires. */
@@ -106,16 +105,6 @@ export function limitedArgv(
   return ['/bin/sh', '-c', `${steps.join('; ')}; exec "$@"`, 'sh', ...argv];
 }
 
-/** A shell line that runs `command` with `shell` under the limits (for the unsandboxed backend). */
-export function limitedCommand(
-  command: string,
-  limits: ResourceLimits,
-  prlimit: string | null,
-  shell: string,
-): string {
-  return `exec ${shellJoin(limitedArgv([shell, '-c', command], limits, prlimit))}`;
-}
-
 export interface LimitSettings {
   memoryMb?: number;
   cpus?: number;
@@ -133,12 +122,13 @@ export interface LimitPlan {
 }
 
 /**
- * Decides, once per sandbox, which mechanism carries each limit and says so. `root`: processes of
- * uid 0 are exempt from RLIMIT_NPROC, so only a cgroup can count them.
+ * Decides, once per sandbox, which mechanism carries each limit and says so. `heldBy`: what holds
+ * each controller for a command's group (command-group.ts). `root`: processes of uid 0 are exempt
+ * from RLIMIT_NPROC, so only a cgroup can count them.
  */
 export function planLimits(
   settings: LimitSettings,
-  support: CgroupSupport,
+  heldBy: Partial<Record<Controller, string>>,
   opts: { root: boolean; tmpfsSize: boolean; hard?: Partial<ResourceLimits> },
 ): LimitPlan {
   const safeguards: Safeguard[] = [];
@@ -146,11 +136,9 @@ export function planLimits(
 
   const memoryMb = settings.memoryMb ?? DEFAULT_MEMORY_MB;
   let addressSpaceMb: number | undefined;
-  if (support.memory) {
+  if (heldBy.memory) {
     cgroup.memoryBytes = memoryMb * MB;
-    safeguards.push(
-      on('memory', `${memoryMb} MB for all of a command's processes (cgroup v${support.memory.version})`),
-    );
+    safeguards.push(on('memory', `${memoryMb} MB for all of a command's processes (${heldBy.memory})`));
   } else {
     addressSpaceMb = settings.memoryMb ?? DEFAULT_ADDRESS_SPACE_MB;
     safeguards.push({
@@ -163,23 +151,30 @@ export function planLimits(
   }
 
   const processes = settings.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-  if (support.pids) {
+  if (heldBy.pids) {
     cgroup.maxProcesses = processes;
-    safeguards.push(on('processes', `${processes} (cgroup v${support.pids.version} pids)`));
+    safeguards.push(
+      on('processes', `${processes} at once per command (sandbox.max_processes; ${heldBy.pids} pids)`),
+    );
   } else if (!opts.root) {
-    safeguards.push(on('processes', `${processes} (RLIMIT_NPROC inside the sandbox's user namespace)`));
+    safeguards.push(
+      on(
+        'processes',
+        `${processes} (sandbox.max_processes; RLIMIT_NPROC, which counts all of your processes, not only the command's)`,
+      ),
+    );
   } else {
     safeguards.push({
       name: 'processes',
       active: false,
-      detail: `${processes} wanted, not enforced: Hearth runs as root, which RLIMIT_NPROC exempts, and no writable cgroup has the pids controller`,
+      detail: `${processes} wanted, not enforced: Hearth runs as root, which RLIMIT_NPROC exempts, and neither a cgroup Hearth may create nor a systemd scope has the pids controller`,
     });
   }
 
   if (settings.cpus !== undefined) {
-    if (support.cpu) {
+    if (heldBy.cpu) {
       cgroup.cpus = settings.cpus;
-      safeguards.push(on('cpus', `${settings.cpus} (cgroup v${support.cpu.version})`));
+      safeguards.push(on('cpus', `${settings.cpus} (${heldBy.cpu})`));
     } else {
       safeguards.push({
         name: 'cpus',

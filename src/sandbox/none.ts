@@ -1,20 +1,23 @@
 import os from 'node:os';
+import { detectCommandGroups, inGroup } from './command-group.js';
 import { buildSandboxEnv, FALLBACK_PATH } from './env.js';
-import { findExecutable } from './host-command.js';
-import { clampLimits, hostHardLimits, limitedCommand, limitsFor } from './limits.js';
+import { findExecutable, shellJoin } from './host-command.js';
+import { clampLimits, DEFAULT_MAX_PROCESSES, hostHardLimits, limitedArgv, limitsFor } from './limits.js';
 import { findShell, processIo, runProcess } from './process.js';
 import type { Safeguard, Sandbox, SandboxOptions } from './types.js';
 import { realWorkspace, resolveCwd } from './workspace.js';
 
 export const NO_SANDBOX_WARNING =
   'NO SANDBOX: the filesystem is not isolated. Commands run directly on this machine, can read and ' +
-  'write all of your files and reach the network; only the environment is filtered and CPU, memory ' +
-  'and file-size limits apply.';
+  'write all of your files and reach the network; only the environment is filtered and CPU, memory, ' +
+  'file-size, disk-write and (where a cgroup can hold it) process limits apply.';
 
 /**
  * No isolation at all: the command runs as the user, on the user's files. The environment is still
  * filtered, so secrets exported in the user's shell do not reach the model's commands, and resource
- * limits stop the worst runaways. Anyone choosing this must be told (NO_SANDBOX_WARNING).
+ * limits stop the worst runaways. Where a command group can be made (command-group.ts), each command
+ * runs in one: its process count is limited and every process it started, setsid or not, is killed
+ * when it ends. Anyone choosing this must be told (NO_SANDBOX_WARNING).
  */
 export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const workspace = await realWorkspace(opts.workspace);
@@ -29,31 +32,40 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
   const prlimit =
     process.platform === 'linux' ? findExecutable('prlimit', `${env.PATH}:${FALLBACK_PATH}`) : null;
   const shell = findShell(env.PATH ?? FALLBACK_PATH);
-  const hard = await hostHardLimits();
+  const [hard, groups] = await Promise.all([
+    hostHardLimits(),
+    process.platform === 'linux' ? detectCommandGroups(hostEnv) : undefined,
+  ]);
+  // Only the process count: memory keeps its per-process meaning here (see noneSafeguards).
+  const maxProcesses = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+  const heldBy = groups?.heldBy.pids;
   return {
     kind: 'none',
     description: `none: NOT SANDBOXED, commands run on the host with full file access (limits via ${prlimit ? 'prlimit' : 'ulimit'})`,
-    safeguards: noneSafeguards(limitsFor(0, opts.memoryMb).addressSpaceBytes ?? 0, opts),
+    safeguards: noneSafeguards(limitsFor(0, opts.memoryMb).addressSpaceBytes ?? 0, opts, heldBy),
     async exec(req) {
       const cwd = await resolveCwd(workspace, req.cwd);
-      return runProcess({
-        command: limitedCommand(
-          req.command,
-          clampLimits(limitsFor(req.timeoutMs, opts.memoryMb), hard),
-          prlimit,
-          shell,
-        ),
-        cwd,
-        env,
-        ...processIo(req),
-        clock: opts.clock,
-      });
+      const argv = limitedArgv(
+        [shell, '-c', req.command],
+        clampLimits(limitsFor(req.timeoutMs, opts.memoryMb), hard),
+        prlimit,
+      );
+      const group = heldBy ? await groups!.open({ maxProcesses }) : null;
+      return inGroup(group, maxProcesses, (g) =>
+        runProcess({
+          command: g ? g.wrap(argv) : `exec ${shellJoin(argv)}`,
+          cwd,
+          env,
+          ...processIo(req),
+          clock: opts.clock,
+        }),
+      );
     },
     async dispose() {},
   };
 }
 
-function noneSafeguards(addressSpace: number, opts: SandboxOptions): Safeguard[] {
+function noneSafeguards(addressSpace: number, opts: SandboxOptions, pidsHeldBy?: string): Safeguard[] {
   const off = (name: string, detail: string): Safeguard => ({ name, active: false, detail });
   const wanted = (value: number | undefined, what: string) =>
     value === undefined
@@ -63,13 +75,25 @@ function noneSafeguards(addressSpace: number, opts: SandboxOptions): Safeguard[]
     off('filesystem', 'none: commands can read and write all of your files'),
     off('network', 'not isolated'),
     off('protected files', 'not protected: commands can change git hooks, .hearth and start-up files'),
-    off('process tree', 'background processes that leave the process group (setsid) survive the command'),
+    pidsHeldBy
+      ? {
+          name: 'process tree',
+          active: true,
+          detail: `every process a command started is killed when it ends (${pidsHeldBy})`,
+        }
+      : off('process tree', 'background processes that leave the process group (setsid) survive the command'),
     {
       name: 'memory',
       active: true,
       detail: `each process may reserve ${Math.round(addressSpace / 1024 / 1024)} MB of address space (no total limit)`,
     },
-    off('processes', wanted(opts.maxProcesses, 'processes')),
+    pidsHeldBy
+      ? {
+          name: 'processes',
+          active: true,
+          detail: `${opts.maxProcesses ?? DEFAULT_MAX_PROCESSES} at once per command (sandbox.max_processes; ${pidsHeldBy} pids)`,
+        }
+      : off('processes', wanted(opts.maxProcesses ?? DEFAULT_MAX_PROCESSES, 'processes')),
     off('temp space', wanted(opts.tmpMb, 'MB of temp space')),
   ];
   if (opts.cpus !== undefined) guards.push(off('cpus', wanted(opts.cpus, 'CPUs')));

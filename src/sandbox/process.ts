@@ -10,6 +10,11 @@ export interface ProcessIo {
   timeoutMs: number;
   signal?: AbortSignal;
   /**
+   * Stops the command at once, SIGKILL with no grace period: a limit was passed (or the sandbox is
+   * closing), and a command that traps SIGTERM must not keep writing. The result says `aborted`.
+   */
+  halt?: AbortSignal;
+  /**
    * Output kept in memory. Merged: beyond it the middle is dropped. Split: stdout keeps its
    * beginning and the command is stopped once stdout passes it (for parsers, which need whole
    * records). Default 1 MB.
@@ -96,7 +101,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
   const clock = opts.clock ?? systemClock;
   const started = clock.now();
   const collector = new Collector(opts);
-  if (opts.signal?.aborted) {
+  if (opts.signal?.aborted || opts.halt?.aborted) {
     return Promise.resolve(collector.result(started, { aborted: true }));
   }
 
@@ -158,6 +163,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       for (const t of timers) clock.clearTimeout(t);
       stopWatching.abort();
       opts.signal?.removeEventListener('abort', onAbort);
+      opts.halt?.removeEventListener('abort', onHalt);
       // Stragglers are background jobs of an exited command: ask them to stop, then insist.
       killGroup('SIGTERM');
       if (groupExists()) clock.setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
@@ -186,6 +192,14 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       terminate();
     };
 
+    const onHalt = () => {
+      if (settled) return;
+      aborted = true;
+      terminating = true;
+      killGroup('SIGKILL');
+      timers.push(clock.setTimeout(finish, KILL_GRACE_MS));
+    };
+
     const onPipeClosed = () => {
       openPipes -= 1;
       if (exited && openPipes === 0) finish();
@@ -209,6 +223,7 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
         settled = true;
         for (const t of timers) clock.clearTimeout(t);
         opts.signal?.removeEventListener('abort', onAbort);
+        opts.halt?.removeEventListener('abort', onHalt);
         reject(err);
       }
     });
@@ -229,6 +244,8 @@ export function runProcess(opts: RunProcessOptions): Promise<ProcessResult> {
       }, opts.timeoutMs),
     );
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.halt?.aborted) onHalt();
+    else opts.halt?.addEventListener('abort', onHalt, { once: true });
   });
 }
 
@@ -394,6 +411,6 @@ class OutputBuffer {
 
 /** The output-handling fields of a request, to hand on to runProcess. */
 export function processIo(req: ProcessIo): ProcessIo {
-  const { timeoutMs, signal, maxOutputBytes, onOutput, capture, stdin } = req;
-  return { timeoutMs, signal, maxOutputBytes, onOutput, capture, stdin };
+  const { timeoutMs, signal, halt, maxOutputBytes, onOutput, capture, stdin } = req;
+  return { timeoutMs, signal, halt, maxOutputBytes, onOutput, capture, stdin };
 }

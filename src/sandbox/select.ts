@@ -3,6 +3,7 @@ import { createBwrapSandbox } from './bwrap.js';
 import { createContainerSandbox } from './docker.js';
 import { createNoneSandbox, NO_SANDBOX_WARNING } from './none.js';
 import { createSeatbeltSandbox } from './seatbelt.js';
+import { superviseSandbox } from './supervised.js';
 import {
   type Sandbox,
   type SandboxChoice,
@@ -57,7 +58,7 @@ export async function createSandbox(
   if (mode !== 'auto') {
     const sandbox = await build(factories[mode], opts, mode);
     const reason = `${mode}: requested${detailOf(sandbox) ? ` (${detailOf(sandbox)})` : ''}`;
-    return mode === 'none' ? { sandbox, reason, warning: NO_SANDBOX_WARNING } : { sandbox, reason };
+    return withLimitWarning({ sandbox, reason, ...(mode === 'none' ? { warning: NO_SANDBOX_WARNING } : {}) });
   }
 
   const failures: string[] = [];
@@ -65,14 +66,14 @@ export async function createSandbox(
     try {
       const sandbox = await build(factories[kind], opts, kind);
       const detail = detailOf(sandbox);
-      return { sandbox, reason: `${kind}: ${detail ? `${detail} works` : 'works'}` };
+      return withLimitWarning({ sandbox, reason: `${kind}: ${detail ? `${detail} works` : 'works'}` });
     } catch (err) {
       failures.push(err instanceof Error ? err.message : String(err));
     }
   }
   const sandbox = await build(factories.none, opts, 'none');
   const advice = enableSandboxAdvice(failures, deps.facts ?? (await systemFacts()));
-  return {
+  return withLimitWarning({
     sandbox,
     reason: `none: ${failures.join('; ')}`,
     warning:
@@ -80,12 +81,29 @@ export async function createSandbox(
       `(set sandbox: "none" to run them unasked). To enable the sandbox: ${advice}`,
     commandsNeedApproval: UNSANDBOXED_COMMAND_REASON,
     advice,
-  };
+  });
+}
+
+/** Limits that guard the machine against a runaway command; said at the first command when not enforced. */
+const RUNAWAY_LIMITS = ['processes', 'disk writes'];
+
+/**
+ * Adds to the choice's warning (said once, before the first command) each runaway limit this
+ * machine cannot enforce, so that nobody relies on one silently missing.
+ */
+function withLimitWarning(choice: SandboxChoice): SandboxChoice {
+  const missing = choice.sandbox.safeguards.filter((g) => !g.active && RUNAWAY_LIMITS.includes(g.name));
+  if (missing.length === 0) return choice;
+  const text = `Not enforced here: ${missing.map((g) => `${g.name} limit (${g.detail})`).join('; ')}. \`hearth doctor\` lists every limit.`;
+  return { ...choice, warning: choice.warning ? `${choice.warning} ${text}` : text };
 }
 
 async function build(factory: SandboxFactory, opts: SandboxOptions, kind: SandboxKind): Promise<Sandbox> {
   try {
-    return await factory(opts);
+    return await superviseSandbox(await factory(opts), {
+      workspace: opts.workspace,
+      maxWriteMb: opts.maxWriteMb,
+    });
   } catch (err) {
     if (err instanceof SandboxError) throw err;
     const message = err instanceof Error ? err.message : String(err);

@@ -34,6 +34,8 @@ export interface SandboxOptions {
   maxProcesses?: number;
   /** Size of each private temp filesystem (/tmp, /var/tmp, the hidden home). */
   tmpMb?: number;
+  /** How much one command may grow the workspace's disk, MB, before it is stopped (supervised.ts). */
+  maxWriteMb?: number;
   /**
    * The host environment that allowed variables, the git identity and (for `none`) HOME come from;
    * default this process's.

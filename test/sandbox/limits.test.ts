@@ -39,16 +39,12 @@ describe('planLimits', () => {
 
     const user = planLimits({}, {}, { root: false, tmpfsSize: true });
     expect(user.safeguards.find((g) => g.name === 'processes')).toMatchObject({ active: true });
-    expect(user.rlimits(10_000).processes).toBe(1024);
+    expect(user.rlimits(10_000).processes).toBe(512);
     expect(user.tmpBytes).toBe(512 * 1024 * 1024);
 
     const cg = planLimits(
       { memoryMb: 300, maxProcesses: 64, cpus: 0.5 },
-      {
-        memory: { dir: '/cg', version: 2 },
-        pids: { dir: '/cg', version: 2 },
-        cpu: { dir: '/cg', version: 2 },
-      },
+      { memory: 'cgroup v2', pids: 'cgroup v2', cpu: 'cgroup v2' },
       { root: true, tmpfsSize: true },
     );
     expect(cg.cgroup).toEqual({ memoryBytes: 300 * 1024 * 1024, maxProcesses: 64, cpus: 0.5 });

@@ -2,10 +2,10 @@ import { mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findExecutable } from '../../src/sandbox/host-command.js';
+import { findExecutable, shellJoin } from '../../src/sandbox/host-command.js';
 import {
   DEFAULT_ADDRESS_SPACE_MB,
-  limitedCommand,
+  limitedArgv,
   limitsFor,
   type ResourceLimits,
 } from '../../src/sandbox/limits.js';
@@ -26,6 +26,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+const limitedCommand = (command: string, limits: ResourceLimits, prlimit: string | null, shell: string) =>
+  `exec ${shellJoin(limitedArgv([shell, '-c', command], limits, prlimit))}`;
+
 const small: ResourceLimits = {
   cpuSeconds: 7,
   addressSpaceBytes: 1024 * 1024 * 1024,
@@ -43,7 +46,7 @@ describe('limitsFor', () => {
   });
 });
 
-describe('limitedCommand', () => {
+describe('limitedArgv', () => {
   it('builds a prlimit line when prlimit exists, a ulimit prefix otherwise', () => {
     expect(limitedCommand("echo 'hi'", small, '/usr/bin/prlimit', '/bin/bash')).toBe(
       `exec /usr/bin/prlimit --cpu=7 --as=1073741824 --fsize=65536 -- /bin/bash -c 'echo '\\''hi'\\'''`,

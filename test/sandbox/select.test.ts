@@ -163,3 +163,22 @@ describe('on this machine', () => {
     await choice.sandbox.dispose();
   });
 });
+
+describe('runaway limits this machine cannot enforce', () => {
+  it('are said in the warning given before the first command', async () => {
+    const unlimited: SandboxFactory = async () => ({
+      ...(await works('bwrap', 'bubblewrap 0.8.0')(opts())),
+      safeguards: [
+        { name: 'processes', active: false, detail: '512 wanted, not enforced: Hearth runs as root' },
+        { name: 'temp space', active: false, detail: 'not a runaway limit' },
+      ],
+    });
+    const choice = await createSandbox('bwrap', opts(), { factories: { bwrap: unlimited } });
+    expect(choice.warning).toBe(
+      'Not enforced here: processes limit (512 wanted, not enforced: Hearth runs as root). `hearth doctor` lists every limit.',
+    );
+    const held = await createSandbox('bwrap', opts(), { factories: { bwrap: works('bwrap', 'b') } });
+    expect(held.warning).toBeUndefined();
+    expect(held.sandbox.safeguards.map((g) => g.name)).toEqual(['disk writes']);
+  });
+});
