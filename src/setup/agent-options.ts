@@ -30,6 +30,8 @@ export interface AgentSandboxOptions {
   cpus?: number;
   /** Processes and threads one command may have at once. */
   maxProcesses?: number;
+  /** How much one command may grow the workspace's disk by, MB. */
+  maxWriteMb?: number;
   /** Size of each private temp filesystem in the sandbox, MB. */
   tmpMb?: number;
 }
@@ -149,6 +151,7 @@ export function configFromOptions(options: AgentOptions, home: string): Config {
       memory_mb: sandbox.memoryMb,
       cpus: sandbox.cpus,
       max_processes: sandbox.maxProcesses,
+      max_write_mb: sandbox.maxWriteMb,
       tmp_mb: sandbox.tmpMb,
     },
     mcp: { servers: options.mcpServers },
