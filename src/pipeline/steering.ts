@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { PipelineJournal } from './journal.js';
 import { INBOX } from './plan-inbox.js';

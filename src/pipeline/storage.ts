@@ -6,7 +6,7 @@
  * SQLite user never loads `pg`.
  */
 import type { Config } from '../config/schema.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 import type { Clock } from '../util/clock.js';
 import type { PipelineJournal } from './journal.js';
 import type { PlanStore } from './plan-store.js';
@@ -32,8 +32,8 @@ export async function openPipelineStorage(
   const now = options.clock ? () => options.clock!.now() : undefined;
   if (config.storage) {
     const { openPostgres } = await import('../store/postgres/connection.js');
-    const { PostgresPlanStore } = await import('./postgres-plan-store.js');
-    const { PostgresJournal } = await import('./postgres-journal.js');
+    const { PostgresPlanStore } = await import('../store/postgres/plans.js');
+    const { PostgresJournal } = await import('../store/postgres/journal.js');
     const pool = await openPostgres(config.storage);
     const leaseMs = (config.pipeline?.lease ?? DEFAULT_LEASE_SECONDS) * 1000;
     let closed: Promise<void> | undefined;
@@ -46,8 +46,8 @@ export async function openPipelineStorage(
       },
     };
   }
-  const { SqlitePlanStore } = await import('./sqlite-plan-store.js');
-  const { SqliteJournal } = await import('./sqlite-journal.js');
+  const { SqlitePlanStore } = await import('../store/sqlite/plans.js');
+  const { SqliteJournal } = await import('../store/sqlite/journal.js');
   const db = database();
   return {
     plans: new SqlitePlanStore(db, now),

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
-import { type Db, openDatabase } from '../store/database.js';
 import {
   homeScope,
   openSchedulerStorage,
@@ -11,8 +10,9 @@ import {
   type WakeupStorage,
 } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import { SqliteSchedulerStorage } from '../store/sqlite-scheduler.js';
-import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
+import { type Db, openDatabase } from '../store/sqlite/database.js';
+import { SqliteSchedulerStorage } from '../store/sqlite/scheduler.js';
+import { SqliteSessionStorage } from '../store/sqlite/sessions.js';
 import { openStorage, type Storage } from '../store/storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseWhen } from '../util/when.js';

@@ -4,7 +4,7 @@ import { discoverServer } from '../llm/discover.js';
 import type { LongTermMemory } from '../memory/memory.js';
 import type { MemoryStorage, ProposalStorage } from '../memory/storage.js';
 import { openMemoryStorage } from '../setup/memory-access.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 
 export interface GatewayMemoryOptions {
   db: Db;

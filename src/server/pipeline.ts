@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { JournalEntry } from '../pipeline/journal.js';
 import { PipelineControl } from '../pipeline/steering.js';
 import { openPipelineStorage, type PipelineStorage } from '../pipeline/storage.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 import type { WireEvent } from './wire.js';
 

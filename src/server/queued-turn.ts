@@ -15,7 +15,7 @@ import type { TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
 import type { QueuedTurn } from '../cluster/work-queue.js';
 import type { ClaimedTask, TaskOutcome } from '../cluster/worker.js';
 import type { ChatMessage } from '../llm/types.js';
-import { SessionNotFoundError } from '../store/sessions.js';
+import { SessionNotFoundError } from '../store/sqlite/session-store.js';
 import type { SessionHub } from './hub.js';
 import type { CompactResult, LiveSession, TurnResult } from './live-session.js';
 import { describeError } from './problem.js';

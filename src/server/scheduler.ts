@@ -1,8 +1,8 @@
 import type { Runner, SchedulerEvent } from '../scheduler/scheduler.js';
 import { SchedulerService } from '../scheduler/service.js';
-import type { Db } from '../store/database.js';
 import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
+import type { Db } from '../store/sqlite/database.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import type { WireEvent } from './wire.js';
 

@@ -8,7 +8,7 @@ import { discoverServer } from '../llm/discover.js';
 import type { LongTermMemory } from '../memory/memory.js';
 import type { ReflectOutcome } from '../memory/reflection/reflect.js';
 import type { MemoryStorage } from '../memory/storage.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 
 /**
  * Where memory is kept: the shared PostgreSQL database when `storage` is set (in the config or
@@ -22,10 +22,10 @@ export async function openMemoryStorage(
   options: { vectors?: 'auto' | 'in-process'; now?: () => number } = {},
 ): Promise<MemoryStorage> {
   if (config.storage) {
-    const { PostgresMemoryStorage } = await import('../memory/postgres-storage.js');
+    const { PostgresMemoryStorage } = await import('../store/postgres/memory.js');
     return PostgresMemoryStorage.open(config.storage, options);
   }
-  const { SqliteMemoryStorage } = await import('../memory/sqlite-storage.js');
+  const { SqliteMemoryStorage } = await import('../store/sqlite/memory.js');
   return SqliteMemoryStorage.open(database(), options);
 }
 

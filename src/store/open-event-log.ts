@@ -1,7 +1,7 @@
-import type { Db } from './database.js';
 import type { EventLog } from './event-log.js';
-import { SqliteEventLog } from './events.js';
 import type { PgPool } from './postgres/connection.js';
+import type { Db } from './sqlite/database.js';
+import { SqliteEventLog } from './sqlite/event-log.js';
 
 /** The open backend the log lives in: the same handle the session storage opens. */
 export type EventLogBackend = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; pool: PgPool; url: string };

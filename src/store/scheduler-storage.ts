@@ -11,8 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Db } from './database.js';
 import type { PgPool } from './postgres/connection.js';
+import type { Db } from './sqlite/database.js';
 
 export type RunKind = 'scheduled' | 'manual' | 'inbox' | 'wakeup';
 export type RunStatus = 'queued' | 'running' | 'ok' | 'failed' | 'skipped';
@@ -218,7 +218,7 @@ export async function openSchedulerStorage(
   options: SchedulerStorageOptions,
 ): Promise<SchedulerStorage> {
   if (backend.kind === 'sqlite') {
-    const { SqliteSchedulerStorage } = await import('./sqlite-scheduler.js');
+    const { SqliteSchedulerStorage } = await import('./sqlite/scheduler.js');
     return new SqliteSchedulerStorage(backend.db);
   }
   const { PostgresSchedulerStorage } = await import('./postgres/scheduler.js');

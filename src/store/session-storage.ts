@@ -24,11 +24,17 @@ import type { ChatMessage, Speed } from '../llm/types.js';
 import type { SessionState } from '../tools/types.js';
 import type { SessionLeases } from './run-lease.js';
 import type { WakeupStorage } from './scheduler-storage.js';
-import type { AuditEntry, NewSession, SessionRow, SessionSummary } from './sessions.js';
-import type { UsageReport, UsageTotals } from './usage-report.js';
+import type { AuditEntry, NewSession, SessionRow, SessionSummary } from './sqlite/session-store.js';
+import type { UsageReport, UsageTotals } from './sqlite/usage-report.js';
 
-export type { AuditEntry, NewSession, SessionRow, SessionStatus, SessionSummary } from './sessions.js';
-export { SessionNotFoundError } from './sessions.js';
+export type {
+  AuditEntry,
+  NewSession,
+  SessionRow,
+  SessionStatus,
+  SessionSummary,
+} from './sqlite/session-store.js';
+export { SessionNotFoundError } from './sqlite/session-store.js';
 
 export interface UsageRecord {
   model: string;

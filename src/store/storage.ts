@@ -5,11 +5,11 @@
  * other subsystems (the event log, memory) take the same handle and use `db` or `pool`.
  */
 import { defaultDbPath } from '../config/sources.js';
-import { type Db, openDatabase } from './database.js';
 import type { PgPool } from './postgres/connection.js';
 import type { LeaseHolder } from './run-lease.js';
 import type { SessionStorage } from './session-storage.js';
-import { SqliteSessionStorage } from './sqlite-sessions.js';
+import { type Db, openDatabase } from './sqlite/database.js';
+import { SqliteSessionStorage } from './sqlite/sessions.js';
 
 interface StorageBase {
   sessions: SessionStorage;

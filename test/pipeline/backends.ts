@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { openPipelineStorage, type PipelineStorage } from '../../src/pipeline/storage.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
 import type { Clock } from '../../src/util/clock.js';
 import type { Backend } from '../memory/support.js';
 

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js';
 import { nextSlot, slotsBetween } from '../../src/scheduler/schedule.js';
-import { openDatabase } from '../../src/store/database.js';
 import type { RunRow } from '../../src/store/scheduler-storage.js';
-import { SqliteSchedulerStorage } from '../../src/store/sqlite-scheduler.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteSchedulerStorage } from '../../src/store/sqlite/scheduler.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { withDeadline } from '../support/wait.js';
 

@@ -3,8 +3,8 @@
  * rows in the shared database (and none in the gateway's own session database).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
-import { openDatabase } from '../../src/store/database.js';
+import { PostgresMemoryStorage } from '../../src/store/postgres/memory.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 import { NO_POSTGRES, pgTitle, usePostgres } from '../memory/support.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 

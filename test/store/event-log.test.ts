@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.js';
 import type { EventLog, LogNotice } from '../../src/store/event-log.js';
-import { SqliteEventLog } from '../../src/store/events.js';
 import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteEventLog } from '../../src/store/sqlite/event-log.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { waitUntil } from '../support/wait.js';
 

@@ -16,7 +16,7 @@ export async function withScheduler<T>(
     await Promise.all([
       import('../../config/load.js'),
       import('../../config/workspace.js'),
-      import('../../store/database.js'),
+      import('../../store/sqlite/database.js'),
       import('../options.js'),
     ]);
   const flags = cmd.optsWithGlobals<GlobalFlags>();

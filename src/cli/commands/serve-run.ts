@@ -14,9 +14,9 @@ import {
   newPin,
 } from '../../server/index.js';
 import type { TurnRelay } from '../../server/turn-relay.js';
-import { openDatabase } from '../../store/database.js';
 import { openEventLog } from '../../store/open-event-log.js';
 import { homeScope, openSchedulerStorage } from '../../store/scheduler-storage.js';
+import { openDatabase } from '../../store/sqlite/database.js';
 import { openStorage, type PostgresStorage } from '../../store/storage.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';

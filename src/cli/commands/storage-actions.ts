@@ -2,14 +2,14 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { defaultDbPath } from '../../config/load.js';
-import { memoryCopier } from '../../memory/copy-to-postgres.js';
-import { openDatabase } from '../../store/database.js';
 import { openPostgres, redact } from '../../store/postgres/connection.js';
 import {
   copiers,
   copySqliteToPostgres,
   type MigrationSummary,
-} from '../../store/postgres/copy-from-sqlite.js';
+} from '../../store/postgres/copy/from-sqlite.js';
+import { memoryCopier } from '../../store/postgres/copy/memory.js';
+import { openDatabase } from '../../store/sqlite/database.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';

@@ -14,9 +14,9 @@ import type { Config } from '../../config/schema.js';
 import { describeIgnored } from '../../config/security.js';
 import { SessionHub } from '../../server/hub.js';
 import { runQueuedTurn } from '../../server/queued-turn.js';
-import { openDatabase } from '../../store/database.js';
 import type { EventLog } from '../../store/event-log.js';
 import { openEventLog } from '../../store/open-event-log.js';
+import { openDatabase } from '../../store/sqlite/database.js';
 import { openStorage, type Storage } from '../../store/storage.js';
 
 export interface TurnWorkerOptions {

@@ -22,8 +22,8 @@ import {
   SessionNotFoundError,
   type SessionRow,
   type SessionSummary,
-} from '../sessions.js';
-import { speedColumn } from '../usage-report.js';
+} from '../sqlite/session-store.js';
+import { speedColumn } from '../sqlite/usage-report.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
 import { postgresLeases } from './run-leases.js';
 import { sessionCount, sessionSpeeds, sessionUsage, usageReport } from './usage-report.js';

@@ -1,6 +1,6 @@
-import type { Speed } from '../llm/types.js';
+import type { Speed } from '../../llm/types.js';
+import type { TurnSpeed } from '../session-storage.js';
 import type { Db } from './database.js';
-import type { TurnSpeed } from './session-storage.js';
 
 /** Tokens over a set of model requests. */
 export interface UsageTotals {

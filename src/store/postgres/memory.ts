@@ -1,8 +1,5 @@
-import { inTransaction, openPostgres, type PgPool } from '../store/postgres/connection.js';
-import { type Ranked, websearchQuery } from './keyword-search.js';
-import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-rows.js';
-import { PostgresProposals } from './postgres-proposals.js';
-import { insertMemory, pgView, type Queryable, withoutNul } from './postgres-queries.js';
+import { type Ranked, websearchQuery } from '../../memory/keyword-search.js';
+import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory } from '../../memory/memory-rows.js';
 import {
   bytesVector,
   type ListOptions,
@@ -11,9 +8,12 @@ import {
   type StoredVector,
   sameTextMaxLength,
   vectorBytes,
-} from './storage.js';
-import type { Memory, MemoryView, NewMemory, VectorSpace } from './types.js';
-import { BestScores, dot } from './vector-index.js';
+} from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
+import { BestScores, dot } from '../../memory/vector-index.js';
+import { inTransaction, openPostgres, type PgPool } from './connection.js';
+import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
+import { PostgresProposals } from './proposals.js';
 
 /** Vectors read per round trip when scanning for the nearest: memory stays bounded however many there are. */
 export const VECTOR_BATCH = 500;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage } from '../llm/types.js';
-import type { SessionState } from '../tools/types.js';
+import type { ChatMessage } from '../../llm/types.js';
+import type { SessionState } from '../../tools/types.js';
+import type { UsageRecord } from '../session-storage.js';
 import type { Db, Statement } from './database.js';
-import type { UsageRecord } from './session-storage.js';
 import { speedColumn } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
 
