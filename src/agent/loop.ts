@@ -4,7 +4,7 @@ import { fitImages } from '../llm/image-fit.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ToolCall, Usage } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { Sandbox, SandboxChoice, SandboxSource } from '../sandbox/types.js';
-import type { AuditEntry } from '../store/sqlite/session-store.js';
+import type { AuditEntry } from '../store/rows.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from '../tools/memory/port.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';

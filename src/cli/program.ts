@@ -81,7 +81,7 @@ async function isUserError(err: unknown): Promise<boolean> {
     type(import('../config/errors.js'), (m) => m.ConfigError),
     type(import('../llm/connection.js'), (m) => m.ConnectionError),
     type(import('../llm/discover.js'), (m) => m.DiscoveryError),
-    type(import('../store/sqlite/session-store.js'), (m) => m.SessionNotFoundError),
+    type(import('../store/rows.js'), (m) => m.SessionNotFoundError),
     type(import('../store/sqlite/database.js'), (m) => m.StoreError),
     type(import('../tools/catalog.js'), (m) => m.ToolSelectionError),
     type(import('../permissions/rules.js'), (m) => m.RuleSyntaxError),

@@ -5,11 +5,12 @@
  * graphile-worker's own four-hour timeout. A process that finds its own lease gone (the database was
  * away longer than the lease) stops its tasks and starts over, since another worker may have them.
  */
+
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
 import { isConnectionError } from '../store/postgres/connection.js';
-import type { RunOutcome } from '../store/scheduler-storage.js';
+import type { RunOutcome } from '../store/rows.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
 
 /** A task as the runner gets it: `key` names it in the results. */

@@ -5,7 +5,7 @@ import { AgentSession } from '../agent/session.js';
 import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
-import { SessionNotFoundError } from '../store/session-storage.js';
+import { SessionNotFoundError } from '../store/rows.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';

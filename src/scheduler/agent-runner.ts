@@ -5,8 +5,8 @@ import { type FlagSetting, loadConfig } from '../config/load.js';
 import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
 import { assembleRuntime } from '../setup/runtime.js';
-import type { RunOutcome } from '../store/scheduler-storage.js';
-import { SessionNotFoundError, type SessionRow, type SessionStorage } from '../store/session-storage.js';
+import { type RunOutcome, SessionNotFoundError, type SessionRow } from '../store/rows.js';
+import type { SessionStorage } from '../store/session-storage.js';
 import type { Runner, RunRequest } from './scheduler.js';
 
 export interface AgentRunnerOptions {

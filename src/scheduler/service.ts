@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
+import type { RunRow, WakeupRow } from '../store/rows.js';
 import {
   homeScope,
   openSchedulerStorage,
-  type RunRow,
   type SchedulerStorage,
-  type WakeupRow,
   type WakeupStorage,
 } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';

@@ -11,11 +11,12 @@
  * stored history instead; a call that was under way when the worker died is answered to the model
  * as interrupted (AgentSession.open), so the model decides whether to make it again.
  */
+
 import type { TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
 import type { QueuedTurn } from '../cluster/work-queue.js';
 import type { ClaimedTask, TaskOutcome } from '../cluster/worker.js';
 import type { ChatMessage } from '../llm/types.js';
-import { SessionNotFoundError } from '../store/sqlite/session-store.js';
+import { SessionNotFoundError } from '../store/rows.js';
 import type { SessionHub } from './hub.js';
 import type { CompactResult, LiveSession, TurnResult } from './live-session.js';
 import { describeError } from './problem.js';

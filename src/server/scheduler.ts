@@ -1,6 +1,7 @@
 import type { Runner, SchedulerEvent } from '../scheduler/scheduler.js';
 import { SchedulerService } from '../scheduler/service.js';
-import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
+import type { RunRow } from '../store/rows.js';
+import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import { type Clock, systemClock } from '../util/clock.js';

@@ -12,66 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { PgPool } from './postgres/connection.js';
+import type { JobStateRow, NewRun, RunKind, RunOutcome, RunRow, WakeupRow } from './rows.js';
 import type { Db } from './sqlite/database.js';
-
-export type RunKind = 'scheduled' | 'manual' | 'inbox' | 'wakeup';
-export type RunStatus = 'queued' | 'running' | 'ok' | 'failed' | 'skipped';
-
-export interface RunRow {
-  id: number;
-  kind: RunKind;
-  jobId: string | null;
-  /** The slot this run is for (scheduled runs only). */
-  slotAt: number | null;
-  /** The inbox file or the wake-up id. */
-  ref: string | null;
-  status: RunStatus;
-  reason: string | null;
-  /** A slot missed while no scheduler ran, made up later. */
-  caughtUp: boolean;
-  prompt: string;
-  workspace: string | null;
-  sessionId: string | null;
-  /** The task's key in the shared queue, when a worker runs it (`hearth worker`). */
-  queueKey: string | null;
-  /** The worker and machine that ran a queued run. */
-  worker: string | null;
-  host: string | null;
-  promptTokens: number;
-  completionTokens: number;
-  owner: string | null;
-  /** When the owner's lease of the run lapses, on the backend's lease clock. */
-  leaseUntil: number | null;
-  createdAt: number;
-  startedAt: number | null;
-  endedAt: number | null;
-}
-
-export type NewRun = Pick<RunRow, 'kind' | 'status'> &
-  Partial<
-    Pick<RunRow, 'jobId' | 'slotAt' | 'ref' | 'reason' | 'caughtUp' | 'prompt' | 'workspace' | 'sessionId'>
-  >;
-
-export interface JobStateRow {
-  id: string;
-  /** The entry of a job added with `hearth jobs add` (JSON); null for jobs from a cron.json. */
-  definition: string | null;
-  /** Set by `hearth jobs enable|disable`; null: as the definition says. */
-  enabledOverride: boolean | null;
-  anchorAt: number;
-  cursorAt: number;
-}
-
-export interface RunOutcome {
-  status: 'ok' | 'failed';
-  reason?: string;
-  sessionId?: string;
-  promptTokens?: number;
-  completionTokens?: number;
-  /** Who ran it, when that was a queue worker. */
-  worker?: string;
-  host?: string;
-}
 
 export type LeaseResult = 'acquired' | 'renewed' | 'held';
 
@@ -150,17 +92,6 @@ export interface SchedulerStorage extends SchedulerRecords {
    * given: what one scheduler decided, the next reads before deciding anything.
    */
   exclusive<T>(work: (tx: SchedulerRecords) => Promise<T>): Promise<T>;
-}
-
-export type WakeupStatus = 'pending' | 'fired' | 'cancelled';
-
-export interface WakeupRow {
-  id: string;
-  sessionId: string;
-  at: number;
-  message: string;
-  status: WakeupStatus;
-  createdAt: number;
 }
 
 /** A session may hold this many pending wake-ups: a model stuck in a loop cannot fill the table. */

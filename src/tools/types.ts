@@ -3,6 +3,7 @@ import type { z } from 'zod';
 // a sub-agent's events on, and the spawn tools reach the session's sub-agents through a port.
 import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
+import type { SessionState } from '../store/rows.js';
 import type { SubagentPort } from '../subagents/types.js';
 import type { MemoryPort } from './memory/port.js';
 import type { PipelinePort } from './pipeline/port.js';
@@ -73,14 +74,8 @@ export interface WakeupPort {
   schedule(at: number, message: string): Promise<{ id: string }>;
 }
 
-/**
- * A small key-value store of JSON values, kept with the session. Writes are immediate so a
- * crash right after a tool call loses nothing.
- */
-export interface SessionState {
-  get(key: string): unknown;
-  set(key: string, value: unknown): void;
-}
+/** Kept with the session by the store (src/store/rows.ts); exported here for the tools. */
+export type { SessionState };
 
 /** SessionState for runs with no store behind them (tests, throwaway runs). */
 export class MemoryState implements SessionState {

@@ -3,12 +3,14 @@
  * a real SQLite file and a private PostgreSQL server (skipped, saying so, where PostgreSQL is not
  * installed). Two handles on one store stand for two processes or machines.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerService } from '../../src/scheduler/service.js';
-import { MAX_PENDING_WAKEUPS, type NewRun, WakeupLimitError } from '../../src/store/scheduler-storage.js';
+import type { NewRun } from '../../src/store/rows.js';
+import { MAX_PENDING_WAKEUPS, WakeupLimitError } from '../../src/store/scheduler-storage.js';
 import {
   type OpenedScheduler,
   type SchedulerStore,

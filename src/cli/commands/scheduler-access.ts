@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SchedulerService, SchedulerServiceOptions } from '../../scheduler/service.js';
-import type { RunRow } from '../../store/scheduler-storage.js';
+import type { RunRow } from '../../store/rows.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 

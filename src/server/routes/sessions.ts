@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { SessionRow, SessionSummary } from '../../store/sqlite/session-store.js';
+import type { SessionRow, SessionSummary } from '../../store/rows.js';
 import { readPlan, readTodos, renderTodos } from '../../tools/tracking/index.js';
 import { shownMessages } from '../history.js';
 import type { LiveSession } from '../live-session.js';

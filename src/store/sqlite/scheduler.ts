@@ -5,16 +5,8 @@
  * The statements are synchronous underneath; the interface is asynchronous for PostgreSQL's sake.
  */
 
-import type {
-  JobStateRow,
-  LeaseResult,
-  NewRun,
-  RunKind,
-  RunOutcome,
-  RunRow,
-  SchedulerRecords,
-  SchedulerStorage,
-} from '../scheduler-storage.js';
+import type { JobStateRow, NewRun, RunKind, RunOutcome, RunRow } from '../rows.js';
+import type { LeaseResult, SchedulerRecords, SchedulerStorage } from '../scheduler-storage.js';
 import type { Db } from './database.js';
 import { WakeupStore } from './wakeups.js';
 

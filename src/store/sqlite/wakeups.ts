@@ -1,7 +1,7 @@
+import type { WakeupRow } from '../rows.js';
 import {
   MAX_PENDING_WAKEUPS,
   newWakeup,
-  type WakeupRow,
   type WakeupStorage,
   wakeupLimitError,
 } from '../scheduler-storage.js';
