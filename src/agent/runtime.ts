@@ -10,8 +10,8 @@ import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import { type Db, openDatabase } from '../store/sqlite/database.js';
-import { openStorage, type Storage } from '../store/storage.js';
+import type { Db } from '../store/sqlite/database.js';
+import { openSqliteStorage, openStorage, type SqliteStorage, type Storage } from '../store/storage.js';
 import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
@@ -49,14 +49,12 @@ export interface Runtime {
   /** Completes each session's deps for sub-agents; unset where they are off. */
   subagents?: SessionWiring;
   /**
-   * Where sessions are kept, opened on first use: the shared PostgreSQL database when `storage`
-   * is set, else the SQLite file (src/store/storage.ts).
+   * The one Storage, opened on first use: the shared PostgreSQL database when `storage` is set,
+   * else the SQLite file (src/store/storage.ts). Every subsystem takes its store from it.
    */
   storage(): Promise<Storage>;
   /** The sessions of `storage()`. */
   sessions(): Promise<SessionStorage>;
-  /** The SQLite file, opened on first use: the scheduler, the pipeline and memory keep their tables there. */
-  database(): Db;
   /**
    * Long-term memory for sessions on this server, opened on first use; undefined when memory is
    * off or no memory was wired in (src/setup/ wires it).
@@ -86,10 +84,12 @@ export interface RuntimeOptions {
   instructions?: string;
   /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
   external?: ExternalTools;
-  /** An already open database; the runtime closes it. */
+  /** An already open SQLite database to open the Storage over (when no `storage` URL is set); the runtime closes it. */
   db?: Db;
-  /** The session storage, already open (over `db` when it is SQLite); the runtime closes it. */
+  /** The Storage, already open; the runtime closes it unless `sharedStorage`. */
   storage?: Storage;
+  /** The process's Storage, which its owner keeps open and closes (a worker's, shared by its runs). */
+  sharedStorage?: Storage;
   /** Sessions the caller keeps open and closes (the gateway's, shared by its workspaces); `storage` is then unused. */
   sessions?: SessionStorage;
   /** How this process is named in the run leases of sessions it opens. */
@@ -109,14 +109,14 @@ export interface RuntimeOptions {
   commands?: NamedPrompt[];
   /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
   loadNotes?: string[];
-  /** Opens long-term memory over the session database (src/memory is above agent/, so it is passed in). */
+  /** Opens long-term memory over the Storage (src/memory is above agent/, so it is passed in). */
   memory?: MemoryFactory;
   /**
-   * The workspace's pipeline (in the session database, or the shared one of `storage`), or
+   * The workspace's pipeline (in the runtime's Storage), or
    * undefined where it has none (src/pipeline is above agent/, so it is passed in). Asked once,
    * when the tools are chosen.
    */
-  pipeline?: (db: () => Db, workspace: string, config: Config) => PipelinePort | undefined;
+  pipeline?: (storage: StorageAccess, workspace: string, config: Config) => PipelinePort | undefined;
 }
 
 /** Closes a memory the runtime opened, if it opened (memory that failed to open has nothing to close). */
@@ -131,8 +131,16 @@ export interface NamedPrompt {
   task(args: string): string;
 }
 
+/** The runtime's Storage for a subsystem assembled before it is opened. */
+export interface StorageAccess {
+  /** The Storage, opened on first use. */
+  open(): Promise<Storage>;
+  /** The SQLite Storage, opened now (SQLite opens synchronously); undefined when the store is PostgreSQL. */
+  local(): SqliteStorage | undefined;
+}
+
 export type MemoryFactory = (ports: {
-  db: Db;
+  storage: () => Promise<Storage>;
   config: Config;
   workspace: string;
   connection: Connection | undefined;
@@ -152,13 +160,37 @@ export async function createRuntime(
     browser: config.web.browser,
     searxng: config.web.search?.searxng_url,
   };
-  let db: Db | undefined;
   const dbPath = defaultDbPath(config);
-  const openDb = () => {
-    db ??= options.db ?? openDatabase(dbPath);
-    return db;
+  let storage: Promise<Storage> | undefined;
+  const given = options.sharedStorage ?? options.storage;
+  const storageOptions = {
+    ...(options.db ? { db: options.db } : {}),
+    ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
   };
-  const pipeline = options.pipeline?.(openDb, workspace, config);
+  let local: SqliteStorage | undefined;
+  const openLocal = (): SqliteStorage | undefined => {
+    if (given) return given.kind === 'sqlite' ? given : undefined;
+    if (config.storage) return undefined;
+    local ??= openSqliteStorage(config, storageOptions);
+    storage ??= Promise.resolve(local);
+    return local;
+  };
+  // On SQLite every store shares the one open file; closing the runtime closes it.
+  const openStorageOnce = () => {
+    // A database that was down is tried again on the next use.
+    storage ??= (
+      given
+        ? Promise.resolve(given)
+        : config.storage
+          ? openStorage(config, storageOptions)
+          : Promise.resolve().then(() => openLocal()!)
+    ).catch((err) => {
+      storage = undefined;
+      throw err;
+    });
+    return storage;
+  };
+  const pipeline = options.pipeline?.({ open: openStorageOnce, local: openLocal }, workspace, config);
   const tools = buildRegistry(
     {
       ...config.tools,
@@ -172,7 +204,6 @@ export async function createRuntime(
   const extra = options.instructions?.trim();
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
-  let storage: Promise<Storage> | undefined;
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
   const getSandbox = (): Promise<SandboxChoice> => {
@@ -197,22 +228,6 @@ export async function createRuntime(
   };
   // Kept per server: a REPL that started without one opens memory again once it connects.
   let memory: { server: string | undefined; opened: Promise<SessionMemory> } | undefined;
-  // On SQLite the sessions share the one open file; closing the runtime closes it.
-  const openSessions = () => {
-    // A database that was down is tried again on the next use.
-    storage ??= (
-      options.storage
-        ? Promise.resolve(options.storage)
-        : openStorage(config, {
-            ...(config.storage ? {} : { db: openDb() }),
-            ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
-          })
-    ).catch((err) => {
-      storage = undefined;
-      throw err;
-    });
-    return storage;
-  };
   // Every memory opened, closed with the runtime: a session may still hold one the REPL replaced.
   const memories: Array<Promise<SessionMemory>> = [];
   const context = await readProjectContext(workspace);
@@ -247,18 +262,17 @@ export async function createRuntime(
     ...(pipeline ? { pipeline } : {}),
     systemPrompt: promptFor(config.native_tools !== false),
     systemPromptFor: (connection) => promptFor(connection.nativeTools),
-    storage: openSessions,
+    storage: openStorageOnce,
     async sessions() {
-      return options.sessions ?? (await openSessions()).sessions;
+      return options.sessions ?? (await openStorageOnce()).sessions;
     },
-    database: openDb,
     memory(connection) {
       const factory = options.memory;
       if (!factory || !config.memory.enabled) return Promise.resolve(undefined);
       if (!memory || memory.server !== connection?.baseUrl) {
         memory = {
           server: connection?.baseUrl,
-          opened: factory({ db: openDb(), config, workspace, connection }),
+          opened: factory({ storage: openStorageOnce, config, workspace, connection }),
         };
         memories.push(memory.opened);
       }
@@ -273,9 +287,10 @@ export async function createRuntime(
     },
     async close() {
       await options.external?.close();
-      await (await storage?.catch(() => undefined))?.close();
       await Promise.all(memories.map(closeMemory));
-      db?.close();
+      const opened = await storage?.catch(() => undefined);
+      if (opened !== options.sharedStorage) await opened?.close();
+      options.db?.close();
       await (await sandbox?.catch(() => undefined))?.sandbox.dispose();
     },
   };

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
-import { isConnectionError } from '../store/postgres/connection.js';
+import { isConnectionError, type PgPool } from '../store/postgres/connection.js';
 import type { RunOutcome } from '../store/rows.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
 
@@ -32,7 +32,8 @@ export type WorkerEvent =
   | { type: 'problem'; message: string };
 
 export interface WorkerOptions {
-  url: string;
+  /** The process's pool (its Storage's): graphile-worker runs on it too. */
+  pool: PgPool;
   run: TaskRunner;
   concurrency?: number;
   tags?: string[];
@@ -55,7 +56,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const concurrency = options.concurrency ?? 1;
   const leaseSeconds = options.leaseSeconds ?? 30;
   const emit = options.onEvent ?? (() => undefined);
-  const queue = await WorkQueue.open(options.url);
+  const queue = await WorkQueue.open(options.pool);
   try {
     while (!options.signal?.aborted) {
       await oneLease(queue, { ...options, tags, names, concurrency, leaseSeconds, emit });
@@ -139,8 +140,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
   );
   try {
     runner = await runGraphile({
-      connectionString: o.url,
-      maxPoolSize: o.concurrency + 2,
+      pgPool: o.pool,
       concurrency: o.concurrency,
       noHandleSignals: true,
       pollInterval: 1000,

@@ -13,7 +13,7 @@ import { JOURNAL_KEEP, journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
 import { processOwner } from './process-owner.js';
-import { openPipelineStorage } from './storage.js';
+import { pipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
 import { coderMode, declineUnattended, unattendedNote } from './unattended.js';
@@ -81,7 +81,7 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const storage = await openPipelineStorage(config, () => runtime.database());
+  const storage = await pipelineStorage(await runtime.storage(), config);
   const { plans, journal } = storage;
   const writer = journalWriter(journal, workspace, onProblem);
   const emit = (event: PipelineEvent) => {

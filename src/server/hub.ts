@@ -14,6 +14,7 @@ import type { SessionRow } from '../store/rows.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import { SqliteEventLog } from '../store/sqlite/event-log.js';
+import type { Storage } from '../store/storage.js';
 import type { SessionState } from '../tools/types.js';
 import { LiveSession, type OpenedAgent, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
@@ -26,6 +27,8 @@ export interface HubOptions {
   events?: EventLog;
   /** Where sessions are kept (SQLite over `db`, or the shared PostgreSQL); closed with the hub. */
   sessions: SessionStorage;
+  /** The process's Storage, which its owner closes: the sessions' runtimes take memory and plans from it. */
+  storage?: Storage;
   /** The gateway's own settings; sessions in its workspace run with them. */
   config: Config;
   /** Where sessions created without a workspace work. */
@@ -400,7 +403,8 @@ export class SessionHub implements SessionHost {
     this.unwatchLog();
     await this.remote?.close();
     await this.events.close();
-    await this.store.close();
+    // A Storage given is its owner's to close (with the sessions in it).
+    if (!this.options.storage) await this.store.close();
     this.options.db.close();
   }
 
@@ -425,6 +429,7 @@ export class SessionHub implements SessionHost {
     return assembleRuntime({ config }, workspace, {
       db: this.options.db,
       sessions: this.store,
+      ...(this.options.storage ? { sharedStorage: this.options.storage } : {}),
       notes,
       home: this.options.home,
     });

@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { JournalEntry } from '../pipeline/journal.js';
 import { PipelineControl } from '../pipeline/steering.js';
-import { openPipelineStorage, type PipelineStorage } from '../pipeline/storage.js';
-import type { Db } from '../store/sqlite/database.js';
+import { type PipelineStorage, pipelineStorage } from '../pipeline/storage.js';
+import type { Storage } from '../store/storage.js';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 import type { WireEvent } from './wire.js';
 
@@ -10,8 +10,9 @@ import type { WireEvent } from './wire.js';
 const POLL_MS = 1000;
 
 export interface GatewayPipelineOptions {
-  db: Db;
-  /** `storage` (PostgreSQL) and `pipeline.lease`: where the pipelines are kept. */
+  /** The gateway's Storage: the pipelines are kept in it. */
+  storage: Storage;
+  /** `pipeline.lease`: how long a claim lasts. */
   config?: Pick<Config, 'storage' | 'pipeline'>;
   clock?: Clock;
   /** Where pipeline events go: the activity feed (`/ws/activity`, `GET /api/events`). */
@@ -40,13 +41,13 @@ export class GatewayPipeline {
 
   /** The store, opened on first use. */
   private open(): Promise<PipelineStorage> {
-    this.storage ??= openPipelineStorage(this.options.config ?? {}, () => this.options.db, {
+    const opening = (this.storage ??= pipelineStorage(this.options.storage, this.options.config ?? {}, {
       clock: this.clock,
     }).catch((err: Error) => {
       this.storage = undefined;
       throw err;
-    });
-    return this.storage;
+    }));
+    return opening;
   }
 
   async control(workspace: string): Promise<PipelineControl> {

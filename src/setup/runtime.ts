@@ -39,6 +39,8 @@ export interface AssembleOptions {
   storage?: Storage;
   /** Sessions the caller keeps open and closes (the gateway's); `storage` is then unused. */
   sessions?: SessionStorage;
+  /** The process's Storage, which its owner keeps open (a worker's, a gateway's): every store is taken from it. */
+  sharedStorage?: Storage;
   /** How this process is named in the run leases of sessions it opens ("hearth worker on gpu-box (pid 4242)"). */
   leaseHolder?: string;
   /** Skills and agent-made tools; default on (as in the CLI). */
@@ -103,6 +105,7 @@ export async function assembleRuntime(
       instructions: options.instructions,
       db: options.db,
       storage: options.storage,
+      sharedStorage: options.sharedStorage,
       sessions: options.sessions,
       leaseHolder: options.leaseHolder,
       ...subagents,

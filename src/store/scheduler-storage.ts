@@ -3,7 +3,7 @@
  * (cursor, stored definition, on/off override), one row per run or slot, and wake-ups. Two
  * backends: the SQLite file (`sqlite-scheduler.ts`, `sqlite-wakeups.ts`; one machine) and the
  * PostgreSQL database several machines share (`postgres/scheduler.ts`, `postgres/wakeups.ts`),
- * picked from the same handle the session storage opened (`openSchedulerStorage`).
+ * handed out by the one Storage (`storage.scheduler()`, src/store/storage.ts).
  *
  * Times are epoch milliseconds of the caller's clock, except lease expiries: a backend may keep
  * them on a clock of its own (PostgreSQL: the server's, so machines whose clocks drift still agree
@@ -11,9 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { PgPool } from './postgres/connection.js';
 import type { JobStateRow, NewRun, RunKind, RunOutcome, RunRow, WakeupRow } from './rows.js';
-import type { Db } from './sqlite/database.js';
 
 export type LeaseResult = 'acquired' | 'renewed' | 'held';
 
@@ -125,9 +123,6 @@ export interface WakeupStorage {
   list(filter?: { sessionId?: string; pendingOnly?: boolean; limit?: number }): Promise<WakeupRow[]>;
 }
 
-/** The open backend the records live in: the handle `openStorage` returned. */
-export type SchedulerBackend = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; pool: PgPool };
-
 export interface SchedulerStorageOptions {
   /**
    * Whose lease this is, in a database several machines share: one scheduler per Hearth home on a
@@ -141,17 +136,4 @@ export interface SchedulerStorageOptions {
 /** The lease scope of a scheduler of this Hearth home on this machine (PostgreSQL). */
 export function homeScope(home: string): string {
   return `${hostname()}:${home}`;
-}
-
-/** The scheduler's records in the configured backend; the PostgreSQL code loads only when used. */
-export async function openSchedulerStorage(
-  backend: SchedulerBackend,
-  options: SchedulerStorageOptions,
-): Promise<SchedulerStorage> {
-  if (backend.kind === 'sqlite') {
-    const { SqliteSchedulerStorage } = await import('./sqlite/scheduler.js');
-    return new SqliteSchedulerStorage(backend.db);
-  }
-  const { PostgresSchedulerStorage } = await import('./postgres/scheduler.js');
-  return new PostgresSchedulerStorage(backend.pool, options);
 }

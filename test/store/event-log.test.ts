@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventLog, LogNotice } from '../../src/store/event-log.js';
-import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import { openDatabase } from '../../src/store/sqlite/database.js';
 import { SqliteEventLog } from '../../src/store/sqlite/event-log.js';
 import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { eventLogAt } from '../support/storage.js';
 import { waitUntil } from '../support/wait.js';
 
 interface Backend {
@@ -37,7 +37,7 @@ function postgres(): Backend {
   const logs: EventLog[] = [];
   return {
     async open() {
-      const log = await PostgresEventLog.open(server!.url, { writer: 'the test' });
+      const log = await eventLogAt(server!.url, { writer: 'the test' });
       logs.push(log);
       return log;
     },

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventRecorder } from '../../src/server/recorder.js';
 import { SessionFeed } from '../../src/server/session-feed.js';
 import type { LogNotice } from '../../src/store/event-log.js';
-import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
+import type { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { seededRandom } from '../support/seeded-random.js';
+import { eventLogAt } from '../support/storage.js';
 import { waitUntil } from '../support/wait.js';
 
 describe.skipIf(!postgresBin())('the event log shared through PostgreSQL', () => {
@@ -13,7 +14,7 @@ describe.skipIf(!postgresBin())('the event log shared through PostgreSQL', () =>
   const logs: PostgresEventLog[] = [];
   const problems: string[] = [];
   const open = async (writer: string) => {
-    const log = await PostgresEventLog.open(server.url, { writer, onProblem: (m) => problems.push(m) });
+    const log = await eventLogAt(server.url, { writer, onProblem: (m) => problems.push(m) });
     logs.push(log);
     return log;
   };

@@ -6,14 +6,14 @@ import { defaultDbPath, loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { describeSummary, runWorkspacePipeline } from '../../pipeline/setup.js';
 import { describeEvent } from '../../pipeline/status.js';
-import { openPipelineStorage } from '../../pipeline/storage.js';
+import { pipelineStorage } from '../../pipeline/storage.js';
 import type { PipelineEvent } from '../../pipeline/types.js';
 import { watchPipelines } from '../../pipeline/workspace-watch.js';
 import { findSession, runAgentTask } from '../../scheduler/agent-runner.js';
 import { recordRun } from '../../server/recorded-run.js';
 import { assembleRuntime } from '../../setup/runtime.js';
 import { redact } from '../../store/postgres/connection.js';
-import { PostgresEventLog } from '../../store/postgres/event-log.js';
+import { openStorage, type PostgresStorage } from '../../store/storage.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { sharedDatabase } from './queue-actions.js';
@@ -52,6 +52,12 @@ function printEvent(event: WorkerEvent): void {
   }
 }
 
+/**
+ * Connections the worker's pool may open beyond one per running task: graphile-worker's LISTEN
+ * connection, its job fetching, and the stores (sessions, event log appends, pipeline claims).
+ */
+const WORKER_POOL_EXTRA = 4;
+
 export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<void> {
   const { config, url } = await sharedDatabase(cmd);
   const dbPath = defaultDbPath(config);
@@ -63,16 +69,24 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   process.stdout.write(`Hearth worker on ${redact(url)}. Ctrl+C stops.\n`);
+  const who = `hearth worker on ${hostname()} (pid ${process.pid})`;
+  const leaseSeconds = opts.lease ?? 30;
+  // The one Storage of this process: the queue, turns, jobs, pipelines and the event log all run
+  // on its pool, which holds graphile-worker's LISTEN connection and one per running task beside
+  // the stores' own few.
+  const storage = (await openStorage(config, {
+    role: 'worker',
+    poolSize: (opts.concurrency ?? 1) + WORKER_POOL_EXTRA,
+    holder: { label: who, ttlMs: leaseSeconds * 1000 },
+  })) as PostgresStorage;
   // Each task's events go to the shared log, so `hearth serve` on any machine shows them live.
-  const events = await PostgresEventLog.open(url, {
-    writer: `hearth worker on ${hostname()} (pid ${process.pid})`,
-    onProblem: (message) => say(`problem: ${message}`),
-  });
+  const events = await storage.events({ writer: who, onProblem: (message) => say(`problem: ${message}`) });
   const turns = turnWorker({
+    storage,
     config,
     dbPath,
     workspace: cmd.optsWithGlobals<GlobalFlags>().workspace,
-    leaseSeconds: opts.lease ?? 30,
+    leaseSeconds,
     say,
   });
   // The pipeline's first look comes before the first task is taken, and the output says whether
@@ -84,7 +98,7 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
     const firstLook = new Promise<void>((resolve) => {
       looked = resolve;
     });
-    pipelines = runPipelines(config, dbPath, stop.signal, () => {
+    pipelines = runPipelines(config, storage, dbPath, stop.signal, () => {
       say('pipeline plans: run here for the workspaces whose folder is on this machine');
       looked();
     })
@@ -94,7 +108,7 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
   }
   try {
     await runWorker({
-      url,
+      pool: storage.pool,
       concurrency: opts.concurrency,
       tags: opts.tags,
       leaseSeconds: opts.lease,
@@ -107,7 +121,7 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
         const { turn } = task;
         if (turn) return turns.run({ ...task, turn }, taskSignal);
         return runAgentTask(
-          { dbPath, name: 'hearth worker' },
+          { dbPath, name: 'hearth worker', storage },
           {
             workspace: task.workspace,
             prompt: task.task,
@@ -132,6 +146,7 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
     await pipelines;
     await turns.close();
     await events.close();
+    await storage.close();
   }
 }
 
@@ -142,13 +157,12 @@ export async function workerCommand(opts: WorkerFlags, cmd: Command): Promise<vo
  */
 async function runPipelines(
   config: Config,
+  shared: PostgresStorage,
   dbPath: string,
   signal: AbortSignal,
   onFirstLook: () => void,
 ): Promise<void> {
-  const storage = await openPipelineStorage(config, () => {
-    throw new Error('the pipeline needs the shared database here');
-  });
+  const storage = await pipelineStorage(shared, config);
   try {
     await watchPipelines({
       plans: storage.plans,
@@ -165,7 +179,7 @@ async function runPipelines(
           workspace,
           flags: [{ key: 'db_path', value: dbPath, name: 'hearth worker' }],
         });
-        const runtime = await assembleRuntime(loaded, workspace);
+        const runtime = await assembleRuntime(loaded, workspace, { sharedStorage: shared });
         try {
           // The run's events go to its journal; those about who holds the work, and what its
           // permission mode will decline, are said here too.

@@ -14,13 +14,13 @@ import type { Config } from '../../config/schema.js';
 import { describeIgnored } from '../../config/security.js';
 import { SessionHub } from '../../server/hub.js';
 import { runQueuedTurn } from '../../server/queued-turn.js';
-import type { EventLog } from '../../store/event-log.js';
-import { openEventLog } from '../../store/open-event-log.js';
 import { openDatabase } from '../../store/sqlite/database.js';
-import { openStorage, type Storage } from '../../store/storage.js';
+import type { PostgresStorage } from '../../store/storage.js';
 
 export interface TurnWorkerOptions {
   config: Config;
+  /** The worker's Storage (the shared database), whose lease holder names the worker; its owner closes it. */
+  storage: PostgresStorage;
   /** This machine's database (memory, usage); sessions are in the shared one. */
   dbPath: string;
   /** The folder the worker was started in: sessions there run with `config`. */
@@ -44,25 +44,15 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
   let opened: Promise<{ hub: SessionHub; turns: TurnQueue }> | undefined;
   let prunedAt = Number.NEGATIVE_INFINITY;
   const open = async () => {
-    const { config, dbPath } = options;
-    const db = openDatabase(dbPath);
+    const { config, dbPath, storage } = options;
     const onProblem = (message: string) => options.say(`problem: ${message}`);
-    let storage: Storage | undefined;
-    let events: EventLog;
-    try {
-      storage = await openStorage(config, { db, holder: { label: who, ttlMs: options.leaseSeconds * 1000 } });
-      if (storage.kind !== 'postgres') throw new Error('queued turns need the shared database');
-      events = await openEventLog(storage, { writer: who, onProblem });
-    } catch (err) {
-      // Opened again at the next turn: nothing of this try may stay open.
-      await storage?.close().catch(() => undefined);
-      db.close();
-      throw err;
-    }
+    const events = await storage.events({ writer: who, onProblem });
+    const db = openDatabase(dbPath);
     const hub = new SessionHub({
       db,
       events,
       sessions: storage.sessions,
+      storage,
       config,
       workspace: resolve(options.workspace),
       configFor: async (folder) => {

@@ -11,7 +11,7 @@ import {
 } from '../../memory/storage.js';
 import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
 import { BestScores, dot } from '../../memory/vector-index.js';
-import { inTransaction, openPostgres, type PgPool } from './connection.js';
+import { inTransaction, type PgPool } from './connection.js';
 import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
 import { PostgresProposals } from './proposals.js';
 
@@ -44,15 +44,10 @@ export class PostgresMemoryStorage implements MemoryStorage {
 
   constructor(
     private readonly pool: PgPool,
-    private readonly options: PostgresMemoryOptions & { ownsPool?: boolean } = {},
+    private readonly options: PostgresMemoryOptions = {},
   ) {
     this.db = withoutNul(pool);
     this.proposals = new PostgresProposals(pool, this.now);
-  }
-
-  /** Opens a pool of its own (closed with the storage) and brings the schema up to date. */
-  static async open(url: string, options: PostgresMemoryOptions = {}): Promise<PostgresMemoryStorage> {
-    return new PostgresMemoryStorage(await openPostgres(url), { ...options, ownsPool: true });
   }
 
   private readonly now = (): number => (this.options.now ?? Date.now)();
@@ -228,7 +223,6 @@ export class PostgresMemoryStorage implements MemoryStorage {
     });
   }
 
-  async close(): Promise<void> {
-    if (this.options.ownsPool) await this.pool.end();
-  }
+  /** The pool is the Storage's. */
+  async close(): Promise<void> {}
 }
