@@ -10,7 +10,7 @@ import type { EventLog } from '../store/event-log.js';
 import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import { type Db, openDatabase } from '../store/sqlite/database.js';
-import { type Storage, sqliteStorage } from '../store/storage.js';
+import { openStorage, type Storage, sqliteStorage } from '../store/storage.js';
 import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
@@ -137,11 +137,23 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
   const dbPath = options.db?.name ?? defaultDbPath(config);
   const db = options.db ?? openDatabase(dbPath);
-  const storage = options.storage ?? sqliteStorage(db, dbPath, false);
+  const local = sqliteStorage(db, dbPath, false);
+  // Memory and the pipelines live where the config says: a Storage of the gateway's own over the
+  // shared database when none was given, opened on first use and closed at shutdown.
+  let own: Promise<Storage> | undefined;
+  const storage = (): Promise<Storage> =>
+    options.storage
+      ? Promise.resolve(options.storage)
+      : config.storage
+        ? (own ??= openStorage(config, { role: 'gateway' }).catch((err: unknown) => {
+            own = undefined;
+            throw err;
+          }))
+        : Promise.resolve(local);
   const hub = new SessionHub({
     db,
     events: options.events,
-    sessions: options.sessions ?? storage.sessions,
+    sessions: options.sessions ?? local.sessions,
     // A Storage given stays its owner's to close; the default one over `db` is closed with the hub.
     ...(options.storage ? { storage: options.storage } : {}),
     config,
@@ -165,7 +177,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     runOn: config.scheduler.run_on,
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
     ...(options.schedulerRecords ? { records: options.schedulerRecords } : {}),
-    ...(storage.kind === 'postgres' ? { shared: storage } : {}),
+    ...(options.storage?.kind === 'postgres' ? { shared: options.storage } : {}),
     db,
     dbPath,
     sessions: hub.store,
@@ -260,6 +272,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
       await scheduler.stop();
       await memory.close();
       await hub.close();
+      await (await own?.catch(() => undefined))?.close();
       await written.catch(() => undefined);
       if (stateFile) await removeGatewayFile(stateFile, process.pid);
     })();

@@ -6,8 +6,8 @@ import type { MemoryStorage, ProposalStorage } from '../memory/storage.js';
 import type { Storage } from '../store/storage.js';
 
 export interface GatewayMemoryOptions {
-  /** The gateway's Storage: memory is kept in it. */
-  storage: Storage;
+  /** The gateway's Storage, opened on first use: memory is kept in it. */
+  storage: () => Promise<Storage>;
   config: Config;
   /** The Hearth home: USER.md, MEMORY.md and the skills accepted proposals write. */
   home: string;
@@ -47,7 +47,7 @@ export class GatewayMemory {
 
   private openStorage(): Promise<MemoryStorage> {
     if (!this.storage) {
-      const opening = this.options.storage.memory({ now: this.options.now });
+      const opening = this.options.storage().then((storage) => storage.memory({ now: this.options.now }));
       // A database that was down is tried again by the next request.
       opening.catch(() => {
         if (this.storage === opening) this.storage = undefined;

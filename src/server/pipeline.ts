@@ -10,8 +10,8 @@ import type { WireEvent } from './wire.js';
 const POLL_MS = 1000;
 
 export interface GatewayPipelineOptions {
-  /** The gateway's Storage: the pipelines are kept in it. */
-  storage: Storage;
+  /** The gateway's Storage, opened on first use: the pipelines are kept in it. */
+  storage: () => Promise<Storage>;
   /** `pipeline.lease`: how long a claim lasts. */
   config?: Pick<Config, 'storage' | 'pipeline'>;
   clock?: Clock;
@@ -41,12 +41,13 @@ export class GatewayPipeline {
 
   /** The store, opened on first use. */
   private open(): Promise<PipelineStorage> {
-    const opening = (this.storage ??= pipelineStorage(this.options.storage, this.options.config ?? {}, {
-      clock: this.clock,
-    }).catch((err: Error) => {
-      this.storage = undefined;
-      throw err;
-    }));
+    const opening = (this.storage ??= this.options
+      .storage()
+      .then((storage) => pipelineStorage(storage, this.options.config ?? {}, { clock: this.clock }))
+      .catch((err: Error) => {
+        this.storage = undefined;
+        throw err;
+      }));
     return opening;
   }
 
