@@ -37,9 +37,9 @@ export {
   type ResumeDecisions,
   type RunOptions,
 } from './setup/agent.js';
-export { StoreError } from './store/database.js';
-export type { RunOutcome, RunRow } from './store/scheduler-storage.js';
-export { SessionNotFoundError } from './store/sessions.js';
+export type { RunOutcome, RunRow } from './store/rows.js';
+export { SessionNotFoundError } from './store/rows.js';
+export { StoreError } from './store/sqlite/database.js';
 export { defaultTools, selectTools, ToolSelectionError, toolGroups } from './tools/catalog.js';
 export { ToolRegistry, type ToolResult } from './tools/registry.js';
 export {

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { type CliRun, startCli } from '../../test/support/cli.js';
 import { postgresBin, startPostgres } from '../../test/support/postgres.js';
 import { reply, startScriptedServer } from '../../test/support/scripted-server.js';
+import { queueAt } from '../../test/support/storage.js';
 import type { Figures } from '../stats.js';
 
 const TASKS = 30;
@@ -85,7 +85,7 @@ async function drain(url: string, baseUrl: string, workspace: string, n: number)
   await client.connect();
   try {
     await client.query('truncate hearth_task_results');
-    const queue = await WorkQueue.open(url);
+    const queue = await queueAt(url);
     const started = performance.now();
     for (let i = 0; i < TASKS; i++) await queue.add({ task: `task ${i}`, workspace, tags: [] });
     await queue.close();

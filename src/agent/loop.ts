@@ -3,7 +3,7 @@ import type { LlmClient } from '../llm/client.js';
 import type { ChatMessage, ImagePart } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
 import type { SandboxSource } from '../sandbox/types.js';
-import type { AuditEntry } from '../store/sessions.js';
+import type { AuditEntry } from '../store/rows.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SessionScratch } from '../tools/scratch.js';
 import type { SessionState } from '../tools/types.js';

@@ -9,9 +9,9 @@ import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
-import { type Db, openDatabase } from '../store/database.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import { openStorage, type Storage } from '../store/storage.js';
+import type { Db } from '../store/sqlite/database.js';
+import { openSqliteStorage, openStorage, type SqliteStorage, type Storage } from '../store/storage.js';
 import { buildRegistry, configuredTools } from '../tools/catalog.js';
 import type { ExternalTools } from '../tools/external.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -54,8 +54,6 @@ export interface Runtime {
   storage(): Promise<Storage>;
   /** The sessions of `storage()`. */
   sessions(): Promise<SessionStorage>;
-  /** The SQLite file, opened on first use: the scheduler, the pipeline and memory keep their tables there. */
-  database(): Db;
   /** Created on first use: probing the backends costs a trial run. */
   sandbox(): Promise<SandboxChoice>;
   /**
@@ -82,10 +80,12 @@ export interface RuntimeOptions {
   instructions?: string;
   /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
   external?: ExternalTools;
-  /** An already open database; the runtime closes it. */
+  /** An already open SQLite database to open the Storage over (when no `storage` URL is set); the runtime closes it. */
   db?: Db;
-  /** The session storage, already open (over `db` when it is SQLite); the runtime closes it. */
+  /** The Storage, already open; the runtime closes it unless `sharedStorage`. */
   storage?: Storage;
+  /** The process's Storage, which its owner keeps open and closes (a worker's, shared by its runs). */
+  sharedStorage?: Storage;
   /** Sessions the caller keeps open and closes (the gateway's, shared by its workspaces); `storage` is then unused. */
   sessions?: SessionStorage;
   /** How this process is named in the run leases of sessions it opens. */
@@ -107,11 +107,23 @@ export interface RuntimeOptions {
   /** Said before the first turn: what did not load (a skill with bad frontmatter), and why. */
   loadNotes?: string[];
   /**
-   * The tools bound to the workspace's own ports (the pipeline's, in the session database or the
-   * shared one of `storage`), each paired with the catalog's unbound tool it stands for; asked
-   * once, when the tools are chosen. A tool that needs a setting is offered once bound.
+   * The tools bound to the workspace's own ports (the pipeline's, in the runtime's Storage), each
+   * paired with the catalog's unbound tool it stands for; asked once, when the tools are chosen. A
+   * tool that needs a setting is offered once bound.
    */
-  workspaceTools?: (db: () => Db, workspace: string, config: Config) => ReadonlyMap<AnyTool, AnyTool>;
+  workspaceTools?: (
+    storage: StorageAccess,
+    workspace: string,
+    config: Config,
+  ) => ReadonlyMap<AnyTool, AnyTool>;
+}
+
+/** The runtime's Storage for a subsystem assembled before it is opened. */
+export interface StorageAccess {
+  /** The Storage, opened on first use. */
+  open(): Promise<Storage>;
+  /** The SQLite Storage, opened now (SQLite opens synchronously); undefined when the store is PostgreSQL. */
+  local(): SqliteStorage | undefined;
 }
 
 /** A prompt the user runs by name; what it does is the subsystem's that made it (a skill). */
@@ -129,13 +141,9 @@ export async function createRuntime(
 ): Promise<Runtime> {
   const workspace = await checkWorkspace(workspaceDir);
   const web = webAccess(config);
-  let db: Db | undefined;
   const dbPath = defaultDbPath(config);
-  const openDb = () => {
-    db ??= options.db ?? openDatabase(dbPath);
-    return db;
-  };
-  const bound = options.workspaceTools?.(openDb, workspace, config) ?? new Map<AnyTool, AnyTool>();
+  const storage = storageOf(config, options);
+  const bound = options.workspaceTools?.(storage, workspace, config) ?? new Map<AnyTool, AnyTool>();
   const tools = buildRegistry(
     { ...config.tools, also: options.groupsOn, configured: configuredTools(web, bound.keys()) },
     options.extraTools ?? [],
@@ -145,23 +153,6 @@ export async function createRuntime(
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   const sandbox = sandboxOf(config, workspace, gate);
-  let storage: Promise<Storage> | undefined;
-  // On SQLite the sessions share the one open file; closing the runtime closes it.
-  const openSessions = () => {
-    // A database that was down is tried again on the next use.
-    storage ??= (
-      options.storage
-        ? Promise.resolve(options.storage)
-        : openStorage(config, {
-            ...(config.storage ? {} : { db: openDb() }),
-            ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
-          })
-    ).catch((err) => {
-      storage = undefined;
-      throw err;
-    });
-    return storage;
-  };
   const wiring = options.wiring ?? [];
   const promptFor = systemPrompts(workspace, await readProjectContext(workspace), tools, options);
   return {
@@ -179,19 +170,62 @@ export async function createRuntime(
     wiring,
     systemPrompt: promptFor(config.native_tools !== false),
     systemPromptFor: (connection) => promptFor(connection.nativeTools),
-    storage: openSessions,
+    storage: storage.open,
     async sessions() {
-      return options.sessions ?? (await openSessions()).sessions;
+      return options.sessions ?? (await storage.open()).sessions;
     },
-    database: openDb,
     sandbox: sandbox.get,
     sandboxForSession: sandbox.forSession,
     async close() {
       await options.external?.close();
-      await (await storage?.catch(() => undefined))?.close();
       await Promise.all(wiring.map((wired) => wired.close?.()));
-      db?.close();
+      await storage.close();
       await sandbox.dispose();
+    },
+  };
+}
+
+/**
+ * The runtime's one Storage, opened on first use (a database that was down is tried again on the
+ * next use). On SQLite every store shares the one open file, which opens synchronously, so a
+ * subsystem assembled before any await can have it at once (`local`).
+ */
+function storageOf(config: Config, options: RuntimeOptions): StorageAccess & { close(): Promise<void> } {
+  let storage: Promise<Storage> | undefined;
+  let local: SqliteStorage | undefined;
+  const given = options.sharedStorage ?? options.storage;
+  const settings = {
+    ...(options.db ? { db: options.db } : {}),
+    ...(options.leaseHolder ? { holder: { label: options.leaseHolder } } : {}),
+  };
+  const openLocal = (): SqliteStorage | undefined => {
+    if (given) return given.kind === 'sqlite' ? given : undefined;
+    if (config.storage) return undefined;
+    local ??= openSqliteStorage(config, settings);
+    storage ??= Promise.resolve(local);
+    return local;
+  };
+  const open = (): Promise<Storage> => {
+    storage ??= (
+      given
+        ? Promise.resolve(given)
+        : config.storage
+          ? openStorage(config, settings)
+          : Promise.resolve().then(() => openLocal()!)
+    ).catch((err) => {
+      storage = undefined;
+      throw err;
+    });
+    return storage;
+  };
+  return {
+    open,
+    local: openLocal,
+    async close() {
+      // Memory and the other wired subsystems closed first: they may still write to it.
+      const opened = await storage?.catch(() => undefined);
+      if (opened !== options.sharedStorage) await opened?.close();
+      options.db?.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { SessionHooks } from '../hooks/hooks.js';
 import { writeTranscript } from '../hooks/transcript.js';
 import type { ChatMessage } from '../llm/types.js';
-import type { SessionRow } from '../store/session-storage.js';
+import type { SessionRow } from '../store/rows.js';
 import type { SessionDeps } from './session-deps.js';
 
 /**

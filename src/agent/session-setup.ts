@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { LlmClient } from '../llm/client.js';
 import { type Connection, createClient } from '../llm/connection.js';
 import type { Approver, PermissionGate } from '../permissions/gate.js';
-import type { SessionRow } from '../store/session-storage.js';
+import type { SessionRow } from '../store/rows.js';
 import type { Runtime } from './runtime.js';
 import { AgentSession } from './session.js';
 import type { SessionDeps } from './session-deps.js';

@@ -2,7 +2,7 @@ import type { SessionHooks } from '../hooks/hooks.js';
 import { fitImages } from '../llm/image-fit.js';
 import type { ImagePart, ToolCall } from '../llm/types.js';
 import type { ApprovalAnswer, Approver, PermissionGate } from '../permissions/gate.js';
-import type { AuditEntry } from '../store/sessions.js';
+import type { AuditEntry } from '../store/rows.js';
 import { fromClaudeToolInput } from '../tools/claude-names.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';

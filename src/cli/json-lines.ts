@@ -1,5 +1,5 @@
 import type { AgentEvent, SessionEvent } from '../agent/events.js';
-import type { SessionRow } from '../store/sessions.js';
+import type { SessionRow } from '../store/rows.js';
 import { terminalJson } from './sanitize.js';
 
 /**

@@ -4,7 +4,7 @@ import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
-import type { SessionRow } from '../store/sessions.js';
+import type { SessionRow } from '../store/rows.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
 import type { JsonLines } from './json-lines.js';

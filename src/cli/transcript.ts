@@ -1,7 +1,6 @@
 import type { ChatMessage } from '../llm/types.js';
 import { withoutMemoryBlock } from '../memory/memory-block.js';
-import type { TurnSpeed } from '../store/session-storage.js';
-import type { SessionRow } from '../store/sessions.js';
+import type { SessionRow, TurnSpeed } from '../store/rows.js';
 import { terminalJson, visible } from './sanitize.js';
 import { speedText } from './speed-text.js';
 

@@ -17,11 +17,10 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { describeIgnored } from '../config/security.js';
 import type { ChatMessage } from '../llm/types.js';
-import { openDatabase } from '../store/database.js';
 import type { EventLog } from '../store/event-log.js';
-import { openEventLog } from '../store/open-event-log.js';
-import { SessionNotFoundError } from '../store/sessions.js';
-import { openStorage, type Storage } from '../store/storage.js';
+import { SessionNotFoundError } from '../store/rows.js';
+import { openDatabase } from '../store/sqlite/database.js';
+import type { PostgresStorage } from '../store/storage.js';
 import { type TurnOrder, TurnQueue } from './turn-queue.js';
 import type {
   CompactResult,
@@ -36,6 +35,8 @@ import type { ClaimedTask, TaskOutcome } from './worker.js';
 
 export interface TurnWorkerOptions {
   config: Config;
+  /** The worker's Storage (the shared database), whose lease holder names the worker; its owner closes it. */
+  storage: PostgresStorage;
   /** This machine's database (memory, usage); sessions are in the shared one. */
   dbPath: string;
   /** The folder the worker was started in: sessions there run with `config`. */
@@ -66,24 +67,14 @@ export function turnWorker(options: TurnWorkerOptions): TurnWorker {
   let prunedAt = Number.NEGATIVE_INFINITY;
   const onProblem = (message: string) => options.say(`problem: ${message}`);
   const open = async () => {
-    const { config, dbPath } = options;
+    const { config, dbPath, storage } = options;
+    const events: EventLog = await storage.events({ writer: who, onProblem });
     const db = openDatabase(dbPath);
-    let storage: Storage | undefined;
-    let events: EventLog;
-    try {
-      storage = await openStorage(config, { db, holder: { label: who, ttlMs: options.leaseSeconds * 1000 } });
-      if (storage.kind !== 'postgres') throw new Error('queued turns need the shared database');
-      events = await openEventLog(storage, { writer: who, onProblem });
-    } catch (err) {
-      // Opened again at the next turn: nothing of this try may stay open.
-      await storage?.close().catch(() => undefined);
-      db.close();
-      throw err;
-    }
     const hub = options.openSessions({
       db,
       events,
       sessions: storage.sessions,
+      storage,
       config,
       workspace: resolve(options.workspace),
       configFor: async (folder) => {

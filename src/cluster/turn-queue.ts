@@ -61,7 +61,7 @@ export class TurnQueue {
 
   private work(): Promise<WorkQueue> {
     if (!this.queue) {
-      this.queue = WorkQueue.open(this.url);
+      this.queue = WorkQueue.open(this.pool);
       this.queue.catch(() => {
         this.queue = undefined; // the database may be back next time
       });

@@ -7,9 +7,10 @@
 import type { DoneEvent } from '../agent/events.js';
 import type { Config } from '../config/schema.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
-import type { Db } from '../store/database.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SessionStorage } from '../store/session-storage.js';
+import type { Db } from '../store/sqlite/database.js';
+import type { Storage } from '../store/storage.js';
 import type { RunMode, usageJson } from './wire.js';
 import type { QueuedTurn } from './work-queue.js';
 
@@ -78,6 +79,8 @@ export interface TurnSessionParts {
   db: Db;
   events: EventLog;
   sessions: SessionStorage;
+  /** The worker's Storage, kept open by the worker: the sessions' runtimes take their stores from it. */
+  storage: Storage;
   config: Config;
   /** The folder the worker was started in: sessions there run with `config`. */
   workspace: string;

@@ -8,8 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Logger, makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
-import type pg from 'pg';
-import { inTransaction, openPostgres, redact } from '../store/postgres/connection.js';
+import { inTransaction, type PgPool } from '../store/postgres/connection.js';
 import { underMigrationLock } from '../store/postgres/migrations.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
@@ -97,13 +96,15 @@ export function servedTaskNames(tags: readonly string[]): string[] {
 
 export class WorkQueue {
   private constructor(
-    readonly pool: pg.Pool,
+    readonly pool: PgPool,
     private readonly utils: WorkerUtils,
   ) {}
 
-  /** Connects, and creates graphile-worker's schema and Hearth's tables when missing. */
-  static async open(url: string): Promise<WorkQueue> {
-    const pool = await openPostgres(url);
+  /**
+   * Over the process's pool (the Storage's, whose migrations made Hearth's tables): creates
+   * graphile-worker's schema when missing. The pool stays the Storage's.
+   */
+  static async open(pool: PgPool): Promise<WorkQueue> {
     try {
       // Making the utilities installs or updates graphile-worker's schema (so does its runner, which
       // then finds it done): one process at a time (migrations.ts).
@@ -112,8 +113,7 @@ export class WorkQueue {
       );
       return new WorkQueue(pool, utils);
     } catch (err) {
-      await pool.end().catch(() => undefined);
-      throw new Error(`Cannot use the PostgreSQL database at ${redact(url)}: ${(err as Error).message}`);
+      throw new Error(`Cannot set up the work queue: ${(err as Error).message}`);
     }
   }
 
@@ -275,9 +275,9 @@ export class WorkQueue {
     return graphileIds.length > 0 ? this.utils.forceUnlockWorkers(graphileIds) : Promise.resolve();
   }
 
+  /** Releases graphile-worker's utilities; the pool stays the Storage's. */
   async close(): Promise<void> {
     await this.utils.release();
-    await this.pool.end();
   }
 }
 

@@ -10,12 +10,12 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { describeSummary, runWorkspacePipeline } from '../pipeline/setup.js';
 import { describeEvent } from '../pipeline/status.js';
-import { openPipelineStorage } from '../pipeline/storage.js';
+import { pipelineStorage } from '../pipeline/storage.js';
 import type { PipelineEvent } from '../pipeline/types.js';
 import { watchPipelines } from '../pipeline/workspace-watch.js';
 import { findSession, runAgentTask } from '../scheduler/agent-runner.js';
 import { assembleRuntime } from '../setup/runtime.js';
-import { PostgresEventLog } from '../store/postgres/event-log.js';
+import { openStorage, type PostgresStorage } from '../store/storage.js';
 import { turnWorker } from './queued-turn.js';
 import { recordRun } from './recorded-run.js';
 import type { OpenTurnSessions } from './turn-types.js';
@@ -44,18 +44,31 @@ export interface WorkerProcessOptions {
   say: (line: string) => void;
 }
 
+/**
+ * Connections the worker's pool may open beyond one per running task: graphile-worker's LISTEN
+ * connection, its job fetching, and the stores (sessions, event log appends, pipeline claims).
+ */
+const WORKER_POOL_EXTRA = 4;
+
 export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
   const { config, dbPath, say } = o;
   const problem = (message: string) => say(`problem: ${message}`);
+  const who = `hearth worker on ${hostname()} (pid ${process.pid})`;
+  // The one Storage of this process: the queue, turns, jobs, pipelines and the event log all run
+  // on its pool, which holds graphile-worker's LISTEN connection and one per running task beside
+  // the stores' own few.
+  const storage = (await openStorage(config, {
+    role: 'worker',
+    poolSize: (o.concurrency ?? 1) + WORKER_POOL_EXTRA,
+    holder: { label: who, ttlMs: (o.leaseSeconds ?? 30) * 1000 },
+  })) as PostgresStorage;
   const stop = new AbortController();
   const stopAll = () => stop.abort();
   o.signal.addEventListener('abort', stopAll, { once: true });
   // Each task's events go to the shared log, so `hearth serve` on any machine shows them live.
-  const events = await PostgresEventLog.open(o.url, {
-    writer: `hearth worker on ${hostname()} (pid ${process.pid})`,
-    onProblem: problem,
-  });
+  const events = await storage.events({ writer: who, onProblem: problem });
   const turns = turnWorker({
+    storage,
     config,
     dbPath,
     workspace: o.workspace,
@@ -72,7 +85,7 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
     const firstLook = new Promise<void>((resolve) => {
       looked = resolve;
     });
-    pipelines = runPipelines(config, dbPath, stop.signal, say, () => {
+    pipelines = runPipelines(config, storage, dbPath, stop.signal, say, () => {
       say('pipeline plans: run here for the workspaces whose folder is on this machine');
       looked();
     })
@@ -82,7 +95,7 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
   }
   try {
     await runWorker({
-      url: o.url,
+      pool: storage.pool,
       concurrency: o.concurrency,
       tags: o.tags,
       leaseSeconds: o.leaseSeconds,
@@ -95,7 +108,7 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
         const { turn } = task;
         if (turn) return turns.run({ ...task, turn }, taskSignal);
         return runAgentTask(
-          { dbPath, name: 'hearth worker' },
+          { dbPath, name: 'hearth worker', storage },
           {
             workspace: task.workspace,
             prompt: task.task,
@@ -121,6 +134,7 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
     await pipelines;
     await turns.close();
     await events.close();
+    await storage.close();
   }
 }
 
@@ -131,14 +145,13 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
  */
 async function runPipelines(
   config: Config,
+  shared: PostgresStorage,
   dbPath: string,
   signal: AbortSignal,
   say: (line: string) => void,
   onFirstLook: () => void,
 ): Promise<void> {
-  const storage = await openPipelineStorage(config, () => {
-    throw new Error('the pipeline needs the shared database here');
-  });
+  const storage = await pipelineStorage(shared, config);
   try {
     await watchPipelines({
       plans: storage.plans,
@@ -155,7 +168,7 @@ async function runPipelines(
           workspace,
           flags: [{ key: 'db_path', value: dbPath, name: 'hearth worker' }],
         });
-        const runtime = await assembleRuntime(loaded, workspace);
+        const runtime = await assembleRuntime(loaded, workspace, { sharedStorage: shared });
         try {
           // The run's events go to its journal; those about who holds the work, and what its
           // permission mode will decline, are said here too.

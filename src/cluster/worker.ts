@@ -5,11 +5,12 @@
  * graphile-worker's own four-hour timeout. A process that finds its own lease gone (the database was
  * away longer than the lease) stops its tasks and starts over, since another worker may have them.
  */
+
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
-import { isConnectionError } from '../store/postgres/connection.js';
-import type { RunOutcome } from '../store/scheduler-storage.js';
+import { isConnectionError, type PgPool } from '../store/postgres/connection.js';
+import type { RunOutcome } from '../store/rows.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
 
 /** A task as the runner gets it: `key` names it in the results. */
@@ -31,7 +32,8 @@ export type WorkerEvent =
   | { type: 'problem'; message: string };
 
 export interface WorkerOptions {
-  url: string;
+  /** The process's pool (its Storage's): graphile-worker runs on it too. */
+  pool: PgPool;
   run: TaskRunner;
   concurrency?: number;
   tags?: string[];
@@ -54,7 +56,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const concurrency = options.concurrency ?? 1;
   const leaseSeconds = options.leaseSeconds ?? 30;
   const emit = options.onEvent ?? (() => undefined);
-  const queue = await WorkQueue.open(options.url);
+  const queue = await WorkQueue.open(options.pool);
   try {
     while (!options.signal?.aborted) {
       await oneLease(queue, { ...options, tags, names, concurrency, leaseSeconds, emit });
@@ -138,8 +140,7 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
   );
   try {
     runner = await runGraphile({
-      connectionString: o.url,
-      maxPoolSize: o.concurrency + 2,
+      pgPool: o.pool,
       concurrency: o.concurrency,
       noHandleSignals: true,
       pollInterval: 1000,

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 import type { Ranked } from './keyword-search.js';
 import { bytesVector } from './storage.js';
 import type { MemoryView, VectorSpace } from './types.js';

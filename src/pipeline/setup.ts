@@ -5,7 +5,7 @@ import { AgentSession } from '../agent/session.js';
 import { sessionDeps } from '../agent/session-setup.js';
 import type { PipelineRole } from '../config/pipeline-schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
-import { SessionNotFoundError } from '../store/session-storage.js';
+import { SessionNotFoundError } from '../store/rows.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
 import { createGitTrace } from './git-trace.js';
@@ -13,7 +13,7 @@ import { JOURNAL_KEEP, journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
 import { processOwner } from './process-owner.js';
-import { openPipelineStorage } from './storage.js';
+import { pipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
 import { coderMode, declineUnattended, unattendedNote } from './unattended.js';
@@ -81,7 +81,7 @@ export async function pipelineDeps(
   });
   const git =
     settings.git && existsSync(path.join(workspace, '.git')) ? createGitTrace(workspace, sandbox) : undefined;
-  const storage = await openPipelineStorage(config, () => runtime.database());
+  const storage = await pipelineStorage(await runtime.storage(), config);
   const { plans, journal } = storage;
   const writer = journalWriter(journal, workspace, onProblem);
   const emit = (event: PipelineEvent) => {

@@ -5,14 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { StorageAccess } from '../agent/runtime.js';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/sqlite/database.js';
 import type { PipelinePort } from '../tools/pipeline/port.js';
 import type { PipelineJournal } from './journal.js';
 import { INBOX } from './plan-inbox.js';
 import type { PlanStore } from './plan-store.js';
 import { describeStatus, pipelineStatus } from './status.js';
-import { openPipelineStorage } from './storage.js';
+import { pipelineStorage } from './storage.js';
 import type { PlanRow } from './types.js';
 
 export class PipelineControl {
@@ -55,18 +56,20 @@ export class PipelineControl {
  * Each call opens the storage for its one change.
  */
 export function pipelinePort(
-  db: () => Db,
+  storage: StorageAccess,
   workspace: string,
   config: Pick<Config, 'storage' | 'pipeline'>,
 ): PipelinePort | undefined {
-  if (!existsSync(path.join(workspace, INBOX)) && (config.storage || !hasPlans(db(), workspace)))
-    return undefined;
+  if (!existsSync(path.join(workspace, INBOX))) {
+    const local = config.storage ? undefined : storage.local();
+    if (!local || !hasPlans(local.db, workspace)) return undefined;
+  }
   const withControl = async <T>(work: (control: PipelineControl) => Promise<T>): Promise<T> => {
-    const storage = await openPipelineStorage(config, db);
+    const stores = await pipelineStorage(await storage.open(), config);
     try {
-      return await work(new PipelineControl(storage.plans, storage.journal, workspace));
+      return await work(new PipelineControl(stores.plans, stores.journal, workspace));
     } finally {
-      await storage.close();
+      await stores.close();
     }
   };
   return {

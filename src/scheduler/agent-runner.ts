@@ -5,8 +5,9 @@ import { type FlagSetting, loadConfig } from '../config/load.js';
 import { resolveConnection } from '../llm/connection.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
 import { assembleRuntime } from '../setup/runtime.js';
-import type { RunOutcome } from '../store/scheduler-storage.js';
-import { SessionNotFoundError, type SessionRow, type SessionStorage } from '../store/session-storage.js';
+import { type RunOutcome, SessionNotFoundError, type SessionRow } from '../store/rows.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import type { Storage } from '../store/storage.js';
 import type { Runner, RunRequest } from './scheduler.js';
 
 export interface AgentRunnerOptions {
@@ -17,6 +18,8 @@ export interface AgentRunnerOptions {
   userDir?: string;
   /** Who runs the sessions, for config provenance; default "the scheduler". */
   name?: string;
+  /** The process's Storage (a worker's): the runs take their stores from it instead of opening their own. */
+  storage?: Storage;
 }
 
 /**
@@ -95,6 +98,7 @@ export async function runAgentTask(
     env: options.env,
     home: options.userDir,
     leaseHolder: `${options.name ?? 'hearth scheduler'} on ${hostname()} (pid ${process.pid})`,
+    ...(options.storage ? { sharedStorage: options.storage } : {}),
   });
   try {
     const resume = await task.resume?.(await runtime.sessions());

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { QueuedTask, TaskResult, WorkQueue } from '../cluster/work-queue.js';
-import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
+import type { RunRow } from '../store/rows.js';
+import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import { type Clock, sleep } from '../util/clock.js';
 import type { JobDefinition } from './job-definitions.js';
 

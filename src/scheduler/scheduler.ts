@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { RunOutcome, RunRow, SchedulerRecords, SchedulerStorage } from '../store/scheduler-storage.js';
-import { SessionNotFoundError, type SessionStorage } from '../store/session-storage.js';
+import { type RunOutcome, type RunRow, SessionNotFoundError } from '../store/rows.js';
+import type { SchedulerRecords, SchedulerStorage } from '../store/scheduler-storage.js';
+import type { SessionStorage } from '../store/session-storage.js';
 import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
 import type { Inbox } from './inbox.js';
 import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definitions.js';

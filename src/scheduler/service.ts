@@ -1,19 +1,13 @@
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
-import { type Db, openDatabase } from '../store/database.js';
-import {
-  homeScope,
-  openSchedulerStorage,
-  type RunRow,
-  type SchedulerStorage,
-  type WakeupRow,
-  type WakeupStorage,
-} from '../store/scheduler-storage.js';
+import type { RunRow, WakeupRow } from '../store/rows.js';
+import { homeScope, type SchedulerStorage, type WakeupStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import { SqliteSchedulerStorage } from '../store/sqlite-scheduler.js';
-import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
-import { openStorage, type Storage } from '../store/storage.js';
+import { type Db, openDatabase } from '../store/sqlite/database.js';
+import { SqliteSchedulerStorage } from '../store/sqlite/scheduler.js';
+import { SqliteSessionStorage } from '../store/sqlite/sessions.js';
+import { openStorage, type PostgresStorage, type Storage } from '../store/storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseWhen } from '../util/when.js';
 import { agentRunner } from './agent-runner.js';
@@ -52,6 +46,8 @@ export interface SchedulerServiceOptions {
   poll?: number;
   /** The shared PostgreSQL database (config `storage`): jobs that run on the queue go there. */
   storage?: string;
+  /** The process's Storage of that database, whose pool the queue runs on; default one of the queue's own. */
+  shared?: PostgresStorage;
   /**
    * Where the scheduler's records and wake-ups are kept (`openSchedulerStorage`: PostgreSQL with
    * `storage`); default the SQLite tables in `db`.
@@ -140,9 +136,10 @@ export class SchedulerService {
         throw err;
       },
     );
-    const records = await openSchedulerStorage(storage, { scope: homeScope(home) });
+    const records = await storage.scheduler({ scope: homeScope(home) });
     const service = new SchedulerService({
       ...options,
+      ...(storage.kind === 'postgres' ? { shared: storage } : {}),
       home,
       dbPath,
       db,
@@ -173,7 +170,7 @@ export class SchedulerService {
       parallel: options.parallel,
       poll: options.poll,
       runOn: options.runOn,
-      ...(options.storage ? { openQueue: openSharedQueue(options.storage) } : {}),
+      ...(options.storage ? { openQueue: openSharedQueue(options.storage, options.shared) } : {}),
     });
   }
 
@@ -372,10 +369,24 @@ export class SchedulerService {
   }
 }
 
-/** The queue, loaded on first use: graphile-worker and pg stay out of schedulers that never use it. */
-function openSharedQueue(url: string) {
+/**
+ * The queue, loaded on first use: graphile-worker and pg stay out of schedulers that never use it.
+ * It runs on the process's pool when there is one (`shared`), else on a Storage of its own.
+ */
+function openSharedQueue(url: string, shared: PostgresStorage | undefined) {
   return async () => {
     const { WorkQueue } = await import('../cluster/work-queue.js');
-    return WorkQueue.open(url);
+    if (shared) return WorkQueue.open(shared.pool);
+    const own = (await openStorage({ storage: url })) as PostgresStorage;
+    const queue = await WorkQueue.open(own.pool).catch(async (err: unknown) => {
+      await own.close();
+      throw err;
+    });
+    const release = queue.close.bind(queue);
+    queue.close = async () => {
+      await release();
+      await own.close();
+    };
+    return queue;
   };
 }

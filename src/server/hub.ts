@@ -5,10 +5,12 @@ import { blindNote } from '../agent/loop.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { RunMode, WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
-import type { Db } from '../store/database.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
-import { SqliteEventLog } from '../store/events.js';
-import type { SessionRow, SessionStorage } from '../store/session-storage.js';
+import type { SessionRow } from '../store/rows.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import type { Db } from '../store/sqlite/database.js';
+import { SqliteEventLog } from '../store/sqlite/event-log.js';
+import type { Storage } from '../store/storage.js';
 import type { SessionState } from '../tools/types.js';
 import { type LiveSession, type OpenedAgent, openLiveSession, type SessionHost } from './live-session.js';
 import { GatewayError } from './problem.js';
@@ -19,8 +21,10 @@ export interface HubOptions {
   db: Db;
   /** Where events are numbered and kept; default the SQLite log in `db`. The hub closes it. */
   events?: EventLog;
-  /** Where sessions are kept (SQLite over `db`, or the shared PostgreSQL); closed with the hub. */
+  /** Where sessions are kept (SQLite over `db`, or the shared PostgreSQL); closed with the hub unless `storage` is given. */
   sessions: SessionStorage;
+  /** The process's Storage, which its owner closes: the sessions' runtimes take memory and plans from it. */
+  storage?: Storage;
   /** The gateway's own settings; sessions in its workspace run with them. */
   config: Config;
   /** Where sessions created without a workspace work. */
@@ -68,6 +72,7 @@ export class SessionHub implements SessionHost {
     this.runtimes = new WorkspaceRuntimes({
       db: options.db,
       sessions: options.sessions,
+      storage: options.storage,
       config: options.config,
       home: this.home,
       configFor: options.configFor,
@@ -335,7 +340,8 @@ export class SessionHub implements SessionHost {
     this.unwatchLog();
     await this.remote?.close();
     await this.events.close();
-    await this.store.close();
+    // A Storage given is its owner's to close (with the sessions in it).
+    if (!this.options.storage) await this.store.close();
     this.options.db.close();
   }
 }

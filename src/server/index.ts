@@ -6,11 +6,11 @@ import { type Tracer, trace } from '@opentelemetry/api';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { type Db, openDatabase } from '../store/database.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import { SqliteSessionStorage } from '../store/sqlite-sessions.js';
+import { type Db, openDatabase } from '../store/sqlite/database.js';
+import { openStorage, type Storage, sqliteStorage } from '../store/storage.js';
 import { version as packageVersion } from '../util/version.js';
 import { buildApp } from './app.js';
 import { bindRefusal, Guard, newPin, newToken } from './guard.js';
@@ -43,10 +43,15 @@ export interface GatewayOptions {
    */
   sessions?: SessionStorage;
   /**
-   * The scheduler's records and wake-ups (`openSchedulerStorage`, in the same backend as
+   * The scheduler's records and wake-ups (`storage.scheduler()`, in the same backend as
    * `sessions`); default the SQLite tables in `db`.
    */
   schedulerRecords?: SchedulerStorage;
+  /**
+   * The process's Storage, whose owner closes it: memory, the pipelines and the work queue are
+   * taken from it. Default the SQLite backend over `db`.
+   */
+  storage?: Storage;
   /**
    * With the shared database: turns queued to `hearth worker`s (`gateway.turns: workers`) and
    * orders sent on to workers running them. The gateway closes it.
@@ -132,10 +137,25 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
   const dbPath = options.db?.name ?? defaultDbPath(config);
   const db = options.db ?? openDatabase(dbPath);
+  const local = sqliteStorage(db, dbPath, false);
+  // Memory and the pipelines live where the config says: a Storage of the gateway's own over the
+  // shared database when none was given, opened on first use and closed at shutdown.
+  let own: Promise<Storage> | undefined;
+  const storage = (): Promise<Storage> =>
+    options.storage
+      ? Promise.resolve(options.storage)
+      : config.storage
+        ? (own ??= openStorage(config, { role: 'gateway' }).catch((err: unknown) => {
+            own = undefined;
+            throw err;
+          }))
+        : Promise.resolve(local);
   const hub = new SessionHub({
     db,
     events: options.events,
-    sessions: options.sessions ?? new SqliteSessionStorage(db, dbPath),
+    sessions: options.sessions ?? local.sessions,
+    // A Storage given stays its owner's to close; the default one over `db` is closed with the hub.
+    ...(options.storage ? { storage: options.storage } : {}),
     config,
     workspace: options.workspace,
     configFor: options.configFor,
@@ -146,7 +166,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     remote: options.remote,
   });
   const memory = new GatewayMemory({
-    db,
+    storage,
     config,
     home,
     baseUrl: () => hub.currentModel.baseUrl,
@@ -157,6 +177,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     runOn: config.scheduler.run_on,
     ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
     ...(options.schedulerRecords ? { records: options.schedulerRecords } : {}),
+    ...(options.storage?.kind === 'postgres' ? { shared: options.storage } : {}),
     db,
     dbPath,
     sessions: hub.store,
@@ -166,7 +187,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     log,
   });
   const pipeline = new GatewayPipeline({
-    db,
+    storage,
     config,
     announce: (event) => hub.activity(event, null),
     onProblem: log,
@@ -251,6 +272,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
       await scheduler.stop();
       await memory.close();
       await hub.close();
+      await (await own?.catch(() => undefined))?.close();
       await written.catch(() => undefined);
       if (stateFile) await removeGatewayFile(stateFile, process.pid);
     })();

@@ -3,11 +3,11 @@ import type { Config } from '../config/schema.js';
 import { discoverServer } from '../llm/discover.js';
 import type { LongTermMemory } from '../memory/memory.js';
 import type { MemoryStorage, ProposalStorage } from '../memory/storage.js';
-import { openMemoryStorage } from '../setup/memory-access.js';
-import type { Db } from '../store/database.js';
+import type { Storage } from '../store/storage.js';
 
 export interface GatewayMemoryOptions {
-  db: Db;
+  /** The gateway's Storage, opened on first use: memory is kept in it. */
+  storage: () => Promise<Storage>;
   config: Config;
   /** The Hearth home: USER.md, MEMORY.md and the skills accepted proposals write. */
   home: string;
@@ -40,16 +40,14 @@ export class GatewayMemory {
     return (await this.openStorage()).proposals;
   }
 
-  /** Closes the storage (a PostgreSQL pool); the gateway's database is closed by its owner. */
+  /** Closes the memory's stores; the Storage is closed by its owner. */
   async close(): Promise<void> {
     await (await this.storage?.catch(() => undefined))?.close();
   }
 
   private openStorage(): Promise<MemoryStorage> {
     if (!this.storage) {
-      const opening = openMemoryStorage(this.options.config, () => this.options.db, {
-        now: this.options.now,
-      });
+      const opening = this.options.storage().then((storage) => storage.memory({ now: this.options.now }));
       // A database that was down is tried again by the next request.
       opening.catch(() => {
         if (this.storage === opening) this.storage = undefined;

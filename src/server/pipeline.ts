@@ -2,16 +2,17 @@ import type { WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
 import type { JournalEntry } from '../pipeline/journal.js';
 import { PipelineControl } from '../pipeline/steering.js';
-import { openPipelineStorage, type PipelineStorage } from '../pipeline/storage.js';
-import type { Db } from '../store/database.js';
+import { type PipelineStorage, pipelineStorage } from '../pipeline/storage.js';
+import type { Storage } from '../store/storage.js';
 import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
 
 /** How often the journal is read for events other processes recorded. */
 const POLL_MS = 1000;
 
 export interface GatewayPipelineOptions {
-  db: Db;
-  /** `storage` (PostgreSQL) and `pipeline.lease`: where the pipelines are kept. */
+  /** The gateway's Storage, opened on first use: the pipelines are kept in it. */
+  storage: () => Promise<Storage>;
+  /** `pipeline.lease`: how long a claim lasts. */
   config?: Pick<Config, 'storage' | 'pipeline'>;
   clock?: Clock;
   /** Where pipeline events go: the activity feed (`/ws/activity`, `GET /api/events`). */
@@ -40,13 +41,14 @@ export class GatewayPipeline {
 
   /** The store, opened on first use. */
   private open(): Promise<PipelineStorage> {
-    this.storage ??= openPipelineStorage(this.options.config ?? {}, () => this.options.db, {
-      clock: this.clock,
-    }).catch((err: Error) => {
-      this.storage = undefined;
-      throw err;
-    });
-    return this.storage;
+    const opening = (this.storage ??= this.options
+      .storage()
+      .then((storage) => pipelineStorage(storage, this.options.config ?? {}, { clock: this.clock }))
+      .catch((err: Error) => {
+        this.storage = undefined;
+        throw err;
+      }));
+    return opening;
   }
 
   async control(workspace: string): Promise<PipelineControl> {

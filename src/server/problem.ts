@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ConfigError } from '../config/errors.js';
 import { ConnectionError, UnknownModelError } from '../llm/connection.js';
 import { DiscoveryError } from '../llm/discover.js';
-import { SessionNotFoundError } from '../store/sessions.js';
+import { SessionNotFoundError } from '../store/rows.js';
 
 /** A refusal with the status and message the client gets as problem JSON. */
 export class GatewayError extends Error {

@@ -1,9 +1,11 @@
 import type { WireEvent } from '../cluster/wire.js';
 import type { Runner, SchedulerEvent } from '../scheduler/scheduler.js';
 import { SchedulerService } from '../scheduler/service.js';
-import type { Db } from '../store/database.js';
-import type { RunRow, SchedulerStorage } from '../store/scheduler-storage.js';
+import type { RunRow } from '../store/rows.js';
+import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
+import type { Db } from '../store/sqlite/database.js';
+import type { PostgresStorage } from '../store/storage.js';
 import { type Clock, systemClock } from '../util/clock.js';
 
 /** How the gateway runs the scheduler (`createServer({scheduler})`); tests inject the clock. */
@@ -18,7 +20,9 @@ export interface GatewaySchedulerSettings {
   env?: NodeJS.ProcessEnv;
   /** The shared database and the default of `scheduler.run_on` (from the config). */
   storage?: string;
-  /** The scheduler's records (`openSchedulerStorage`, PostgreSQL with `storage`); default the SQLite tables in `db`. */
+  /** The gateway's Storage of that database: the queue runs on its pool. */
+  shared?: PostgresStorage;
+  /** The scheduler's records (`storage.scheduler()`, PostgreSQL with `storage`); default the SQLite tables in `db`. */
   records?: SchedulerStorage;
   runOn?: 'here' | 'queue';
 }
@@ -63,6 +67,7 @@ export class GatewayScheduler {
       poll: options.poll,
       env: options.env,
       storage: options.storage,
+      ...(options.shared ? { shared: options.shared } : {}),
       ...(options.records ? { records: options.records } : {}),
       sessions: options.sessions,
       runOn: options.runOn,

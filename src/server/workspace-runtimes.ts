@@ -4,12 +4,16 @@ import { type Connection, resolveConnection } from '../llm/connection.js';
 import { discoverServer, listModels } from '../llm/discover.js';
 import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
 import { assembleRuntime } from '../setup/runtime.js';
-import type { Db } from '../store/database.js';
-import type { SessionRow, SessionStorage } from '../store/session-storage.js';
+import type { SessionRow } from '../store/rows.js';
+import type { SessionStorage } from '../store/session-storage.js';
+import type { Db } from '../store/sqlite/database.js';
+import type { Storage } from '../store/storage.js';
 
 export interface WorkspaceRuntimesOptions {
   db: Db;
   sessions: SessionStorage;
+  /** The process's Storage, kept open by its owner; the runtimes take memory and plans from it. */
+  storage?: Storage;
   /** The gateway's own settings; sessions in its workspace run with them. */
   config: Config;
   /** The gateway's folder, canonical. */
@@ -143,6 +147,7 @@ export class WorkspaceRuntimes {
     return assembleRuntime({ config }, workspace, {
       db: this.options.db,
       sessions: this.options.sessions,
+      ...(this.options.storage ? { sharedStorage: this.options.storage } : {}),
       notes,
       home: this.options.hearthHome,
     });

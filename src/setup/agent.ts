@@ -8,7 +8,7 @@ import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import { PROMOTE_GROUP } from '../skills/index.js';
-import { type Db, openDatabase } from '../store/database.js';
+import { type Db, openDatabase } from '../store/sqlite/database.js';
 import { openStorage } from '../store/storage.js';
 import { SUBAGENTS_GROUP } from '../subagents/tools.js';
 import { configuredTools, selectTools } from '../tools/catalog.js';

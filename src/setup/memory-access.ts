@@ -1,34 +1,12 @@
 import { join } from 'node:path';
 import type { Runtime } from '../agent/runtime.js';
 import { hearthHome } from '../config/load.js';
-import type { Config } from '../config/schema.js';
 import type { Connection } from '../llm/connection.js';
 import { createClient } from '../llm/connection.js';
 import { discoverServer } from '../llm/discover.js';
 import type { LongTermMemory } from '../memory/memory.js';
 import type { ReflectOutcome } from '../memory/reflection/reflect.js';
-import type { MemoryStorage } from '../memory/storage.js';
-import type { Db } from '../store/database.js';
 import type { MemoryFactory } from './session-wiring.js';
-
-/**
- * Where memory is kept: the shared PostgreSQL database when `storage` is set (in the config or
- * HEARTH_DATABASE_URL), else the session database. The choice belongs with the one that opens the
- * session store; it moves into that factory once sessions have two backends too. Each backend's
- * code is imported only when chosen, so a SQLite user never loads `pg`.
- */
-export async function openMemoryStorage(
-  config: Pick<Config, 'storage'>,
-  database: () => Db,
-  options: { vectors?: 'auto' | 'in-process'; now?: () => number } = {},
-): Promise<MemoryStorage> {
-  if (config.storage) {
-    const { PostgresMemoryStorage } = await import('../memory/postgres-storage.js');
-    return PostgresMemoryStorage.open(config.storage, options);
-  }
-  const { SqliteMemoryStorage } = await import('../memory/sqlite-storage.js');
-  return SqliteMemoryStorage.open(database(), options);
-}
 
 /**
  * Long-term memory as every surface opens it, with the user files (USER.md, MEMORY.md) of the
@@ -36,9 +14,9 @@ export async function openMemoryStorage(
  * it, so starting Hearth (or importing the library) does not pay for it.
  */
 export function sessionMemory(home: string): MemoryFactory {
-  return async ({ db, config, workspace, connection }) => {
+  return async ({ storage: openStorage, config, workspace, connection }) => {
     const { openMemory } = await import('../memory/open-memory.js');
-    const storage = await openMemoryStorage(config, () => db);
+    const storage = await (await openStorage()).memory();
     return openMemory({ storage, config, workspace, home, server: connection });
   };
 }
@@ -59,7 +37,7 @@ export async function openCliMemory(
         : await discoverServer().catch(() => undefined)
       : server;
   return openMemory({
-    storage: await openMemoryStorage(runtime.config, () => runtime.database()),
+    storage: await (await runtime.storage()).memory(),
     config: runtime.config,
     workspace: runtime.workspace,
     home: hearthHome(),

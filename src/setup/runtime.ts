@@ -4,8 +4,8 @@ import { describeIgnored } from '../config/security.js';
 import { checkWorkspace } from '../config/workspace.js';
 import { pipelinePort } from '../pipeline/steering.js';
 import { loadSkills } from '../skills/index.js';
-import type { Db } from '../store/database.js';
 import type { SessionStorage } from '../store/session-storage.js';
+import type { Db } from '../store/sqlite/database.js';
 import type { Storage } from '../store/storage.js';
 import { setupSubagents } from '../subagents/setup.js';
 import { builtInToolNames } from '../tools/catalog.js';
@@ -41,6 +41,8 @@ export interface AssembleOptions {
   storage?: Storage;
   /** Sessions the caller keeps open and closes (the gateway's); `storage` is then unused. */
   sessions?: SessionStorage;
+  /** The process's Storage, which its owner keeps open (a worker's, a gateway's): every store is taken from it. */
+  sharedStorage?: Storage;
   /** How this process is named in the run leases of sessions it opens ("hearth worker on gpu-box (pid 4242)"). */
   leaseHolder?: string;
   /** Skills and agent-made tools; default on (as in the CLI). */
@@ -105,13 +107,14 @@ export async function assembleRuntime(
       instructions: options.instructions,
       db: options.db,
       storage: options.storage,
+      sharedStorage: options.sharedStorage,
       sessions: options.sessions,
       leaseHolder: options.leaseHolder,
       groupsOn,
       // In this order: a sub-agent's session gets the wake-ups wired before it, not memory.
       wiring: [wakeupWiring(), subagents, memoryWiring(sessionMemory(home))],
-      workspaceTools: (db, at, settings) => {
-        const pipeline = pipelinePort(db, at, settings);
+      workspaceTools: (storage, at, settings) => {
+        const pipeline = pipelinePort(storage, at, settings);
         return pipeline ? pipelineTools.bind(pipeline) : new Map();
       },
     });

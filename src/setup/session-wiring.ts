@@ -1,8 +1,8 @@
 import type { SessionWiring } from '../agent/runtime.js';
 import type { Config } from '../config/schema.js';
 import type { Connection } from '../llm/connection.js';
-import type { Db } from '../store/database.js';
 import type { SessionStorage } from '../store/session-storage.js';
+import type { Storage } from '../store/storage.js';
 import type { MemoryPort } from '../tools/memory/index.js';
 import { memoryTools } from '../tools/memory/index.js';
 import { bindAlso } from '../tools/ported.js';
@@ -54,7 +54,7 @@ export interface SessionMemory {
 }
 
 export type MemoryFactory = (ports: {
-  db: Db;
+  storage: () => Promise<Storage>;
   config: Config;
   workspace: string;
   connection: Connection | undefined;
@@ -76,7 +76,7 @@ export function memoryWiring(factory: MemoryFactory): SessionWiring {
       if (!current || current.server !== connection?.baseUrl) {
         current = {
           server: connection?.baseUrl,
-          opened: factory({ db: runtime.database(), config, workspace, connection }),
+          opened: factory({ storage: () => runtime.storage(), config, workspace, connection }),
         };
         opened.push(current.opened);
       }

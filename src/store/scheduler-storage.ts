@@ -3,7 +3,7 @@
  * (cursor, stored definition, on/off override), one row per run or slot, and wake-ups. Two
  * backends: the SQLite file (`sqlite-scheduler.ts`, `sqlite-wakeups.ts`; one machine) and the
  * PostgreSQL database several machines share (`postgres/scheduler.ts`, `postgres/wakeups.ts`),
- * picked from the same handle the session storage opened (`openSchedulerStorage`).
+ * handed out by the one Storage (`storage.scheduler()`, src/store/storage.ts).
  *
  * Times are epoch milliseconds of the caller's clock, except lease expiries: a backend may keep
  * them on a clock of its own (PostgreSQL: the server's, so machines whose clocks drift still agree
@@ -11,67 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Db } from './database.js';
-import type { PgPool } from './postgres/connection.js';
-
-export type RunKind = 'scheduled' | 'manual' | 'inbox' | 'wakeup';
-export type RunStatus = 'queued' | 'running' | 'ok' | 'failed' | 'skipped';
-
-export interface RunRow {
-  id: number;
-  kind: RunKind;
-  jobId: string | null;
-  /** The slot this run is for (scheduled runs only). */
-  slotAt: number | null;
-  /** The inbox file or the wake-up id. */
-  ref: string | null;
-  status: RunStatus;
-  reason: string | null;
-  /** A slot missed while no scheduler ran, made up later. */
-  caughtUp: boolean;
-  prompt: string;
-  workspace: string | null;
-  sessionId: string | null;
-  /** The task's key in the shared queue, when a worker runs it (`hearth worker`). */
-  queueKey: string | null;
-  /** The worker and machine that ran a queued run. */
-  worker: string | null;
-  host: string | null;
-  promptTokens: number;
-  completionTokens: number;
-  owner: string | null;
-  /** When the owner's lease of the run lapses, on the backend's lease clock. */
-  leaseUntil: number | null;
-  createdAt: number;
-  startedAt: number | null;
-  endedAt: number | null;
-}
-
-export type NewRun = Pick<RunRow, 'kind' | 'status'> &
-  Partial<
-    Pick<RunRow, 'jobId' | 'slotAt' | 'ref' | 'reason' | 'caughtUp' | 'prompt' | 'workspace' | 'sessionId'>
-  >;
-
-export interface JobStateRow {
-  id: string;
-  /** The entry of a job added with `hearth jobs add` (JSON); null for jobs from a cron.json. */
-  definition: string | null;
-  /** Set by `hearth jobs enable|disable`; null: as the definition says. */
-  enabledOverride: boolean | null;
-  anchorAt: number;
-  cursorAt: number;
-}
-
-export interface RunOutcome {
-  status: 'ok' | 'failed';
-  reason?: string;
-  sessionId?: string;
-  promptTokens?: number;
-  completionTokens?: number;
-  /** Who ran it, when that was a queue worker. */
-  worker?: string;
-  host?: string;
-}
+import type { JobStateRow, NewRun, RunKind, RunOutcome, RunRow, WakeupRow } from './rows.js';
 
 export type LeaseResult = 'acquired' | 'renewed' | 'held';
 
@@ -152,17 +92,6 @@ export interface SchedulerStorage extends SchedulerRecords {
   exclusive<T>(work: (tx: SchedulerRecords) => Promise<T>): Promise<T>;
 }
 
-export type WakeupStatus = 'pending' | 'fired' | 'cancelled';
-
-export interface WakeupRow {
-  id: string;
-  sessionId: string;
-  at: number;
-  message: string;
-  status: WakeupStatus;
-  createdAt: number;
-}
-
 /** A session may hold this many pending wake-ups: a model stuck in a loop cannot fill the table. */
 export const MAX_PENDING_WAKEUPS = 10;
 
@@ -194,9 +123,6 @@ export interface WakeupStorage {
   list(filter?: { sessionId?: string; pendingOnly?: boolean; limit?: number }): Promise<WakeupRow[]>;
 }
 
-/** The open backend the records live in: the handle `openStorage` returned. */
-export type SchedulerBackend = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; pool: PgPool };
-
 export interface SchedulerStorageOptions {
   /**
    * Whose lease this is, in a database several machines share: one scheduler per Hearth home on a
@@ -210,17 +136,4 @@ export interface SchedulerStorageOptions {
 /** The lease scope of a scheduler of this Hearth home on this machine (PostgreSQL). */
 export function homeScope(home: string): string {
   return `${hostname()}:${home}`;
-}
-
-/** The scheduler's records in the configured backend; the PostgreSQL code loads only when used. */
-export async function openSchedulerStorage(
-  backend: SchedulerBackend,
-  options: SchedulerStorageOptions,
-): Promise<SchedulerStorage> {
-  if (backend.kind === 'sqlite') {
-    const { SqliteSchedulerStorage } = await import('./sqlite-scheduler.js');
-    return new SqliteSchedulerStorage(backend.db);
-  }
-  const { PostgresSchedulerStorage } = await import('./postgres/scheduler.js');
-  return new PostgresSchedulerStorage(backend.pool, options);
 }

@@ -20,31 +20,21 @@
  * `get` (SQLite); within one process every journal of a session is the same object, so tools,
  * the gateway and a sub-agent's parent see one state.
  */
-import type { ChatMessage, Speed } from '../llm/types.js';
-import type { SessionState } from '../tools/types.js';
+
+import type { ChatMessage } from '../llm/types.js';
+import type {
+  AuditEntry,
+  NewSession,
+  SessionRow,
+  SessionState,
+  SessionSummary,
+  TurnSpeed,
+  UsageRecord,
+  UsageReport,
+  UsageTotals,
+} from './rows.js';
 import type { SessionLeases } from './run-lease.js';
 import type { WakeupStorage } from './scheduler-storage.js';
-import type { AuditEntry, NewSession, SessionRow, SessionSummary } from './sessions.js';
-import type { UsageReport, UsageTotals } from './usage-report.js';
-
-export type { AuditEntry, NewSession, SessionRow, SessionStatus, SessionSummary } from './sessions.js';
-export { SessionNotFoundError } from './sessions.js';
-
-export interface UsageRecord {
-  model: string;
-  prompt: number;
-  completion: number;
-  durationMs: number;
-  /** How fast the reply came, and the seq of the assistant message it made. */
-  speed?: Speed;
-  seq?: number;
-}
-
-/** A request's speed, by the assistant message it made. */
-export interface TurnSpeed {
-  seq: number;
-  speed: Speed;
-}
 
 export type SessionFields = Partial<Pick<SessionRow, 'title' | 'model' | 'status'>>;
 

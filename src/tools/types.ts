@@ -3,6 +3,7 @@ import type { z } from 'zod';
 // pass the events of a run it starts (a sub-agent's) on into its session's stream.
 import type { SubagentEvent } from '../agent/events.js';
 import type { Sandbox } from '../sandbox/types.js';
+import type { SessionState } from '../store/rows.js';
 import type { SessionScratch } from './scratch.js';
 import type { WebAccess } from './web/access.js';
 
@@ -61,14 +62,8 @@ export interface SideModelPort {
   ask(request: { system: string; user: string }, signal: AbortSignal): Promise<string>;
 }
 
-/**
- * A small key-value store of JSON values, kept with the session. Writes are immediate so a
- * crash right after a tool call loses nothing.
- */
-export interface SessionState {
-  get(key: string): unknown;
-  set(key: string, value: unknown): void;
-}
+/** Kept with the session by the store (src/store/rows.ts); exported here for the tools. */
+export type { SessionState };
 
 /** SessionState for runs with no store behind them (tests, throwaway runs). */
 export class MemoryState implements SessionState {

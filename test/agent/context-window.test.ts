@@ -17,7 +17,7 @@ import { createLlmClient } from '../../src/llm/client.js';
 import { createOllamaClient } from '../../src/llm/ollama.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import {

@@ -10,7 +10,7 @@ import type { ChatMessage } from '../../src/llm/types.js';
 import { type ApprovalAnswer, type Approver, PermissionGate } from '../../src/permissions/gate.js';
 import type { PermissionMode } from '../../src/permissions/modes.js';
 import type { SandboxChoice, SandboxSource } from '../../src/sandbox/types.js';
-import type { AuditEntry } from '../../src/store/sessions.js';
+import type { AuditEntry } from '../../src/store/rows.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { defineTool, MemoryState } from '../../src/tools/types.js';
 import {

@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 import { type CliRun, servedAt } from '../support/cli.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { openSocket } from '../support/gateway.js';

@@ -8,11 +8,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
-import { openDatabase } from '../../src/store/database.js';
-import { openSchedulerStorage } from '../../src/store/scheduler-storage.js';
-import { SessionStore } from '../../src/store/sessions.js';
-import { SqliteSchedulerStorage } from '../../src/store/sqlite-scheduler.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteMemoryStorage } from '../../src/store/sqlite/memory.js';
+import { SqliteSchedulerStorage } from '../../src/store/sqlite/scheduler.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { openStorage, type Storage } from '../../src/store/storage.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -167,7 +166,7 @@ describe.skipIf(!postgresBin())('sessions in PostgreSQL through the CLI', () => 
     });
     const scheduled = async () =>
       withStorage(url, async (storage) => {
-        const records = await openSchedulerStorage(storage, { scope: 'test' });
+        const records = await storage.scheduler({ scope: 'test' });
         return {
           definitions: await records.storedDefinitions(),
           runs: await records.runs(),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toolResultMessage } from '../../src/agent/tool-message.js';
 import { transcriptMarkdown } from '../../src/cli/transcript.js';
 import { memoryBlock } from '../../src/memory/memory-block.js';
-import type { SessionRow } from '../../src/store/sessions.js';
+import type { SessionRow } from '../../src/store/rows.js';
 
 const row: SessionRow = {
   id: 'abc123',

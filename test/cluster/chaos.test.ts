@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { type CliRun, runCli, startCli } from '../support/cli.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { seededRandom } from '../support/seeded-random.js';
+import { queueAt } from '../support/storage.js';
 import { waitUntil } from '../support/wait.js';
 
 const LEASE_SECONDS = 3;
@@ -51,7 +51,7 @@ describe.skipIf(!postgresBin())('workers on several machines share a PostgreSQL 
     const seed = Number(process.env.HEARTH_CHAOS_SEED ?? Date.now() % 100_000);
     console.log(`chaos seed ${seed} (HEARTH_CHAOS_SEED=${seed} replays it)`);
     const next = seededRandom(seed);
-    const queue = await WorkQueue.open(db.url);
+    const queue = await queueAt(db.url);
     const keys = new Set<string>();
     for (let i = 0; i < TASKS; i++) keys.add(await queue.add({ task: `task ${i}`, workspace, tags: [] }));
     await queue.close();

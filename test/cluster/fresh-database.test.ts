@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/cluster/work-queue.js';
-import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { eventLogAt, queueAt } from '../support/storage.js';
 import { startWorkerProcess, untilWorkersStart, type WorkerProcess } from '../support/workers.js';
 
 /**
@@ -36,9 +35,9 @@ describe.skipIf(!postgresBin())('workers starting together on a new database', (
       // What `hearth worker` opens on start: the event log, then the queue.
       const opened = await Promise.allSettled(
         Array.from({ length: 8 }, async () => {
-          const log = await PostgresEventLog.open(url, { writer: `opener in round ${round}` });
+          const log = await eventLogAt(url, { writer: `opener in round ${round}` });
           try {
-            const queue = await WorkQueue.open(url);
+            const queue = await queueAt(url);
             await queue.close();
           } finally {
             await log.close();

@@ -4,15 +4,16 @@
  * database, streams the task's events to a WebSocket client as they happen, in order and once,
  * puts its tool calls on the activity feed, and refuses to take orders for it.
  */
+
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/cluster/work-queue.js';
 import { type CliRun, startCli } from '../support/cli.js';
 import { openSocket, readSse, type TestSocket, type WireMessage } from '../support/gateway.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { queueAt } from '../support/storage.js';
 import { waitUntil } from '../support/wait.js';
 import { untilServing } from '../support/workers.js';
 
@@ -75,7 +76,7 @@ describe.skipIf(!postgresBin())('hearth serve streams a worker’s session from 
     const url = await serve();
     const activity = await socket(url, '/ws/activity');
 
-    const queue = await WorkQueue.open(db.url);
+    const queue = await queueAt(db.url);
     const key = await queue.add({ task: 'What do the notes say?', workspace, tags: [] });
     await queue.close();
     start(['worker', '--lease', '5']);
@@ -142,7 +143,7 @@ describe.skipIf(!postgresBin())('hearth serve streams a worker’s session from 
     await again.next((m) => m.type === 'done');
     expect(again.messages.filter((m) => m.seq !== undefined)).toEqual(events.slice(beforeRelease));
     await waitUntil(async () => {
-      const check = await WorkQueue.open(db.url);
+      const check = await queueAt(db.url);
       try {
         return (await check.view()).done.some((r) => r.key === key);
       } finally {

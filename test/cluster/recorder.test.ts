@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventRecorder } from '../../src/cluster/recorder.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
-import { SqliteEventLog } from '../../src/store/events.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteEventLog } from '../../src/store/sqlite/event-log.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { StorePeek } from '../support/store-peek.js';
 import { waitUntil } from '../support/wait.js';
 

@@ -5,18 +5,18 @@
  * saying where it runs) and shows it read-only; once the worker is done, or was killed and its lease
  * lapsed on the gateway's clock, the gateway runs the session itself.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/cluster/work-queue.js';
-import { openEventLog } from '../../src/store/open-event-log.js';
 import { openStorage } from '../../src/store/storage.js';
 import { type CliRun, startCli } from '../support/cli.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { reply } from '../support/scripted-server.js';
+import { queueAt } from '../support/storage.js';
 import { waitUntil } from '../support/wait.js';
 
 const TTL = 30_000;
@@ -36,7 +36,7 @@ describe.skipIf(!postgresBin())('a gateway and a worker never run one session at
     clock = new ManualClock(Date.now());
     const config = { storage: db.url };
     const storage = await openStorage(config, { holder: { label: 'the test gateway', clock, ttlMs: TTL } });
-    const events = await openEventLog(storage, { writer: 'the test gateway' });
+    const events = await storage.events({ writer: 'the test gateway' });
     gw = await startGateway(
       [
         // The worker's first task, held mid-answer until the test lets it finish.
@@ -71,7 +71,7 @@ describe.skipIf(!postgresBin())('a gateway and a worker never run one session at
 
   /** Queues a task and waits until the worker runs it, held by the scripted server; its session id. */
   async function queuedTask(task: string, holds: number): Promise<string> {
-    const queue = await WorkQueue.open(db.url);
+    const queue = await queueAt(db.url);
     await queue.add({ task, workspace, tags: [] });
     await queue.close();
     await gw.llm.waitForHolds(holds);

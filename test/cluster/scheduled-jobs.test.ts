@@ -5,9 +5,10 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner, SchedulerEvent } from '../../src/scheduler/scheduler.js';
 import { SchedulerService } from '../../src/scheduler/service.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
-import { openPostgres, type PgPool } from '../../src/store/postgres/connection.js';
-import { homeScope, openSchedulerStorage, type RunRow } from '../../src/store/scheduler-storage.js';
+import type { RunRow } from '../../src/store/rows.js';
+import { homeScope } from '../../src/store/scheduler-storage.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
+import { openStorage, type PostgresStorage } from '../../src/store/storage.js';
 import { runCli, startCli } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { machineEnv, postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
@@ -29,7 +30,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
   const workers: WorkerProcess[] = [];
   const services: Array<{ service: SchedulerService; sqlite: Db }> = [];
   /** The shared database's pool the schedulers keep their records in, as `hearth scheduler` does. */
-  let records: PgPool;
+  let records: PostgresStorage;
 
   const tempDir = (prefix: string) => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -74,10 +75,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
       storage: storage ?? undefined,
       ...(storage
         ? {
-            records: await openSchedulerStorage(
-              { kind: 'postgres', pool: records },
-              { scope: homeScope(home) },
-            ),
+            records: await records.scheduler({ scope: homeScope(home) }),
           }
         : {}),
       onEvent,
@@ -100,7 +98,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     plain = startWorker([]);
     await untilWorkersStart([gpu, plain], LONG);
     await sql.connect();
-    records = await openPostgres(db.url);
+    records = (await openStorage({ storage: db.url })) as PostgresStorage;
   }, 2 * LONG);
 
   afterEach(async () => {
@@ -118,7 +116,7 @@ describe.skipIf(!postgresBin())('scheduled jobs run by `hearth worker` through t
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => w.result));
     await sql?.end();
-    await records?.end();
+    await records?.close();
     await llm?.close();
     await db?.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

@@ -3,9 +3,11 @@
  * it: the workers whose lease is current (a lapsed one is a dead worker), with all of the task's
  * tags. Over a private PostgreSQL server, with worker rows as `hearth worker` registers them.
  */
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/cluster/work-queue.js';
+import type { WorkQueue } from '../../src/cluster/work-queue.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { queueAt } from '../support/storage.js';
 
 let db: TestPostgres;
 let queue: WorkQueue;
@@ -13,7 +15,7 @@ let queue: WorkQueue;
 beforeAll(async () => {
   if (!postgresBin()) return;
   db = await startPostgres();
-  queue = await WorkQueue.open(await db.database());
+  queue = await queueAt(await db.database());
 }, 60_000);
 
 afterAll(async () => {

@@ -18,8 +18,8 @@ import {
   ToolSelectionError,
   z,
 } from '../../src/index.js';
-import { openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import {
   reply,
   type ScriptedServer,

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import { resolveConnection } from '../../src/llm/connection.js';
 import { openMemory } from '../../src/memory/open-memory.js';
-import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteMemoryStorage } from '../../src/store/sqlite/memory.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 
 /**

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { trigramEmbeddingsRoute } from '../support/trigram-embeddings.js';
 import { NO_POSTGRES, pgTitle, usePostgres } from './support.js';

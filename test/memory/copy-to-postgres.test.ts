@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyMemoryToPostgres, memoryCopier } from '../../src/memory/copy-to-postgres.js';
 import type { LongTermMemory } from '../../src/memory/memory.js';
-import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
-import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
 import { openPostgres, type PgPool } from '../../src/store/postgres/connection.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { copyMemoryToPostgres, memoryCopier } from '../../src/store/postgres/copy/memory.js';
+import { PostgresMemoryStorage } from '../../src/store/postgres/memory.js';
+import { SqliteMemoryStorage } from '../../src/store/sqlite/memory.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { type MemoryRig, memoryRig, NO_POSTGRES, pgTitle, usePostgres } from './support.js';
 
 describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('copying memory from SQLite to PostgreSQL'), () => {

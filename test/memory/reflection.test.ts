@@ -9,8 +9,8 @@ import { parseReflection } from '../../src/memory/reflection/proposal-schema.js'
 import { type ReflectOptions, reflectOnSession } from '../../src/memory/reflection/reflect.js';
 import { acceptProposal, rejectProposal } from '../../src/memory/review.js';
 import type { ProposalStorage } from '../../src/memory/storage.js';
-import { SessionStore } from '../../src/store/sessions.js';
-import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite/sessions.js';
 import { reply } from '../support/scripted-server.js';
 import { describeBackends, type MemoryRig, memoryRig } from './support.js';
 

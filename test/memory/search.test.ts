@@ -5,11 +5,11 @@ import { REEMBED_PER_SEARCH } from '../../src/memory/hybrid-search.js';
 import { ftsQuery, websearchQuery } from '../../src/memory/keyword-search.js';
 import type { LongTermMemory } from '../../src/memory/memory.js';
 import { openMemory } from '../../src/memory/open-memory.js';
-import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
-import { SqliteVecIndex } from '../../src/memory/sqlite-vec-index.js';
 import { InProcessVectorIndex } from '../../src/memory/vector-index.js';
-import { openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteMemoryStorage } from '../../src/store/sqlite/memory.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
+import { SqliteVecIndex } from '../../src/store/sqlite/vec-index.js';
 import { describeBackends, type MemoryRig, memoryRig } from './support.js';
 
 const NOTES = [

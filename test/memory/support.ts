@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import type { LongTermMemory } from '../../src/memory/memory.js';
 import { openMemory } from '../../src/memory/open-memory.js';
-import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
 import type { MemoryStorage } from '../../src/memory/storage.js';
-import { openMemoryStorage } from '../../src/setup/memory-access.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
+import { sqliteStorage } from '../../src/store/storage.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { memoryAt } from '../support/storage.js';
 import { trigramEmbeddingsRoute } from '../support/trigram-embeddings.js';
 
 export type BackendName = 'sqlite' | 'postgres';
@@ -102,8 +102,8 @@ export async function memoryRig(
   const opened: MemoryStorage[] = [];
   const storage = async (options: { vectors?: 'auto' | 'in-process' } = {}) => {
     const made = url
-      ? await PostgresMemoryStorage.open(url, { vectorBatch: TEST_VECTOR_BATCH })
-      : await openMemoryStorage({}, () => db, options);
+      ? await memoryAt(url, { vectorBatch: TEST_VECTOR_BATCH })
+      : await sqliteStorage(db, dbPath, false).memory(options);
     opened.push(made);
     return made;
   };

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { openPipelineStorage, type PipelineStorage } from '../../src/pipeline/storage.js';
-import { type Db, openDatabase } from '../../src/store/database.js';
+import { type PipelineStorage, pipelineStorage } from '../../src/pipeline/storage.js';
+import { openStorage } from '../../src/store/storage.js';
 import type { Clock } from '../../src/util/clock.js';
 import type { Backend } from '../memory/support.js';
 
@@ -34,18 +34,16 @@ export function useStoreRigs(backend: Backend): () => Promise<StoreRig> {
     return {
       url,
       async open(options = {}) {
-        let db: Db | undefined;
-        const storage = await openPipelineStorage(
-          { storage: url, pipeline: { lease: options.leaseSeconds ?? 60 } },
-          () => {
-            db ??= openDatabase(join(dir, 'hearth.db'));
-            return db;
-          },
+        const config = { storage: url, db_path: join(dir, 'hearth.db') };
+        const shared = await openStorage(config);
+        const storage = await pipelineStorage(
+          shared,
+          { pipeline: { lease: options.leaseSeconds ?? 60 } },
           options.clock ? { clock: options.clock } : {},
         );
         cleanups.push(async () => {
           await storage.close();
-          db?.close();
+          await shared.close();
         });
         return storage;
       },

@@ -4,9 +4,9 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { splitPlan } from '../../src/pipeline/chunked-plan.js';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import type { PipelineEvent } from '../../src/pipeline/types.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 import { answer, type Bench, makeBench, roleOf, runOnce, type Script } from './support.js';
 

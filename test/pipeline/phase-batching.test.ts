@@ -10,9 +10,9 @@ import { expect, it } from 'vitest';
 import { createLmStudioModels } from '../../src/llm/lmstudio-models.js';
 import { ModelSwapper } from '../../src/pipeline/model-swap.js';
 import { reportOf } from '../../src/pipeline/report.js';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import type { PipelineEvent } from '../../src/pipeline/types.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 import { startLmStudio } from '../support/lmstudio-server.js';
 import { answer, makeBench, roleOf, runOnce, type Script } from './support.js';
 

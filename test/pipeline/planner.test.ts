@@ -5,8 +5,8 @@
 import { afterEach, expect, it } from 'vitest';
 import { createLlmClient } from '../../src/llm/client.js';
 import { planTasks } from '../../src/pipeline/planner.js';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 
 let server: ScriptedServer | undefined;

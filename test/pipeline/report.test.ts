@@ -5,8 +5,8 @@
  */
 import { expect, it } from 'vitest';
 import { describeReport, reportOf, reviewLog } from '../../src/pipeline/report.js';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 
 it('counts attempts, rejections, findings, debt and tokens, and times the plan by its log', async () => {
   let now = 1_000_000;

@@ -9,11 +9,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/pipeline/convergence.js';
 import { describeReport, reportOf } from '../../src/pipeline/report.js';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import { describeEvent } from '../../src/pipeline/status.js';
 import type { PipelineEvent } from '../../src/pipeline/types.js';
 import { afterDeclines, coderMode, unattendedNote } from '../../src/pipeline/unattended.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 import { runOnce, type Script, usePipeline } from './support.js';
 
 describe('what a run says about its permission mode', () => {

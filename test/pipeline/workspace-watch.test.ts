@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import { type WatchEvent, watchPipelines } from '../../src/pipeline/workspace-watch.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { waitUntil } from '../support/wait.js';
 

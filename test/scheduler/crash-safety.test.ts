@@ -4,6 +4,7 @@
  * schedulers ticking side by side, one paused and one killed along the way. After each, every slot
  * of every job has exactly one record, and the runs' own log shows no slot executed twice.
  */
+
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,9 +12,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js';
 import { nextSlot, slotsBetween } from '../../src/scheduler/schedule.js';
-import { openDatabase } from '../../src/store/database.js';
-import type { RunRow } from '../../src/store/scheduler-storage.js';
-import { SqliteSchedulerStorage } from '../../src/store/sqlite-scheduler.js';
+import type { RunRow } from '../../src/store/rows.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteSchedulerStorage } from '../../src/store/sqlite/scheduler.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { withDeadline } from '../support/wait.js';
 

@@ -3,13 +3,14 @@
  * both backends: a SQLite file and a private PostgreSQL (skipped, saying so, where it is not
  * installed). Leases follow the test's clock in both.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js';
 import { type RunRequest, Scheduler, type SchedulerEvent } from '../../src/scheduler/scheduler.js';
-import type { RunOutcome } from '../../src/store/scheduler-storage.js';
+import type { RunOutcome } from '../../src/store/rows.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { type SchedulerStore, schedulerBackends } from '../support/scheduler-backends.js';
 import { waitUntil } from '../support/wait.js';

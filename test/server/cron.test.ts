@@ -8,12 +8,13 @@
  * prompt_preview}]}`, run → `{status, job, run_count}`, toggle → `{status: "enabled"|"disabled",
  * job}`, reload → `{status: "reloaded", jobs_loaded}`; times as "YYYY-MM-DD HH:MM:SS UTC".
  */
+
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerService } from '../../src/scheduler/service.js';
-import type { RunOutcome } from '../../src/store/scheduler-storage.js';
+import type { RunOutcome } from '../../src/store/rows.js';
 import { readSse, startGateway, type TestGateway } from '../support/gateway.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { reply } from '../support/scripted-server.js';

@@ -2,11 +2,13 @@
  * The gateway's memory routes with `storage: postgres://...`: the same routes as over SQLite, the
  * rows in the shared database (and none in the gateway's own session database).
  */
+
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostgresMemoryStorage } from '../../src/memory/postgres-storage.js';
-import { openDatabase } from '../../src/store/database.js';
+import type { PostgresMemoryStorage } from '../../src/store/postgres/memory.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 import { NO_POSTGRES, pgTitle, usePostgres } from '../memory/support.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { memoryAt } from '../support/storage.js';
 
 describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('memory over the gateway, kept in PostgreSQL'), () => {
   const server = usePostgres();
@@ -22,7 +24,7 @@ describe.skipIf(NO_POSTGRES !== undefined)(pgTitle('memory over the gateway, kep
   it('adds, searches, reviews and forgets in the shared database', async () => {
     const url = await server().database();
     gw = await startGateway([], { models: ['scripted-model', 'trigram-embed'], config: { storage: url } });
-    shared = await PostgresMemoryStorage.open(url);
+    shared = await memoryAt(url);
     const added = await gw.http('/api/memory', {
       method: 'POST',
       body: JSON.stringify({ text: 'Error E4021 means the cache volume is full.' }),

@@ -7,8 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Proposal } from '../../src/memory/proposals.js';
-import { SqliteMemoryStorage } from '../../src/memory/sqlite-storage.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteMemoryStorage } from '../../src/store/sqlite/memory.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 
 let gw: TestGateway | undefined;

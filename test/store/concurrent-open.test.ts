@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.js';
-import { migrations } from '../../src/store/migrations.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { migrations } from '../../src/store/sqlite/migrations.js';
 
 const CHILD = join(import.meta.dirname, '../support/open-db-child.ts');
 const PROCESSES = 8;

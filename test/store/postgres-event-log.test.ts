@@ -2,8 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventRecorder } from '../../src/cluster/recorder.js';
 import { SessionFeed } from '../../src/cluster/session-feed.js';
-import { PostgresEventLog } from '../../src/store/postgres/event-log.js';
+import type { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { eventLogAt } from '../support/storage.js';
 import { waitUntil } from '../support/wait.js';
 
 // What the log shares through PostgreSQL in every case (numbering across pools, notices from
@@ -13,7 +14,7 @@ describe.skipIf(!postgresBin())('the event log shared through PostgreSQL', () =>
   const logs: PostgresEventLog[] = [];
   const problems: string[] = [];
   const open = async (writer: string) => {
-    const log = await PostgresEventLog.open(server.url, { writer, onProblem: (m) => problems.push(m) });
+    const log = await eventLogAt(server.url, { writer, onProblem: (m) => problems.push(m) });
     logs.push(log);
     return log;
   };

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerService } from '../../src/scheduler/service.js';
-import { MAX_PENDING_WAKEUPS, type NewRun } from '../../src/store/scheduler-storage.js';
+import type { NewRun } from '../../src/store/rows.js';
+import { MAX_PENDING_WAKEUPS } from '../../src/store/scheduler-storage.js';
 import { schedulerBackends } from '../support/scheduler-backends.js';
 import { waitUntil } from '../support/wait.js';
 

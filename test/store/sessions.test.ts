@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Db, openDatabase } from '../../src/store/database.js';
-import { migrations } from '../../src/store/migrations.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
+import { migrations } from '../../src/store/sqlite/migrations.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 import { waitUntil } from '../support/wait.js';
 
 let dir: string;

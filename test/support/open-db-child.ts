@@ -3,8 +3,8 @@
  * stdin (so that several children open the database at the same moment), opens it, writes a
  * session, and prints its id.
  */
-import { openDatabase } from '../../src/store/database.js';
-import { SessionStore } from '../../src/store/sessions.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SessionStore } from '../../src/store/sqlite/session-store.js';
 
 const path = process.argv[2]!;
 process.stdin.once('data', () => {

@@ -6,11 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  openSchedulerStorage,
-  type SchedulerStorage,
-  type SchedulerStorageOptions,
-} from '../../src/store/scheduler-storage.js';
+import type { SchedulerStorage, SchedulerStorageOptions } from '../../src/store/scheduler-storage.js';
 import { openStorage, type Storage } from '../../src/store/storage.js';
 import { postgresBin, startPostgres, type TestPostgres } from './postgres.js';
 
@@ -63,7 +59,7 @@ function backend(
         async open(options = {}) {
           const storage = await openStorage(hooks.config(location));
           opened.push(storage);
-          const records = await openSchedulerStorage(storage, {
+          const records = await storage.scheduler({
             scope: 'test-home',
             leaseClock: 'caller',
             ...options,

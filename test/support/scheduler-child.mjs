@@ -15,9 +15,9 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { defineJob } from '../../dist/scheduler/job-definitions.js';
 import { Scheduler } from '../../dist/scheduler/scheduler.js';
-import { openDatabase } from '../../dist/store/database.js';
-import { SqliteSchedulerStorage } from '../../dist/store/sqlite-scheduler.js';
-import { SqliteSessionStorage } from '../../dist/store/sqlite-sessions.js';
+import { openDatabase } from '../../dist/store/sqlite/database.js';
+import { SqliteSchedulerStorage } from '../../dist/store/sqlite/scheduler.js';
+import { SqliteSessionStorage } from '../../dist/store/sqlite/sessions.js';
 
 const config = JSON.parse(process.argv[2]);
 const db = openDatabase(config.db);

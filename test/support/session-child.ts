@@ -7,8 +7,8 @@ import { AgentSession, type SessionDeps } from '../../src/agent/session.js';
 import { createLlmClient } from '../../src/llm/client.js';
 import { PermissionGate } from '../../src/permissions/gate.js';
 import { createNoneSandbox } from '../../src/sandbox/none.js';
-import { openDatabase } from '../../src/store/database.js';
-import { SqliteSessionStorage } from '../../src/store/sqlite-sessions.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteSessionStorage } from '../../src/store/sqlite/sessions.js';
 import { selectTools } from '../../src/tools/catalog.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 

@@ -1,9 +1,9 @@
 /**
  * Every store on both backends, for the contract suites in test/store/contracts/: a new SQLite
  * file in a temp folder, or a new database on one private PostgreSQL server per test file
- * (test/support/postgres.ts). This is the one place the contract tests reach the backends' openers;
- * the suites themselves import only the store interfaces and their row types, so when the openers
- * become one `Storage` handle only this file changes.
+ * (test/support/postgres.ts). This is the one place the contract tests open a backend, through
+ * the one `Storage` handle (src/store/storage.ts); the suites themselves import only the store
+ * interfaces and their row types.
  *
  * `describeEachBackend(title, (backend) => ...)` runs the body once per backend; inside a test,
  * `await backend.fresh()` gives an empty store, and each opener on it (`sessions()`, `events()`, ...)
@@ -17,16 +17,9 @@ import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import type { MemoryStorage } from '../../src/memory/storage.js';
 import type { PipelineJournal } from '../../src/pipeline/journal.js';
 import type { PlanStore } from '../../src/pipeline/plan-store.js';
-import { openPipelineStorage } from '../../src/pipeline/storage.js';
-import { openMemoryStorage } from '../../src/setup/memory-access.js';
 import type { EventLog } from '../../src/store/event-log.js';
-import { openEventLog } from '../../src/store/open-event-log.js';
 import type { LeaseHolder } from '../../src/store/run-lease.js';
-import {
-  openSchedulerStorage,
-  type SchedulerStorage,
-  type SchedulerStorageOptions,
-} from '../../src/store/scheduler-storage.js';
+import type { SchedulerStorage, SchedulerStorageOptions } from '../../src/store/scheduler-storage.js';
 import type { SessionStorage } from '../../src/store/session-storage.js';
 import { openStorage, type Storage } from '../../src/store/storage.js';
 import type { Clock } from '../../src/util/clock.js';
@@ -126,39 +119,27 @@ function place(
     closers.push(() => opened.close());
     return opened;
   };
-  const sqliteDb = (s: Storage | undefined) => {
-    if (s?.kind !== 'sqlite') throw new Error('a SQLite database was asked of PostgreSQL storage');
-    return s.db;
-  };
   return {
     location,
     sessions: async (holder) => (await storage(holder)).sessions,
     async scheduler(options = {}) {
-      return openSchedulerStorage(await storage(), { scope: 'test-home', leaseClock: 'caller', ...options });
+      return (await storage()).scheduler({ scope: 'test-home', leaseClock: 'caller', ...options });
     },
     async events(writer = 'the test') {
-      const s = await storage();
-      const log = await openEventLog(s, { writer });
+      const log = await (await storage()).events({ writer });
       closers.push(() => log.close());
       return log;
     },
     async memory(options = {}) {
-      // PostgreSQL: memory opens its own pool (today's openers); SQLite: the session file.
-      const s = config.storage ? undefined : await storage();
-      const memory = await openMemoryStorage({ storage: config.storage }, () => sqliteDb(s), {
-        vectors: 'in-process',
-        ...options,
-      });
+      const memory = await (await storage()).memory({ vectors: 'in-process', ...options });
       closers.push(() => memory.close());
       return memory;
     },
     async pipeline(options = {}) {
-      const s = config.storage ? undefined : await storage();
-      const opened = await openPipelineStorage(
-        { storage: config.storage, pipeline: { lease: options.leaseSeconds ?? 60 } },
-        () => sqliteDb(s),
-        options.clock ? { clock: options.clock } : {},
-      );
+      const opened = await (await storage()).plans({
+        leaseMs: (options.leaseSeconds ?? 60) * 1000,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
       closers.push(() => opened.close());
       return { plans: opened.plans, journal: opened.journal };
     },

@@ -7,10 +7,10 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SqliteJournal } from '../../src/pipeline/sqlite-journal.js';
-import { SqlitePlanStore } from '../../src/pipeline/sqlite-plan-store.js';
 import { PipelineControl } from '../../src/pipeline/steering.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteJournal } from '../../src/store/sqlite/journal.js';
+import { SqlitePlanStore } from '../../src/store/sqlite/plans.js';
 import { chromiumMissing, loggedIn, SCREENSHOTS, useWebGateway } from '../support/browser.js';
 
 if (chromiumMissing) console.warn(chromiumMissing);

@@ -71,16 +71,16 @@ describe.skipIf(chromiumMissing !== undefined)('the web UI in Chromium', () => {
   const idle = (page: Page) => page.locator('main.conversation[data-running="no"]').waitFor();
   /** A session as a terminal run leaves it: stored messages, no gateway events. */
   const storedByTerminal = async (g: TestGateway, id: string, messages: ChatMessage[]) => {
-    const { openDatabase } = await import('../../src/store/database.js');
-    const { SessionStore } = await import('../../src/store/sessions.js');
+    const { openDatabase } = await import('../../src/store/sqlite/database.js');
+    const { SessionStore } = await import('../../src/store/sqlite/session-store.js');
     const db = openDatabase(g.dbPath);
     new SessionStore(db).create({ id, workspace: g.workspace, title: 'From the terminal' }, messages);
     db.close();
   };
   /** More of a session as a later terminal run adds it. */
   const storedLater = async (g: TestGateway, id: string, messages: ChatMessage[]) => {
-    const { openDatabase } = await import('../../src/store/database.js');
-    const { SessionStore } = await import('../../src/store/sessions.js');
+    const { openDatabase } = await import('../../src/store/sqlite/database.js');
+    const { SessionStore } = await import('../../src/store/sqlite/session-store.js');
     const db = openDatabase(g.dbPath);
     const store = new SessionStore(db);
     for (const message of messages) store.appendMessage(id, message);

@@ -8,7 +8,7 @@ import type { ServerPool } from '../../llm/pool/server-pool.js';
 import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
 import type { SandboxChoice } from '../../sandbox/types.js';
-import { openDatabase } from '../../store/database.js';
+import { openDatabase } from '../../store/sqlite/database.js';
 import { describeServers } from '../../tools/external.js';
 import { type Connection, createClient, resolveConnection } from '../connect.js';
 import { type GlobalFlags, runtimeFromFlags } from '../options.js';

@@ -37,10 +37,10 @@ Examples:
   HEARTH_DATABASE_URL=postgres://hearth@db:5432/hearth hearth pipeline run --watch -C /mnt/shared/app`;
 
 async function withPipeline(cmd: Command, work: (control: PipelineControl) => void | Promise<void>) {
-  const { runtimeFromFlags, PipelineControl, openPipelineStorage } = await load();
+  const { runtimeFromFlags, PipelineControl, pipelineStorage } = await load();
   const runtime = await runtimeFromFlags(cmd.optsWithGlobals<Flags>());
   try {
-    const storage = await openPipelineStorage(runtime.config, () => runtime.database());
+    const storage = await pipelineStorage(await runtime.storage(), runtime.config);
     try {
       await work(new PipelineControl(storage.plans, storage.journal, runtime.workspace));
     } finally {

@@ -23,10 +23,27 @@ export async function sharedDatabase(cmd: Command) {
   return { flags, config, url: config.storage };
 }
 
-/** Graphile-worker and pg load only for a command that uses the queue. */
+/**
+ * The queue over the Storage of the database at `url` (its one pool); closing it closes both.
+ * Graphile-worker and pg load only for a command that uses the queue.
+ */
 async function openQueue(url: string) {
-  const { WorkQueue } = await import('../../cluster/work-queue.js');
-  return WorkQueue.open(url);
+  const [{ WorkQueue }, { openStorage }] = await Promise.all([
+    import('../../cluster/work-queue.js'),
+    import('../../store/storage.js'),
+  ]);
+  const storage = await openStorage({ storage: url });
+  if (storage.kind !== 'postgres') throw new UsageError(NO_DATABASE);
+  const queue = await WorkQueue.open(storage.pool).catch(async (err: unknown) => {
+    await storage.close();
+    throw err;
+  });
+  return Object.assign(queue, {
+    close: async () => {
+      await WorkQueue.prototype.close.call(queue);
+      await storage.close();
+    },
+  });
 }
 
 async function redacted(url: string): Promise<string> {

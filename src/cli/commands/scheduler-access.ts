@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { SchedulerService, SchedulerServiceOptions } from '../../scheduler/service.js';
-import type { RunRow } from '../../store/scheduler-storage.js';
+import type { RunRow } from '../../store/rows.js';
 import type { GlobalFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 
@@ -16,7 +16,7 @@ export async function withScheduler<T>(
     await Promise.all([
       import('../../config/load.js'),
       import('../../config/workspace.js'),
-      import('../../store/database.js'),
+      import('../../store/sqlite/database.js'),
       import('../options.js'),
     ]);
   const flags = cmd.optsWithGlobals<GlobalFlags>();
@@ -31,13 +31,13 @@ export async function withScheduler<T>(
   });
   try {
     const workspace = await checkWorkspace(resolve(flags.workspace));
-    const [{ SchedulerService }, { openSchedulerStorage, homeScope }] = await Promise.all([
+    const [{ SchedulerService }, { homeScope }] = await Promise.all([
       import('../../scheduler/service.js'),
       import('../../store/scheduler-storage.js'),
     ]);
     const home = hearthHome();
     // The scheduler's runs, jobs and wake-ups where the sessions are: shared by every machine on PostgreSQL.
-    const records = await openSchedulerStorage(storage, { scope: homeScope(home) });
+    const records = await storage.scheduler({ scope: homeScope(home) });
     const service = new SchedulerService({
       db,
       dbPath,
@@ -46,6 +46,7 @@ export async function withScheduler<T>(
       home,
       workspace,
       storage: config.storage,
+      ...(storage.kind === 'postgres' ? { shared: storage } : {}),
       runOn: config.scheduler.run_on,
       ...extra,
     });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { SchedulerEvent } from '../../scheduler/scheduler.js';
-import type { RunRow } from '../../store/scheduler-storage.js';
+import type { RunRow } from '../../store/rows.js';
 import { nameList, positiveInt } from '../arg-parsers.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';

@@ -14,9 +14,8 @@ import {
   newPin,
 } from '../../server/index.js';
 import type { TurnRelay } from '../../server/turn-relay.js';
-import { openDatabase } from '../../store/database.js';
-import { openEventLog } from '../../store/open-event-log.js';
-import { homeScope, openSchedulerStorage } from '../../store/scheduler-storage.js';
+import { homeScope } from '../../store/scheduler-storage.js';
+import { openDatabase } from '../../store/sqlite/database.js';
 import { openStorage, type PostgresStorage } from '../../store/storage.js';
 import { flagSettings, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
@@ -57,14 +56,15 @@ export async function runServe(flags: ServeFlags): Promise<number> {
     db.close();
     throw new UsageError((error as Error).message);
   });
-  const events = await openEventLog(storage, { writer: who, onProblem: err });
-  const schedulerRecords = await openSchedulerStorage(storage, { scope: homeScope(hearthHome()) });
+  const events = await storage.events({ writer: who, onProblem: err });
+  const schedulerRecords = await storage.scheduler({ scope: homeScope(hearthHome()) });
   const remote = storage.kind === 'postgres' ? await turnRelay(config, storage, err) : undefined;
   const server = createServer({
     config,
     workspace,
     db,
     sessions: storage.sessions,
+    storage,
     schedulerRecords,
     events,
     remote,
@@ -98,7 +98,10 @@ export async function runServe(flags: ServeFlags): Promise<number> {
       // A second Ctrl+C means "now": do not wait for runs to wind down.
       if (++signals > 1) process.exit(130);
       err('Stopping the gateway...');
-      server.shutdown().then(done, done);
+      server
+        .shutdown()
+        .then(() => storage.close())
+        .then(done, done);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

@@ -2,14 +2,15 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { defaultDbPath } from '../../config/load.js';
-import { memoryCopier } from '../../memory/copy-to-postgres.js';
-import { openDatabase } from '../../store/database.js';
-import { openPostgres, redact } from '../../store/postgres/connection.js';
+import { redact } from '../../store/postgres/connection.js';
 import {
   copiers,
   copySqliteToPostgres,
   type MigrationSummary,
-} from '../../store/postgres/copy-from-sqlite.js';
+} from '../../store/postgres/copy/from-sqlite.js';
+import { memoryCopier } from '../../store/postgres/copy/memory.js';
+import { openDatabase } from '../../store/sqlite/database.js';
+import { openStorage, type PostgresStorage } from '../../store/storage.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -34,10 +35,10 @@ export async function migrateCommand(opts: MigrateFlags, cmd: Command): Promise<
   const err = (line: string) => process.stderr.write(`${visible(line)}\n`);
   const source = openDatabase(from);
   try {
-    const target = await openPostgres(url);
+    const target = (await openStorage({ storage: url })) as PostgresStorage;
     try {
       err(`Copying the sessions of ${from} into ${redact(url)}...`);
-      const summary = await copySqliteToPostgres(source, target, {
+      const summary = await copySqliteToPostgres(source, target.pool, {
         // Memories belong to no session: copied after them, all at once.
         copiers: [...copiers, memoryCopier],
         onProgress: ({ done, total }) => {
@@ -46,7 +47,7 @@ export async function migrateCommand(opts: MigrateFlags, cmd: Command): Promise<
       });
       process.stdout.write(`${describe(summary)}\n`);
     } finally {
-      await target.end();
+      await target.close();
     }
   } finally {
     source.close();

@@ -1,6 +1,6 @@
 import { describeEvent, describeStatus } from '../../pipeline/status.js';
 import { PipelineControl } from '../../pipeline/steering.js';
-import { openPipelineStorage } from '../../pipeline/storage.js';
+import { pipelineStorage } from '../../pipeline/storage.js';
 import { visible } from '../sanitize.js';
 import type { SlashCommand } from './commands.js';
 
@@ -13,7 +13,7 @@ export const pipelineCommand: SlashCommand = {
   summary: 'plans, tasks by state, current role and model, tokens (ask the agent to steer it)',
   async run(ctx) {
     const { runtime } = ctx.repl;
-    const storage = await openPipelineStorage(runtime.config, () => runtime.database());
+    const storage = await pipelineStorage(await runtime.storage(), runtime.config);
     try {
       const status = await new PipelineControl(storage.plans, storage.journal, runtime.workspace).status(
         RECENT,

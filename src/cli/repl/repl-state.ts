@@ -5,7 +5,8 @@ import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
 import { probeModel } from '../../llm/probe.js';
 import type { Speed } from '../../llm/types.js';
-import type { SessionRow, SessionStorage, SessionSummary } from '../../store/session-storage.js';
+import type { SessionRow, SessionSummary } from '../../store/rows.js';
+import type { SessionStorage } from '../../store/session-storage.js';
 import { type Connection, contextOf, offloadCheckOf, resolveConnection, toolModeOf } from '../connect.js';
 import type { StatusFacts } from './status.js';
 

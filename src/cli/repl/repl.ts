@@ -3,7 +3,7 @@ import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js
 import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
-import type { SessionRow } from '../../store/sessions.js';
+import type { SessionRow } from '../../store/rows.js';
 import type { Connection } from '../connect.js';
 import { reflectOnLeaving } from '../reflect-on-exit.js';
 import { colorEnabled, formatTokens, makeStyle, type Style } from '../render.js';

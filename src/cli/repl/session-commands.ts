@@ -1,5 +1,5 @@
 import { COMPACTION_METHODS } from '../../agent/compaction.js';
-import { SessionNotFoundError, type SessionRow } from '../../store/session-storage.js';
+import { SessionNotFoundError, type SessionRow } from '../../store/rows.js';
 import { readPlan, readTodos, renderPlan, renderTodos } from '../../tools/tracking/index.js';
 import { formatTokens } from '../render.js';
 import { visible } from '../sanitize.js';

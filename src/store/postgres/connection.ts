@@ -1,7 +1,7 @@
 /**
  * Connections to the PostgreSQL database several machines share (`storage: postgres://...`).
- * Every Hearth part that uses it (the work queue, the stores) opens its pool here, so that a
- * server restart or a wrong URL reads the same everywhere.
+ * The one Storage of a process (src/store/storage.ts) opens its pool here; the work queue and
+ * every store run on that pool. Only LISTEN needs connections of its own (listener.ts).
  */
 import pg from 'pg';
 import { migratePostgres } from './migrations.js';
@@ -9,12 +9,31 @@ import { migratePostgres } from './migrations.js';
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
 
+/** How many connections a pool opens at most unless its opener says otherwise. */
+export const DEFAULT_POOL_SIZE = 4;
+
+/**
+ * What this process's connections are called in `pg_stat_activity`: `hearth <role> <pid>`, so an
+ * administrator (and the connection-count test) can tell whose they are.
+ */
+export function applicationName(role = 'cli'): string {
+  return `hearth ${role} ${process.pid}`;
+}
+
 /**
  * Opens a pool and brings Hearth's schema up to date. A server restart breaks idle connections;
  * the pool replaces them and must not crash the process, so its `error` events are absorbed.
+ * Only the Storage calls this: one pool per process.
  */
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<PgPool> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 4 });
+export async function openPostgres(
+  url: string,
+  options: { max?: number; role?: string } = {},
+): Promise<PgPool> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? DEFAULT_POOL_SIZE,
+    application_name: applicationName(options.role),
+  });
   pool.on('error', () => undefined);
   try {
     await migratePostgres(pool);

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../util/clock.js';
 import { sleep, systemClock } from '../../util/clock.js';
 import type { ActivityRow, EventLog, LogNotice, NewEvent, StoredEvent } from '../event-log.js';
-import { isConnectionError, openPostgres, type PgPool } from './connection.js';
+import { isConnectionError, type PgPool } from './connection.js';
 import { PgListener } from './listener.js';
 
 const CHANNEL = 'hearth_events';
@@ -50,19 +50,13 @@ export class PostgresEventLog implements EventLog {
   private readonly stopping = new AbortController();
   private readonly clock: Clock;
 
-  /** Over a pool opened by `openPostgres` (schema up to date); the pool stays the caller's. */
+  /** Over the Storage's pool (schema up to date); the pool stays the Storage's. */
   constructor(
     private readonly pool: PgPool,
     private readonly url: string,
     private readonly options: PostgresEventLogOptions,
-    private readonly ownsPool = false,
   ) {
     this.clock = options.clock ?? systemClock;
-  }
-
-  /** With a pool of its own (and the schema brought up to date), closed with the log. */
-  static async open(url: string, options: PostgresEventLogOptions): Promise<PostgresEventLog> {
-    return new PostgresEventLog(await openPostgres(url), url, options, true);
   }
 
   /**
@@ -158,7 +152,6 @@ export class PostgresEventLog implements EventLog {
     this.stopping.abort();
     this.listeners.clear();
     await this.listener?.close();
-    if (this.ownsPool) await this.pool.end().catch(() => undefined);
   }
 
   private async head(sessionId: string) {

@@ -7,6 +7,7 @@
  */
 import pg from 'pg';
 import { type Clock, systemClock, type TimerHandle } from '../../util/clock.js';
+import { applicationName } from './connection.js';
 
 export interface ListenerOptions {
   url: string;
@@ -52,7 +53,11 @@ export class PgListener {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.url, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.options.url,
+      keepAlive: true,
+      application_name: applicationName('listen'),
+    });
     this.client = client;
     let broken = false;
     const lost = (why: string) => {

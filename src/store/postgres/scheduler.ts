@@ -11,15 +11,12 @@
  * on the server's clock, `hearth_now_ms()`: a run whose machine died is recovered by another once
  * its lease has lapsed there, however far the machines' own clocks drift apart.
  */
+
 import { hostname } from 'node:os';
 import type pg from 'pg';
+import type { JobStateRow, NewRun, RunKind, RunOutcome, RunRow } from '../rows.js';
 import type {
-  JobStateRow,
   LeaseResult,
-  NewRun,
-  RunKind,
-  RunOutcome,
-  RunRow,
   SchedulerRecords,
   SchedulerStorage,
   SchedulerStorageOptions,

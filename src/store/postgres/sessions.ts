@@ -4,26 +4,27 @@
  * session's writes go through its journal, one ordered chain per session; everything else is one
  * statement, or one transaction where several rows must appear together.
  */
+
 import type { ChatMessage } from '../../llm/types.js';
-import type { SessionState } from '../../tools/types.js';
-import { defaultHolder, type LeaseHolder, type StoredLeases } from '../run-lease.js';
-import {
-  JournalCache,
-  type NewSession,
-  type SessionFields,
-  type SessionJournal,
-  type SessionStorage,
-  type UsageRecord,
-} from '../session-storage.js';
+import type { SessionState } from '../rows.js';
 import {
   type AuditEntry,
   auditValues,
+  type NewSession,
   newSessionRow,
   SessionNotFoundError,
   type SessionRow,
   type SessionSummary,
-} from '../sessions.js';
-import { speedColumn } from '../usage-report.js';
+  speedColumn,
+  type UsageRecord,
+} from '../rows.js';
+import { defaultHolder, type LeaseHolder, type StoredLeases } from '../run-lease.js';
+import {
+  JournalCache,
+  type SessionFields,
+  type SessionJournal,
+  type SessionStorage,
+} from '../session-storage.js';
 import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
 import { postgresLeases } from './run-leases.js';
 import { sessionCount, sessionSpeeds, sessionUsage, usageReport } from './usage-report.js';

@@ -1,6 +1,5 @@
 /** The PostgreSQL side of ../usage-report.ts: the same report over `hearth_usage`, every machine's requests. */
-import type { TurnSpeed } from '../session-storage.js';
-import { type SpeedRow, turnSpeeds, type UsageReport, type UsageTotals } from '../usage-report.js';
+import { type SpeedRow, type TurnSpeed, turnSpeeds, type UsageReport, type UsageTotals } from '../rows.js';
 import type { PgPool } from './connection.js';
 
 // count and sum are bigint and numeric in PostgreSQL, which `pg` hands back as strings.

@@ -3,11 +3,12 @@
  * added on any machine, fired once by whichever scheduler claims them first (`markFired` inside
  * its claiming transaction).
  */
+
 import pg from 'pg';
+import type { WakeupRow } from '../rows.js';
 import {
   MAX_PENDING_WAKEUPS,
   newWakeup,
-  type WakeupRow,
   type WakeupStorage,
   wakeupLimitError,
 } from '../scheduler-storage.js';

@@ -10,8 +10,8 @@ import { configSchema } from '../../../src/config/schema.js';
 import { createEmbeddedEmbeddingClient } from '../../../src/llm/embedded/embedding-client.js';
 import { importNodeLlamaCpp, isInstalled } from '../../../src/llm/embedded/node-llama-cpp.js';
 import { openMemory } from '../../../src/memory/open-memory.js';
-import { SqliteMemoryStorage } from '../../../src/memory/sqlite-storage.js';
-import { type Db, openDatabase } from '../../../src/store/database.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteMemoryStorage } from '../../../src/store/sqlite/memory.js';
 import { writeTinyLlamaGguf } from '../../support/tiny-gguf.js';
 
 const lib = await importNodeLlamaCpp();

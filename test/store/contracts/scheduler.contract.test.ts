@@ -7,12 +7,11 @@
  * clock, locked races) stays in test/store/scheduler-storage.test.ts.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { NewRun, WakeupRow } from '../../../src/store/rows.js';
 import {
   MAX_PENDING_WAKEUPS,
-  type NewRun,
   type SchedulerStorage,
   WakeupLimitError,
-  type WakeupRow,
 } from '../../../src/store/scheduler-storage.js';
 import type { SessionStorage } from '../../../src/store/session-storage.js';
 import { describeEachBackend, type StorePlace } from '../../support/store-backends.js';

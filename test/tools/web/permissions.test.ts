@@ -5,7 +5,7 @@ import { createLlmClient } from '../../../src/llm/client.js';
 import { alwaysRules, callSubject } from '../../../src/permissions/decide.js';
 import { PermissionGate } from '../../../src/permissions/gate.js';
 import { parseRules } from '../../../src/permissions/rules.js';
-import type { AuditEntry } from '../../../src/store/sessions.js';
+import type { AuditEntry } from '../../../src/store/rows.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
 import { webFetchTool } from '../../../src/tools/web/web-fetch.js';
 import { reply, type ScriptedServer, startScriptedServer } from '../../support/scripted-server.js';

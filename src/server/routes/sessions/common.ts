@@ -1,5 +1,5 @@
 import { usageJson } from '../../../cluster/wire.js';
-import type { SessionRow, SessionSummary } from '../../../store/sessions.js';
+import type { SessionRow, SessionSummary } from '../../../store/rows.js';
 import { problemResponse } from '../../schemas.js';
 
 export const tags = ['sessions'];

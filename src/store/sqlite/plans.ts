@@ -4,7 +4,7 @@
  * worker's tasks are found by its process id (`recover`), so there are no leases, and the
  * workspace is always held: processes of one machine share it as they share the file.
  */
-import type { Db } from '../store/database.js';
+
 import {
   type Claim,
   claimOrder,
@@ -18,7 +18,7 @@ import {
   type TaskUpdate,
   toTask,
   updateColumns,
-} from './plan-store.js';
+} from '../../pipeline/plan-store.js';
 import {
   FINISHED,
   type PlannedTask,
@@ -26,7 +26,8 @@ import {
   RECOVER_TO,
   type TaskRow,
   type TaskState,
-} from './types.js';
+} from '../../pipeline/types.js';
+import type { Db } from './database.js';
 
 const TASK_SELECT = `SELECT t.*, (SELECT group_concat(depends_on) FROM pipeline_task_deps d WHERE d.task_id = t.id) AS deps
   FROM pipeline_tasks t`;

@@ -1,8 +1,9 @@
 /** The pipeline journal and pause flags in the session database (SQLite); see journal.ts. */
-import type { Db } from '../store/database.js';
-import { type Clock, systemClock } from '../util/clock.js';
-import { type JournalEntry, type PipelineJournal, type RawEntry, toEntry } from './journal.js';
-import type { PipelineEvent } from './types.js';
+
+import { type JournalEntry, type PipelineJournal, type RawEntry, toEntry } from '../../pipeline/journal.js';
+import type { PipelineEvent } from '../../pipeline/types.js';
+import { type Clock, systemClock } from '../../util/clock.js';
+import type { Db } from './database.js';
 
 export class SqliteJournal implements PipelineJournal {
   constructor(

@@ -8,9 +8,9 @@
  * session, memories that belong to none, the scheduler's jobs and runs: copy-scheduler.ts): a copier's `session` part runs inside the session's
  * transaction, its `rest` part once per run and must be idempotent by itself.
  */
-import type { Db } from '../database.js';
-import { inTransaction, type PgClient, type PgPool } from './connection.js';
-import { schedulerCopiers } from './copy-scheduler.js';
+import type { Db } from '../../sqlite/database.js';
+import { inTransaction, type PgClient, type PgPool } from '../connection.js';
+import { schedulerCopiers } from './scheduler.js';
 
 export interface Copier {
   /** What it copies, as the summary names it ("messages", "events", "memories"). */

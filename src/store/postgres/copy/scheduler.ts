@@ -6,9 +6,9 @@
  * stays that machine's. Wake-ups belong to a session and go with it (copy-from-sqlite.ts).
  */
 import { hostname } from 'node:os';
-import type { Db } from '../database.js';
-import type { PgPool } from './connection.js';
-import type { Copier } from './copy-from-sqlite.js';
+import type { Db } from '../../sqlite/database.js';
+import type { PgPool } from '../connection.js';
+import type { Copier } from './from-sqlite.js';
 
 /** Rows per statement: a long history of every-minute slots goes over in parts. */
 const BATCH = 2_000;

@@ -1,5 +1,4 @@
-import type { Db } from '../store/database.js';
-import { ftsQuery, type Ranked } from './keyword-search.js';
+import { ftsQuery, type Ranked } from '../../memory/keyword-search.js';
 import {
   fileChanges,
   INSERT_COLUMNS,
@@ -8,9 +7,7 @@ import {
   newMemoryValues,
   toMemory,
   viewFilter,
-} from './memory-rows.js';
-import { SqliteProposals } from './sqlite-proposals.js';
-import { SqliteVecIndex } from './sqlite-vec-index.js';
+} from '../../memory/memory-rows.js';
 import {
   type ListOptions,
   type MemoryStorage,
@@ -18,9 +15,12 @@ import {
   type StoredVector,
   sameTextMaxLength,
   vectorBytes,
-} from './storage.js';
-import type { Memory, MemoryView, NewMemory, VectorSpace } from './types.js';
-import { InProcessVectorIndex, type VectorIndex } from './vector-index.js';
+} from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
+import { InProcessVectorIndex, type VectorIndex } from '../../memory/vector-index.js';
+import type { Db } from './database.js';
+import { SqliteProposals } from './proposals.js';
+import { SqliteVecIndex } from './vec-index.js';
 
 /** Parameters: model, dim, dim (dim may be null: not known yet). */
 const STALE = '(embedding_model IS NULL OR embedding_model != ? OR (? IS NOT NULL AND embedding_dim != ?))';

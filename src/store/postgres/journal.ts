@@ -5,10 +5,10 @@
  * (the gateway polls) never skips an event another machine committed late.
  */
 import type pg from 'pg';
-import { inTransaction } from '../store/postgres/connection.js';
-import { type Clock, systemClock } from '../util/clock.js';
-import { type JournalEntry, type PipelineJournal, type RawEntry, toEntry } from './journal.js';
-import type { PipelineEvent } from './types.js';
+import { type JournalEntry, type PipelineJournal, type RawEntry, toEntry } from '../../pipeline/journal.js';
+import type { PipelineEvent } from '../../pipeline/types.js';
+import { type Clock, systemClock } from '../../util/clock.js';
+import { inTransaction } from './connection.js';
 
 /** Any fixed number: the lock that orders the journal's inserts. */
 const JOURNAL_LOCK = 0x4870_6a6c;

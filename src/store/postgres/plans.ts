@@ -8,7 +8,6 @@
  * share one worktree and one git index (see `task-paths.ts`).
  */
 import type pg from 'pg';
-import { inTransaction } from '../store/postgres/connection.js';
 import {
   type Claim,
   claimOrder,
@@ -22,7 +21,7 @@ import {
   type TaskUpdate,
   toTask,
   updateColumns,
-} from './plan-store.js';
+} from '../../pipeline/plan-store.js';
 import {
   FINISHED,
   type PlannedTask,
@@ -30,7 +29,8 @@ import {
   RECOVER_TO,
   type TaskRow,
   type TaskState,
-} from './types.js';
+} from '../../pipeline/types.js';
+import { inTransaction } from './connection.js';
 
 type Query = Pick<pg.Pool, 'query'> | pg.PoolClient;
 

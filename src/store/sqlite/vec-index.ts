@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
-import type { Db } from '../store/database.js';
-import type { Ranked } from './keyword-search.js';
-import type { MemoryView, VectorSpace } from './types.js';
-import { sameSpace, type VectorIndex } from './vector-index.js';
+import type { Ranked } from '../../memory/keyword-search.js';
+import type { MemoryView, VectorSpace } from '../../memory/types.js';
+import { sameSpace, type VectorIndex } from '../../memory/vector-index.js';
+import type { Db } from './database.js';
 
 /**
  * Vector search inside SQLite with the sqlite-vec extension (an optional dependency whose binary

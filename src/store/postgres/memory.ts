@@ -1,8 +1,5 @@
-import { inTransaction, openPostgres, type PgPool } from '../store/postgres/connection.js';
-import { type Ranked, websearchQuery } from './keyword-search.js';
-import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-rows.js';
-import { PostgresProposals } from './postgres-proposals.js';
-import { insertMemory, pgView, type Queryable, withoutNul } from './postgres-queries.js';
+import { type Ranked, websearchQuery } from '../../memory/keyword-search.js';
+import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory } from '../../memory/memory-rows.js';
 import {
   bytesVector,
   type ListOptions,
@@ -11,9 +8,12 @@ import {
   type StoredVector,
   sameTextMaxLength,
   vectorBytes,
-} from './storage.js';
-import type { Memory, MemoryView, NewMemory, VectorSpace } from './types.js';
-import { BestScores, dot } from './vector-index.js';
+} from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
+import { BestScores, dot } from '../../memory/vector-index.js';
+import { inTransaction, type PgPool } from './connection.js';
+import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
+import { PostgresProposals } from './proposals.js';
 
 /** Vectors read per round trip when scanning for the nearest: memory stays bounded however many there are. */
 export const VECTOR_BATCH = 500;
@@ -44,15 +44,10 @@ export class PostgresMemoryStorage implements MemoryStorage {
 
   constructor(
     private readonly pool: PgPool,
-    private readonly options: PostgresMemoryOptions & { ownsPool?: boolean } = {},
+    private readonly options: PostgresMemoryOptions = {},
   ) {
     this.db = withoutNul(pool);
     this.proposals = new PostgresProposals(pool, this.now);
-  }
-
-  /** Opens a pool of its own (closed with the storage) and brings the schema up to date. */
-  static async open(url: string, options: PostgresMemoryOptions = {}): Promise<PostgresMemoryStorage> {
-    return new PostgresMemoryStorage(await openPostgres(url), { ...options, ownsPool: true });
   }
 
   private readonly now = (): number => (this.options.now ?? Date.now)();
@@ -228,7 +223,6 @@ export class PostgresMemoryStorage implements MemoryStorage {
     });
   }
 
-  async close(): Promise<void> {
-    if (this.options.ownsPool) await this.pool.end();
-  }
+  /** The pool is the Storage's. */
+  async close(): Promise<void> {}
 }

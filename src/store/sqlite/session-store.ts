@@ -1,59 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import type { ChatMessage } from '../llm/types.js';
-import type { SessionState } from '../tools/types.js';
+import type { ChatMessage } from '../../llm/types.js';
+import {
+  type AuditEntry,
+  auditValues,
+  type NewSession,
+  newSessionRow,
+  SessionNotFoundError,
+  type SessionRow,
+  type SessionState,
+  type SessionSummary,
+  speedColumn,
+  type UsageRecord,
+} from '../rows.js';
 import type { Db, Statement } from './database.js';
-import type { UsageRecord } from './session-storage.js';
-import { speedColumn } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
-
-export type SessionStatus = 'active' | 'paused' | 'completed' | 'error';
-
-export interface SessionRow {
-  id: string;
-  title: string;
-  workspace: string;
-  model: string;
-  parentId: string | null;
-  /** 0 for a session a person started; for a sub-agent's, how many agents up its root is. */
-  depth: number;
-  status: SessionStatus;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface SessionSummary extends SessionRow {
-  messages: number;
-  turns: number;
-  promptTokens: number;
-  completionTokens: number;
-}
-
-export interface AuditEntry {
-  tool: string;
-  arguments: string;
-  decision: string;
-  rule?: string;
-  durationMs?: number;
-  exitCode?: number | null;
-}
-
-/** An audit row's values in column order, for both backends' INSERT. */
-export function auditValues(id: string, entry: AuditEntry): unknown[] {
-  return [
-    id,
-    entry.tool,
-    entry.arguments,
-    entry.decision,
-    entry.rule ?? null,
-    entry.durationMs === undefined ? null : Math.round(entry.durationMs),
-    entry.exitCode ?? null,
-    Date.now(),
-  ];
-}
-
-export class SessionNotFoundError extends Error {
-  override name = 'SessionNotFoundError';
-}
 
 /**
  * Sessions and everything kept with them. Each write is its own committed statement (or
@@ -284,32 +243,3 @@ const SUMMARY = `SELECT ${COLUMNS.replace(/(\w+) AS/g, 's.$1 AS')},
   COALESCE((SELECT SUM(prompt_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS promptTokens,
   COALESCE((SELECT SUM(completion_tokens) FROM usage u WHERE u.session_id = s.id), 0) AS completionTokens
   FROM sessions s`;
-
-/** Short, typeable ids; prefixes work wherever an id is asked for. */
-function newId(): string {
-  return randomBytes(5).toString('hex');
-}
-
-export interface NewSession {
-  workspace: string;
-  model?: string;
-  title?: string;
-  parentId?: string;
-  depth?: number;
-  id?: string;
-}
-
-/** The row a new session starts as, in either backend. */
-export function newSessionRow(input: NewSession, now: number): SessionRow {
-  return {
-    id: input.id ?? newId(),
-    title: input.title ?? '',
-    workspace: input.workspace,
-    model: input.model ?? '',
-    parentId: input.parentId ?? null,
-    depth: input.depth ?? 0,
-    status: 'active',
-    createdAt: now,
-    updatedAt: now,
-  };
-}

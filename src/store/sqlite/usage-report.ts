@@ -1,19 +1,6 @@
-import type { Speed } from '../llm/types.js';
+import type { TurnSpeed } from '../rows.js';
+import { type SpeedRow, turnSpeeds, type UsageReport, type UsageTotals } from '../rows.js';
 import type { Db } from './database.js';
-import type { TurnSpeed } from './session-storage.js';
-
-/** Tokens over a set of model requests. */
-export interface UsageTotals {
-  requests: number;
-  prompt: number;
-  completion: number;
-}
-
-export interface UsageReport {
-  total: UsageTotals;
-  bySession: Array<UsageTotals & { sessionId: string; title: string }>;
-  byModel: Array<UsageTotals & { model: string }>;
-}
 
 const SUMS =
   'COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS prompt, COALESCE(SUM(completion_tokens), 0) AS completion';
@@ -49,26 +36,4 @@ export function sessionSpeeds(db: Db, sessionId: string): TurnSpeed[] {
       )
       .all(sessionId) as SpeedRow[],
   );
-}
-
-export interface SpeedRow {
-  seq: number;
-  speed: string;
-}
-
-/** Rows of either backend as speeds; a row whose JSON does not read is left out. */
-export function turnSpeeds(rows: readonly SpeedRow[]): TurnSpeed[] {
-  return rows.flatMap((row) => {
-    try {
-      const speed = JSON.parse(row.speed) as Speed;
-      return speed && typeof speed === 'object' ? [{ seq: Number(row.seq), speed }] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
-/** The speed column's value for a usage record. */
-export function speedColumn(speed: Speed | undefined): string | null {
-  return speed ? JSON.stringify(speed) : null;
 }

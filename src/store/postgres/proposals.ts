@@ -1,5 +1,3 @@
-import { inTransaction, type PgPool } from '../store/postgres/connection.js';
-import { insertMemory, pgView, type Queryable, withoutNul } from './postgres-queries.js';
 import {
   type NewProposal,
   newProposalValues,
@@ -8,9 +6,11 @@ import {
   type ProposalDetail,
   type ProposalRow,
   toProposal,
-} from './proposals.js';
-import { NotPending, type ProposalStorage } from './storage.js';
-import type { Memory, MemoryView, NewMemory } from './types.js';
+} from '../../memory/proposals.js';
+import { NotPending, type ProposalStorage } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
+import { inTransaction, type PgPool } from './connection.js';
+import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
 
 const COLUMNS = 'id, kind, workspace, text, detail, session_id, message_seq, status, memory_id, created_at';
 

@@ -1,5 +1,4 @@
-import type { Db } from '../store/database.js';
-import { viewFilter } from './memory-rows.js';
+import { viewFilter } from '../../memory/memory-rows.js';
 import {
   type NewProposal,
   newProposalValues,
@@ -8,9 +7,10 @@ import {
   type ProposalDetail,
   type ProposalRow,
   toProposal,
-} from './proposals.js';
-import { NotPending, type ProposalStorage } from './storage.js';
-import type { Memory, MemoryView, NewMemory } from './types.js';
+} from '../../memory/proposals.js';
+import { NotPending, type ProposalStorage } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
+import type { Db } from './database.js';
 
 /** The memory_proposals and reflections tables of the session database. */
 export class SqliteProposals implements ProposalStorage {

@@ -4,18 +4,14 @@
  * once, so a SQLite session is exactly as crash-safe as it was before the interface existed, and a
  * step costs the same statements.
  */
-import type { ChatMessage } from '../llm/types.js';
+
+import type { ChatMessage } from '../../llm/types.js';
+import type { AuditEntry, NewSession, UsageRecord } from '../rows.js';
+import { defaultHolder, type LeaseHolder, type StoredLeases } from '../run-lease.js';
+import type { SessionFields, SessionJournal, SessionStorage } from '../session-storage.js';
 import type { Db } from './database.js';
-import { defaultHolder, type LeaseHolder, type StoredLeases } from './run-lease.js';
-import type {
-  NewSession,
-  SessionFields,
-  SessionJournal,
-  SessionStorage,
-  UsageRecord,
-} from './session-storage.js';
-import { type AuditEntry, SessionStore } from './sessions.js';
-import { sqliteLeases } from './sqlite-leases.js';
+import { sqliteLeases } from './run-leases.js';
+import { SessionStore } from './session-store.js';
 import { sessionSpeeds, sessionUsage, usageReport } from './usage-report.js';
 import { WakeupStore } from './wakeups.js';
 

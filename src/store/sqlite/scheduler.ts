@@ -4,17 +4,10 @@
  * time across processes, so what one process decided the next one reads before deciding anything.
  * The statements are synchronous underneath; the interface is asynchronous for PostgreSQL's sake.
  */
+
+import type { JobStateRow, NewRun, RunKind, RunOutcome, RunRow } from '../rows.js';
+import type { LeaseResult, SchedulerRecords, SchedulerStorage } from '../scheduler-storage.js';
 import type { Db } from './database.js';
-import type {
-  JobStateRow,
-  LeaseResult,
-  NewRun,
-  RunKind,
-  RunOutcome,
-  RunRow,
-  SchedulerRecords,
-  SchedulerStorage,
-} from './scheduler-storage.js';
 import { WakeupStore } from './wakeups.js';
 
 const RUN_COLUMNS = `id, kind, job_id AS jobId, slot_at AS slotAt, ref, status, reason, caught_up AS caughtUp,

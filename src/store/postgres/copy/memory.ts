@@ -4,8 +4,8 @@
  * and what a user noted as "#12" stays #12). Idempotent: a row whose id is there already is left
  * as it is, so a copy that was interrupted, or run twice, ends with each row once.
  */
-import type { Db } from '../store/database.js';
-import { inTransaction, type PgClient, type PgPool } from '../store/postgres/connection.js';
+import type { Db } from '../../sqlite/database.js';
+import { inTransaction, type PgClient, type PgPool } from '../connection.js';
 
 export interface CopiedTable {
   table: string;

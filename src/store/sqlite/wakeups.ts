@@ -1,11 +1,11 @@
-import type { Db } from './database.js';
+import type { WakeupRow } from '../rows.js';
 import {
   MAX_PENDING_WAKEUPS,
   newWakeup,
-  type WakeupRow,
   type WakeupStorage,
   wakeupLimitError,
-} from './scheduler-storage.js';
+} from '../scheduler-storage.js';
+import type { Db } from './database.js';
 
 const COLUMNS = 'id, session_id AS sessionId, at, message, status, created_at AS createdAt';
 

@@ -17,9 +17,9 @@ import {
   type ProcessTable,
   systemProcesses,
   thisProcess,
-} from '../util/process-identity.js';
+} from '../../util/process-identity.js';
+import { type LeaseHolder, type LeaseTable, StoredLeases } from '../run-lease.js';
 import type { Db } from './database.js';
-import { type LeaseHolder, type LeaseTable, StoredLeases } from './run-lease.js';
 
 interface LeaseRow {
   instance: string;

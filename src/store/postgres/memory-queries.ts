@@ -1,6 +1,12 @@
-import { INSERT_COLUMNS, MEMORY_COLUMNS, type MemoryRow, newMemoryValues, toMemory } from './memory-rows.js';
-import type { StoredVector } from './storage.js';
-import type { Memory, MemoryView, NewMemory } from './types.js';
+import {
+  INSERT_COLUMNS,
+  MEMORY_COLUMNS,
+  type MemoryRow,
+  newMemoryValues,
+  toMemory,
+} from '../../memory/memory-rows.js';
+import type { StoredVector } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
 
 /** What runs a query: the pool, or one client inside a transaction. */
 export interface Queryable {

@@ -1,4 +1,3 @@
-import type { Db } from './database.js';
 import {
   type ActivityRow,
   type EventLog,
@@ -6,7 +5,8 @@ import {
   type NewEvent,
   type StoredEvent,
   withSeq,
-} from './event-log.js';
+} from '../event-log.js';
+import type { Db } from './database.js';
 
 /**
  * The event log in the SQLite session database. A batch is numbered and written in one IMMEDIATE
