@@ -141,15 +141,15 @@ export function createServer(options: GatewayOptions): GatewayServer {
   // Memory and the pipelines live where the config says: a Storage of the gateway's own over the
   // shared database when none was given, opened on first use and closed at shutdown.
   let own: Promise<Storage> | undefined;
-  const storage = (): Promise<Storage> =>
-    options.storage
-      ? Promise.resolve(options.storage)
-      : config.storage
-        ? (own ??= openStorage(config, { role: 'gateway' }).catch((err: unknown) => {
-            own = undefined;
-            throw err;
-          }))
-        : Promise.resolve(local);
+  const storage = (): Promise<Storage> => {
+    if (options.storage) return Promise.resolve(options.storage);
+    if (!config.storage) return Promise.resolve(local);
+    own ??= openStorage(config, { role: 'gateway' }).catch((err: unknown) => {
+      own = undefined;
+      throw err;
+    });
+    return own;
+  };
   const hub = new SessionHub({
     db,
     events: options.events,

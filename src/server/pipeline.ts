@@ -41,13 +41,14 @@ export class GatewayPipeline {
 
   /** The store, opened on first use. */
   private open(): Promise<PipelineStorage> {
-    const opening = (this.storage ??= this.options
+    this.storage ??= this.options
       .storage()
       .then((storage) => pipelineStorage(storage, this.options.config ?? {}, { clock: this.clock }))
       .catch((err: Error) => {
         this.storage = undefined;
         throw err;
-      }));
+      });
+    const opening = this.storage;
     return opening;
   }
 
