@@ -24,7 +24,10 @@ export type LeaseClaim = 'acquired' | 'renewed' | 'held';
 
 /** A backend's operations on one lease's row; each is one atomic statement (or transaction). */
 export interface LeaseOps {
-  /** Takes the row, or keeps it when it is this holder's; overwrites a row whose expiry passed. */
+  /**
+   * Takes the row, or keeps it when it is this holder's; overwrites a row whose expiry passed. A
+   * table that cannot tell a take from a renewal says `acquired` for both.
+   */
   acquire(): Promise<LeaseClaim>;
   /** Moves the row's expiry a lease on; false when the row is no longer this holder's. */
   renew(): Promise<boolean>;
@@ -86,8 +89,10 @@ export class Lease {
       if (this.hold) this.lose(this.hold, 'another process took it over');
       return claim;
     }
+    // While held, a take is a renewal whatever the table tells (a plain claim cannot tell).
+    const renewal = this.hold !== undefined;
     this.keep(at);
-    return claim;
+    return renewal ? 'renewed' : claim;
   }
 
   /** Holds a lease whose row was written some other way (a scheduler's run is leased as it is recorded). */
@@ -115,10 +120,7 @@ export class Lease {
 
   private scheduleRenewal(hold: Hold): void {
     this.clock.clearTimeout(hold.renewal);
-    hold.renewal = this.clock.setTimeout(
-      () => void this.renew(hold),
-      Math.max(100, this.options.ttlMs / 3),
-    );
+    hold.renewal = this.clock.setTimeout(() => void this.renew(hold), Math.max(100, this.options.ttlMs / 3));
     hold.renewal.unref();
   }
 

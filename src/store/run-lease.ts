@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../util/clock.js';
-import { Lease } from './leases.js';
+import { Lease, type LeaseOps } from './leases.js';
 
 /** A held lease; `release` is idempotent. */
 export interface RunLease {
@@ -125,18 +125,27 @@ export class StoredLeases implements SessionLeases {
     return this.table.liveHolder(sessionId, this.instance, this.tableNow());
   }
 
-  /** The session's lease on the table, renewed every third of its length (leases.ts). */
-  private lease(sessionId: string): Lease {
+  /**
+   * The session's lease on the table, renewed every third of its length (leases.ts); `take` adds
+   * the turn-taking of this storage object's own runs (test/store/leases.test.ts drives it bare).
+   */
+  lease(sessionId: string): Lease {
+    return new Lease(this.ops(sessionId), {
+      ttlMs: this.ttlMs,
+      clock: this.holder.clock,
+      name: `The run lease of session ${sessionId}`,
+    });
+  }
+
+  /** The session's row in the table, as the lease primitive works it. */
+  ops(sessionId: string): LeaseOps {
     const { table, instance, ttlMs } = this;
-    return new Lease(
-      {
-        acquire: async () =>
-          (await table.claim(sessionId, instance, this.tableNow(), ttlMs)) ? 'acquired' : 'held',
-        renew: () => table.renew(sessionId, instance, this.tableNow(), ttlMs),
-        release: () => table.drop(sessionId, instance),
-      },
-      { ttlMs, clock: this.holder.clock, name: `The run lease of session ${sessionId}` },
-    );
+    return {
+      acquire: async () =>
+        (await table.claim(sessionId, instance, this.tableNow(), ttlMs)) ? 'acquired' : 'held',
+      renew: () => table.renew(sessionId, instance, this.tableNow(), ttlMs),
+      release: () => table.drop(sessionId, instance),
+    };
   }
 
   private running(sessionId: string, lease: Lease): RunLease {
