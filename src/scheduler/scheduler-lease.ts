@@ -54,11 +54,11 @@ export function runLease(scope: LeaseScope, runId: number, problem: (message: st
       ttlMs: ttl,
       clock,
       name: `The lease of run ${runId}`,
+      watchExpiry: false,
       // The database is away: the lease lapses unless a later renewal gets through.
       onTrouble: (err) => problem(`renewing run leases failed: ${err.message}`),
     },
   );
   lease.adopt();
-  lease.lost.addEventListener('abort', () => problem((lease.lost.reason as Error).message), { once: true });
   return lease;
 }

@@ -44,6 +44,12 @@ export interface LeaseOptions {
   name: string;
   /** A renewal failed for want of the database: the lease holds on until its expiry. */
   onTrouble?(error: Error): void;
+  /**
+   * False: no loss at the expiry, only when a renewal finds the lease gone, and renewals go on
+   * every third of the lease whether or not the last one answered yet (a scheduler's runs: a
+   * lapsed run is the other scheduler's to record as interrupted; the run here ends on its own).
+   */
+  watchExpiry?: boolean;
 }
 
 interface Hold {
@@ -120,11 +126,18 @@ export class Lease {
 
   private scheduleRenewal(hold: Hold): void {
     this.clock.clearTimeout(hold.renewal);
-    hold.renewal = this.clock.setTimeout(() => void this.renew(hold), Math.max(100, this.options.ttlMs / 3));
+    hold.renewal = this.clock.setTimeout(
+      () => {
+        if (this.options.watchExpiry === false) this.scheduleRenewal(hold);
+        void this.renew(hold);
+      },
+      Math.max(100, this.options.ttlMs / 3),
+    );
     hold.renewal.unref();
   }
 
   private expireAt(hold: Hold, at: number): void {
+    if (this.options.watchExpiry === false) return;
     this.clock.clearTimeout(hold.deadline);
     hold.deadline = this.clock.setTimeout(
       () => this.lose(hold, `it lapsed before a renewal went through (${hold.trouble})`),
@@ -143,12 +156,13 @@ export class Lease {
       hold.trouble = (err as Error).message;
       if (this.hold !== hold) return;
       this.options.onTrouble?.(err as Error);
-      return this.scheduleRenewal(hold);
+      if (this.options.watchExpiry !== false) this.scheduleRenewal(hold);
+      return;
     }
     if (this.hold !== hold) return; // released or lost meanwhile
     if (!renewed) return this.lose(hold, 'another process took it over');
     this.expireAt(hold, at + this.options.ttlMs);
-    this.scheduleRenewal(hold);
+    if (this.options.watchExpiry !== false) this.scheduleRenewal(hold);
   }
 
   private lose(hold: Hold, why: string): void {
