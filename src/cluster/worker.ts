@@ -1,6 +1,7 @@
 /**
  * `hearth worker`: runs queued agent tasks on this machine until stopped. graphile-worker claims
- * them; this file keeps the process's lease (renewed every third of it) and releases the claims of
+ * them; this file keeps the process's lease (on the lease primitive, store/leases.ts: renewed
+ * every third of it, on the database server's clock) and, at each renewal, releases the claims of
  * processes whose lease lapsed, so a killed worker's task goes to another within a lease, not after
  * graphile-worker's own four-hour timeout. A process that finds its own lease gone (the database was
  * away longer than the lease) stops its tasks and starts over, since another worker may have them.
@@ -9,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
+import { Lease } from '../store/leases.js';
 import { isConnectionError, type PgPool } from '../store/postgres/connection.js';
 import type { RunOutcome } from '../store/rows.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
@@ -78,10 +80,8 @@ interface LeaseOptions extends WorkerOptions {
 async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
   const id = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const host = hostname();
-  await queue.pool.query(
-    `insert into hearth_workers (id, host, tags, lease_until) values ($1, $2, $3, now() + make_interval(secs => $4))`,
-    [id, host, o.tags, o.leaseSeconds],
-  );
+  const lease = workerLease(queue, id, host, o);
+  await lease.acquire();
   const tasks = new AbortController();
   const stop = () => tasks.abort();
   o.signal?.addEventListener('abort', stop, { once: true });
@@ -126,18 +126,15 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
     });
   };
   let runner: Runner | undefined;
-  let lost: (reason: string) => void = () => undefined;
   const lostLease = new Promise<string>((resolve) => {
-    lost = resolve;
+    lease.lost.addEventListener(
+      'abort',
+      () => resolve((lease.lost.reason as Error).message.replace(/\.$/, '')),
+      {
+        once: true,
+      },
+    );
   });
-  const timer = setInterval(
-    () => {
-      void renewAndSweep(queue, id, o).then((ok) => {
-        if (!ok) lost('its lease lapsed while the database could not be reached');
-      });
-    },
-    Math.max(200, (o.leaseSeconds * 1000) / 3),
-  );
   try {
     runner = await runGraphile({
       pgPool: o.pool,
@@ -171,11 +168,10 @@ async function oneLease(queue: WorkQueue, o: LeaseOptions): Promise<void> {
     o.emit({ type: 'problem', message: `Cannot start the queue runner: ${(err as Error).message}` });
     await new Promise((resolve) => setTimeout(resolve, 1000));
   } finally {
-    clearInterval(timer);
     tasks.abort();
     o.signal?.removeEventListener('abort', stop);
     await runner?.stop().catch(() => undefined);
-    await queue.pool.query(`delete from hearth_workers where id = $1`, [id]).catch(() => undefined);
+    await lease.release().catch(() => undefined);
   }
 }
 
@@ -196,29 +192,57 @@ function patient(queue: WorkQueue, signal: AbortSignal) {
   };
 }
 
-/** Renews this worker's lease, and releases the claims of workers whose lease lapsed. */
-async function renewAndSweep(queue: WorkQueue, id: string, o: LeaseOptions): Promise<boolean> {
-  try {
+/**
+ * This process's row in `hearth_workers`, renewed with a sweep: the rows of workers whose lease
+ * lapsed go, and so do the graphile-worker claims no live worker's row lists.
+ */
+function workerLease(queue: WorkQueue, id: string, host: string, o: LeaseOptions): Lease {
+  const renew = async () => {
     const renewed = await queue.pool.query(
       `update hearth_workers set lease_until = now() + make_interval(secs => $2) where id = $1`,
       [id, o.leaseSeconds],
     );
     if (renewed.rowCount === 0) return false;
-    await queue.pool.query(`delete from hearth_workers where lease_until < now()`);
-    const orphans = await queue.pool.query<{ locked_by: string }>(
-      `select distinct locked_by from graphile_worker.jobs j
-       where locked_by is not null and locked_at < now() - make_interval(secs => $1)
-         and not exists (select 1 from hearth_workers w where j.locked_by = any (w.graphile_ids))`,
-      [REGISTER_GRACE_SECONDS],
+    await sweep(queue, o).catch((err: Error) =>
+      o.emit({ type: 'problem', message: `The queue database did not answer: ${err.message}` }),
     );
-    const ids = orphans.rows.map((r) => r.locked_by);
-    if (ids.length > 0) {
-      await queue.forceUnlock(ids);
-      o.emit({ type: 'released', workers: ids });
-    }
     return true;
-  } catch (err) {
-    o.emit({ type: 'problem', message: `The queue database did not answer: ${(err as Error).message}` });
-    return true;
+  };
+  return new Lease(
+    {
+      acquire: async () => {
+        await queue.pool.query(
+          `insert into hearth_workers (id, host, tags, lease_until) values ($1, $2, $3, now() + make_interval(secs => $4))`,
+          [id, host, o.tags, o.leaseSeconds],
+        );
+        return 'acquired';
+      },
+      renew,
+      release: async () => {
+        await queue.pool.query(`delete from hearth_workers where id = $1`, [id]);
+      },
+    },
+    {
+      ttlMs: o.leaseSeconds * 1000,
+      name: `The lease of worker ${id}`,
+      onTrouble: (err) =>
+        o.emit({ type: 'problem', message: `The queue database did not answer: ${err.message}` }),
+    },
+  );
+}
+
+/** Releases the claims of workers whose lease lapsed. */
+async function sweep(queue: WorkQueue, o: LeaseOptions): Promise<void> {
+  await queue.pool.query(`delete from hearth_workers where lease_until < now()`);
+  const orphans = await queue.pool.query<{ locked_by: string }>(
+    `select distinct locked_by from graphile_worker.jobs j
+     where locked_by is not null and locked_at < now() - make_interval(secs => $1)
+       and not exists (select 1 from hearth_workers w where j.locked_by = any (w.graphile_ids))`,
+    [REGISTER_GRACE_SECONDS],
+  );
+  const ids = orphans.rows.map((r) => r.locked_by);
+  if (ids.length > 0) {
+    await queue.forceUnlock(ids);
+    o.emit({ type: 'released', workers: ids });
   }
 }

@@ -1,22 +1,18 @@
 import type { Sandbox } from '../sandbox/types.js';
 import { sleep } from '../util/clock.js';
 import { planInParts } from './chunked-plan.js';
-import { announce, ClaimLost, fail, move, record } from './claim-writes.js';
-import { type CoderSessions, runCoder } from './coder.js';
-import { type Limits, type Next, nextAfter } from './convergence.js';
+import { announce, ClaimLost } from './claim-writes.js';
+import type { CoderSessions } from './coder.js';
+import type { Limits } from './convergence.js';
 import type { GitTrace } from './git-trace.js';
 import { keepLeases, type LeaseKeeper } from './lease-keeper.js';
 import type { RoleClient } from './llm-call.js';
-import type { RoleModels, SwapRole } from './model-swap.js';
+import type { RoleModels } from './model-swap.js';
 import { PhaseBatch } from './phase-batch.js';
 import type { PlanInbox } from './plan-inbox.js';
 import type { PlanStore } from './plan-store.js';
-import { reviewLog } from './report.js';
-import { reviewTask } from './reviewer.js';
-import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
-import { type PipelineEvent, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
-import { afterDeclines } from './unattended.js';
-import { verifyTask } from './verifier.js';
+import { logSwaps, RunStopped, ready, step } from './steps.js';
+import type { PipelineEvent, TaskRow } from './types.js';
 
 export interface PipelineDeps {
   plans: PlanStore;
@@ -45,7 +41,7 @@ export interface PipelineDeps {
   limits: Limits;
   /**
    * Who holds a claimed task (and, with leases, the workspace); `alive` tells whether a holder
-   * still runs, as far as this machine can tell (`process-owner.ts`).
+   * still runs, as far as this machine can tell (`util/process-identity.ts`).
    */
   owner: string;
   alive(owner: string): boolean;
@@ -88,9 +84,11 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
   const keeper =
     leaseMs === undefined
       ? undefined
-      : keepLeases(deps.plans, leaseMs, deps.workspace, deps.owner, deps.signal, () =>
-          deps.emit({ type: 'idle', reason: 'lease_lost' }),
-        );
+      : keepLeases({
+          ...deps,
+          leaseMs,
+          onLost: () => deps.emit({ type: 'idle', reason: 'lease_lost' }),
+        });
   try {
     // Without leases, a dead worker is found by its process once, at the start; with them, each
     // pass recovers what lapsed (recoverDead in work).
@@ -101,8 +99,7 @@ export async function runPipeline(deps: PipelineDeps): Promise<RunSummary> {
     summary.stopped = err.message;
     deps.emit({ type: 'model_note', message: `stopped: ${err.message}` });
   } finally {
-    keeper?.stop();
-    if (keeper) await deps.plans.release(deps.workspace, deps.owner).catch(() => undefined);
+    await keeper?.letGo().catch(() => undefined);
   }
   return summary;
 }
@@ -127,18 +124,16 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
   while (!deps.signal?.aborted) {
     if (await deps.pause?.paused()) {
       // What was in flight has finished; nothing new is planned or claimed until resumed.
-      if (keeper) {
-        keeper.letGo();
-        await plans.release(workspace, deps.owner);
-      }
+      await keeper?.letGo();
       deps.emit({ type: 'idle', reason: 'paused' });
       await deps.pause!.resumed(deps.signal);
       if (deps.signal?.aborted) summary.whilePaused = true;
       continue;
     }
     if (keeper) {
-      if (!(await hold(deps))) {
-        keeper.letGo();
+      // From a holder of this machine whose process is gone at once (a worker restarted after a
+      // crash need not wait out its predecessor's lease), saying so.
+      if (!(await keeper.hold((from) => deps.emit({ type: 'took_over', from })))) {
         if (!deps.watch && !(await workLeft(plans, workspace))) break;
         if (!standing) deps.emit({ type: 'idle', reason: 'standby' });
         standing = true;
@@ -191,17 +186,6 @@ async function work(deps: PipelineDeps, summary: RunSummary, keeper?: LeaseKeepe
 }
 
 /**
- * Takes or keeps the workspace; from a holder of this machine whose process is gone at once
- * (a worker restarted after a crash need not wait out its predecessor's lease), saying so.
- */
-async function hold(deps: PipelineDeps): Promise<boolean> {
-  if (await deps.plans.hold(deps.workspace, deps.owner)) return true;
-  const from = await deps.plans.takeOver(deps.workspace, deps.owner, deps.alive);
-  if (from) deps.emit({ type: 'took_over', from });
-  return from !== undefined;
-}
-
-/**
  * Workers on several machines must share the workspace's folder (a network mount), not each have
  * a clone at the same path: a task's phases and its prerequisites' commits must be in the one
  * worktree the next phase runs in. A committed plan whose commit this folder lacks says it is
@@ -225,36 +209,6 @@ async function checkSameFolder(deps: PipelineDeps, checked: Set<string>): Promis
 /** Whether the workspace has plans to plan or tasks not yet finished or failed. */
 async function workLeft(plans: PlanStore, workspace: string): Promise<boolean> {
   return (await plans.openWorkspaces()).includes(workspace);
-}
-
-/**
- * The run cannot go on here: a role's model could not be put in memory (its task back in its
- * phase), or this machine's workspace is not the folder the plan was committed in.
- */
-class RunStopped extends Error {}
-
-/** Puts the role's model in memory (with `deps.models`), logging the swaps with the plan. */
-async function ready(deps: PipelineDeps, at: TaskRow | { id: null; planId: number }, role: SwapRole) {
-  if (!deps.models) return;
-  const result = await deps.models.ready(role, deps.signal);
-  await logSwaps(deps, at, at.id !== null);
-  if (result.ok || deps.signal?.aborted) return;
-  const back = at.id === null ? undefined : RECOVER_TO[(at as TaskRow).state];
-  if (back) await move(deps, at as TaskRow, back, {}, `the ${role}'s model could not be loaded`);
-  throw new RunStopped(`the ${role}'s model could not be put in memory: ${result.error}`);
-}
-
-/** Logs the swaps done since the last call; `claimed`: with the task `at`, while the claim stands. */
-async function logSwaps(
-  deps: PipelineDeps,
-  at: TaskRow | { id: null; planId: number },
-  claimed = false,
-): Promise<void> {
-  for (const swap of deps.models?.drain() ?? []) {
-    if (claimed) await record(deps, at as TaskRow, 'model_swap', swap);
-    else await deps.plans.log(at, 'model_swap', swap);
-    deps.emit({ type: 'model_swap', planId: at.planId, taskId: at.id, ...swap });
-  }
 }
 
 /**
@@ -321,126 +275,5 @@ async function commitPlans(deps: PipelineDeps): Promise<void> {
       await deps.plans.log(planLog, 'plan_commit', { error });
       deps.emit({ type: 'plan_commit_failed', planId: plan.id, error });
     }
-  }
-}
-
-/** One phase of one claimed task; returns the tokens it spent. */
-async function step(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  if (task.state === 'coding') return code(deps, task);
-  if (task.state === 'verifying') return verifyAndReview(deps, task);
-  await commit(deps, task);
-  return 0;
-}
-
-async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  await role(deps, task, 'coder', deps.coderModel);
-  await ready(deps, task, 'coder');
-  if (deps.signal?.aborted) return 0;
-  const prerequisites = await Promise.all(task.dependsOn.map((id) => deps.plans.task(id)));
-  const before = deps.git && (await dirtyNow(deps.git, deps.signal));
-  const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
-  await record(deps, task, 'tokens', { role: 'coder', tokens: result.tokens });
-  if (result.declined.length > 0) {
-    await record(deps, task, 'declined', { calls: result.declined });
-    deps.emit({
-      type: 'task_declined',
-      planId: task.planId,
-      taskId: task.id,
-      seq: task.seq,
-      calls: result.declined,
-    });
-  }
-  if (deps.signal?.aborted) return result.tokens;
-  const after = before && deps.git && (await dirtyNow(deps.git, deps.signal));
-  if (before && after) await record(deps, task, 'changed', { paths: changedSince(before, after) });
-  if (result.ok) {
-    await move(deps, task, 'coded', { sessionId: result.sessionId, summary: result.summary, feedback: null });
-  } else {
-    await settle(
-      deps,
-      { ...task, sessionId: result.sessionId },
-      nextAfter(task, { verifier: [result.error] }, deps.limits),
-    );
-  }
-  return result.tokens;
-}
-
-async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<number> {
-  await role(deps, task, 'verifier');
-  const todos = task.sessionId ? await deps.coder.state(task.sessionId, 'todos') : undefined;
-  const findings = await verifyTask({
-    workspace: deps.workspace,
-    sandbox: deps.sandbox,
-    files: task.files,
-    todos: Array.isArray(todos) ? todos : [],
-    commands: deps.commands,
-    timeoutMs: deps.commandTimeoutMs,
-    signal: deps.signal,
-  });
-  if (deps.signal?.aborted) return 0;
-  await record(deps, task, 'verify', { findings });
-  deps.emit({ type: 'task_verified', taskId: task.id, seq: task.seq, findings });
-  if (findings.length > 0) {
-    await settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
-    return 0;
-  }
-  const reviewing = await move(deps, task, 'reviewing');
-  await role(deps, task, 'reviewer', deps.reviewer.llm.model);
-  await ready(deps, reviewing, 'reviewer');
-  if (deps.signal?.aborted) return 0;
-  const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
-  await record(deps, task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
-  if (deps.signal?.aborted) return answer.tokens;
-  if (!answer.ok) {
-    await fail(deps, task, `the reviewer gave no verdict: ${answer.error}`);
-    return answer.tokens;
-  }
-  await record(deps, task, 'review', answer.value);
-  deps.emit({ type: 'task_reviewed', taskId: task.id, seq: task.seq, ...answer.value });
-  await settle(deps, reviewing, nextAfter(reviewing, { verdict: answer.value }, deps.limits));
-  return answer.tokens;
-}
-
-async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
-  const final: TaskState = task.outcome ?? 'done';
-  try {
-    const log = deps.git ? await reviewLog(deps.plans, await deps.plans.plan(task.planId)) : '';
-    const paths = deps.git && (await commitPaths(deps.plans, deps.git, deps.workspace, task, deps.signal));
-    // A commit cannot be taken back: made only with the claim renewed for a whole lease just before.
-    if (!(await deps.plans.confirm(task, deps.workspace))) throw new ClaimLost(task, 'commit');
-    const hash = await deps.git?.commitTask(
-      task,
-      { reviewLog: log, ...(paths ? { paths } : {}) },
-      deps.signal,
-    );
-    if (deps.signal?.aborted) return;
-    if (hash) deps.emit({ type: 'commit', taskId: task.id, hash });
-    await move(deps, task, final, { commitHash: hash ?? null });
-  } catch (err) {
-    if (err instanceof ClaimLost) throw err;
-    await fail(deps, task, (err as Error).message);
-  }
-}
-
-/** Which role works on a task now, with its model: an event, and logged for `pipeline status`. */
-async function role(
-  deps: PipelineDeps,
-  task: TaskRow,
-  name: 'coder' | 'verifier' | 'reviewer',
-  model?: string,
-): Promise<void> {
-  await record(deps, task, 'role', { role: name, ...(model ? { model } : {}) });
-  deps.emit({ type: 'task_role', taskId: task.id, role: name, ...(model ? { model } : {}) });
-}
-
-/** Moves a task on after a round was judged (or after the coder failed), declines considered. */
-async function settle(deps: PipelineDeps, task: TaskRow, judged: Next): Promise<void> {
-  const next = await afterDeclines(deps.plans, task, judged);
-  if (next.state === 'failed') await fail(deps, task, next.error);
-  else if (next.state === 'approved')
-    await move(deps, task, 'approved', { outcome: next.outcome, findings: next.findings });
-  else {
-    const { feedback, rework, signatures } = next;
-    await move(deps, task, 'pending', { sessionId: task.sessionId, feedback, rework, signatures });
   }
 }

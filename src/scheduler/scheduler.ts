@@ -1,24 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { type RunOutcome, type RunRow, SessionNotFoundError } from '../store/rows.js';
-import type { SchedulerRecords, SchedulerStorage } from '../store/scheduler-storage.js';
+import type { Lease } from '../store/leases.js';
+import type { RunOutcome, RunRow } from '../store/rows.js';
+import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
-import { type Clock, sleep, systemClock, type TimerHandle } from '../util/clock.js';
+import { type Clock, sleep, systemClock } from '../util/clock.js';
+import { type DueScope, nextDue, recordDue, wakeupWorkspaces } from './due-runs.js';
 import type { Inbox } from './inbox.js';
+import { type InboxScope, takeInbox } from './inbox-runs.js';
 import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definitions.js';
-import { planSlots } from './plan-slots.js';
 import { QueueHandoff, type RunQueue } from './queue-handoff.js';
-import { nextSlot, slotsBetween } from './schedule.js';
+import { executeRun } from './run-execution.js';
+import { type LeaseScope, schedulingLease } from './scheduler-lease.js';
 
 /**
  * The scheduler loop, with its exactly-once rules (ours: no job-queue library keeps a per-slot
  * record in the same database as the sessions, and that record is the product).
  *
- * - One process at a time schedules: the one holding the lease in the store, renewed every tick.
- *   Others stand by and take over once it stops renewing. (In PostgreSQL one per Hearth home; the
- *   claiming transactions of all of them take turns: scheduler-storage.ts.)
+ * - One process at a time schedules: the one holding the lease in the store, taken or renewed
+ *   every tick and renewed between ticks (scheduler-lease.ts). Others stand by and take over once
+ *   it stops renewing. (In PostgreSQL one per Hearth home; the claiming transactions of all of
+ *   them take turns: scheduler-storage.ts.)
  * - A job's slots are decided in one transaction that checks the lease, records a row per slot
  *   (a unique index allows one per job and slot) and moves the job's cursor past them; so a slot
- *   is recorded once, whoever decides, whenever a process dies.
+ *   is recorded once, whoever decides, whenever a process dies (due-runs.ts). Inbox files become
+ *   runs of their own (inbox-runs.ts).
  * - A run is at most once: one that was going when its process died is recorded as failed
  *   (interrupted), not run again; one that never started is adopted by the next scheduler.
  * - A manual run (`runNow`) is a row of its own and never touches the cursor.
@@ -78,9 +83,6 @@ interface Active {
   done: Promise<void>;
 }
 
-/** The most slots one tick records for a job; a longer backlog is worked off over the next ticks. */
-const SLOTS_PER_TICK = 50_000;
-
 export class Scheduler {
   readonly owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly clock: Clock;
@@ -103,6 +105,8 @@ export class Scheduler {
   private nudged = false;
   private readonly handoff: QueueHandoff;
   private dispatching: Promise<void> = Promise.resolve();
+  private readonly leases: LeaseScope;
+  private readonly lease: Lease;
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -120,6 +124,8 @@ export class Scheduler {
       },
       problem: (message) => this.emit({ type: 'problem', message }),
     });
+    this.leases = { store: options.store, owner: this.owner, clock: this.clock, ttl: this.ttl };
+    this.lease = schedulingLease(this.leases, options.pid ?? process.pid);
   }
 
   /** Whether this process holds the lease (as of its last tick). */
@@ -137,8 +143,7 @@ export class Scheduler {
 
   private async pass(): Promise<void> {
     const { store } = this.options;
-    const pid = this.options.pid ?? process.pid;
-    const lease = await store.acquireLease(this.owner, pid, this.clock.now(), this.ttl);
+    const lease = await this.lease.acquire();
     if (lease === 'held') {
       if (this.leader !== false) {
         const holder = await store.leaseHolder(this.clock.now());
@@ -150,10 +155,11 @@ export class Scheduler {
     if (lease === 'acquired') this.emit({ type: 'lease', state: 'acquired' });
     this.leader = true;
     await this.reload();
-    const recorded = await this.claimDue(lease === 'acquired', await this.wakeupWorkspaces());
+    const workspaces = await wakeupWorkspaces(store, this.options.sessions, this.clock.now());
+    const recorded = await recordDue(this.dueScope(), lease === 'acquired', workspaces);
     if (recorded === undefined) return;
     for (const run of recorded) this.emit({ type: 'recorded', run });
-    if (this.options.inbox) await this.takeInbox(this.options.inbox);
+    if (this.options.inbox) await takeInbox(this.inboxScope(), this.options.inbox);
     await store.renewRunLeases(this.owner, this.clock.now(), this.ttl);
     await this.dispatch();
     const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
@@ -181,144 +187,24 @@ export class Scheduler {
     return loaded;
   }
 
-  /**
-   * The workspace of each due wake-up's session, looked up before the claiming transaction (which
-   * cannot wait on another database); a wake-up whose session is not found waits, as it always did.
-   */
-  private async wakeupWorkspaces(): Promise<Map<string, string>> {
-    const { store, sessions } = this.options;
-    const found = new Map<string, string>();
-    for (const wakeup of await store.wakeups.due(this.clock.now())) {
-      if (found.has(wakeup.sessionId)) continue;
-      const row = await sessions.get(wakeup.sessionId).catch((err: unknown) => {
-        if (err instanceof SessionNotFoundError) return undefined;
-        throw err;
-      });
-      if (row) found.set(wakeup.sessionId, row.workspace);
-    }
-    return found;
-  }
-
-  /** Records every due slot and wake-up in one transaction; undefined when the lease was lost meanwhile. */
-  private claimDue(fresh: boolean, workspaces: ReadonlyMap<string, string>): Promise<RunRow[] | undefined> {
-    const ttl = this.ttl;
-    return this.options.store.exclusive(async (tx) => {
-      const now = this.clock.now();
-      if (!(await tx.holdsLease(this.owner, now))) return undefined;
-      const ids: number[] = [];
-      for (const run of await tx.recoverExpired(now, this.owner, ttl)) this.emit({ type: 'finished', run });
-      for (const job of this.jobs) {
-        const state = await tx.ensureJob(job.id, now);
-        if (!(state.enabledOverride ?? job.enabled)) {
-          // Slots while a job is off are not owed: when it comes back on, it starts from then.
-          await tx.moveCursor(job.id, now);
-          continue;
-        }
-        if (job.schedule.kind === 'startup') {
-          if (fresh) ids.push(await tx.insertRun(this.jobRun(job, now, 'queued'), now, this.owner, ttl));
-          continue;
-        }
-        const slots = slotsBetween(job.schedule, state.cursorAt, now, state.anchorAt, SLOTS_PER_TICK);
-        if (slots.length === 0) continue;
-        const open = await tx.openRuns(job.id);
-        for (const decision of planSlots({
-          slots,
-          now,
-          lateAfter: this.lateAfter,
-          catchUp: job.catchUp,
-          overlap: job.overlap,
-          open: open.length,
-          waiting: open.filter((r) => r.status === 'queued').length,
-        })) {
-          const run = { ...this.jobRun(job, decision.slotAt, decision.status), ...decision };
-          ids.push(await tx.insertRun(run, now, this.owner, decision.status === 'queued' ? ttl : undefined));
-        }
-        await tx.moveCursor(job.id, slots.at(-1)!);
-      }
-      for (const wakeup of await tx.wakeups.due(now)) {
-        const workspace = workspaces.get(wakeup.sessionId);
-        if (workspace === undefined || !(await tx.wakeups.markFired(wakeup.id))) continue;
-        const late = now - wakeup.at > this.lateAfter;
-        const note = late
-          ? `set for ${iso(wakeup.at)}, delivered at ${iso(now)}: no scheduler was running`
-          : `set for ${iso(wakeup.at)}`;
-        const prompt = `[Wake-up, ${note}] ${wakeup.message}`;
-        const run = {
-          kind: 'wakeup' as const,
-          status: 'queued' as const,
-          ref: wakeup.id,
-          prompt,
-          sessionId: wakeup.sessionId,
-          workspace,
-          caughtUp: late,
-        };
-        ids.push(await tx.insertRun(run, now, this.owner, ttl));
-      }
-      return rows(tx, ids);
-    });
-  }
-
-  private jobRun(job: JobDefinition, slotAt: number, status: 'queued' | 'skipped') {
+  private dueScope(): DueScope {
     return {
-      kind: 'scheduled' as const,
-      status,
-      jobId: job.id,
-      slotAt,
-      prompt: job.prompt,
-      workspace: job.workspace,
+      ...this.leases,
+      lateAfter: this.lateAfter,
+      jobs: this.jobs,
+      now: () => this.clock.now(),
+      interrupted: (run) => this.emit({ type: 'finished', run }),
     };
   }
 
-  /** Takes waiting inbox files, and settles or adopts files a stopped scheduler left in `running/`. */
-  private async takeInbox(inbox: Inbox): Promise<void> {
-    const { store } = this.options;
-    for (const name of await inbox.running()) {
-      const run = await store.byRef('inbox', name);
-      if (!run) await this.queueInbox(inbox, name);
-      else if (run.status === 'ok' || run.status === 'failed') await this.settleInbox(inbox, run);
-    }
-    for (const name of await inbox.waiting()) {
-      if (await inbox.claim(name)) await this.queueInbox(inbox, name);
-    }
-  }
-
-  private async queueInbox(inbox: Inbox, name: string): Promise<void> {
-    const { store } = this.options;
-    const task = await inbox.read(name, this.options.workspace);
-    const now = this.clock.now();
-    if ('error' in task) {
-      const id = await store.insertRun(
-        { kind: 'inbox', status: 'queued', ref: name },
-        now,
-        this.owner,
-        this.ttl,
-      );
-      await store.startRun(id, this.owner, now, this.ttl);
-      await store.finishRun(id, this.owner, { status: 'failed', reason: task.error }, now);
-      const failed = (await store.get(id))!;
-      await this.settleInbox(inbox, failed);
-      this.emit({ type: 'finished', run: failed });
-      return;
-    }
-    const run = {
-      kind: 'inbox' as const,
-      status: 'queued' as const,
-      ref: name,
-      prompt: task.task,
-      workspace: task.workspace,
+  private inboxScope(): InboxScope {
+    return {
+      ...this.leases,
+      workspace: this.options.workspace,
+      now: () => this.clock.now(),
+      recorded: (run) => this.emit({ type: 'recorded', run }),
+      finished: (run) => this.emit({ type: 'finished', run }),
     };
-    const id = await store.insertRun(run, now, this.owner, this.ttl);
-    this.emit({ type: 'recorded', run: (await store.get(id))! });
-  }
-
-  private async settleInbox(inbox: Inbox, run: RunRow): Promise<void> {
-    await inbox.settle(run.ref!, {
-      status: run.status === 'ok' ? 'ok' : 'failed',
-      session: run.sessionId ?? undefined,
-      reason: run.reason ?? undefined,
-      run: run.id,
-      finished_at: iso(run.endedAt ?? this.clock.now()),
-    });
   }
 
   /**
@@ -434,48 +320,11 @@ export class Scheduler {
   }
 
   private execute(run: RunRow, previousSession: string | undefined): Promise<void> {
-    const { store, runner } = this.options;
+    const { store, runner, inbox } = this.options;
     const controller = new AbortController();
     const job = run.jobId ? this.jobs.find((j) => j.id === run.jobId) : undefined;
-    // The run's lease is renewed while it goes, so a long run is not taken for a dead one.
-    let heartbeat: TimerHandle | undefined;
-    const renew = () => {
-      store.renewRunLeases(this.owner, this.clock.now(), this.ttl).catch((err: unknown) => {
-        // The database is away: the lease lapses unless a later renewal gets through.
-        this.emit({ type: 'problem', message: `renewing run leases failed: ${(err as Error).message}` });
-      });
-      heartbeat = this.clock.setTimeout(renew, this.ttl / 3);
-    };
-    heartbeat = this.clock.setTimeout(renew, this.ttl / 3);
-    this.emit({ type: 'started', run });
-    const done = (async () => {
-      let outcome: RunOutcome;
-      try {
-        outcome = await runner(
-          {
-            run,
-            job,
-            previousSession,
-            onSession: (id) => {
-              store.noteSession(run.id, id).catch((err: unknown) => {
-                this.emit({ type: 'problem', message: `run ${run.id}: ${(err as Error).message}` });
-              });
-            },
-          },
-          controller.signal,
-        );
-      } catch (err) {
-        outcome = { status: 'failed', reason: (err as Error).message };
-      }
-      if (controller.signal.aborted && outcome.status === 'ok') outcome = { ...outcome, status: 'failed' };
-      if (controller.signal.aborted) outcome.reason ??= 'stopped: the scheduler was shut down';
-      this.clock.clearTimeout(heartbeat);
-      await store.finishRun(run.id, this.owner, outcome, this.clock.now());
-      const finished = (await store.get(run.id))!;
-      if (finished.kind === 'inbox' && this.options.inbox)
-        await this.settleInbox(this.options.inbox, finished);
-      this.emit({ type: 'finished', run: finished });
-    })().finally(() => {
+    const scope = { ...this.leases, store, runner, inbox, emit: (e: SchedulerEvent) => this.emit(e) };
+    const done = executeRun(scope, run, job, previousSession, controller.signal).finally(() => {
       this.active.delete(run.id);
       return this.dispatch();
     });
@@ -497,16 +346,7 @@ export class Scheduler {
 
   /** The next time something is due: a job's slot or a wake-up (for the loop's sleep and `jobs list`). */
   async nextDue(): Promise<number | undefined> {
-    const { store } = this.options;
-    const times = await Promise.all(
-      this.jobs.map(async (job) => {
-        const state = await store.jobState(job.id);
-        return state ? nextSlot(job.schedule, state.cursorAt, state.anchorAt) : undefined;
-      }),
-    );
-    times.push(await store.wakeups.nextAt());
-    const due = times.filter((t): t is number => t !== undefined);
-    return due.length ? Math.min(...due) : undefined;
+    return nextDue(this.options.store, this.jobs);
   }
 
   /** Ticks until `stop`: at each due time, and every `poll` at least. */
@@ -544,22 +384,11 @@ export class Scheduler {
     await this.idle();
     await this.dispatching;
     await this.handoff.close();
-    await this.options.store.releaseLease(this.owner);
+    await this.lease.release();
     this.leader = false;
   }
 
   private emit(event: SchedulerEvent): void {
     this.options.onEvent?.(event);
   }
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace(/:\d{2}\.\d{3}Z$/, 'Z');
-}
-
-/** The runs of these ids, as recorded. */
-async function rows(records: SchedulerRecords, ids: readonly number[]): Promise<RunRow[]> {
-  const found: RunRow[] = [];
-  for (const id of ids) found.push((await records.get(id))!);
-  return found;
 }

@@ -6,9 +6,9 @@
  *
  * Both backends keep a row per session being run, naming its holder (host, pid, a random id per
  * storage object, so two storage objects of one process are kept apart like two processes) and an
- * expiry. `StoredLeases` below is what they share: taking a lease (one atomic claim in the table),
- * turn-taking within the storage object, renewal on a timer every third of the lease (never a write
- * per step), and telling the run when it lost the lease. A holder that died stops renewing; once its
+ * expiry. `StoredLeases` below is what they share: turn-taking within the storage object, and a
+ * lease per run on the one lease primitive (leases.ts: one atomic claim in the table, renewal on a
+ * timer every third of the lease, never a write per step, and telling the run when it lost it). A holder that died stops renewing; once its
  * expiry passed, another takes the session over. The tables (`LeaseTable`):
  * - PostgreSQL (`postgres/run-leases.ts`): processes of several machines.
  * - SQLite (`sqlite-leases.ts`): processes of one machine on one file (a `hearth serve` and a
@@ -17,7 +17,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type Clock, systemClock, type TimerHandle } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
+import { Lease, type LeaseOps } from './leases.js';
 
 /** A held lease; `release` is idempotent. */
 export interface RunLease {
@@ -91,8 +92,6 @@ export interface LeaseTable {
 export class StoredLeases implements SessionLeases {
   /** This holder: one per storage object, so two in one process are kept apart like two processes. */
   readonly instance = randomUUID();
-  /** Local time, for knowing when a lease the database could not renew has surely lapsed. */
-  private readonly clock: Clock;
   /** The time given to the table: the injected clock's, else none (the table's own). */
   private readonly tableNow: () => number | undefined;
   private readonly ttlMs: number;
@@ -103,7 +102,6 @@ export class StoredLeases implements SessionLeases {
     private readonly table: LeaseTable,
     private readonly holder: LeaseHolder,
   ) {
-    this.clock = holder.clock ?? systemClock;
     const injected = holder.clock;
     this.tableNow = injected ? () => injected.now() : () => undefined;
     this.ttlMs = holder.ttlMs ?? DEFAULT_TTL_MS;
@@ -113,9 +111,8 @@ export class StoredLeases implements SessionLeases {
     if (this.held.has(sessionId)) return { heldBy: `another run in ${this.holder.label}` };
     this.held.add(sessionId);
     try {
-      const now = this.clock.now();
-      if (await this.table.claim(sessionId, this.instance, this.tableNow(), this.ttlMs))
-        return this.hold(sessionId, now + this.ttlMs);
+      const lease = this.lease(sessionId);
+      if ((await lease.acquire()) !== 'held') return this.running(sessionId, lease);
       this.held.delete(sessionId);
       return { heldBy: (await this.heldElsewhere(sessionId)) ?? 'another process' };
     } catch (err) {
@@ -129,63 +126,43 @@ export class StoredLeases implements SessionLeases {
   }
 
   /**
-   * Renews the lease every third of its length until released or lost. It is lost at its expiry
-   * even while a renewal still waits for an answer (a database behind a dead link may not answer
-   * for minutes, and by then another process may run the session).
+   * The session's lease on the table, renewed every third of its length (leases.ts); `take` adds
+   * the turn-taking of this storage object's own runs (test/store/leases.test.ts drives it bare).
    */
-  private hold(sessionId: string, expiresAt: number): RunLease {
-    const lost = new AbortController();
-    let timer: TimerHandle | undefined;
-    let deadline: TimerHandle | undefined;
+  lease(sessionId: string): Lease {
+    return new Lease(this.ops(sessionId), {
+      ttlMs: this.ttlMs,
+      clock: this.holder.clock,
+      name: `The run lease of session ${sessionId}`,
+    });
+  }
+
+  /** The session's row in the table, as the lease primitive works it. */
+  ops(sessionId: string): LeaseOps {
+    const { table, instance, ttlMs } = this;
+    return {
+      acquire: async () =>
+        (await table.claim(sessionId, instance, this.tableNow(), ttlMs)) ? 'acquired' : 'held',
+      renew: () => table.renew(sessionId, instance, this.tableNow(), ttlMs),
+      release: () => table.drop(sessionId, instance),
+    };
+  }
+
+  private running(sessionId: string, lease: Lease): RunLease {
     let done = false;
-    /** Why the last renewal failed, for the message when the lease runs out. */
-    let trouble = 'the database did not answer in time';
-    const stop = () => {
+    const end = () => {
       done = true;
-      this.clock.clearTimeout(timer);
-      this.clock.clearTimeout(deadline);
       this.held.delete(sessionId);
     };
-    const expireAt = (at: number) => {
-      this.clock.clearTimeout(deadline);
-      deadline = this.clock.setTimeout(
-        () => lose(`it lapsed before a renewal went through (${trouble})`),
-        Math.max(0, at - this.clock.now()),
-      );
-      deadline.unref();
-    };
-    const renew = async () => {
-      const now = this.clock.now();
-      try {
-        const renewed = await this.table.renew(sessionId, this.instance, this.tableNow(), this.ttlMs);
-        if (done) return; // released meanwhile
-        if (!renewed) return lose('another process took it over');
-        expiresAt = now + this.ttlMs;
-        expireAt(expiresAt);
-      } catch (err) {
-        // The database is away (or locked): the lease holds until its expiry, and the run with it.
-        trouble = (err as Error).message;
-      }
-      if (!done) schedule();
-    };
-    const lose = (why: string) => {
-      stop();
-      lost.abort(new Error(`The run lease of session ${sessionId} was lost: ${why}.`));
-    };
-    const schedule = () => {
-      timer = this.clock.setTimeout(() => void renew(), Math.max(100, this.ttlMs / 3));
-      timer.unref();
-    };
-    schedule();
-    expireAt(expiresAt);
+    lease.lost.addEventListener('abort', end, { once: true });
     return {
       sessionId,
-      lost: lost.signal,
+      lost: lease.lost,
       release: async () => {
         if (done) return;
-        stop();
+        end();
         // The database is away: the row lapses on its own.
-        await this.table.drop(sessionId, this.instance).catch(() => undefined);
+        await lease.release().catch(() => undefined);
       },
     };
   }

@@ -1,6 +1,8 @@
 /**
- * Whether a process another Hearth process recorded is still running, for locks kept in a file
- * that only processes of one machine share (the SQLite run lease, src/store/sqlite-leases.ts).
+ * Whether a process another Hearth process recorded is still running: the one judge of it, for
+ * the SQLite run lease (src/store/sqlite-leases.ts: a row names its holder's process) and for the
+ * pipeline's claims and workspace holds (`processOwner`: an owner string names it), so that a
+ * holder of this machine that died is taken over at once instead of after its lease.
  *
  * A pid alone is not an identity: once a process dies, the kernel hands its pid to a later one,
  * and a check by `kill(pid, 0)` would call a dead holder alive (a long wait, but safe) or, worse,
@@ -15,6 +17,7 @@
  * Elsewhere (macOS, BSD: no /proc) the record holds the pid only; a missing pid means a dead
  * holder, a present one counts as alive, so pid reuse there only delays a takeover to the expiry.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 
@@ -35,57 +38,62 @@ export interface ProcessTable {
   /** `<boot id>/<pid namespace>` of this process, or null without /proc. */
   machine(): string | null;
   /** Start time of `pid` in clock ticks since boot; null when it does not run, undefined without /proc. */
-  startTicks(pid: number): string | null | undefined;
+  startTicks(pid: number | 'self'): string | null | undefined;
   /** True when a process with this pid exists (the kernel's answer to signal 0). */
   exists(pid: number): boolean;
 }
 
-export const systemProcesses: ProcessTable = {
-  host: () => hostname(),
-  machine: () => {
+/** The process table read from a /proc mounted at `root` (a test lays one out in a folder). */
+export function procTable(root = '/proc'): ProcessTable {
+  const procMounted = () => {
     try {
-      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-      return `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
-    } catch {
-      return null;
-    }
-  },
-  startTicks: (pid) => {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'ENOENT' && procMounted() ? null : undefined;
-    }
-    // Fields after the command name (which may hold spaces and parentheses) start at field 3,
-    // the state: a zombie (Z, or X while it is reaped) runs nothing any more.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z' || fields[0] === 'X') return null;
-    return fields[19];
-  },
-  exists: (pid) => {
-    try {
-      process.kill(pid, 0);
+      readlinkSync(`${root}/self/ns/pid`);
       return true;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'EPERM';
+    } catch {
+      return false;
     }
-  },
-};
-
-function procMounted(): boolean {
-  try {
-    readlinkSync('/proc/self/ns/pid');
-    return true;
-  } catch {
-    return false;
-  }
+  };
+  return {
+    host: () => hostname(),
+    machine: () => {
+      try {
+        const boot = readFileSync(`${root}/sys/kernel/random/boot_id`, 'utf8').trim();
+        return `${boot}/${readlinkSync(`${root}/self/ns/pid`)}`;
+      } catch {
+        return null;
+      }
+    },
+    startTicks: (pid) => {
+      let stat: string;
+      try {
+        stat = readFileSync(`${root}/${pid}/stat`, 'utf8');
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'ENOENT' && procMounted() ? null : undefined;
+      }
+      // Fields after the command name (which may hold spaces and parentheses) start at field 3,
+      // the state: a zombie (Z, or X while it is reaped) runs nothing any more.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') return null;
+      return fields[19];
+    },
+    exists: (pid) => {
+      if (!Number.isInteger(pid) || pid <= 0) return false;
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    },
+  };
 }
+
+export const systemProcesses: ProcessTable = procTable();
 
 /** This process as others should record it. */
 export function thisProcess(table: ProcessTable = systemProcesses): ProcessRecord {
   const machine = table.machine();
-  const ticks = machine === null ? undefined : table.startTicks(process.pid);
+  const ticks = machine === null ? undefined : table.startTicks('self');
   return {
     host: table.host(),
     pid: process.pid,
@@ -104,8 +112,48 @@ export function liveness(record: ProcessRecord, table: ProcessTable = systemProc
     return table.exists(record.pid) ? 'alive' : 'dead';
   }
   const cut = record.identity.lastIndexOf('/');
-  if (record.identity.slice(0, cut) !== machine) return 'unknown';
+  if (machineKey(record.identity.slice(0, cut)) !== machineKey(machine)) return 'unknown';
   const ticks = table.startTicks(record.pid);
   if (ticks === undefined) return 'unknown';
   return ticks === record.identity.slice(cut + 1) ? 'alive' : 'dead';
+}
+
+/**
+ * A boot and pid namespace as an owner string carries them: the boot id's first 12 hex digits
+ * and the namespace's inode (`0123abcd4567.4026531836`); a key in that form already stays as is.
+ */
+function machineKey(machine: string): string {
+  const full = /^([0-9a-f-]+)\/pid:\[(\d+)\]$/.exec(machine);
+  return full ? `${full[1]!.replace(/-/g, '').slice(0, 12)}.${full[2]}` : machine;
+}
+
+/** A holder of the pipeline's claims and workspace holds, and the judge of other holders. */
+export interface ProcessOwner {
+  owner: string;
+  alive(owner: string): boolean;
+}
+
+/**
+ * This process as a holder (a new random part each call): `host:pid:random:process`, where the
+ * random part tells two runs of one process apart, and two machines that share a host name, and
+ * `process` (Linux) is `<boot key>.<start ticks>` (see `machineKey`). An owner is alive unless
+ * `liveness` finds it dead: one this machine cannot judge keeps what it holds until its lease
+ * decides. An owner written without the process part (by an older Hearth, or where /proc is
+ * missing) is judged by its host and pid alone, as it was: dead when it is of this host and no
+ * process has its pid (a store without leases has nothing else to free its tasks by).
+ */
+export function processOwner(table: ProcessTable = systemProcesses): ProcessOwner {
+  const me = thisProcess(table);
+  const cut = me.identity?.lastIndexOf('/') ?? -1;
+  const key = me.identity ? `:${machineKey(me.identity.slice(0, cut))}.${me.identity.slice(cut + 1)}` : '';
+  return {
+    owner: `${me.host}:${me.pid}:${randomUUID().slice(0, 8)}${key}`,
+    alive(owner) {
+      const [host = '', pid = '', , key] = owner.split(':');
+      if (!key) return host !== table.host() || table.exists(Number(pid));
+      const dot = key.lastIndexOf('.');
+      const identity = `${key.slice(0, dot)}/${key.slice(dot + 1)}`;
+      return liveness({ host, pid: Number(pid), identity }, table) !== 'dead';
+    },
+  };
 }

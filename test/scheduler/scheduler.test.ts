@@ -172,10 +172,12 @@ for (const make of schedulerBackends) {
         await clock.nextTimer(15_000); // nothing due before 12:30: it sleeps one poll at a time
         for (let i = 0; i < 2; i++) await clock.elapse(15_000);
         expect(held.calls).toHaveLength(0);
-        // Until the run starts: from then on its lease's heartbeat is a timer too, not the loop's.
+        // Until the run starts, from one sleep of the loop (at most a poll) to the next. The leases'
+        // renewals are timers too (a third of the 60 s lease and more), pending while held.
+        const sleeping = () => clock.pending.filter((ms) => ms <= 15_000);
         while (!started) {
-          await clock.nextTimer();
-          clock.advance(Math.min(...clock.pending));
+          await waitUntil(() => started || sleeping().length > 0, 'the loop to sleep');
+          if (!started) clock.advance(Math.min(...sleeping()));
         }
         await ended;
         expect(held.calls[0]!.run.slotAt).toBe(Date.parse('2025-06-02T12:30:00Z'));
@@ -248,17 +250,20 @@ for (const make of schedulerBackends) {
     describe('leases', () => {
       it('a second scheduler on the same database stands by, then takes over once the lease expires', async () => {
         const held = heldRunner();
-        const clock = new ManualClock(START);
-        const a = await setup([daily({ schedule: 'every 1h' })], held.runner, clock);
-        const b = await setup([daily({ schedule: 'every 1h' })], held.runner, clock);
+        // One clock each: a killed process's clock (and so its lease renewals) stops for good.
+        const clockA = new ManualClock(START);
+        const clockB = new ManualClock(START);
+        const a = await setup([daily({ schedule: 'every 1h' })], held.runner, clockA);
+        const b = await setup([daily({ schedule: 'every 1h' })], held.runner, clockB);
         await a.scheduler.tick();
         await b.scheduler.tick();
         expect([a.scheduler.isLeader, b.scheduler.isLeader]).toEqual([true, false]);
-        clock.advance(HOUR);
+        clockA.advance(HOUR);
+        clockB.advance(HOUR);
         await Promise.all([a.scheduler.tick(), b.scheduler.tick()]);
         await a.scheduler.idle();
-        // a stops ticking (as if killed); b takes over after the lease lapses.
-        clock.advance(2 * HOUR);
+        // a is killed: nothing of it runs again; b takes over after its lease lapses.
+        clockB.advance(2 * HOUR);
         await b.scheduler.tick();
         await b.scheduler.idle();
         expect(b.scheduler.isLeader).toBe(true);

@@ -1,5 +1,6 @@
 /**
- * Whether a holder still runs, as a worker of this machine judges it: by boot, pid namespace, pid
+ * Whether a holder still runs, as a pipeline worker of this machine judges its owner string
+ * (src/util/process-identity.ts, the judge the SQLite run lease uses too: test/store/run-lease.test.ts): by boot, pid namespace, pid
  * and start time, on the real /proc (this process, a child that exited) and on a /proc laid out
  * in a folder for what a test cannot stage for real (a pid reused, a zombie, another boot or
  * namespace). An owner it cannot judge is alive: its lease decides.
@@ -9,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processOwner } from '../../src/pipeline/process-owner.js';
+import { processOwner, procTable } from '../../src/util/process-identity.js';
 
 const linux = process.platform === 'linux';
 
@@ -57,21 +58,23 @@ describe('a holder judged by its process', () => {
       41: stat(41, 'S', 900),
       42: stat(42, 'Z', 700),
     });
-    const judge = processOwner(proc);
+    const judge = processOwner(procTable(proc));
     const here = '0123abcd4567.4026531836';
+    // An owner of this host: one of another host is not this machine's to judge.
+    const h = hostname();
     expect(judge.owner.endsWith(`:${here}.500`)).toBe(true);
-    expect(judge.alive(`h:41:aaaaaaaa:${here}.900`)).toBe(true);
+    expect(judge.alive(`${h}:41:aaaaaaaa:${here}.900`)).toBe(true);
     // Pid 41 now is a process that started at another time: the holder is gone.
-    expect(judge.alive(`h:41:aaaaaaaa:${here}.300`)).toBe(false);
-    expect(judge.alive(`h:42:aaaaaaaa:${here}.700`)).toBe(false);
-    expect(judge.alive(`h:43:aaaaaaaa:${here}.700`)).toBe(false);
+    expect(judge.alive(`${h}:41:aaaaaaaa:${here}.300`)).toBe(false);
+    expect(judge.alive(`${h}:42:aaaaaaaa:${here}.700`)).toBe(false);
+    expect(judge.alive(`${h}:43:aaaaaaaa:${here}.700`)).toBe(false);
     // Another boot, another pid namespace (another container with the same host name): not ours.
-    expect(judge.alive(`h:43:aaaaaaaa:ffffffffffff.4026531836.700`)).toBe(true);
-    expect(judge.alive(`h:43:aaaaaaaa:0123abcd4567.4026532999.700`)).toBe(true);
+    expect(judge.alive(`${h}:43:aaaaaaaa:ffffffffffff.4026531836.700`)).toBe(true);
+    expect(judge.alive(`${h}:43:aaaaaaaa:0123abcd4567.4026532999.700`)).toBe(true);
   });
 
   it('judges an owner without the process part by host and pid, as before', () => {
-    const judge = processOwner(fakeProc({}));
+    const judge = processOwner(procTable(fakeProc({})));
     expect(judge.owner.split(':')).toHaveLength(3);
     expect(judge.alive(`${hostname()}:${process.pid}:aaaaaaaa`)).toBe(true);
     expect(judge.alive('elsewhere:1:aaaaaaaa')).toBe(true);
