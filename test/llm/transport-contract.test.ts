@@ -402,7 +402,9 @@ describe.each(transports)('transport contract: $name', (transport) => {
       const r = await running;
       expect(r.error).toMatchObject({
         kind: 'timeout',
-        message: expect.stringMatching(/no reply within 90s; it may still be reading a long prompt.*first_byte_timeout/),
+        message: expect.stringMatching(
+          /no reply within 90s; it may still be reading a long prompt.*first_byte_timeout/,
+        ),
       });
       expect(server!.requests).toHaveLength(1);
     });
