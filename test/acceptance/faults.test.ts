@@ -1,0 +1,93 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumMissing, launchChromium } from '../support/browser.js';
+import { useCliHarness } from '../support/cli-harness.js';
+import { atPrompt } from '../support/pty.js';
+import { reply } from '../support/scripted-server.js';
+import { loggedInPage, startServe } from './support.js';
+
+/** Faults a user meets, through the installed bin: each reads well and loses nothing. */
+describe('faults that read well, through the installed hearth', () => {
+  const cli = useCliHarness('acc-faults');
+
+  describe('a server that reads a long prompt before its first byte', () => {
+    // An idle timeout of 1 s, a first byte after 3 s: within first_byte_timeout, which is what applies.
+    const slowStart = { HEARTH_IDLE_TIMEOUT: '1', HEARTH_FIRST_BYTE_TIMEOUT: '120' };
+
+    it('a one-shot run waits past the idle timeout for the first byte', async () => {
+      await cli.serve([reply().delayFirstByte(3000).text('Read it all.')]);
+      const r = await cli.run(['summarise the long file'], { env: slowStart });
+      expect(r.stderr).not.toMatch(/sent nothing|Error/);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Read it all.');
+    });
+
+    it('the REPL says the server is reading the prompt while it waits', async () => {
+      await cli.serve([reply().delayFirstByte(3000).text('Read it all.')]);
+      const term = cli.terminal([], { env: slowStart });
+      await term.waitFor(atPrompt);
+      const since = term.screen.length;
+      term.send('summarise the long file\r');
+      await term.waitFor(/the model server is reading the prompt · [12]s/, undefined, since);
+      await term.waitFor(/Read it all\./, undefined, since);
+      await term.waitFor(atPrompt, undefined, since);
+      expect(term.screen.slice(since)).not.toMatch(/sent nothing/);
+    });
+
+    it('gives up at first_byte_timeout and says the server may still be reading the prompt', async () => {
+      await cli.serve([reply().hang()]);
+      const r = await cli.run(['summarise the long file'], {
+        env: { HEARTH_IDLE_TIMEOUT: '60', HEARTH_FIRST_BYTE_TIMEOUT: '1' },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/no reply within 1s; it may still be reading a long prompt/);
+    });
+  });
+
+  describe('a file named with a newline and an escape character', () => {
+    const name = 'odd\n\x1b[2Jname.txt';
+    const shown = 'odd\\n\\e[2Jname.txt';
+
+    it('shows the name spelled out on one tool row in a one-shot run at a terminal', async () => {
+      await writeFile(join(cli.workspace, name), 'inside\n');
+      await cli.serve([reply().tool('read_file', { path: name }), reply().text('Read it.')]);
+      const term = cli.terminal(['read the odd file']);
+      expect(await term.exited).toBe(0);
+      expect(term.screen).toContain(shown);
+      expect(term.screen).not.toContain('\x1b[2J');
+      expect(term.screen).not.toMatch(/odd\r?\n/);
+    });
+  });
+});
+
+if (chromiumMissing) console.warn(chromiumMissing);
+
+describe.skipIf(chromiumMissing !== undefined)(`faults in the web UI (${CHROMIUM})`, () => {
+  const cli = useCliHarness('acc-faults-web');
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('a tool row shows a control character in a file name spelled out', async () => {
+    const name = 'odd\n\x1b[2Jname.txt';
+    await writeFile(join(cli.workspace, name), 'inside\n');
+    await cli.serve([reply().tool('read_file', { path: name }), reply().text('Read it.')]);
+    const gw = await startServe(cli);
+    const page = await loggedInPage(browser, gw);
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.waitForURL(/#\/s\//);
+    const box = page.getByLabel('Message');
+    await box.fill('read the odd file');
+    await box.press('Enter');
+    const row = page.locator('.item.tool .label');
+    await row.waitFor();
+    expect(await row.textContent()).toContain('odd\\n\\e[2Jname.txt');
+    await page.locator('.item.answer', { hasText: 'Read it.' }).waitFor();
+  });
+});
