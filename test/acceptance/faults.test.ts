@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,25 @@ describe('faults that read well, through the installed hearth', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/no reply within 1s; it may still be reading a long prompt/);
     });
+  });
+
+  it('after a SIGKILL of hearth serve, a client says no gateway runs and a new serve takes over', async () => {
+    await cli.serve([]);
+    const gw = await startServe(cli);
+    const file = join(cli.hearthHome, 'gateway.json');
+    const { pid } = JSON.parse(await readFile(file, 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    await gw.run.result;
+    const r = await cli.run(['attach']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/No gateway is running: .*has stopped/);
+    expect(r.stderr).not.toMatch(/ECONNREFUSED|fetch failed|refused/i);
+    // The stale file, which held the dead gateway's token, is gone.
+    await expect(readFile(file, 'utf8')).rejects.toThrow(/ENOENT/);
+    const next = await startServe(cli);
+    const written = JSON.parse(await readFile(file, 'utf8')) as { pid: number; url: string };
+    expect(written.url).toBe(next.url);
+    expect(written.pid).not.toBe(pid);
   });
 
   describe('a file named with a newline and an escape character', () => {
