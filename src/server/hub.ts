@@ -57,6 +57,8 @@ export class SessionHub implements SessionHost {
   /** Setup notes each session was shown: told once per process, not at every turn after a let-go. */
   private readonly told = new Map<string, Set<string>>();
   private readonly watchers = new Set<(json: string) => void>();
+  /** Clients watching a session id before it exists, told when it is created here. */
+  private readonly awaitingCreation = new Map<string, Set<() => void>>();
   private readonly unwatchLog: () => void;
   private readonly creating = new Map<string, Promise<SessionRow>>();
   private sweeping = false;
@@ -175,10 +177,24 @@ export class SessionHub implements SessionHost {
       ({ connection }) => runtime.systemPromptFor(connection),
       () => runtime.systemPrompt,
     );
-    return this.store.create(
+    const row = await this.store.create(
       { id: input.id, workspace: runtime.workspace, title: input.title, model: this.runtimes.selectedModel },
       [{ role: 'system', content: prompt }],
     );
+    for (const created of this.awaitingCreation.get(row.id) ?? []) created();
+    this.awaitingCreation.delete(row.id);
+    return row;
+  }
+
+  /** Calls `created` once a session `id` is created here; the returned function cancels. */
+  whenCreated(id: string, created: () => void): () => void {
+    const waiting = this.awaitingCreation.get(id) ?? new Set();
+    waiting.add(created);
+    this.awaitingCreation.set(id, waiting);
+    return () => {
+      waiting.delete(created);
+      if (waiting.size === 0 && this.awaitingCreation.get(id) === waiting) this.awaitingCreation.delete(id);
+    };
   }
 
   /** True when a session with exactly this id is stored. */

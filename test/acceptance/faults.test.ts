@@ -6,6 +6,7 @@ import { CHROMIUM, chromiumMissing, launchChromium } from '../support/browser.js
 import { useCliHarness } from '../support/cli-harness.js';
 import { atPrompt } from '../support/pty.js';
 import { reply } from '../support/scripted-server.js';
+import { withDeadline } from '../support/wait.js';
 import { loggedInPage, startServe } from './support.js';
 
 /** Faults a user meets, through the installed bin: each reads well and loses nothing. */
@@ -63,6 +64,25 @@ describe('faults that read well, through the installed hearth', () => {
     const written = JSON.parse(await readFile(file, 'utf8')) as { pid: number; url: string };
     expect(written.url).toBe(next.url);
     expect(written.pid).not.toBe(pid);
+  });
+
+  it('a web client watching a session before it exists sees the turn another client starts', async () => {
+    await cli.serve([reply().text('Seen by both.')]);
+    const gw = await startServe(cli);
+    const seen: { type: string }[] = [];
+    const watcher = await gw.socket('/ws/early-watch', (data) => seen.push(JSON.parse(String(data))));
+    const driver = await gw.socket('/ws/early-watch');
+    driver.send(JSON.stringify({ type: 'message', content: 'hello' }));
+    await withDeadline(
+      new Promise<void>((resolve) => {
+        const look = () => (seen.some((m) => m.type === 'done') ? resolve() : setTimeout(look, 20));
+        look();
+      }),
+      'the watcher to see the turn end',
+    );
+    expect(seen[0]).toMatchObject({ type: 'connected', exists: false });
+    watcher.close();
+    driver.close();
   });
 
   describe('a file named with a newline and an escape character', () => {
