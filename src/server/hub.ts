@@ -4,6 +4,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { blindNote } from '../agent/loop.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { Config } from '../config/schema.js';
+import { oversizedInput } from '../llm/input-fit.js';
 import type { Db } from '../store/database.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import { SqliteEventLog } from '../store/events.js';
@@ -284,6 +285,18 @@ export class SessionHub implements SessionHost {
     if (!images?.length || this.remote?.dispatches) return;
     const known = await this.runtimes.vision(await this.store.get(id), model);
     if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
+  }
+
+  /** Refuses a message no request to the session's model could hold (llm/input-fit.ts), before it is queued. */
+  async refuseOversized(id: string, text: string, model?: string): Promise<void> {
+    if (this.remote?.dispatches) return;
+    const row = await this.store.get(id);
+    const window = await this.runtimes.modelFor(row.workspace, row.model, model).then(
+      ({ connection }) => connection.contextWindow,
+      () => undefined,
+    );
+    const oversized = oversizedInput(text, window);
+    if (oversized) throw new GatewayError(413, oversized);
   }
 
   /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */

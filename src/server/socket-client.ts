@@ -149,6 +149,7 @@ export class SessionSocket {
       case 'message': {
         await this.hub.ensure(this.id);
         await this.hub.refuseBlind(this.id, message.images, message.model);
+        await this.hub.refuseOversized(this.id, message.content, message.model);
         const live = await this.session();
         const { position, result } = live.send({
           text: message.content,

@@ -70,19 +70,47 @@ describe('faults that read well, through the installed hearth', () => {
     await cli.serve([reply().text('Seen by both.')]);
     const gw = await startServe(cli);
     const seen: { type: string }[] = [];
-    const watcher = await gw.socket('/ws/early-watch', (data) => seen.push(JSON.parse(String(data))));
+    let ended!: () => void;
+    const done = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const watcher = await gw.socket('/ws/early-watch', (data) => {
+      const message = JSON.parse(String(data)) as { type: string };
+      seen.push(message);
+      if (message.type === 'done') ended();
+    });
     const driver = await gw.socket('/ws/early-watch');
     driver.send(JSON.stringify({ type: 'message', content: 'hello' }));
-    await withDeadline(
-      new Promise<void>((resolve) => {
-        const look = () => (seen.some((m) => m.type === 'done') ? resolve() : setTimeout(look, 20));
-        look();
-      }),
-      'the watcher to see the turn end',
-    );
+    await withDeadline(done, 'the watcher to see the turn end');
     expect(seen[0]).toMatchObject({ type: 'connected', exists: false });
     watcher.close();
     driver.close();
+  });
+
+  describe('a task larger than the model can take', () => {
+    const small = { HEARTH_CONTEXT_WINDOW: '2048' };
+    const huge = 'lorem ipsum dolor '.repeat(5000);
+
+    it('a one-shot run refuses it with advice and sends nothing', async () => {
+      await cli.serve([reply().text('Never.')]);
+      const r = await cli.run([huge], { env: small });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/context window is 2,048 tokens, so it was not sent/);
+      expect(cli.server.requests).toHaveLength(0);
+    });
+
+    it('the REPL refuses a paste with advice, sends nothing and keeps going', async () => {
+      await cli.serve([reply().text('Small one answered.')]);
+      const term = cli.terminal([], { env: small });
+      await term.waitFor(atPrompt);
+      const since = term.screen.length;
+      term.send(`\x1b[200~${'lorem ipsum dolor '.repeat(400)}\x1b[201~\r`);
+      await term.waitFor(/so it was not sent/, undefined, since);
+      await term.waitFor(atPrompt, undefined, since);
+      expect(cli.server.requests).toHaveLength(0);
+      term.send('a small one\r');
+      await term.waitFor(/Small one answered\./, undefined, since);
+    });
   });
 
   describe('a file named with a newline and an escape character', () => {

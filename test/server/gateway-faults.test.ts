@@ -47,3 +47,28 @@ describe('a socket opened on a session before it exists', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
   });
 });
+
+describe('a message too large for the model', () => {
+  let gw: TestGateway | undefined;
+  afterEach(async () => {
+    await gw?.close();
+    gw = undefined;
+  });
+
+  it('is refused over the socket and over HTTP, and nothing reaches the model', async () => {
+    gw = await startGateway([reply().text('Never.')], { config: { context_window: 4096 } });
+    const huge = 'lorem ipsum dolor '.repeat(20_000);
+    const socket = await gw.socket('/ws/huge1');
+    await socket.next((m) => m.type === 'connected');
+    socket.send({ type: 'message', content: huge });
+    const error = await socket.next((m) => m.type === 'error');
+    expect(String(error.message)).toMatch(/context window is 4,096 tokens, so it was not sent/);
+    await gw.json('/api/sessions', { id: 'huge2' });
+    const response = await gw.http('/api/sessions/huge2/messages', {
+      method: 'POST',
+      body: JSON.stringify({ message: huge }),
+    });
+    expect(response.status).toBe(413);
+    expect(gw.llm.requests).toHaveLength(0);
+  });
+});
