@@ -104,7 +104,7 @@ describe('faults that read well, through the installed hearth', () => {
       const term = cli.terminal([], { env: small });
       await term.waitFor(atPrompt);
       const since = term.screen.length;
-      term.send(`\x1b[200~${'lorem ipsum dolor '.repeat(400)}\x1b[201~\r`);
+      term.send(`\x1b[200~${'lorem ipsum dolor '.repeat(1000)}\x1b[201~\r`);
       await term.waitFor(/so it was not sent/, undefined, since);
       await term.waitFor(atPrompt, undefined, since);
       expect(cli.server.requests).toHaveLength(0);
