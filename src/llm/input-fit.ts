@@ -22,7 +22,7 @@ export function oversizedInput(text: string, contextWindow: number | undefined):
   return (
     `This message is about ${tokens.toLocaleString('en')} tokens (${text.length.toLocaleString('en')} characters); ` +
     `the model's context window is ${window.toLocaleString('en')} tokens, so it was not sent. ` +
-    'Save the text to a file in the workspace and ask for it to be read in parts (read_file takes an offset and a limit), ' +
+    'Save the text to a file in the workspace and ask for it to be read in parts (the file tools read a range of lines at a time), ' +
     'or use a model with a larger context_window.'
   );
 }
