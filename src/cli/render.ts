@@ -1,5 +1,6 @@
-import { type AgentEvent, shownCall } from '../agent/events.js';
-import { visible, visibleDeep } from './sanitize.js';
+import { type AgentEvent, shownCall, type UnwrappedCall } from '../agent/events.js';
+import type { ToolCall } from '../llm/types.js';
+import { inline, visible, visibleDeep } from './sanitize.js';
 import { SubagentLines } from './subagent-lines.js';
 import { loadTextWidth, truncateToWidth } from './text-width.js';
 
@@ -32,26 +33,38 @@ export function colorEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv)
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
-/** The one argument that says what a call is about, for a one-line summary. */
 /** A call in one line when its tool gave no label: the tool and its key argument. */
 export function callLine(call: { name: string; arguments: string }): string {
   return `${call.name} ${keyArgument(call.arguments)}`.trim();
 }
 
+/**
+ * A tool row's text: the tool's label, or the call in one line. A line break or a control
+ * character in it (a file name may hold any) is spelled out, so the row stays one row.
+ */
+export function callRow(event: { call: ToolCall; label?: string; unwrapped?: UnwrappedCall }): string {
+  return event.label !== undefined ? inline(event.label) : callLine(shownCall(event));
+}
+
+/** The one argument that says what a call is about, for a one-line summary; line breaks spelled out. */
 function keyArgument(args: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);
   } catch {
-    return oneLine(args);
+    return spelledLine(args);
   }
-  if (!parsed || typeof parsed !== 'object') return oneLine(String(parsed));
+  if (!parsed || typeof parsed !== 'object') return spelledLine(String(parsed));
   const record = parsed as Record<string, unknown>;
   for (const key of ['command', 'path', 'pattern', 'paths', 'query', 'url', 'message']) {
     if (record[key] !== undefined)
-      return oneLine(typeof record[key] === 'string' ? record[key] : JSON.stringify(record[key]));
+      return spelledLine(typeof record[key] === 'string' ? record[key] : JSON.stringify(record[key]));
   }
-  return oneLine(JSON.stringify(parsed));
+  return spelledLine(JSON.stringify(parsed));
+}
+
+function spelledLine(text: string, max = 80): string {
+  return truncateToWidth(inline(text).trim(), max);
 }
 
 /** Text on one terminal line: control characters shown (sanitize.ts), whitespace collapsed, cut at `max` columns. */
@@ -150,7 +163,7 @@ export class TerminalRenderer {
         this.endReasoning();
         this.retracted = false;
         this.endAnswerLine();
-        this.calls.set(event.call.id, event.label ?? callLine(shownCall(event)));
+        this.calls.set(event.call.id, callRow(event));
         break;
       case 'approval_request':
         if (event.preview !== undefined) this.previewed.add(event.call.id);

@@ -2,6 +2,7 @@ import type { AgentEvent, DoneEvent, StopReason } from '../agent/events.js';
 import { adoptPlan, PLAN_APPROVED, planRequest } from '../agent/plan-first.js';
 import type { Runtime } from '../agent/runtime.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
+import { oversizedInput } from '../llm/input-fit.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
 import type { SessionRow } from '../store/rows.js';
@@ -60,6 +61,9 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   const emit = json
     ? (event: AgentEvent) => json.write(event)
     : (event: AgentEvent) => renderer.render(event);
+  // Refused before a session exists: nothing is stored or sent for a task no request can hold.
+  const oversized = options.task ? oversizedInput(options.task, connection.contextWindow) : undefined;
+  if (oversized) throw new UsageError(oversized);
   const images = await readTaskImages(options.images, runtime, connection);
 
   let declined = 0;

@@ -43,6 +43,14 @@ export function visible(text: string): string {
 }
 
 /**
+ * `text` for a place that holds one line (a tool row, a file name): like `visible`, and newlines and
+ * tabs spelled too (`\n`, `\t`), so a file named `a<newline>b` reads as `a\nb` and cannot break the row.
+ */
+export function inline(text: string): string {
+  return visible(text).replace(/[\n\t]/g, (ch) => (ch === '\n' ? '\\n' : '\\t'));
+}
+
+/**
  * A copy of an event (or any plain JSON value) with every string in it made `visible`: the one
  * step a renderer takes before it shows anything of an event, so no field can be forgotten.
  */

@@ -1,5 +1,5 @@
-import { type SubagentEvent, shownCall } from '../agent/events.js';
-import { callLine, firstLine, formatTokens, oneLine, type Style } from './render.js';
+import type { SubagentEvent } from '../agent/events.js';
+import { callRow, firstLine, formatTokens, oneLine, type Style } from './render.js';
 
 /** A line about a sub-agent, with whose it is (for the REPL's folding). */
 export interface SubagentLine {
@@ -66,7 +66,7 @@ export class SubagentLines {
         const inner = event.event;
         const indent = pad(event.depth);
         if (inner.type === 'tool_call') {
-          this.labels.set(`${event.id}:${inner.call.id}`, inner.label ?? callLine(shownCall(inner)));
+          this.labels.set(`${event.id}:${inner.call.id}`, callRow(inner));
           const agent = this.known.get(event.id);
           if (agent) agent.calls++;
           return [];

@@ -62,6 +62,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       timeout: z.number().positive().default(600),
       /** Seconds of silence allowed between streamed chunks before the server counts as stuck. */
       idle_timeout: z.number().positive().default(180),
+      /** Seconds to wait for a reply's first chunk while the server reads the prompt; unset: `timeout`. */
+      first_byte_timeout: z.number().positive().optional(),
       max_retries: z.number().int().min(0).max(20).default(4),
       temperature: z.number().min(0).max(2).optional(),
       /** Nucleus sampling; unset leaves the server's default. */

@@ -98,6 +98,7 @@ const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_MAX_ITERATIONS: { key: 'max_iterations', kind: 'number' },
   HEARTH_TIMEOUT: { key: 'timeout', kind: 'number' },
   HEARTH_IDLE_TIMEOUT: { key: 'idle_timeout', kind: 'number' },
+  HEARTH_FIRST_BYTE_TIMEOUT: { key: 'first_byte_timeout', kind: 'number' },
   HEARTH_MAX_RETRIES: { key: 'max_retries', kind: 'number' },
   HEARTH_TEMPERATURE: { key: 'temperature', kind: 'number' },
   HEARTH_TOP_P: { key: 'top_p', kind: 'number' },

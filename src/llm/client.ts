@@ -27,6 +27,8 @@ export interface LlmClientOptions {
   timeoutMs?: number;
   /** Longest silence allowed between streamed chunks: local servers sometimes hang. */
   idleTimeoutMs?: number;
+  /** Longest wait for the first chunk, while the server reads the prompt; default `timeoutMs`. */
+  firstByteTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Drives the timeouts and retry backoff; the system clock unless a test injects one. */
   clock?: Clock;

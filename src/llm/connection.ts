@@ -31,6 +31,7 @@ export type ConnectionSettings = Pick<
   | 'context_window'
   | 'timeout'
   | 'idle_timeout'
+  | 'first_byte_timeout'
   | 'max_retries'
   | 'temperature'
   | 'top_p'
@@ -352,6 +353,7 @@ export function createClient(
     apiKey: settings.api_key,
     timeoutMs: settings.timeout * 1000,
     idleTimeoutMs: settings.idle_timeout * 1000,
+    firstByteTimeoutMs: (settings.first_byte_timeout ?? settings.timeout) * 1000,
     retry: { maxRetries: settings.max_retries },
     temperature: settings.temperature,
     topP: settings.top_p,

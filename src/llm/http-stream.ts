@@ -40,6 +40,11 @@ export interface StreamLimits {
   timeoutMs?: number;
   /** Longest silence allowed between streamed chunks: local servers sometimes hang. */
   idleTimeoutMs?: number;
+  /**
+   * Longest wait for the reply's first chunk: the server reads the whole prompt before it sends
+   * anything, which on slow hardware takes minutes. Defaults to the whole-request limit.
+   */
+  firstByteTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Drives the timeouts and the backoff between attempts; the system clock unless a test injects one. */
   clock?: Clock;
@@ -94,16 +99,22 @@ async function* attempt(
 ): AsyncGenerator<LlmEvent, AttemptOutcome> {
   const timeoutMs = limits.timeoutMs ?? 600_000;
   const idleTimeoutMs = limits.idleTimeoutMs ?? 180_000;
+  const firstByteTimeoutMs = limits.firstByteTimeoutMs ?? timeoutMs;
   const clock = limits.clock ?? systemClock;
   const controller = new AbortController();
-  let why: 'timeout' | 'idle' | undefined;
+  let why: 'timeout' | 'idle' | 'first-byte' | undefined;
   const onUserAbort = () => controller.abort();
   signal?.addEventListener('abort', onUserAbort, { once: true });
   const total = clock.setTimeout(() => {
     why = 'timeout';
     controller.abort();
   }, timeoutMs);
-  let idle: TimerHandle | undefined;
+  // Until the first chunk the server is still reading the prompt: the first-byte limit applies;
+  // from then on, the idle limit between chunks.
+  let idle: TimerHandle | undefined = clock.setTimeout(() => {
+    why = 'first-byte';
+    controller.abort();
+  }, firstByteTimeoutMs);
   const touch = () => {
     clock.clearTimeout(idle);
     idle = clock.setTimeout(() => {
@@ -123,12 +134,21 @@ async function* attempt(
         },
       };
     }
+    if (why === 'first-byte') {
+      return {
+        outcome: 'fail',
+        error: {
+          kind: 'timeout',
+          message: `The model server sent no reply within ${Math.round(firstByteTimeoutMs / 1000)}s; it may still be reading a long prompt. On slow hardware raise first_byte_timeout (seconds), or check the server's log.`,
+        },
+      };
+    }
     if (why === 'idle') {
       return {
         outcome: 'fail',
         error: {
           kind: 'timeout',
-          message: `The model server sent nothing for ${Math.round(idleTimeoutMs / 1000)}s${streaming ? ' in the middle of a reply' : ''}; it may be stuck. Check the server's log, or raise the idle timeout.`,
+          message: `The model server sent nothing for ${Math.round(idleTimeoutMs / 1000)}s in the middle of a reply; it may be stuck. Check the server's log, or raise idle_timeout (seconds).`,
         },
       };
     }
@@ -140,7 +160,6 @@ async function* attempt(
   let finished = false;
   const timing: ReplyTiming = { sentAt: clock.now(), now: () => clock.now() };
   try {
-    touch();
     try {
       response = await postStreaming(spec.url, spec.headers, spec.body, controller.signal);
     } catch (err) {

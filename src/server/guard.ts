@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { hostname, networkInterfaces } from 'node:os';
+import { PinLockout } from './pin-lockout.js';
 
 /**
  * Who may use the gateway. Every request, loopback included, must name the gateway by one of its
@@ -15,11 +16,11 @@ export interface GuardSettings {
   origins: readonly string[];
   /** Names the gateway may be reached by besides its addresses (a reverse proxy, a DNS name). */
   hosts: readonly string[];
+  /** Times PIN lock-outs; Date.now unless a test injects a clock. */
+  now?: () => number;
 }
 
 export const SESSION_COOKIE = 'hearth_session';
-/** Wrong PINs tolerated before PIN login is switched off until the gateway restarts. */
-export const MAX_PIN_FAILURES = 10;
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
 export function isLoopback(host: string): boolean {
@@ -67,7 +68,15 @@ export function hostName(header: string): string {
   return name.toLowerCase().replace(/\.$/, '');
 }
 
-export type LoginResult = { ok: true; cookie: string } | { ok: false; status: 401 | 429; detail: string };
+export type LoginResult =
+  | { ok: true; cookie: string }
+  /** `retryAfterSeconds`: with 429, when this client may give a PIN again. */
+  | { ok: false; status: 401 | 429; detail: string; retryAfterSeconds?: number };
+
+function describeWait(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  return seconds < 120 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`;
+}
 
 export class Guard {
   private allowedHosts = new Set<string>();
@@ -75,11 +84,12 @@ export class Guard {
   private readonly cookies = new Set<string>();
   /** Digests of login codes not used yet. */
   private readonly codes = new Set<string>();
-  private pinFailures = 0;
+  private readonly pinLockout: PinLockout;
   private readonly tokenDigest: Buffer;
 
   constructor(private readonly settings: GuardSettings) {
     this.tokenDigest = digest(settings.token);
+    this.pinLockout = new PinLockout(settings.now ?? Date.now);
     this.bound('127.0.0.1');
   }
 
@@ -137,8 +147,11 @@ export class Guard {
     return code;
   }
 
-  /** Exchanges the PIN, the token or a login code for a session cookie (browsers cannot hold a header). */
-  login(input: { pin?: string; token?: string; code?: string }): LoginResult {
+  /**
+   * Exchanges the PIN, the token or a login code for a session cookie (browsers cannot hold a
+   * header). `address`: the client's, where wrong PINs are counted (pin-lockout.ts).
+   */
+  login(input: { pin?: string; token?: string; code?: string }, address: string): LoginResult {
     if (input.code !== undefined) {
       if (!this.codes.delete(digest(input.code).toString('hex'))) {
         return {
@@ -165,17 +178,20 @@ export class Guard {
           : 'This gateway takes no PIN; use its token.',
       };
     }
-    if (this.pinFailures >= MAX_PIN_FAILURES) {
+    const waitMs = this.pinLockout.waitFor(address);
+    if (waitMs > 0) {
       return {
         ok: false,
         status: 429,
-        detail: `PIN login is off after ${MAX_PIN_FAILURES} wrong PINs; restart the gateway for a new one.`,
+        retryAfterSeconds: Math.ceil(waitMs / 1000),
+        detail: `Too many wrong PINs: try again in ${describeWait(waitMs)}, or log in with the token (it always works).`,
       };
     }
     if (!sameSecret(input.pin, pin)) {
-      this.pinFailures++;
+      this.pinLockout.failed(address);
       return { ok: false, status: 401, detail: 'Wrong PIN.' };
     }
+    this.pinLockout.succeeded(address);
     return { ok: true, cookie: this.issue() };
   }
 

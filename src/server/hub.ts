@@ -5,6 +5,7 @@ import { blindNote } from '../agent/loop.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import type { RunMode, WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
+import { oversizedInput } from '../llm/input-fit.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import type { SessionRow } from '../store/rows.js';
 import type { SessionStorage } from '../store/session-storage.js';
@@ -61,6 +62,8 @@ export class SessionHub implements SessionHost {
   /** Setup notes each session was shown: told once per process, not at every turn after a let-go. */
   private readonly told = new Map<string, Set<string>>();
   private readonly watchers = new Set<(json: string) => void>();
+  /** Clients watching a session id before it exists, told when it is created here. */
+  private readonly awaitingCreation = new Map<string, Set<() => void>>();
   private readonly unwatchLog: () => void;
   private readonly creating = new Map<string, Promise<SessionRow>>();
   private sweeping = false;
@@ -180,10 +183,24 @@ export class SessionHub implements SessionHost {
       ({ connection }) => runtime.systemPromptFor(connection),
       () => runtime.systemPrompt,
     );
-    return this.store.create(
+    const row = await this.store.create(
       { id: input.id, workspace: runtime.workspace, title: input.title, model: this.runtimes.selectedModel },
       [{ role: 'system', content: prompt }],
     );
+    for (const created of this.awaitingCreation.get(row.id) ?? []) created();
+    this.awaitingCreation.delete(row.id);
+    return row;
+  }
+
+  /** Calls `created` once a session `id` is created here; the returned function cancels. */
+  whenCreated(id: string, created: () => void): () => void {
+    const waiting = this.awaitingCreation.get(id) ?? new Set();
+    waiting.add(created);
+    this.awaitingCreation.set(id, waiting);
+    return () => {
+      waiting.delete(created);
+      if (waiting.size === 0 && this.awaitingCreation.get(id) === waiting) this.awaitingCreation.delete(id);
+    };
   }
 
   /** True when a session with exactly this id is stored. */
@@ -273,6 +290,18 @@ export class SessionHub implements SessionHost {
     if (!images?.length || this.remote?.dispatches) return;
     const known = await this.runtimes.vision(await this.store.get(id), model);
     if (known.vision === false) throw new GatewayError(422, blindNote(known.model));
+  }
+
+  /** Refuses a message no request to the session's model could hold (llm/input-fit.ts), before it is queued. */
+  async refuseOversized(id: string, text: string, model?: string): Promise<void> {
+    if (this.remote?.dispatches) return;
+    const row = await this.store.get(id);
+    const window = await this.runtimes.modelFor(row.workspace, row.model, model).then(
+      ({ connection }) => connection.contextWindow,
+      () => undefined,
+    );
+    const oversized = oversizedInput(text, window);
+    if (oversized) throw new GatewayError(413, oversized);
   }
 
   /** Tells the activity feed's watchers; scheduler events name the run's session, or none. */

@@ -134,7 +134,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
   const home = options.home ?? hearthHome();
   const stateFile =
     options.stateFile === false ? undefined : (options.stateFile ?? join(home, 'gateway.json'));
-  const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts });
+  const guard = new Guard({ token, pin, origins: settings.origins, hosts: settings.hosts, now });
   const dbPath = options.db?.name ?? defaultDbPath(config);
   const db = options.db ?? openDatabase(dbPath);
   const local = sqliteStorage(db, dbPath, false);

@@ -44,6 +44,9 @@ const MAX_BEHIND = 16 * 1024 * 1024;
  */
 export class SessionSocket {
   private stop: (() => void) | undefined;
+  private stopped = false;
+  /** Subscribed to the session's events (`stop` may instead be a wait for its creation). */
+  private watching = false;
   /** Events that came before the `connected` greeting was sent. */
   private early: Array<[json: string, seq: number]> | undefined;
   /**
@@ -72,6 +75,8 @@ export class SessionSocket {
     // before the greeting waits for it.
     const early: Array<[string, number]> = [];
     if (live) this.watch(live, this.since, early);
+    // Not there yet: watched from its first event once another client creates it.
+    else this.stop = this.hub.whenCreated(this.id, () => this.adopt());
     const lastSeq = live ? await live.recorder.stored() : 0;
     // Read before this client's first message is handled: a turn it starts marks the same messages
     // (clients take each stored message once, by its index). A turn under way has its own events.
@@ -97,11 +102,24 @@ export class SessionSocket {
     for (const [json, seq] of waiting) this.deliver(json, seq);
   }
 
+  /** Starts watching a session created after this client connected: every event, from the first. */
+  private adopt(): void {
+    this.chain = this.chain
+      .then(async () => {
+        const live = await this.hub.session(this.id);
+        // This client's own first message may have created it and be watching it already.
+        if (this.stopped || this.watching) return;
+        this.watch(live, 0);
+      })
+      .catch((err: unknown) => this.fail(err));
+  }
+
   receive(text: string): void {
     this.chain = this.chain.then(() => this.handle(text)).catch((err: unknown) => this.fail(err));
   }
 
   close(): void {
+    this.stopped = true;
     this.stop?.();
     this.stop = undefined;
   }
@@ -131,6 +149,7 @@ export class SessionSocket {
       case 'message': {
         await this.hub.ensure(this.id);
         await this.hub.refuseBlind(this.id, message.images, message.model);
+        await this.hub.refuseOversized(this.id, message.content, message.model);
         const live = await this.session();
         const { position, result } = live.send({
           text: message.content,
@@ -182,11 +201,13 @@ export class SessionSocket {
   private async session(): Promise<LiveSession> {
     await this.hub.ensure(this.id);
     const live = await this.hub.session(this.id);
-    if (!this.stop) this.watch(live, 0);
+    if (!this.watching) this.watch(live, 0);
     return live;
   }
 
   private watch(live: LiveSession, since: number | undefined, early?: Array<[string, number]>): void {
+    this.stop?.();
+    this.watching = true;
     this.early = early;
     this.stop = live.subscribe((json, seq) => {
       if (this.early) this.early.push([json, seq]);

@@ -199,7 +199,7 @@ describe('the interactive REPL on a real terminal', () => {
     const since = term.screen.length;
     term.send('slow one\r');
     // The server answers only once the indicator has counted a second.
-    await term.waitFor(/waiting for the model · 1s/, undefined, since);
+    await term.waitFor(/the model server is reading the prompt · 1s/, undefined, since);
     cli.server.release();
     await term.waitFor(atPrompt, undefined, since);
     expect(term.screen.slice(since)).toContain('Finally.');

@@ -382,24 +382,43 @@ describe.each(transports)('transport contract: $name', (transport) => {
   });
 
   describe('timeouts', () => {
-    it('waits through a slow first byte that stays within the idle timeout', async () => {
-      const llm = await client([reply().delayFirstByte(120_000).text('late')], { idleTimeoutMs: 180_000 });
+    it('waits for a first byte past the idle timeout: the server is still reading the prompt', async () => {
+      const llm = await client([reply().delayFirstByte(240_000).text('late')], {
+        idleTimeoutMs: 180_000,
+        firstByteTimeoutMs: 300_000,
+      });
       const running = collect(llm, clock);
-      await clock.elapse(120_000);
+      await server!.waitForRequests(1);
+      await clock.elapse(240_000);
       expect((await running).done!.message.content).toBe('late');
     });
 
-    it('gives up on a server silent for the idle timeout, and says how long', async () => {
-      const llm = await client([reply().hang()], { idleTimeoutMs: 180_000 });
+    it('gives up on a first byte that takes longer than its own limit, and says why', async () => {
+      const llm = await client([reply().hang()], { idleTimeoutMs: 30_000, firstByteTimeoutMs: 90_000 });
       const running = collect(llm, clock);
       await server!.waitForRequests(1);
-      clock.advance(180_000);
+      clock.advance(60_000);
+      clock.advance(30_000);
       const r = await running;
       expect(r.error).toMatchObject({
         kind: 'timeout',
-        message: expect.stringMatching(/sent nothing for 180s;/),
+        message: expect.stringMatching(
+          /no reply within 90s; it may still be reading a long prompt.*first_byte_timeout/,
+        ),
       });
       expect(server!.requests).toHaveLength(1);
+    });
+
+    it('waits for the first byte as long as the whole-request limit when no first-byte limit is set', async () => {
+      const llm = await client([reply().hang()], { timeoutMs: 600_000, idleTimeoutMs: 180_000 });
+      const running = collect(llm, clock);
+      await server!.waitForRequests(1);
+      clock.advance(180_000);
+      expect(clock.pending.length).toBeGreaterThan(0);
+      clock.advance(420_000);
+      const r = await running;
+      expect(r.error).toMatchObject({ kind: 'timeout' });
+      expect(r.error!.message).not.toMatch(/sent nothing for 180s/);
     });
 
     it('gives up on a stream that stalls in the middle of a reply', async () => {
@@ -417,7 +436,11 @@ describe.each(transports)('transport contract: $name', (transport) => {
     });
 
     it('gives up when the whole request takes longer than its limit', async () => {
-      const llm = await client([reply().hang()], { timeoutMs: 60_000, idleTimeoutMs: 180_000 });
+      const llm = await client([reply().hang()], {
+        timeoutMs: 60_000,
+        idleTimeoutMs: 180_000,
+        firstByteTimeoutMs: 180_000,
+      });
       const running = collect(llm, clock);
       await server!.waitForRequests(1);
       clock.advance(60_000);

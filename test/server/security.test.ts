@@ -3,8 +3,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { MAX_PIN_FAILURES } from '../../src/server/guard.js';
 import { createServer, GatewayConfigError } from '../../src/server/index.js';
+import { FREE_PIN_TRIES } from '../../src/server/pin-lockout.js';
 import { openSocket, startGateway, type TestGateway, TOKEN } from '../support/gateway.js';
 
 let gw: TestGateway | undefined;
@@ -194,7 +194,7 @@ describe('starting', () => {
 });
 
 describe('browsers', () => {
-  it('trade the PIN for an HttpOnly cookie; wrong PINs switch PIN login off', async () => {
+  it('trade the PIN for an HttpOnly cookie; wrong PINs make the client wait, the token still works', async () => {
     const pin = '482913';
     gw = await startGateway([], { host: '0.0.0.0', gateway: { pin } });
     const login = (body: object) =>
@@ -227,10 +227,12 @@ describe('browsers', () => {
     );
     expect(csrf.status).toBe(403);
 
-    for (let i = 0; i < MAX_PIN_FAILURES; i++) expect((await login({ pin: '000000' })).status).toBe(401);
+    for (let i = 0; i < FREE_PIN_TRIES; i++) expect((await login({ pin: '000000' })).status).toBe(401);
     const locked = await login({ pin });
     expect(locked.status).toBe(429);
-    expect(((await locked.json()) as { detail: string }).detail).toContain('restart');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await locked.json()) as { detail: string }).detail).toMatch(/try again in \d+ s.*token/);
+    expect((await login({ token: TOKEN })).status).toBe(200);
   });
 
   it('get CORS answers only from configured origins', async () => {

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { inline } from './inline.js';
 
 interface Entry {
   name: string;
@@ -43,7 +44,7 @@ function Folder({ id, path, onOpen, onError }: Props & { path: string }) {
         ) : (
           <li key={full}>
             <button type="button" class="file" onClick={() => onOpen(full)}>
-              {entry.name}
+              {inline(entry.name)}
             </button>
           </li>
         );
@@ -58,7 +59,7 @@ function DirRow(props: Props & { path: string; name: string }) {
   return (
     <li>
       <details onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
-        <summary>{props.name}/</summary>
+        <summary>{inline(props.name)}/</summary>
         {open && (
           <ul>
             <Folder id={props.id} path={props.path} onOpen={props.onOpen} onError={props.onError} />
@@ -79,9 +80,9 @@ export function FileViewer({ id, path, onClose }: { id: string; path: string; on
     ).then(setFile, (err: unknown) => setError((err as Error).message));
   }, [id, path]);
   return (
-    <div class="viewer" role="dialog" aria-label={`File ${path}`}>
+    <div class="viewer" role="dialog" aria-label={`File ${inline(path)}`}>
       <header>
-        <span class="path">{path}</span>
+        <span class="path">{inline(path)}</span>
         {file?.truncated && <span class="muted"> (first part of {file.size} bytes)</span>}
         <button type="button" class="icon" aria-label="Close" onClick={onClose}>
           ×

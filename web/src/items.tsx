@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { Diff } from './diff.js';
+import { inline } from './inline.js';
 import { renderMarkdown } from './markdown.js';
 import type { ShownItem } from './view.js';
 
@@ -53,7 +54,7 @@ function ToolRow({ item, onAnswer }: { item: Extract<ShownItem, { kind: 'tool' }
       <details open={hasDiff}>
         <summary>
           <span class="dot" aria-hidden="true" />
-          <span class="label">{item.label}</span>
+          <span class="label">{inline(item.label)}</span>
           <span class="state">{item.status === 'waiting' ? 'needs approval' : item.status}</span>
           <span class="ms">{seconds(item.ms)}</span>
         </summary>

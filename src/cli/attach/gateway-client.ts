@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hearthHome } from '../../config/load.js';
-import type { GatewayFile } from '../../server/state-file.js';
+import { readGatewayFile } from '../../server/state-file.js';
 import { UsageError } from '../usage-error.js';
 
 /** Where a gateway is and the token it takes. */
@@ -26,52 +25,30 @@ export async function locateGateway(flags: AddressFlags, env: NodeJS.ProcessEnv)
   const token = flags.token ?? env.HEARTH_GATEWAY_TOKEN;
   const file = join(hearthHome(env), 'gateway.json');
   if (url !== undefined && token !== undefined) return { url: trimUrl(url), token };
-  const written = await readGatewayFile(file);
-  if (!written) {
+  const read = await readGatewayFile(file);
+  if (read.state === 'invalid')
+    throw new UsageError(
+      `${file} is not a gateway file (url, token, pid); remove it and start: hearth serve`,
+    );
+  if (read.state === 'stopped') {
+    throw new UsageError(
+      `No gateway is running: the one that wrote ${file} (process ${read.pid}) has stopped, so the file was removed. Start one with: hearth serve`,
+    );
+  }
+  if (read.state === 'absent') {
     throw new UsageError(
       url === undefined
         ? `No gateway is running: ${file} does not exist. Start one with: hearth serve (or give --url and --token).`
         : `No token for ${url}: give --token (or HEARTH_GATEWAY_TOKEN).`,
     );
   }
+  const written = read.file;
   if (url !== undefined && trimUrl(url) !== trimUrl(written.url)) {
     throw new UsageError(
       `No token for ${url}: ${file} is for ${written.url}. Give --token (or HEARTH_GATEWAY_TOKEN).`,
     );
   }
-  if (!processAlive(written.pid)) {
-    throw new UsageError(
-      `No gateway is running: the one that wrote ${file} (process ${written.pid}) has stopped. Start one with: hearth serve`,
-    );
-  }
   return { url: trimUrl(written.url), token: token ?? written.token };
-}
-
-async function readGatewayFile(file: string): Promise<GatewayFile | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  try {
-    const parsed = JSON.parse(text) as Partial<GatewayFile>;
-    if (typeof parsed.url === 'string' && typeof parsed.token === 'string' && typeof parsed.pid === 'number')
-      return parsed as GatewayFile;
-  } catch {
-    // Reported below.
-  }
-  throw new UsageError(`${file} is not a gateway file (url, token, pid); remove it and start: hearth serve`);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, as another user's process.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function trimUrl(url: string): string {

@@ -1,5 +1,5 @@
-import { type AgentEvent, shownCall } from '../../agent/events.js';
-import { callLine, colorDiff, firstLine, isDiff, type Style } from '../render.js';
+import type { AgentEvent } from '../../agent/events.js';
+import { callRow, colorDiff, firstLine, isDiff, type Style } from '../render.js';
 import { visibleDeep } from '../sanitize.js';
 import { columnsOf, RowCounter, stripAnsi } from '../text-width.js';
 import { MarkdownStream } from './markdown.js';
@@ -82,7 +82,7 @@ export class ReplRenderer {
         break;
       case 'tool_call':
         this.retracted = false;
-        this.lastCall = event.label ?? callLine(shownCall(event));
+        this.lastCall = callRow(event);
         this.calls.set(event.call.id, this.lastCall);
         this.settle();
         break;

@@ -3,6 +3,7 @@ import { adoptPlan, PLAN_APPROVED, planRequest } from '../../agent/plan-first.js
 import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
+import { oversizedInput } from '../../llm/input-fit.js';
 import type { SessionRow } from '../../store/rows.js';
 import type { Connection } from '../connect.js';
 import { reflectOnLeaving } from '../reflect-on-exit.js';
@@ -101,8 +102,14 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const ran = new Set<string>();
   const runTask = async (task: string, planFirst = false) => {
     // Images the entry names are read (or refused) before a session exists: nothing is stored for a refusal.
+    const connection = await repl.connect();
+    const oversized = oversizedInput(task, connection.contextWindow);
+    if (oversized) {
+      stderr.write(`${errStyle.red(oversized)}\n`);
+      return;
+    }
     const files = await imageMentions(task, runtime.workspace);
-    const images = await readTaskImages(files, runtime, await repl.connect());
+    const images = await readTaskImages(files, runtime, connection);
     if (images) stderr.write(`${errStyle.dim(`(attached ${files.map((f) => visible(f)).join(', ')})`)}\n`);
     const session = await repl.ensureSession();
     ran.add(session.id);

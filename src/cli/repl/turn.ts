@@ -5,7 +5,7 @@ import type { ReplRenderer } from './render-turn.js';
 import type { Spinner } from './spinner.js';
 
 /** Events after which the REPL waits on the model or a tool again, with what to say meanwhile. */
-const WAITING = 'waiting for the model';
+const WAITING = 'the model server is reading the prompt';
 
 /** A sub-agent's events that show a line or change what it is doing. */
 const SHOWN_STEPS = new Set([

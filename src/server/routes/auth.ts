@@ -13,7 +13,7 @@ const login = route(
     path: '/api/auth/login',
     tags: ['auth'],
     summary: 'Trade the PIN, the token or a one-time login code for a session cookie',
-    description: `Sets the HttpOnly, SameSite=Strict cookie \`${SESSION_COOKIE}\`. Wrong PINs are counted: after a few, PIN login stays off until the gateway restarts.`,
+    description: `Sets the HttpOnly, SameSite=Strict cookie \`${SESSION_COOKIE}\`. Wrong PINs are counted per client address: after a few, that address waits a time that doubles with each further wrong PIN (and after many from all addresses, everyone does). The token always works.`,
     request: {
       body: jsonBody(
         z.object({
@@ -35,8 +35,11 @@ const login = route(
     },
   }),
   (c, { guard }) => {
-    const result = guard.login(c.req.valid('json'));
-    if (!result.ok) throw new GatewayError(result.status, result.detail);
+    const result = guard.login(c.req.valid('json'), c.env.incoming.socket.remoteAddress ?? 'unknown');
+    if (!result.ok) {
+      if (result.retryAfterSeconds !== undefined) c.header('retry-after', String(result.retryAfterSeconds));
+      throw new GatewayError(result.status, result.detail);
+    }
     setCookie(c, SESSION_COOKIE, result.cookie, { httpOnly: true, sameSite: 'Strict', path: '/' });
     return c.json({ ok: true as const }, 200);
   },

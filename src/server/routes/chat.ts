@@ -39,6 +39,7 @@ const chat = route(
     const { message, images, mode, model } = c.req.valid('json');
     await hub.ensure(session);
     await hub.refuseBlind(session, images, model);
+    await hub.refuseOversized(session, message, model);
     const live = await hub.session(session);
     const job = live.send({ text: message, images, mode, model });
     if (c.req.valid('query').stream === 'sse') {

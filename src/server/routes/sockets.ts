@@ -64,7 +64,8 @@ const sessionSocket = route(
       'GET /api/sessions/{id}/history) where they came; those since its last turn follow the ' +
       'replay as one without a `seq` (announced by `unshown` in `connected`). Reconnect with ' +
       '`?since=<last seq>` to receive what was missed, none twice. The session is created by the ' +
-      'first message when it does not exist.',
+      'first message when it does not exist (`exists: false` in `connected`); a client connected ' +
+      'before then receives all its events, from the first, once any client creates it.',
     request: {
       params: z.object({ session: SessionId.openapi({ param: { name: 'session', in: 'path' } }) }),
       query: z.object({ since: Since }),

@@ -39,6 +39,7 @@ const sendMessage = route(
     const { id } = c.req.valid('param');
     const { message, images, mode, model, steer } = c.req.valid('json');
     await hub.refuseBlind(id, images, model);
+    await hub.refuseOversized(id, message, model);
     const live = await hub.session(id);
     if (steer && !images?.length && (await live.steer(message))) {
       return c.json({ session_id: id, status: 'steered' as const, position: 0 }, 202);
