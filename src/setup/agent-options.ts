@@ -108,6 +108,8 @@ export interface AgentOptions {
   timeoutMs?: number;
   /** Silence allowed between streamed chunks; default 3 minutes. */
   idleTimeoutMs?: number;
+  /** How long to wait for the first chunk while the server reads the prompt; default `timeoutMs`. */
+  firstByteTimeoutMs?: number;
   maxRetries?: number;
   temperature?: number;
   maxTokens?: number;
@@ -134,6 +136,7 @@ export function configFromOptions(options: AgentOptions, home: string): Config {
     max_iterations: options.maxIterations,
     timeout: seconds(options.timeoutMs),
     idle_timeout: seconds(options.idleTimeoutMs),
+    first_byte_timeout: seconds(options.firstByteTimeoutMs),
     max_retries: options.maxRetries,
     temperature: options.temperature,
     max_tokens: options.maxTokens,
@@ -184,6 +187,7 @@ export function configFromOptions(options: AgentOptions, home: string): Config {
 const RENAMED: Array<[string, string]> = [
   ['timeout', 'timeoutMs'],
   ['idle_timeout', 'idleTimeoutMs'],
+  ['first_byte_timeout', 'firstByteTimeoutMs'],
   ['compaction.threshold', 'compactionThreshold'],
   ['permissions.mode', 'permissionMode'],
   ['permissions.', ''],
