@@ -4,7 +4,7 @@ import { type LongTermMemory, sayTheSame } from '../memory.js';
 import type { NewProposal, Proposal } from '../proposals.js';
 import { acceptProposal } from '../review.js';
 import { skillName } from '../skill-files.js';
-import { normalizeText } from '../storage.js';
+import { normalizeText } from '../../store/memory/memory-rows.js';
 import {
   type Extracted,
   parseReflection,

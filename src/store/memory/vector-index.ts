@@ -1,7 +1,7 @@
-import type { Db } from '../store/sqlite/database.js';
+import type { MemoryView, VectorSpace } from '../../memory/types.js';
+import type { Db } from '../sqlite/database.js';
 import type { Ranked } from './keyword-search.js';
-import { bytesVector } from './storage.js';
-import type { MemoryView, VectorSpace } from './types.js';
+import { bytesVector } from './memory-rows.js';
 
 /**
  * Nearest memories to a query vector in the SQLite database, among those embedded in the query's
