@@ -1,5 +1,14 @@
 /** Rows of the memories table as both backends read them back. */
-import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
+import type { Memory, NewMemory } from '../../memory/types.js';
+
+/** Which memories a query sees: one workspace's and the user-wide ones, or every one. */
+export type MemoryView = { workspace: string } | 'all';
+
+/** Vectors of one model and dimension: only these are ever compared with each other. */
+export interface VectorSpace {
+  model: string;
+  dim: number;
+}
 
 export interface StoredVector {
   space: VectorSpace;
