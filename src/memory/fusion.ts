@@ -1,4 +1,4 @@
-import type { Ranked } from './keyword-search.js';
+import type { Ranked } from '../store/memory/keyword-search.js';
 
 /**
  * The constant of Reciprocal Rank Fusion (Cormack, Clarke and Büttcher, SIGIR 2009: "Reciprocal

@@ -1,6 +1,6 @@
 import { EMBED_BATCH, type EmbeddingClient } from '../llm/embeddings.js';
+import type { Ranked } from '../store/memory/keyword-search.js';
 import { reciprocalRankFusion } from './fusion.js';
-import type { Ranked } from './keyword-search.js';
 import type { MemoryStorage } from './storage.js';
 import type { Memory, MemoryView, VectorSpace } from './types.js';
 

@@ -1,8 +1,9 @@
 import type { EmbeddingClient } from '../llm/embeddings.js';
+import { normalizeText } from '../store/memory/memory-rows.js';
 import type { MemoryPort, RecalledMemory } from '../tools/memory/port.js';
 import { HybridSearch, type SearchResult } from './hybrid-search.js';
 import { memoryBlock } from './memory-block.js';
-import { type MemoryStorage, normalizeText } from './storage.js';
+import type { MemoryStorage } from './storage.js';
 import { type Memory, type MemoryView, type NewMemory, scopeOf, type VectorSpace } from './types.js';
 import { memoryFileEntries, readOptional, userFiles } from './user-files.js';
 

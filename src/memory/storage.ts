@@ -1,17 +1,13 @@
 /**
- * Where long-term memory is kept: one interface, two backends. SQLite (sqlite-storage.ts, the
- * session database, the default) and PostgreSQL (postgres-storage.ts, `storage: postgres://...`,
+ * Where long-term memory is kept: one interface, two backends. SQLite (store/sqlite/memory.ts, the
+ * session database, the default) and PostgreSQL (store/postgres/memory.ts, `storage: postgres://...`,
  * shared by every machine that reaches the database). Both keep the same rows with the same
  * meaning; what differs is only how text and vectors are searched.
  */
-import type { Ranked } from './keyword-search.js';
+import type { Ranked } from '../store/memory/keyword-search.js';
+import type { StoredVector } from '../store/memory/memory-rows.js';
 import type { NewProposal, Proposal, ProposalDetail } from './proposals.js';
 import type { Memory, MemoryView, NewMemory, VectorSpace } from './types.js';
-
-export interface StoredVector {
-  space: VectorSpace;
-  vector: Float32Array;
-}
 
 export interface ListOptions {
   limit?: number;
@@ -90,36 +86,3 @@ export interface ProposalStorage {
     drafts: readonly NewProposal[],
   ): Promise<Proposal[] | undefined>;
 }
-
-/** What counts as "the same text": case, spacing, control characters and trailing punctuation aside. */
-export function normalizeText(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .replace(/\p{Cc}/gu, '')
-    .replace(/[\s.!;,]+$/, '')
-    .trim();
-}
-
-/**
- * The longest stored text worth comparing with `wanted` for sameness: a cheap filter in SQL. Only
- * an upper bound, as SQLite's length() stops at a NUL.
- */
-export function sameTextMaxLength(wanted: string): number {
-  return wanted.length * 2 + 8;
-}
-
-/** Float32 vectors as both backends store them: the raw little-endian bytes. */
-export function vectorBytes(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-export function bytesVector(bytes: Buffer): Float32Array {
-  // Copied: the Buffer may be a slice of a pool with an offset that is not 4-byte aligned.
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  return new Float32Array(copy.buffer);
-}
-
-/** Thrown inside a transaction that accepts a proposal no longer pending, to roll it back. */
-export class NotPending extends Error {}

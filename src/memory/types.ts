@@ -1,5 +1,6 @@
 import type { MemoryKind, MemoryScope } from '../tools/memory/port.js';
 
+export type { MemoryView, VectorSpace } from '../store/memory/memory-rows.js';
 export type { MemoryKind, MemoryScope } from '../tools/memory/port.js';
 
 export const MEMORY_KINDS: readonly MemoryKind[] = ['fact', 'preference', 'learning', 'skill'];
@@ -38,15 +39,6 @@ export interface NewMemory {
   messageSeq?: number | null;
 }
 
-/** Which memories a query sees: one workspace's and the user-wide ones, or every one. */
-export type MemoryView = { workspace: string } | 'all';
-
 export function scopeOf(memory: { workspace: string | null }): MemoryScope {
   return memory.workspace === null ? 'user' : 'project';
-}
-
-/** Vectors of one model and dimension: only these are ever compared with each other. */
-export interface VectorSpace {
-  model: string;
-  dim: number;
 }

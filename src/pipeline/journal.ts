@@ -3,8 +3,8 @@
  * the gateway's feed, the web UI after a reload read the same rows), and the pause flag of each
  * workspace. The flag lives in the database because the worker that honours it is usually
  * another process (or machine): it reads the flag before each claim, so a pause lets the step in
- * flight finish and stops taking new ones. Two backends, like the plan store: `sqlite-journal.ts`
- * and `postgres-journal.ts`.
+ * flight finish and stops taking new ones. Two backends, like the plan store: `store/sqlite/journal.ts`
+ * and `store/postgres/journal.ts`.
  */
 import { type Clock, sleep, systemClock } from '../util/clock.js';
 import type { PipelineEvent } from './types.js';
@@ -76,22 +76,5 @@ export function journalWriter(
         );
     },
     flush: () => chain,
-  };
-}
-
-/** A stored event row as both backends read it. */
-export interface RawEntry {
-  id: number | string;
-  workspace: string;
-  body: string;
-  created_at: number | string;
-}
-
-export function toEntry(r: RawEntry): JournalEntry {
-  return {
-    id: Number(r.id),
-    workspace: r.workspace,
-    at: Number(r.created_at),
-    event: JSON.parse(r.body) as PipelineEvent,
   };
 }

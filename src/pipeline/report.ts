@@ -3,7 +3,8 @@
  * line) and the review log committed with each task. Both are computed from the database alone, so
  * they come out the same however often a killed run wrote them.
  */
-import { HELD, type LogEntry, type PlanStore } from './plan-store.js';
+import { HELD } from '../store/pipeline/plan-rows.js';
+import type { LogEntry, PlanStore } from './plan-store.js';
 import type { Finding, PlanRow, TaskRow, TaskState, Verdict } from './types.js';
 import { UNATTENDED_FIX } from './unattended.js';
 

@@ -1,5 +1,9 @@
 import { z } from 'zod';
 import type { PermissionMode } from '../permissions/modes.js';
+import type { TaskState } from '../store/pipeline/task-states.js';
+
+export type { TaskState } from '../store/pipeline/task-states.js';
+export { RECOVER_TO } from '../store/pipeline/task-states.js';
 
 /** One micro-task as the planner must write it; `depends_on` names earlier tasks by their 1-based number. */
 export const plannedTaskSchema = z.object({
@@ -24,31 +28,6 @@ export const verdictSchema = z.object({
 });
 export type Finding = z.infer<typeof findingSchema>;
 export type Verdict = z.infer<typeof verdictSchema>;
-
-/**
- * Where a task is. `coding`, `verifying`, `reviewing` and `committing` are held by a running worker;
- * after a crash they go back to the state they were entered from (see RECOVER_TO).
- */
-export type TaskState =
-  | 'pending'
-  | 'coding'
-  | 'coded'
-  | 'verifying'
-  | 'reviewing'
-  | 'approved'
-  | 'committing'
-  | 'done'
-  | 'done_with_debt'
-  | 'failed';
-
-export const RECOVER_TO: Partial<Record<TaskState, TaskState>> = {
-  coding: 'pending',
-  verifying: 'coded',
-  reviewing: 'coded',
-  committing: 'approved',
-};
-
-export const FINISHED: readonly TaskState[] = ['done', 'done_with_debt'];
 
 export interface TaskRow {
   id: number;

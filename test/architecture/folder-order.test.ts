@@ -57,29 +57,56 @@ interface Listed {
   reason: string;
 }
 
+const IMPLEMENTS =
+  "a backend implements the domain's interface: interfaces stay with their domain (issue 36)";
+const STORES =
+  "a backend stores the domain's types (Memory, Proposal, TaskRow, PipelineEvent): they stay with their domain (issue 36)";
+const ROWS =
+  "the rows both backends share convert to and from the domain's types, which stay with their domain (issue 36)";
+const HANDS_OUT =
+  "the one Storage hands out each domain's store, typed by its interface: interfaces stay with their domain (issue 36)";
+
+/** One file's upward type-only imports, all for one reason. */
+const excused = (file: string, imports: string[], reason: string): Listed[] =>
+  imports.map((specifier) => ({ file, import: specifier, reason }));
+
 /** Upward type-only imports that are right where they are. Each needs a reason. */
-const TYPE_ONLY_EXCEPTIONS: Listed[] = [];
+const TYPE_ONLY_EXCEPTIONS: Listed[] = [
+  ...excused('store/storage.ts', ['../memory/storage.js', '../pipeline/storage.js'], HANDS_OUT),
+  ...excused('store/memory/memory-rows.ts', ['../../memory/types.js'], ROWS),
+  ...excused('store/memory/proposal-rows.ts', ['../../memory/proposals.js', '../../memory/types.js'], ROWS),
+  ...excused(
+    'store/pipeline/journal-rows.ts',
+    ['../../pipeline/journal.js', '../../pipeline/types.js'],
+    ROWS,
+  ),
+  ...excused(
+    'store/pipeline/plan-rows.ts',
+    ['../../pipeline/plan-store.js', '../../pipeline/types.js'],
+    ROWS,
+  ),
+  ...['sqlite', 'postgres'].flatMap((backend) => [
+    ...excused(`store/${backend}/memory.ts`, ['../../memory/storage.js'], IMPLEMENTS),
+    ...excused(`store/${backend}/memory.ts`, ['../../memory/types.js'], STORES),
+    ...excused(`store/${backend}/proposals.ts`, ['../../memory/storage.js'], IMPLEMENTS),
+    ...excused(
+      `store/${backend}/proposals.ts`,
+      ['../../memory/proposals.js', '../../memory/types.js'],
+      STORES,
+    ),
+    ...excused(`store/${backend}/plans.ts`, ['../../pipeline/plan-store.js'], IMPLEMENTS),
+    ...excused(`store/${backend}/plans.ts`, ['../../pipeline/types.js'], STORES),
+    ...excused(`store/${backend}/journal.ts`, ['../../pipeline/journal.js'], IMPLEMENTS),
+    ...excused(`store/${backend}/journal.ts`, ['../../pipeline/types.js'], STORES),
+  ]),
+  ...excused('store/postgres/memory-queries.ts', ['../../memory/types.js'], STORES),
+];
 
 /**
  * Upward imports in files other helpers are rewriting for issue 36: known today, to be removed as
  * those rewrites land (the test fails once one is gone, so that its entry goes too). Never add to it.
  */
 const PENDING_FIXES: Listed[] = [
-  {
-    file: 'store/sessions.ts',
-    import: '../tools/types.js',
-    reason: 'SessionState moves below tools/ (store/rows.ts), as issue 36 says',
-  },
-  {
-    file: 'store/session-storage.ts',
-    import: '../tools/types.js',
-    reason: 'SessionState moves below tools/ (store/rows.ts)',
-  },
-  {
-    file: 'store/postgres/sessions.ts',
-    import: '../../tools/types.js',
-    reason: 'SessionState moves below tools/ (store/rows.ts)',
-  },
   {
     file: 'tools/types.ts',
     import: '../agent/events.js',

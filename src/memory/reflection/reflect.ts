@@ -1,10 +1,10 @@
 import type { LlmClient } from '../../llm/client.js';
+import { normalizeText } from '../../store/memory/memory-rows.js';
 import type { SessionStorage } from '../../store/session-storage.js';
 import { type LongTermMemory, sayTheSame } from '../memory.js';
 import type { NewProposal, Proposal } from '../proposals.js';
 import { acceptProposal } from '../review.js';
 import { skillName } from '../skill-files.js';
-import { normalizeText } from '../storage.js';
 import {
   type Extracted,
   parseReflection,

@@ -5,9 +5,10 @@
  * (the gateway polls) never skips an event another machine committed late.
  */
 import type pg from 'pg';
-import { type JournalEntry, type PipelineJournal, type RawEntry, toEntry } from '../../pipeline/journal.js';
+import type { JournalEntry, PipelineJournal } from '../../pipeline/journal.js';
 import type { PipelineEvent } from '../../pipeline/types.js';
 import { type Clock, systemClock } from '../../util/clock.js';
+import { type RawEntry, toEntry } from '../pipeline/journal-rows.js';
 import { inTransaction } from './connection.js';
 
 /** Any fixed number: the lock that orders the journal's inserts. */

@@ -1,12 +1,12 @@
+import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
 import {
   INSERT_COLUMNS,
   MEMORY_COLUMNS,
   type MemoryRow,
   newMemoryValues,
+  type StoredVector,
   toMemory,
-} from '../../memory/memory-rows.js';
-import type { StoredVector } from '../../memory/storage.js';
-import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
+} from '../memory/memory-rows.js';
 
 /** What runs a query: the pool, or one client inside a transaction. */
 export interface Queryable {

@@ -1,16 +1,18 @@
-import { type Ranked, websearchQuery } from '../../memory/keyword-search.js';
-import { fileChanges, MEMORY_COLUMNS, type MemoryRow, toMemory } from '../../memory/memory-rows.js';
+import type { ListOptions, MemoryStorage } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
+import { type Ranked, websearchQuery } from '../memory/keyword-search.js';
 import {
   bytesVector,
-  type ListOptions,
-  type MemoryStorage,
+  fileChanges,
+  MEMORY_COLUMNS,
+  type MemoryRow,
   normalizeText,
   type StoredVector,
   sameTextMaxLength,
+  toMemory,
   vectorBytes,
-} from '../../memory/storage.js';
-import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
-import { BestScores, dot } from '../../memory/vector-index.js';
+} from '../memory/memory-rows.js';
+import { BestScores, dot } from '../memory/vector-index.js';
 import { inTransaction, type PgPool } from './connection.js';
 import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
 import { PostgresProposals } from './proposals.js';

@@ -8,28 +8,19 @@
  * share one worktree and one git index (see `task-paths.ts`).
  */
 import type pg from 'pg';
+import type { Claim, LogEntry, PlanStore, TaskUpdate } from '../../pipeline/plan-store.js';
+import type { PlannedTask, PlanRow, TaskRow } from '../../pipeline/types.js';
 import {
-  type Claim,
   claimOrder,
   HELD,
-  type LogEntry,
-  type PlanStore,
   planHash,
   planTitle,
   prerequisiteFailed,
   type RawTask,
-  type TaskUpdate,
   toTask,
   updateColumns,
-} from '../../pipeline/plan-store.js';
-import {
-  FINISHED,
-  type PlannedTask,
-  type PlanRow,
-  RECOVER_TO,
-  type TaskRow,
-  type TaskState,
-} from '../../pipeline/types.js';
+} from '../pipeline/plan-rows.js';
+import { FINISHED, RECOVER_TO, type TaskState } from '../pipeline/task-states.js';
 import { inTransaction } from './connection.js';
 
 type Query = Pick<pg.Pool, 'query'> | pg.PoolClient;

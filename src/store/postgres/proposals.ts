@@ -1,14 +1,13 @@
+import type { NewProposal, Proposal, ProposalDetail } from '../../memory/proposals.js';
+import type { ProposalStorage } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
 import {
-  type NewProposal,
+  NotPending,
   newProposalValues,
   PROPOSAL_INSERT_COLUMNS,
-  type Proposal,
-  type ProposalDetail,
   type ProposalRow,
   toProposal,
-} from '../../memory/proposals.js';
-import { NotPending, type ProposalStorage } from '../../memory/storage.js';
-import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
+} from '../memory/proposal-rows.js';
 import { inTransaction, type PgPool } from './connection.js';
 import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
 

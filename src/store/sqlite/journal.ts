@@ -1,8 +1,9 @@
 /** The pipeline journal and pause flags in the session database (SQLite); see journal.ts. */
 
-import { type JournalEntry, type PipelineJournal, type RawEntry, toEntry } from '../../pipeline/journal.js';
+import type { JournalEntry, PipelineJournal } from '../../pipeline/journal.js';
 import type { PipelineEvent } from '../../pipeline/types.js';
 import { type Clock, systemClock } from '../../util/clock.js';
+import { type RawEntry, toEntry } from '../pipeline/journal-rows.js';
 import type { Db } from './database.js';
 
 export class SqliteJournal implements PipelineJournal {

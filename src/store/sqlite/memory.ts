@@ -1,23 +1,20 @@
-import { ftsQuery, type Ranked } from '../../memory/keyword-search.js';
+import type { ListOptions, MemoryStorage } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
+import { ftsQuery, type Ranked } from '../memory/keyword-search.js';
 import {
   fileChanges,
   INSERT_COLUMNS,
   MEMORY_COLUMNS,
   type MemoryRow,
   newMemoryValues,
-  toMemory,
-  viewFilter,
-} from '../../memory/memory-rows.js';
-import {
-  type ListOptions,
-  type MemoryStorage,
   normalizeText,
   type StoredVector,
   sameTextMaxLength,
+  toMemory,
   vectorBytes,
-} from '../../memory/storage.js';
-import type { Memory, MemoryView, NewMemory, VectorSpace } from '../../memory/types.js';
-import { InProcessVectorIndex, type VectorIndex } from '../../memory/vector-index.js';
+  viewFilter,
+} from '../memory/memory-rows.js';
+import { InProcessVectorIndex, type VectorIndex } from '../memory/vector-index.js';
 import type { Db } from './database.js';
 import { SqliteProposals } from './proposals.js';
 import { SqliteVecIndex } from './vec-index.js';

@@ -5,28 +5,19 @@
  * workspace is always held: processes of one machine share it as they share the file.
  */
 
+import type { Claim, LogEntry, PlanStore, TaskUpdate } from '../../pipeline/plan-store.js';
+import type { PlannedTask, PlanRow, TaskRow } from '../../pipeline/types.js';
 import {
-  type Claim,
   claimOrder,
   HELD,
-  type LogEntry,
-  type PlanStore,
   planHash,
   planTitle,
   prerequisiteFailed,
   type RawTask,
-  type TaskUpdate,
   toTask,
   updateColumns,
-} from '../../pipeline/plan-store.js';
-import {
-  FINISHED,
-  type PlannedTask,
-  type PlanRow,
-  RECOVER_TO,
-  type TaskRow,
-  type TaskState,
-} from '../../pipeline/types.js';
+} from '../pipeline/plan-rows.js';
+import { FINISHED, RECOVER_TO, type TaskState } from '../pipeline/task-states.js';
 import type { Db } from './database.js';
 
 const TASK_SELECT = `SELECT t.*, (SELECT group_concat(depends_on) FROM pipeline_task_deps d WHERE d.task_id = t.id) AS deps

@@ -1,15 +1,14 @@
-import { viewFilter } from '../../memory/memory-rows.js';
+import type { NewProposal, Proposal, ProposalDetail } from '../../memory/proposals.js';
+import type { ProposalStorage } from '../../memory/storage.js';
+import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
+import { viewFilter } from '../memory/memory-rows.js';
 import {
-  type NewProposal,
+  NotPending,
   newProposalValues,
   PROPOSAL_INSERT_COLUMNS,
-  type Proposal,
-  type ProposalDetail,
   type ProposalRow,
   toProposal,
-} from '../../memory/proposals.js';
-import { NotPending, type ProposalStorage } from '../../memory/storage.js';
-import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
+} from '../memory/proposal-rows.js';
 import type { Db } from './database.js';
 
 /** The memory_proposals and reflections tables of the session database. */

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
-import type { Ranked } from '../../memory/keyword-search.js';
-import type { MemoryView, VectorSpace } from '../../memory/types.js';
-import { sameSpace, type VectorIndex } from '../../memory/vector-index.js';
+import type { Ranked } from '../memory/keyword-search.js';
+import type { MemoryView, VectorSpace } from '../memory/memory-rows.js';
+import { sameSpace, type VectorIndex } from '../memory/vector-index.js';
 import type { Db } from './database.js';
 
 /**

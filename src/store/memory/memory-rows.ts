@@ -1,6 +1,19 @@
 /** Rows of the memories table as both backends read them back. */
-import { normalizeText, type StoredVector, vectorBytes } from './storage.js';
-import type { Memory, MemoryView, NewMemory } from './types.js';
+import type { Memory, NewMemory } from '../../memory/types.js';
+
+/** Which memories a query sees: one workspace's and the user-wide ones, or every one. */
+export type MemoryView = { workspace: string } | 'all';
+
+/** Vectors of one model and dimension: only these are ever compared with each other. */
+export interface VectorSpace {
+  model: string;
+  dim: number;
+}
+
+export interface StoredVector {
+  space: VectorSpace;
+  vector: Float32Array;
+}
 
 export interface MemoryRow {
   id: number;
@@ -81,4 +94,34 @@ export function newMemoryValues(memory: NewMemory, at: number, vector?: StoredVe
     vector?.space.model ?? null,
     vector?.space.dim ?? null,
   ];
+}
+
+/** What counts as "the same text": case, spacing, control characters and trailing punctuation aside. */
+export function normalizeText(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/\p{Cc}/gu, '')
+    .replace(/[\s.!;,]+$/, '')
+    .trim();
+}
+
+/**
+ * The longest stored text worth comparing with `wanted` for sameness: a cheap filter in SQL. Only
+ * an upper bound, as SQLite's length() stops at a NUL.
+ */
+export function sameTextMaxLength(wanted: string): number {
+  return wanted.length * 2 + 8;
+}
+
+/** Float32 vectors as both backends store them: the raw little-endian bytes. */
+export function vectorBytes(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+export function bytesVector(bytes: Buffer): Float32Array {
+  // Copied: the Buffer may be a slice of a pool with an offset that is not 4-byte aligned.
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer);
 }

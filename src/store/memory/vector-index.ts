@@ -1,7 +1,6 @@
-import type { Db } from '../store/sqlite/database.js';
+import type { Db } from '../sqlite/database.js';
 import type { Ranked } from './keyword-search.js';
-import { bytesVector } from './storage.js';
-import type { MemoryView, VectorSpace } from './types.js';
+import { bytesVector, type MemoryView, type VectorSpace } from './memory-rows.js';
 
 /**
  * Nearest memories to a query vector in the SQLite database, among those embedded in the query's
