@@ -23,10 +23,9 @@ const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
 
 /**
- * A conversation kept in the store, written through the session's journal (see
- * src/store/session-storage.ts): every message is handed to the store as it is appended, and the
- * journal is flushed before each model request, before a pause and at the end of each run, so a
- * killed process leaves a session that resumes from its last committed message.
+ * A conversation kept in the store, written through its journal (src/store/session-storage.ts):
+ * each message goes to the store as it is appended, and the journal is flushed before each request,
+ * before a pause and at each run's end, so a killed process resumes from its last committed message.
  */
 export class AgentSession {
   private readonly scratch = new SessionScratch();
