@@ -30,7 +30,7 @@ import type {
   TurnSession,
   TurnSessions,
 } from './turn-types.js';
-import type { QueuedTurn } from './work-queue.js';
+import type { QueuedTurn } from '../store/postgres/queue.js';
 import type { ClaimedTask, TaskOutcome } from './worker.js';
 
 export interface TurnWorkerOptions {

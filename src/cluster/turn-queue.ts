@@ -13,7 +13,7 @@
 import { hostname } from 'node:os';
 import { inTransaction, type PgPool } from '../store/postgres/connection.js';
 import { PgListener } from '../store/postgres/listener.js';
-import { type QueuedTurn, type TaskResult, WorkQueue } from './work-queue.js';
+import { type QueuedTurn, type TaskResult, WorkQueue } from '../store/postgres/queue.js';
 
 export type TurnOrder =
   | { kind: 'steer'; text: string }

@@ -12,7 +12,7 @@ import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import type { Storage } from '../store/storage.js';
 import type { RunMode, usageJson } from './wire.js';
-import type { QueuedTurn } from './work-queue.js';
+import type { QueuedTurn } from '../store/postgres/queue.js';
 
 /** What a finished turn returns over HTTP: the agent_computer reply, with Hearth's stop reason. */
 export interface TurnResult {

@@ -13,7 +13,7 @@ import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
 import { Lease } from '../store/leases.js';
 import { isConnectionError, type PgPool } from '../store/postgres/connection.js';
 import type { RunOutcome } from '../store/rows.js';
-import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from './work-queue.js';
+import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from '../store/postgres/queue.js';
 
 /** A task as the runner gets it: `key` names it in the results. */
 export type ClaimedTask = QueuedTask & { key: string };

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { QueuedTask, TaskResult, WorkQueue } from '../cluster/work-queue.js';
+import type { QueuedTask, TaskResult, WorkQueue } from '../store/postgres/queue.js';
 import type { RunRow } from '../store/rows.js';
 import type { SchedulerStorage } from '../store/scheduler-storage.js';
 import { type Clock, sleep } from '../util/clock.js';

@@ -375,10 +375,9 @@ export class SchedulerService {
  */
 function openSharedQueue(url: string, shared: PostgresStorage | undefined) {
   return async () => {
-    const { WorkQueue } = await import('../cluster/work-queue.js');
-    if (shared) return WorkQueue.open(shared.pool);
+    if (shared) return shared.queue();
     const own = (await openStorage({ storage: url })) as PostgresStorage;
-    const queue = await WorkQueue.open(own.pool).catch(async (err: unknown) => {
+    const queue = await own.queue().catch(async (err: unknown) => {
       await own.close();
       throw err;
     });

@@ -11,7 +11,7 @@ import type { EventRecorder, Subscriber } from '../cluster/recorder.js';
 import type { RunningTurn } from '../cluster/turn-queue.js';
 import type { CompactResult, TurnResult } from '../cluster/turn-types.js';
 import type { RunFacts, RunMode, WireEvent } from '../cluster/wire.js';
-import type { QueuedTurn } from '../cluster/work-queue.js';
+import type { QueuedTurn } from '../store/postgres/queue.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SessionRow } from '../store/rows.js';

@@ -12,6 +12,7 @@ import type { PipelineStorage } from '../pipeline/storage.js';
 import type { Clock } from '../util/clock.js';
 import type { EventLog } from './event-log.js';
 import type { PgPool } from './postgres/connection.js';
+import type { WorkQueue } from './postgres/queue.js';
 import type { LeaseHolder } from './run-lease.js';
 import type { SchedulerStorage, SchedulerStorageOptions } from './scheduler-storage.js';
 import type { SessionStorage } from './session-storage.js';
@@ -64,6 +65,8 @@ export interface PostgresStorage extends StorageBase {
   /** The one pool of this process (the work queue runs on it too). */
   pool: PgPool;
   url: string;
+  /** The shared work queue over the pool (graphile-worker loads on first use); closing it leaves the pool open. */
+  queue(): Promise<WorkQueue>;
 }
 
 export type Storage = SqliteStorage | PostgresStorage;

@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
  *   a runtime of its own: its callers hand it a `Runtime` (it imports agent/ and below only).
  * `memory` could sit anywhere after `tools` (it imports store, llm, tools and config only); it stays
  * with the other capabilities. `cluster` stays after `scheduler` and `pipeline`: `hearth worker`
- * runs both; the queue it owns today belongs with the stores (see PENDING_FIXES).
+ * runs both (the queue itself is a store, store/postgres/queue.ts).
  *
  * Imports are read with the TypeScript parser: static `import`, `export ... from`, dynamic
  * `import('...')` and `import('...')` types. A type-only import (`import type`, or `import { type X }`
@@ -100,28 +100,11 @@ const TYPE_ONLY_EXCEPTIONS: Listed[] = [
     ...excused(`store/${backend}/journal.ts`, ['../../pipeline/types.js'], STORES),
   ]),
   ...excused('store/postgres/memory-queries.ts', ['../../memory/types.js'], STORES),
-];
-
-/**
- * Upward imports in files other helpers are rewriting for issue 36: known today, to be removed as
- * those rewrites land (the test fails once one is gone, so that its entry goes too). Never add to it.
- */
-const PENDING_FIXES: Listed[] = [
-  {
-    file: 'tools/types.ts',
-    import: '../agent/events.js',
-    reason: 'ToolContext stops knowing sub-agents: SubagentEvent leaves the tool context',
-  },
-  {
-    file: 'scheduler/service.ts',
-    import: '../cluster/work-queue.js',
-    reason: 'a value import: the queue becomes a store the one Storage hands out (store/postgres/)',
-  },
-  {
-    file: 'scheduler/queue-handoff.ts',
-    import: '../cluster/work-queue.js',
-    reason: 'the queue and its QueuedTask/TaskResult types move to the stores (a store/ contract)',
-  },
+  ...excused(
+    'tools/types.ts',
+    ['../agent/events.js'],
+    "a tool that starts a run of its own (a sub-agent) relays that run's events into its session's stream, which are the loop's event type",
+  ),
 ];
 
 interface Import {
@@ -283,23 +266,17 @@ describe('folder order', () => {
   it('imports only from the same folder or one earlier in the order', () => {
     const violations = crossings()
       .filter(isUpward)
-      .filter(
-        (crossing) =>
-          !listed(PENDING_FIXES, crossing) && !(crossing.typeOnly && listed(TYPE_ONLY_EXCEPTIONS, crossing)),
-      )
+      .filter((crossing) => !(crossing.typeOnly && listed(TYPE_ONLY_EXCEPTIONS, crossing)))
       .map(describeViolation);
     expect(violations).toEqual([]);
   });
 
-  it('lists no exception or pending fix that is no longer needed', () => {
+  it('lists no exception that is no longer needed', () => {
     const upward = crossings().filter(isUpward);
     const stale = [
       ...TYPE_ONLY_EXCEPTIONS.filter(
         (entry) => !upward.some((crossing) => crossing.typeOnly && listed([entry], crossing)),
       ).map((entry) => `TYPE_ONLY_EXCEPTIONS: ${entry.file} → ${entry.import}`),
-      ...PENDING_FIXES.filter((entry) => !upward.some((crossing) => listed([entry], crossing))).map(
-        (entry) => `PENDING_FIXES: ${entry.file} → ${entry.import} (fixed: remove the entry)`,
-      ),
     ];
     expect(stale).toEqual([]);
     for (const entry of TYPE_ONLY_EXCEPTIONS) expect(entry.reason.length, entry.file).toBeGreaterThan(10);

@@ -5,7 +5,7 @@
  */
 
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { WorkQueue } from '../../src/cluster/work-queue.js';
+import type { WorkQueue } from '../../src/store/postgres/queue.js';
 import { postgresBin, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { queueAt } from '../support/storage.js';
 

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { LiveWorker, QueuedTask, TaskResult } from '../../cluster/work-queue.js';
+import type { LiveWorker, QueuedTask, TaskResult } from '../../store/postgres/queue.js';
 import { type GlobalFlags, loadConfigFromFlags } from '../options.js';
 import { terminalJson, visible } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
@@ -29,7 +29,7 @@ export async function sharedDatabase(cmd: Command) {
  */
 async function openQueue(url: string) {
   const [{ WorkQueue }, { openStorage }] = await Promise.all([
-    import('../../cluster/work-queue.js'),
+    import('../../store/postgres/queue.js'),
     import('../../store/storage.js'),
   ]);
   const storage = await openStorage({ storage: url });

@@ -18,6 +18,10 @@ export async function openPostgresStorage(
     pool,
     url,
     sessions,
+    async queue() {
+      const { WorkQueue } = await import('./queue.js');
+      return WorkQueue.open(pool);
+    },
     async events(logOptions) {
       const { PostgresEventLog } = await import('./event-log.js');
       return new PostgresEventLog(pool, url, logOptions);

@@ -3,13 +3,14 @@
  * is graphile-worker's (a maintained queue; 0.16 is its last release for Node 20). What it does not
  * keep is ours, in tables beside its schema (src/store/postgres/migrations.ts): each worker
  * process's lease (graphile-worker releases a crashed worker's jobs only after four hours, so a
- * lease that lapses releases them at once, worker.ts), every claim, and one result per task (a
- * task re-run after its worker died completes once).
+ * lease that lapses releases them at once, cluster/worker.ts), every claim, and one result per task (a
+ * task re-run after its worker died completes once). The Storage hands it out over its pool
+ * (`PostgresStorage.queue()`); the workers that run its tasks are in src/cluster/.
  */
 import { randomUUID } from 'node:crypto';
 import { Logger, makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
-import { inTransaction, type PgPool } from '../store/postgres/connection.js';
-import { underMigrationLock } from '../store/postgres/migrations.js';
+import { inTransaction, type PgPool } from './connection.js';
+import { underMigrationLock } from './migrations.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
 export const TASK_PREFIX = 'hearth_agent';
