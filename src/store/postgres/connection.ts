@@ -35,6 +35,7 @@ export async function openPostgres(
     application_name: applicationName(options.role),
   });
   pool.on('error', () => undefined);
+  pool.on('connect', dropNulFromParameters);
   try {
     await migratePostgres(pool);
     return pool;
@@ -42,6 +43,38 @@ export async function openPostgres(
     await pool.end().catch(() => undefined);
     throw new Error(`Cannot use the PostgreSQL database at ${redact(url)}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * PostgreSQL's text cannot hold a NUL character (SQLite's can), and a tool output, an audit entry, a
+ * wake-up message, a plan or a memory may carry one from the model or a binary file: the write would
+ * throw and the session stop. Every text parameter of every query on this pool's connections (the
+ * pool's own `query` runs on them too) has its NULs taken out; nothing readable is lost. JSON is not
+ * touched: a serialised NUL is the six characters `\u0000`.
+ */
+function dropNulFromParameters(client: pg.PoolClient | pg.Client): void {
+  const clean = (value: unknown): unknown =>
+    typeof value === 'string' && value.includes('\0')
+      ? value.replaceAll('\0', '')
+      : Array.isArray(value)
+        ? value.map(clean)
+        : value;
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: (...args: unknown[]) => unknown }).query = (
+    first: unknown,
+    values?: unknown,
+    ...rest: unknown[]
+  ) => {
+    if (Array.isArray(values)) return query(first, values.map(clean), ...rest);
+    // A plain query config; a submittable (a cursor, a stream) is passed on as it is.
+    const plain =
+      first && typeof first === 'object' && typeof (first as { submit?: unknown }).submit !== 'function';
+    if (plain && Array.isArray((first as { values?: unknown }).values)) {
+      const config = first as { values: unknown[] };
+      return query({ ...config, values: config.values.map(clean) }, values, ...rest);
+    }
+    return query(first, values, ...rest);
+  };
 }
 
 /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */

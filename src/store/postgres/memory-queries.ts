@@ -16,17 +16,6 @@ export interface Queryable {
   ): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
-/**
- * `db` with NUL characters taken out of every text parameter: PostgreSQL's text cannot hold them
- * (SQLite's can), and a memory, a proposal from the model or a query may carry one. Nothing
- * readable is lost.
- */
-export function withoutNul(db: Queryable): Queryable {
-  const clean = (value: unknown): unknown =>
-    typeof value === 'string' ? value.replaceAll('\0', '') : Array.isArray(value) ? value.map(clean) : value;
-  return { query: (sql, params) => db.query(sql, params?.map(clean)) };
-}
-
 /** The SQL of a view, its workspace appended to `params` as the next placeholder. */
 export function pgView(view: MemoryView, params: unknown[], column = 'workspace'): string {
   if (view === 'all') return 'true';

@@ -14,7 +14,7 @@ import {
 } from '../memory/memory-rows.js';
 import { BestScores, dot } from '../memory/vector-index.js';
 import { inTransaction, type PgPool } from './connection.js';
-import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
+import { insertMemory, pgView, type Queryable } from './memory-queries.js';
 import { PostgresProposals } from './proposals.js';
 
 /** Vectors read per round trip when scanning for the nearest: memory stays bounded however many there are. */
@@ -48,7 +48,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     private readonly pool: PgPool,
     private readonly options: PostgresMemoryOptions = {},
   ) {
-    this.db = withoutNul(pool);
+    this.db = pool;
     this.proposals = new PostgresProposals(pool, this.now);
   }
 
@@ -205,8 +205,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
   }
 
   async syncFile(path: string, entries: readonly string[]): Promise<void> {
-    await inTransaction(this.pool, async (pgClient) => {
-      const client = withoutNul(pgClient);
+    await inTransaction(this.pool, async (client) => {
       // Two machines reading the same file at once would otherwise both add its new entries.
       await client.query('select pg_advisory_xact_lock(hashtext($1))', [`hearth memory file ${path}`]);
       const { rows } = await client.query<MemoryRow>(

@@ -9,7 +9,7 @@ import {
   toProposal,
 } from '../memory/proposal-rows.js';
 import { inTransaction, type PgPool } from './connection.js';
-import { insertMemory, pgView, type Queryable, withoutNul } from './memory-queries.js';
+import { insertMemory, pgView, type Queryable } from './memory-queries.js';
 
 const COLUMNS = 'id, kind, workspace, text, detail, session_id, message_seq, status, memory_id, created_at';
 
@@ -19,7 +19,7 @@ export class PostgresProposals implements ProposalStorage {
     private readonly pool: PgPool,
     private readonly now: () => number,
   ) {
-    this.db = withoutNul(pool);
+    this.db = pool;
   }
 
   private readonly db: Queryable;
@@ -60,8 +60,7 @@ export class PostgresProposals implements ProposalStorage {
 
   async accept(id: number, memory: NewMemory): Promise<Memory | undefined> {
     try {
-      return await inTransaction(this.pool, async (pgClient) => {
-        const client = withoutNul(pgClient);
+      return await inTransaction(this.pool, async (client) => {
         const kept = await insertMemory(client, memory, this.now());
         const { rowCount } = await client.query(
           `update hearth_memory_proposals set status = 'accepted', memory_id = $1, decided_at = $2
@@ -90,8 +89,7 @@ export class PostgresProposals implements ProposalStorage {
     model: string,
     drafts: readonly NewProposal[],
   ): Promise<Proposal[] | undefined> {
-    return inTransaction(this.pool, async (pgClient) => {
-      const client = withoutNul(pgClient);
+    return inTransaction(this.pool, async (client) => {
       // The primary key makes a second reflection of the session write nothing, even from another machine.
       const marked = await client.query(
         `insert into hearth_reflections (session_id, model, proposals, created_at) values ($1, $2, $3, $4)
