@@ -100,6 +100,7 @@ const TYPE_ONLY_EXCEPTIONS: Listed[] = [
     ...excused(`store/${backend}/journal.ts`, ['../../pipeline/types.js'], STORES),
   ]),
   ...excused('store/postgres/memory-queries.ts', ['../../memory/types.js'], STORES),
+  ...excused('store/postgres/plan-sql.ts', ['../../pipeline/types.js'], STORES),
   ...excused(
     'tools/types.ts',
     ['../agent/events.js'],

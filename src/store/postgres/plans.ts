@@ -22,18 +22,7 @@ import {
 } from '../pipeline/plan-rows.js';
 import { FINISHED, RECOVER_TO, type TaskState } from '../pipeline/task-states.js';
 import { inTransaction } from './connection.js';
-
-type Query = Pick<pg.Pool, 'query'> | pg.PoolClient;
-
-const TASK_SELECT = `select t.*, (select string_agg(d.depends_on::text, ',' order by d.depends_on)
-    from hearth_pipeline_task_deps d where d.task_id = t.id) as deps
-  from hearth_pipeline_tasks t`;
-
-const lease = (param: string) => `now() + make_interval(secs => ${param}::double precision / 1000)`;
-
-/** The claim stands (parameters: owner, epoch, the held states): the task is held, as that claim. */
-const claimed = (owner: string, epoch: string, held: string) =>
-  `owner = ${owner} and epoch = ${epoch} and state = any (${held}::text[])`;
+import * as sql from './plan-sql.js';
 
 export class PostgresPlanStore implements PlanStore {
   constructor(
@@ -49,18 +38,18 @@ export class PostgresPlanStore implements PlanStore {
        on conflict (workspace, hash) do nothing returning *`,
       [hash, workspace, planTitle(markdown), markdown, this.now()],
     );
-    if (inserted.rows[0]) return { plan: toPlan(inserted.rows[0]), created: true };
+    if (inserted.rows[0]) return { plan: sql.toPlan(inserted.rows[0]), created: true };
     const existing = await this.pool.query<PlanRow>(
       'select * from hearth_plans where workspace = $1 and hash = $2',
       [workspace, hash],
     );
-    return { plan: toPlan(existing.rows[0]!), created: false };
+    return { plan: sql.toPlan(existing.rows[0]!), created: false };
   }
 
   async plan(id: number): Promise<PlanRow> {
     const { rows } = await this.pool.query<PlanRow>('select * from hearth_plans where id = $1', [id]);
     if (!rows[0]) throw new Error(`No plan #${id}.`);
-    return toPlan(rows[0]);
+    return sql.toPlan(rows[0]);
   }
 
   async plans(workspace?: string): Promise<PlanRow[]> {
@@ -69,7 +58,7 @@ export class PostgresPlanStore implements PlanStore {
           workspace,
         ])
       : await this.pool.query<PlanRow>('select * from hearth_plans order by id');
-    return rows.map(toPlan);
+    return rows.map(sql.toPlan);
   }
 
   async unplanned(workspace: string): Promise<PlanRow[]> {
@@ -77,16 +66,13 @@ export class PostgresPlanStore implements PlanStore {
       "select * from hearth_plans where workspace = $1 and state = 'new' order by id",
       [workspace],
     );
-    return rows.map(toPlan);
+    return rows.map(sql.toPlan);
   }
 
   async openWorkspaces(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ workspace: string }>(
-      `select distinct p.workspace from hearth_plans p where p.state = 'new' or exists (
-         select 1 from hearth_pipeline_tasks t where t.plan_id = p.id and t.state <> all($1::text[]))
-       order by p.workspace`,
-      [[...FINISHED, 'failed']],
-    );
+    const { rows } = await this.pool.query<{ workspace: string }>(sql.OPEN_WORKSPACES, [
+      [...FINISHED, 'failed'],
+    ]);
     return rows.map((r) => r.workspace);
   }
 
@@ -136,34 +122,30 @@ export class PostgresPlanStore implements PlanStore {
   async tasks(planId?: number): Promise<TaskRow[]> {
     const { rows } =
       planId === undefined
-        ? await this.pool.query<RawTask>(`${TASK_SELECT} order by plan_id, seq`)
-        : await this.pool.query<RawTask>(`${TASK_SELECT} where plan_id = $1 order by seq`, [planId]);
+        ? await this.pool.query<RawTask>(`${sql.TASK_SELECT} order by plan_id, seq`)
+        : await this.pool.query<RawTask>(`${sql.TASK_SELECT} where plan_id = $1 order by seq`, [planId]);
     return rows.map(toTask);
   }
 
   task(id: number): Promise<TaskRow> {
-    return this.taskOn(this.pool, id);
+    return sql.taskOn(this.pool, id);
   }
 
   async claim(owner: string, workspace: string, order?: TaskState[]): Promise<TaskRow | undefined> {
     for (const [from, to] of claimOrder(order)) {
       const id = await inTransaction(this.pool, async (client) => {
-        const { rows } = await client.query<{ id: number }>(
-          `with picked as (
-             select t.id from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
-             where t.state = $4 and p.workspace = $5 and not exists (
-               select 1 from hearth_pipeline_task_deps d join hearth_pipeline_tasks pre on pre.id = d.depends_on
-               where d.task_id = t.id and pre.state <> all ($6::text[]))
-             order by t.plan_id, t.seq limit 1
-             for update of t skip locked)
-           update hearth_pipeline_tasks u set state = $1, owner = $2, epoch = u.epoch + 1, updated_at = $3,
-             lease_until = ${lease('$7')}
-           from picked where u.id = picked.id and u.state = $4
-           returning u.id, u.plan_id`,
-          [to, owner, this.now(), from, workspace, FINISHED, this.leaseMs],
-        );
+        const { rows } = await client.query<{ id: number }>(sql.CLAIM_NEXT, [
+          to,
+          owner,
+          this.now(),
+          from,
+          workspace,
+          FINISHED,
+          this.leaseMs,
+        ]);
         const row = rows[0] as { id: number; plan_id: number } | undefined;
-        if (row) await this.logOn(client, { id: row.id, planId: row.plan_id }, 'state', { state: to });
+        if (row)
+          await sql.logOn(client, { id: row.id, planId: row.plan_id }, 'state', { state: to }, this.now());
         return row?.id;
       });
       if (id !== undefined) return this.task(id);
@@ -173,13 +155,13 @@ export class PostgresPlanStore implements PlanStore {
 
   async renew(owner: string, workspace: string, taskId?: number): Promise<boolean> {
     const held = await this.pool.query(
-      `update hearth_pipeline_control set hold_until = ${lease('$3')} where workspace = $1 and holder = $2`,
+      `update hearth_pipeline_control set hold_until = ${sql.lease('$3')} where workspace = $1 and holder = $2`,
       [workspace, owner, this.leaseMs],
     );
     if (held.rowCount === 0) return false;
     if (taskId !== undefined) {
       await this.pool.query(
-        `update hearth_pipeline_tasks set lease_until = ${lease('$3')}
+        `update hearth_pipeline_tasks set lease_until = ${sql.lease('$3')}
          where id = $1 and owner = $2 and state = any ($4::text[])`,
         [taskId, owner, this.leaseMs, HELD],
       );
@@ -188,14 +170,7 @@ export class PostgresPlanStore implements PlanStore {
   }
 
   async hold(workspace: string, owner: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      `insert into hearth_pipeline_control (workspace, holder, hold_until, updated_at)
-       values ($1, $2, ${lease('$3')}, $4)
-       on conflict (workspace) do update set holder = excluded.holder, hold_until = excluded.hold_until
-       where hearth_pipeline_control.holder is null or hearth_pipeline_control.holder = excluded.holder
-          or hearth_pipeline_control.hold_until < now()`,
-      [workspace, owner, this.leaseMs, this.now()],
-    );
+    const { rowCount } = await this.pool.query(sql.HOLD, [workspace, owner, this.leaseMs, this.now()]);
     return rowCount === 1;
   }
 
@@ -215,7 +190,7 @@ export class PostgresPlanStore implements PlanStore {
     const holder = rows[0]?.holder;
     if (!holder || holder === owner || alive(holder)) return undefined;
     const { rowCount } = await this.pool.query(
-      `update hearth_pipeline_control set holder = $2, hold_until = ${lease('$4')}
+      `update hearth_pipeline_control set holder = $2, hold_until = ${sql.lease('$4')}
        where workspace = $1 and holder = $3`,
       [workspace, owner, holder, this.leaseMs],
     );
@@ -267,7 +242,7 @@ export class PostgresPlanStore implements PlanStore {
     const { rowCount } = await this.pool.query(
       `insert into hearth_pipeline_log (plan_id, task_id, kind, body, created_at)
        select $1, $2, $3, $4, $5 where exists (
-         select 1 from hearth_pipeline_tasks where id = $2 and ${claimed('$6', '$7', '$8')})`,
+         select 1 from hearth_pipeline_tasks where id = $2 and ${sql.claimed('$6', '$7', '$8')})`,
       [claim.planId, claim.id, kind, JSON.stringify(body), this.now(), claim.owner, claim.epoch, HELD],
     );
     return rowCount === 1;
@@ -277,13 +252,13 @@ export class PostgresPlanStore implements PlanStore {
   async confirm(claim: Claim, workspace: string): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
       const held = await client.query(
-        `update hearth_pipeline_control set hold_until = ${lease('$3')} where workspace = $1 and holder = $2`,
+        `update hearth_pipeline_control set hold_until = ${sql.lease('$3')} where workspace = $1 and holder = $2`,
         [workspace, claim.owner, this.leaseMs],
       );
       if (held.rowCount !== 1) return false;
       const task = await client.query(
-        `update hearth_pipeline_tasks set lease_until = ${lease('$2')}
-         where id = $1 and ${claimed('$3', '$4', '$5')}`,
+        `update hearth_pipeline_tasks set lease_until = ${sql.lease('$2')}
+         where id = $1 and ${sql.claimed('$3', '$4', '$5')}`,
         [claim.id, this.leaseMs, claim.owner, claim.epoch, HELD],
       );
       return task.rowCount === 1;
@@ -301,13 +276,7 @@ export class PostgresPlanStore implements PlanStore {
         state: TaskState;
         owner: string | null;
         lapsed: boolean;
-      }>(
-        `select t.id, t.state, t.owner, (t.lease_until is null or t.lease_until < now()) as lapsed
-         from hearth_pipeline_tasks t join hearth_plans p on p.id = t.plan_id
-         where p.workspace = $1 and t.state = any ($2::text[])
-         order by t.id for update of t skip locked`,
-        [workspace, HELD],
-      );
+      }>(sql.RECOVERABLE, [workspace, HELD]);
       const recovered: TaskRow[] = [];
       for (const t of rows) {
         if (t.owner && !t.lapsed && alive(t.owner)) continue;
@@ -349,7 +318,7 @@ export class PostgresPlanStore implements PlanStore {
   }
 
   log(task: { id: number | null; planId: number }, kind: string, body: unknown): Promise<void> {
-    return this.logOn(this.pool, task, kind, body);
+    return sql.logOn(this.pool, task, kind, body, this.now());
   }
 
   async logOf(planId: number, kind?: string): Promise<LogEntry[]> {
@@ -370,15 +339,9 @@ export class PostgresPlanStore implements PlanStore {
     }));
   }
 
-  private async taskOn(q: Query, id: number): Promise<TaskRow> {
-    const { rows } = await q.query<RawTask>(`${TASK_SELECT} where id = $1`, [id]);
-    if (!rows[0]) throw new Error(`No task #${id}.`);
-    return toTask(rows[0]);
-  }
-
   /** Moves the task; with `claim`, only while the claim stands (undefined when it does not). */
   private async transitionOn(
-    q: Query,
+    q: sql.Query,
     id: number,
     state: TaskState,
     update: TaskUpdate,
@@ -394,25 +357,13 @@ export class PostgresPlanStore implements PlanStore {
     const n = cols.length + 2;
     const moved = await q.query(
       `update hearth_pipeline_tasks set ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} where id = $1${
-        claim ? ` and ${claimed(`$${n}`, `$${n + 1}`, `$${n + 2}`)}` : ''
+        claim ? ` and ${sql.claimed(`$${n}`, `$${n + 1}`, `$${n + 2}`)}` : ''
       }`,
       [id, ...cols.map(([, v]) => v), ...(claim ? [claim.owner, claim.epoch, HELD] : [])],
     );
     if (claim && moved.rowCount === 0) return undefined;
-    const task = await this.taskOn(q, id);
-    await this.logOn(q, task, 'state', { state, ...(note ? { note } : {}) });
+    const task = await sql.taskOn(q, id);
+    await sql.logOn(q, task, 'state', { state, ...(note ? { note } : {}) }, this.now());
     return task;
   }
-
-  private async logOn(q: Query, task: { id: number | null; planId: number }, kind: string, body: unknown) {
-    await q.query(
-      'insert into hearth_pipeline_log (plan_id, task_id, kind, body, created_at) values ($1, $2, $3, $4, $5)',
-      [task.planId, task.id, kind, JSON.stringify(body), this.now()],
-    );
-  }
-}
-
-/** A plan row as SQLite gives it: PostgreSQL returns bigint columns as text. */
-function toPlan(row: PlanRow & { created_at?: unknown }): PlanRow {
-  return { ...row, created_at: Number(row.created_at) } as PlanRow;
 }

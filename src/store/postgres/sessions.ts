@@ -9,13 +9,10 @@ import type { ChatMessage } from '../../llm/types.js';
 import type { SessionState } from '../rows.js';
 import {
   type AuditEntry,
-  auditValues,
   type NewSession,
-  newSessionRow,
   SessionNotFoundError,
   type SessionRow,
   type SessionSummary,
-  speedColumn,
   type UsageRecord,
 } from '../rows.js';
 import { defaultHolder, type LeaseHolder, type StoredLeases } from '../run-lease.js';
@@ -25,8 +22,16 @@ import {
   type SessionJournal,
   type SessionStorage,
 } from '../session-storage.js';
-import { inTransaction, type PgClient, type PgPool, redact } from './connection.js';
+import { inTransaction, type PgPool, redact } from './connection.js';
 import { postgresLeases } from './run-leases.js';
+import {
+  appendMessage,
+  insertSession,
+  recordAudit,
+  recordUsage,
+  saveToolOutput,
+  updateSession,
+} from './session-writes.js';
 import { sessionCount, sessionSpeeds, sessionUsage, usageReport } from './usage-report.js';
 import { PostgresWakeups } from './wakeups.js';
 
@@ -40,8 +45,6 @@ const SUMMARY = `SELECT ${COLUMNS},
   (SELECT coalesce(sum(prompt_tokens), 0)::float8 FROM hearth_usage u WHERE u.session_id = s.id) AS "promptTokens",
   (SELECT coalesce(sum(completion_tokens), 0)::float8 FROM hearth_usage u WHERE u.session_id = s.id) AS "completionTokens"
   FROM hearth_sessions s`;
-
-type Queryable = Pick<PgPool, 'query'> | PgClient;
 
 export class PostgresSessionStorage implements SessionStorage {
   readonly location: string;
@@ -358,78 +361,4 @@ class PostgresJournal implements SessionJournal {
       }
     });
   }
-}
-
-async function insertSession(db: Queryable, input: NewSession, messages: ChatMessage[] = []) {
-  const row = newSessionRow(input, Date.now());
-  await db.query(
-    `INSERT INTO hearth_sessions (id, title, workspace, model, parent_id, depth, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      row.id,
-      row.title,
-      row.workspace,
-      row.model,
-      row.parentId,
-      row.depth,
-      row.status,
-      row.createdAt,
-      row.updatedAt,
-    ],
-  );
-  for (const message of messages) await appendMessage(db, row.id, message);
-  return row;
-}
-
-async function updateSession(db: Queryable, id: string, fields: SessionFields): Promise<void> {
-  const params: unknown[] = [id, Date.now()];
-  const sets = Object.entries(fields)
-    .filter(([key]) => key === 'title' || key === 'model' || key === 'status')
-    .map(([key, value]) => `${key} = $${params.push(value)}`);
-  await db.query(
-    `UPDATE hearth_sessions SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1`,
-    params,
-  );
-}
-
-async function appendMessage(db: Queryable, id: string, message: ChatMessage): Promise<void> {
-  await db.query('SELECT hearth_append_message($1, $2, $3, $4)', [
-    id,
-    message.role,
-    JSON.stringify(message),
-    Date.now(),
-  ]);
-}
-
-async function recordUsage(db: Queryable, id: string, usage: UsageRecord): Promise<void> {
-  await db.query(
-    `INSERT INTO hearth_usage (session_id, model, prompt_tokens, completion_tokens, duration_ms, created_at, speed, message_seq)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [
-      id,
-      usage.model,
-      usage.prompt,
-      usage.completion,
-      Math.round(usage.durationMs),
-      Date.now(),
-      speedColumn(usage.speed),
-      usage.seq ?? null,
-    ],
-  );
-}
-
-async function recordAudit(db: Queryable, id: string, entry: AuditEntry): Promise<void> {
-  await db.query(
-    `INSERT INTO hearth_audit (session_id, tool, arguments, decision, rule, duration_ms, exit_code, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    auditValues(id, entry),
-  );
-}
-
-async function saveToolOutput(db: Queryable, id: string, callId: string, body: string): Promise<void> {
-  await db.query(
-    `INSERT INTO hearth_tool_outputs (session_id, call_id, body) VALUES ($1, $2, $3)
-       ON CONFLICT (session_id, call_id) DO UPDATE SET body = excluded.body`,
-    [id, callId, body],
-  );
 }
