@@ -5,7 +5,7 @@ import type { LlmError } from '../llm/types.js';
  * one can crowd out the rest: with the system prompt and the last turns kept verbatim, the history
  * can then always be compacted below the window.
  */
-export const MESSAGE_SHARE = 0.3;
+const MESSAGE_SHARE = 0.3;
 /** Characters per token the caps assume: about what code and English take. */
 const CHARS_PER_TOKEN = 3.5;
 /** What a cap never goes below, however small the window. */

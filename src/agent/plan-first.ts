@@ -14,7 +14,7 @@ export const PLAN_APPROVED =
   'The plan is approved. Carry it out step by step, keeping the todo list (already filled with its steps) up to date.';
 
 /** The steps of a plan written as a numbered or bulleted list: one per item, markup left out. */
-export function planSteps(text: string): string[] {
+function planSteps(text: string): string[] {
   const steps: string[] = [];
   for (const line of text.split('\n')) {
     const item = /^\s{0,3}(?:\d+[.)]|[-*+])\s+(.+)$/.exec(line);

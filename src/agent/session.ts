@@ -16,7 +16,7 @@ import { boundedDisplay, COMPACTION_KEY, type CompactionRecord, storedHistory } 
 import { sessionHooks } from './session-hooks.js';
 import { toolResultMessage } from './tool-message.js';
 
-export type { SessionDeps, SessionOrigin, SessionTools } from './session-deps.js';
+export type { SessionDeps, SessionTools } from './session-deps.js';
 export { restartConversation } from './session-history.js';
 
 const INTERRUPTED =

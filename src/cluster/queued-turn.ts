@@ -18,6 +18,7 @@ import type { Config } from '../config/schema.js';
 import { describeIgnored } from '../config/security.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { EventLog } from '../store/event-log.js';
+import type { QueuedTurn } from '../store/postgres/queue.js';
 import { SessionNotFoundError } from '../store/rows.js';
 import { openDatabase } from '../store/sqlite/database.js';
 import type { PostgresStorage } from '../store/storage.js';
@@ -30,7 +31,6 @@ import type {
   TurnSession,
   TurnSessions,
 } from './turn-types.js';
-import type { QueuedTurn } from '../store/postgres/queue.js';
 import type { ClaimedTask, TaskOutcome } from './worker.js';
 
 export interface TurnWorkerOptions {

@@ -8,11 +8,11 @@ import type { DoneEvent } from '../agent/events.js';
 import type { Config } from '../config/schema.js';
 import type { ApprovalAnswer } from '../permissions/gate.js';
 import type { EventLog } from '../store/event-log.js';
+import type { QueuedTurn } from '../store/postgres/queue.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import type { Storage } from '../store/storage.js';
 import type { RunMode, usageJson } from './wire.js';
-import type { QueuedTurn } from '../store/postgres/queue.js';
 
 /** What a finished turn returns over HTTP: the agent_computer reply, with Hearth's stop reason. */
 export interface TurnResult {

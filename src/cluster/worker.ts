@@ -12,8 +12,8 @@ import { hostname } from 'node:os';
 import { type Runner, run as runGraphile, type Task } from 'graphile-worker';
 import { Lease } from '../store/leases.js';
 import { isConnectionError, type PgPool } from '../store/postgres/connection.js';
-import type { RunOutcome } from '../store/rows.js';
 import { type QueuedTask, quietLogger, servedTaskNames, WorkQueue } from '../store/postgres/queue.js';
+import type { RunOutcome } from '../store/rows.js';
 
 /** A task as the runner gets it: `key` names it in the results. */
 export type ClaimedTask = QueuedTask & { key: string };

@@ -23,7 +23,7 @@ export interface MemoryOptions {
 }
 
 /** Cosine at or above which two memories say the same thing (real embedding models put paraphrases near 0.9). */
-export const DUPLICATE_COSINE = 0.92;
+const DUPLICATE_COSINE = 0.92;
 /** Share of words two memories must have in common to count as the same when there are no vectors. */
 const DUPLICATE_WORDS = 0.8;
 /** Memories the block considers: the ones the first task finds, then the most used of the workspace. */
@@ -175,7 +175,7 @@ export class LongTermMemory {
   }
 }
 
-export function recalled(memory: Memory): RecalledMemory {
+function recalled(memory: Memory): RecalledMemory {
   return { id: memory.id, kind: memory.kind, scope: scopeOf(memory), text: memory.text };
 }
 

@@ -25,7 +25,7 @@ export function skillName(raw: string): string | undefined {
   return NAME.test(name) ? name : undefined;
 }
 
-export function skillMarkdown(skill: SkillDraft, origin: string): string {
+function skillMarkdown(skill: SkillDraft, origin: string): string {
   const front = stringify({
     name: skill.name,
     description: skill.description.slice(0, MAX_DESCRIPTION),

@@ -19,7 +19,7 @@ import { MemoryState, type ToolContext } from '../tools/types.js';
 import type { PlanRow, TaskRow } from './types.js';
 
 /** Where a plan's trace files live, relative to the workspace. */
-export const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
+const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
 
 export interface TraceFiles {
   /** The review log in Markdown, written whole. */

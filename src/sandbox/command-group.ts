@@ -52,7 +52,7 @@ export async function inGroup(
   }
 }
 
-export function processLimitNotice(refused: number, maxProcesses: number | undefined): string {
+function processLimitNotice(refused: number, maxProcesses: number | undefined): string {
   return (
     `This command hit the limit of ${maxProcesses ?? 'its'} processes at once (sandbox.max_processes): ` +
     `${refused} of its attempts to start one failed. Run fewer at a time (make -j4, xargs -P4); if the task ` +

@@ -30,13 +30,13 @@ import { type ExecRequest, type Safeguard, type Sandbox, SandboxError } from './
  */
 
 const MB = 1024 * 1024;
-export const DEFAULT_MAX_WRITE_MB = 4096;
+const DEFAULT_MAX_WRITE_MB = 4096;
 const POLL_MS = 100;
 
 /** Bytes used on the filesystem holding `dir`; null when it cannot be read. */
 export type DiskUsed = (dir: string) => Promise<number | null>;
 
-export const diskUsed: DiskUsed = async (dir) => {
+const diskUsed: DiskUsed = async (dir) => {
   try {
     const s = await statfs(dir);
     return (s.blocks - s.bfree) * s.bsize;

@@ -49,7 +49,7 @@ function properties(limits: CgroupLimits, controllers: readonly Controller[]): s
 }
 
 /** The command line that runs `argv` in a new scope with the limits, its own environment restored. */
-export function scopeArgv(
+function scopeArgv(
   support: ScopeSupport,
   unit: string,
   limits: CgroupLimits,

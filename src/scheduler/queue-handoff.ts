@@ -40,7 +40,7 @@ const SLOT_ATTEMPTS = 5;
 const RESULT_POLL_MS = 5_000;
 
 /** The slot's key in the queue: the same for every scheduler that decides it. */
-export function slotKey(jobId: string, slotAt: number): string {
+function slotKey(jobId: string, slotAt: number): string {
   return `${SLOT_KEY_PREFIX}${jobId}:${new Date(slotAt).toISOString()}`;
 }
 

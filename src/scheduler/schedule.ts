@@ -1,8 +1,6 @@
 import { Cron } from 'croner';
 import { SCHEDULE_FORMATS } from './schedule-formats.js';
 
-export { SCHEDULE_FORMATS };
-
 /**
  * When a job's slots fall. Five-field cron expressions, the `@daily`-style names and the seed's
  * `daily 09:00` and `hourly :15` are cron patterns whose times croner computes (a maintained

@@ -11,11 +11,7 @@ import { openStorage, type PostgresStorage, type Storage } from '../store/storag
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseWhen } from '../util/when.js';
 import { agentRunner } from './agent-runner.js';
-import { SchedulerError } from './errors.js';
-
-export { SchedulerError };
-
-import { JobDefinitionError } from './errors.js';
+import { JobDefinitionError, SchedulerError } from './errors.js';
 import { Inbox } from './inbox.js';
 import {
   defineJob,

@@ -62,7 +62,7 @@ function sameSecret(given: string, expected: string): boolean {
 }
 
 /** The host name of a `Host` header or an origin's host: no port, no brackets, lower case. */
-export function hostName(header: string): string {
+function hostName(header: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header);
   const name = bracketed ? bracketed[1]! : header.replace(/:\d+$/, '');
   return name.toLowerCase().replace(/\.$/, '');

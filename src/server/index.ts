@@ -22,7 +22,7 @@ import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import type { TurnRelay } from './turn-relay.js';
 import { defaultWebRoot } from './web.js';
 
-export { bindRefusal, isLoopback, newPin, newToken } from './guard.js';
+export { bindRefusal, isLoopback, newPin } from './guard.js';
 
 export interface GatewayOptions {
   /** Every setting: `gateway` for the server, the rest for the sessions it runs. */

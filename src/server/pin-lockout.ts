@@ -11,7 +11,7 @@
 export const FREE_PIN_TRIES = 5;
 /** The first wait; each further wrong PIN doubles it, up to MAX_LOCK_MS. */
 export const FIRST_LOCK_MS = 30_000;
-export const MAX_LOCK_MS = 60 * 60_000;
+const MAX_LOCK_MS = 60 * 60_000;
 /** Wrong PINs from all addresses together before PIN login pauses for everyone, first for this long. */
 export const GLOBAL_PIN_CEILING = 100;
 export const FIRST_GLOBAL_LOCK_MS = 5 * 60_000;

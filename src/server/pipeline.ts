@@ -102,6 +102,6 @@ export class GatewayPipeline {
 }
 
 /** A journal entry as clients receive it. */
-export function pipelineWire(entry: JournalEntry): WireEvent {
+function pipelineWire(entry: JournalEntry): WireEvent {
   return { type: 'pipeline', id: entry.id, workspace: entry.workspace, at: entry.at, event: entry.event };
 }

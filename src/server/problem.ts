@@ -34,10 +34,10 @@ const TITLES: Partial<Record<number, string>> = {
   502: 'Bad Gateway',
 };
 
-export const PROBLEM_TYPE = 'application/problem+json';
+const PROBLEM_TYPE = 'application/problem+json';
 
 /** RFC 9457 problem details: `detail` says what went wrong and, where it can, what to do. */
-export function problemBody(status: number, detail: string, extra: Record<string, unknown> = {}) {
+function problemBody(status: number, detail: string, extra: Record<string, unknown> = {}) {
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
 }
 

@@ -5,7 +5,7 @@ import { z } from '@hono/zod-openapi';
  * is generated from them: one definition for both.
  */
 
-export const Problem = z
+const Problem = z
   .object({
     type: z.string(),
     title: z.string(),
@@ -37,7 +37,7 @@ export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
 }
 
 /** A session id a client may choose (the agent_computer API names sessions freely). */
-export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export const SessionId = z
   .string()
@@ -94,7 +94,7 @@ export const Accepted = z
   .openapi('Accepted');
 
 /** The image types vision models read; each as base64 of at most 5 MB decoded. */
-export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 const MAX_IMAGE_BASE64 = Math.ceil((5 * 1024 * 1024 * 4) / 3) + 4;
 export const MAX_IMAGES = 8;
 

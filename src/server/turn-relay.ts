@@ -8,8 +8,8 @@
 
 import type { RunningTurn, TurnOrder, TurnQueue } from '../cluster/turn-queue.js';
 import type { TurnDetail } from '../cluster/turn-types.js';
-import type { QueuedTurn, TaskResult } from '../store/postgres/queue.js';
 import type { EventLog } from '../store/event-log.js';
+import type { QueuedTurn, TaskResult } from '../store/postgres/queue.js';
 import type { AnswerOutcome } from './approvals.js';
 import { GatewayError } from './problem.js';
 

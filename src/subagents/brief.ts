@@ -104,7 +104,7 @@ function servedTodo(state: SessionState): string | undefined {
 }
 
 /** The longest start of `text` that fits `tokens` by the estimate, marked where it was cut. */
-export function clipTokens(text: string, tokens: number): string {
+function clipTokens(text: string, tokens: number): string {
   const trimmed = text.trim();
   if (estimateTokens(trimmed) <= tokens) return trimmed;
   let low = 0;

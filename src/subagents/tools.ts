@@ -132,7 +132,7 @@ function taskOf(args: {
 }
 
 /** Duplicate ids, unknown dependencies and cycles, worded for the model to fix the call. */
-export function planProblem(tasks: readonly SubagentTask[]): string | undefined {
+function planProblem(tasks: readonly SubagentTask[]): string | undefined {
   const ids = tasks.map((t) => t.taskId ?? '');
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) return `Two tasks have the task_id "${duplicate}"; give each its own.`;

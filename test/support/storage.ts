@@ -2,9 +2,10 @@
  * Stores over a Storage of their own, for tests that open one store of a database as a separate
  * process would: closing the store closes its Storage (and so its pool).
  */
-import { WorkQueue } from '../../src/store/postgres/queue.js';
+
 import type { PostgresEventLog } from '../../src/store/postgres/event-log.js';
 import type { PostgresMemoryStorage } from '../../src/store/postgres/memory.js';
+import { WorkQueue } from '../../src/store/postgres/queue.js';
 import {
   type EventLogOptions,
   type MemoryStorageOptions,

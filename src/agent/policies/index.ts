@@ -8,7 +8,7 @@ import { stopHooks } from './stop-hooks.js';
 import { todoNudges } from './todo-nudge.js';
 import { tokenBudget } from './token-budget.js';
 
-export type { Ending, Policy, PolicyStep, Reply, Verdict } from './policy.js';
+export type { Policy } from './policy.js';
 
 /**
  * The policies of one run, in the order they are asked at each point. The order matters where

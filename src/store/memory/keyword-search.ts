@@ -13,7 +13,7 @@ const STOPWORDS = new Set(
  * quote each one as a phrase and join them with OR, so that the ranking counts how many and how
  * rare the matched terms are, and nothing in the user's text is read as query syntax.
  */
-export function queryTerms(text: string): string[] {
+function queryTerms(text: string): string[] {
   const terms = new Set<string>();
   // Control characters separate words: they mean nothing to search, and PostgreSQL refuses NUL.
   for (const raw of text.replace(/\p{Cc}/gu, ' ').split(/\s+/)) {

@@ -72,7 +72,7 @@ export class InProcessVectorIndex implements VectorIndex {
 }
 
 /** A counter the memory triggers move on every change that matters to a vector index. */
-export function memoryRevision(db: Db): number {
+function memoryRevision(db: Db): number {
   return (db.prepare('SELECT value FROM memory_revision WHERE id = 1').get() as { value: number }).value;
 }
 

@@ -10,7 +10,7 @@ export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
 
 /** How many connections a pool opens at most unless its opener says otherwise. */
-export const DEFAULT_POOL_SIZE = 4;
+const DEFAULT_POOL_SIZE = 4;
 
 /**
  * What this process's connections are called in `pg_stat_activity`: `hearth <role> <pid>`, so an

@@ -18,7 +18,7 @@ import { insertMemory, pgView, type Queryable } from './memory-queries.js';
 import { PostgresProposals } from './proposals.js';
 
 /** Vectors read per round trip when scanning for the nearest: memory stays bounded however many there are. */
-export const VECTOR_BATCH = 500;
+const VECTOR_BATCH = 500;
 
 export interface PostgresMemoryOptions {
   now?: () => number;

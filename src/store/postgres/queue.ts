@@ -13,7 +13,7 @@ import { inTransaction, type PgPool } from './connection.js';
 import { underMigrationLock } from './migrations.js';
 
 /** The task names workers register: one per set of tags, so graphile-worker matches tags itself. */
-export const TASK_PREFIX = 'hearth_agent';
+const TASK_PREFIX = 'hearth_agent';
 
 export interface QueuedTask {
   task: string;
@@ -79,7 +79,7 @@ export interface QueueView {
 export const quietLogger = new Logger(() => () => undefined);
 
 /** The task name for a set of tags (sorted, so the same set always names the same task). */
-export function taskName(tags: readonly string[]): string {
+function taskName(tags: readonly string[]): string {
   const sorted = [...new Set(tags)].sort();
   return sorted.length === 0 ? TASK_PREFIX : `${TASK_PREFIX}:${sorted.join(',')}`;
 }
@@ -282,7 +282,7 @@ export class WorkQueue {
   }
 }
 
-export function toResult(row: Record<string, unknown>): TaskResult {
+function toResult(row: Record<string, unknown>): TaskResult {
   return {
     key: String(row.key),
     status: row.status === 'ok' ? 'ok' : 'failed',

@@ -19,7 +19,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 const BOOLEAN = /^(true|false)$/i;
 
-export function isNull(value: unknown): boolean {
+function isNull(value: unknown): boolean {
   if (value === null || value === undefined) return true;
   return typeof value === 'string' && NULLS.has(value.trim().toLowerCase());
 }

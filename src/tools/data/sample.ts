@@ -7,9 +7,9 @@ import type { FileHandle } from 'node:fs/promises';
  */
 
 /** Bytes read from each end for the rows shown and the column statistics. */
-export const EDGE_BYTES = 256 * 1024;
+const EDGE_BYTES = 256 * 1024;
 /** Files up to this size have their lines counted exactly, by one streaming pass. */
-export const EXACT_COUNT_BYTES = 256 * 1024 * 1024;
+const EXACT_COUNT_BYTES = 256 * 1024 * 1024;
 const COUNT_CHUNK = 4 * 1024 * 1024;
 const SAMPLES = 32;
 const SAMPLE_BYTES = 256 * 1024;
@@ -19,7 +19,7 @@ export interface LineCount {
   exact: boolean;
 }
 
-export async function readRange(file: FileHandle, position: number, length: number): Promise<Buffer> {
+async function readRange(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.alloc(length);
   const { bytesRead } = await file.read(buf, 0, length, position);
   return buf.subarray(0, bytesRead);

@@ -59,7 +59,7 @@ export function isIndexTool(tool: { name: string }): boolean {
   return tool.name === TOOL_SEARCH || tool.name === USE_TOOL;
 }
 
-export const useToolParameters = z.object({
+const useToolParameters = z.object({
   name: z.string().min(1),
   args: z.record(z.string(), z.unknown()).optional(),
 });

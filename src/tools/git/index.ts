@@ -7,7 +7,7 @@ import { createGitLogTool } from './log.js';
 import { createGitRunner, type GitRunnerOptions } from './run-git.js';
 import { createGitStatusTool } from './status.js';
 
-export type { GitRunner, GitRunnerOptions } from './run-git.js';
+export type { GitRunnerOptions } from './run-git.js';
 
 /** The git tools around one runner; options exist for tests and for a custom git binary. */
 export function createGitTools(options: GitRunnerOptions = {}): AnyTool[] {

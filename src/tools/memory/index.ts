@@ -3,7 +3,7 @@ import { type PortedTools, portedTools } from '../ported.js';
 import { defineTool, ToolError } from '../types.js';
 import type { MemoryPort, RecalledMemory } from './port.js';
 
-export type { MemoryKind, MemoryPort, MemoryScope, Recalled, RecalledMemory, Remembered } from './port.js';
+export type { MemoryPort, RecalledMemory } from './port.js';
 
 /** Unbound (memory off, or a sub-agent's session), a call says so. */
 function memoryOf(port: MemoryPort | undefined): MemoryPort {

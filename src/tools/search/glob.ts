@@ -19,7 +19,7 @@ import {
 import { type SearchScope, searchScope, toSlashes } from './scope.js';
 import { compileGlob, globFileName, stripLeadingDotSlash, walkFiles } from './walk.js';
 
-export const GLOB_MAX_RESULTS = 200;
+const GLOB_MAX_RESULTS = 200;
 
 export interface GlobToolOptions {
   /** Paths listed at most (default 200). */

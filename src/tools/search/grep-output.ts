@@ -249,7 +249,7 @@ function showLine(text: string, matchAt: number, long: boolean, limits: GrepLimi
  * Keeps `max` characters of a long line: the start, or a window that begins shortly before the
  * match when the match lies further in (minified code puts everything on one line).
  */
-export function cutLine(text: string, matchAt: number, max: number): string {
+function cutLine(text: string, matchAt: number, max: number): string {
   if (text.length <= max) return text;
   let start = 0;
   if (matchAt > max - 100) start = Math.min(matchAt - 60, text.length - max);

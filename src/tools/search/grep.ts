@@ -13,15 +13,15 @@ import { compileGlob, globFileName, type WalkedFile, walkFiles } from './walk.js
 
 export type { GrepEngine };
 
-export const GREP_MAX_MATCHES = 100;
-export const GREP_MAX_CHARS = 12_000;
-export const GREP_MAX_LINE_CHARS = 300;
-export const GREP_COUNT_LIMIT = 10_000;
-export const GREP_TIMEOUT_MS = 30_000;
+const GREP_MAX_MATCHES = 100;
+const GREP_MAX_CHARS = 12_000;
+const GREP_MAX_LINE_CHARS = 300;
+const GREP_COUNT_LIMIT = 10_000;
+const GREP_TIMEOUT_MS = 30_000;
 /** Larger files are not searched, and are named as skipped. */
-export const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
+const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** Of a longer line only the start is read back (the match window is shown if it lies there). */
-export const GREP_MAX_LINE_BYTES = 64 * 1024;
+const GREP_MAX_LINE_BYTES = 64 * 1024;
 
 export interface GrepToolOptions {
   engine?: GrepEngine;

@@ -4,15 +4,13 @@ import { taskStateGetTool, taskStateUpdateTool } from './task-state.js';
 import { getTimeTool } from './time.js';
 import { todoListTool, todoWriteTool } from './todo.js';
 
-export { type Plan, readPlan, renderPlan } from './plan.js';
+export { readPlan, renderPlan } from './plan.js';
 export {
   readTaskState,
   renderTaskState,
-  type TaskState,
-  type TaskStateValue,
 } from './task-state.js';
 export { describeTime, getTimeTool } from './time.js';
-export { readTodos, renderTodos, type Todo, type TodoStatus, writeTodos } from './todo.js';
+export { readTodos, renderTodos, writeTodos } from './todo.js';
 export { type WakeupPort, wakeupTools } from './wakeup.js';
 
 export const todoTools: AnyTool[] = [todoWriteTool, todoListTool];
@@ -27,8 +25,6 @@ export const trackingToolGroups = {
   task_state: taskStateTools,
   time: timeTools,
 } as const satisfies Record<string, AnyTool[]>;
-
-export type TrackingToolGroup = keyof typeof trackingToolGroups;
 
 /** Every work-tracking tool. None mutates: they change only the agent's own notes, never ask for approval. */
 export const trackingTools: AnyTool[] = [...todoTools, ...planTools, ...taskStateTools, ...timeTools];

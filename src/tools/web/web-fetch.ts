@@ -10,7 +10,7 @@ import { answerFromPage, type PageAnswer } from './page-question.js';
 import { splitPages } from './split-pages.js';
 
 /** Characters of Markdown per page of the result. */
-export const WEB_PAGE_CHARS = 12_000;
+const WEB_PAGE_CHARS = 12_000;
 /** Less visible text than this on an HTML page means it is built by JavaScript (or empty). */
 const THIN_TEXT_CHARS = 200;
 /** Pages kept per session so that paging through one does not fetch it again. */
