@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
 import { recordUse } from '../acceptance/setup/coverage.js';
+import { provided } from './provided.js';
 
 export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -21,7 +21,7 @@ declare module 'vitest' {
  * checkout's build, through this Node.
  */
 export function hearthCommand(): string[] {
-  const installed = inject('hearthBin');
+  const installed = provided('hearthBin');
   if (installed) return [installed];
   if (!existsSync(cliPath))
     throw new Error(`${cliPath} is missing: run npm run build first (npm test does).`);

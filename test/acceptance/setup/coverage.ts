@@ -10,8 +10,8 @@
  */
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inject } from 'vitest';
 import { readCommandLine } from '../../../src/cli/program.js';
+import { provided } from '../../support/provided.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,7 +27,7 @@ export type Use =
 
 /** Records a use, when running in the acceptance project (elsewhere nothing is recorded). */
 export function recordUse(use: Use): void {
-  const dir = inject('acceptanceCoverage');
+  const dir = provided('acceptanceCoverage');
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   appendFileSync(join(dir, `${process.pid}.jsonl`), `${JSON.stringify(use)}\n`);
