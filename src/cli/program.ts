@@ -83,6 +83,7 @@ async function isUserError(err: unknown): Promise<boolean> {
     type(import('../llm/discover.js'), (m) => m.DiscoveryError),
     type(import('../store/rows.js'), (m) => m.SessionNotFoundError),
     type(import('../store/sqlite/database.js'), (m) => m.StoreError),
+    type(import('../store/disk-full.js'), (m) => m.DiskFullError),
     type(import('../tools/catalog.js'), (m) => m.ToolSelectionError),
     type(import('../permissions/rules.js'), (m) => m.RuleSyntaxError),
     type(import('../sandbox/types.js'), (m) => m.SandboxError),

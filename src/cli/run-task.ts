@@ -5,6 +5,7 @@ import { openSession, setupNotes } from '../agent/session-setup.js';
 import { oversizedInput } from '../llm/input-fit.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Approver } from '../permissions/gate.js';
+import { diskFullError } from '../store/disk-full.js';
 import type { SessionRow } from '../store/rows.js';
 import { declineWithoutTerminal, readKey, terminalApprover } from './approval-prompt.js';
 import type { Connection } from './connect.js';
@@ -75,10 +76,14 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
           declined++;
           return declineWithoutTerminal(request, signal);
         };
+  const storage = await runtime.storage();
   const session = await openSession(
     { runtime, connection, approve, deepWork: options.deepWork },
     options.resume,
-  );
+  ).catch((err: unknown) => {
+    throw diskFullError(err, storage, options.resume?.id) ?? err;
+  });
+  let failed = false;
   try {
     // Named before anything else is said, so a script can resume it whatever happens next.
     emit(session.identity);
@@ -186,9 +191,15 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
       return DECLINED_EXIT;
     }
     return done ? exitCodes[done.reason] : 1;
+  } catch (err) {
+    failed = true;
+    throw diskFullError(err, storage, session.id) ?? err;
   } finally {
-    // Interpreters a tool started end with the run, or they would hold the process open.
-    await session.close();
+    // Interpreters a tool started end with the run, or they would hold the process open. Closing
+    // may fail for the same reason the run did (a full disk): the run's error is the one told.
+    await session.close().catch((err: unknown) => {
+      if (!failed) throw err;
+    });
   }
 }
 

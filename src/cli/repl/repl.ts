@@ -4,6 +4,7 @@ import type { Runtime } from '../../agent/runtime.js';
 import { setupNotes } from '../../agent/session-setup.js';
 import { hearthHome } from '../../config/load.js';
 import { oversizedInput } from '../../llm/input-fit.js';
+import { diskFullError } from '../../store/disk-full.js';
 import type { SessionRow } from '../../store/rows.js';
 import type { Connection } from '../connect.js';
 import { reflectOnLeaving } from '../reflect-on-exit.js';
@@ -188,7 +189,10 @@ export async function runRepl(options: ReplOptions): Promise<number> {
       } catch (err) {
         // The REPL outlives a failed command: say what went wrong and prompt again.
         renderer.settle();
-        stderr.write(`${errStyle.red(`Error: ${(err as Error).message}`)}\n`);
+        // Said as a full disk, not a driver's error; sending again once there is room carries on.
+        const storage = await repl.runtime.storage().catch(() => ({}));
+        const told = diskFullError(err, storage) ?? (err as Error);
+        stderr.write(`${errStyle.red(`Error: ${told.message}`)}\n`);
       }
     }
   } finally {

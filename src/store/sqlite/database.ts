@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { diskFullError } from '../disk-full.js';
 import { migrations } from './migrations.js';
 
 export type Db = Database.Database;
@@ -38,7 +39,7 @@ function storeError(path: string, err: unknown): unknown {
     );
   }
   if (message.startsWith('The database was written by a newer Hearth')) return new StoreError(message);
-  return err;
+  return diskFullError(err, { path }) ?? err;
 }
 
 function open(path: string): Db {
