@@ -18,6 +18,8 @@ export interface DueScope {
   owner: string;
   ttl: number;
   lateAfter: number;
+  /** Why a slot found late this tick was missed (tick-gap.ts): no scheduler ran, a sleep, a clock jump. */
+  missedBecause: string;
   jobs: readonly JobDefinition[];
   now(): number;
   /** Runs recorded as interrupted: their process died (they are settled, not run again). */
@@ -66,7 +68,7 @@ export function recordDue(
       if (workspace === undefined || !(await tx.wakeups.markFired(wakeup.id))) continue;
       const late = now - wakeup.at > scope.lateAfter;
       const note = late
-        ? `set for ${iso(wakeup.at)}, delivered at ${iso(now)}: no scheduler was running`
+        ? `set for ${iso(wakeup.at)}, delivered at ${iso(now)}: ${scope.missedBecause}`
         : `set for ${iso(wakeup.at)}`;
       const prompt = `[Wake-up, ${note}] ${wakeup.message}`;
       const run = {
@@ -109,6 +111,7 @@ async function recordSlots(
     slots,
     now,
     lateAfter: scope.lateAfter,
+    missedBecause: scope.missedBecause,
     catchUp: job.catchUp,
     overlap: job.overlap,
     open: open.length,

@@ -15,6 +15,8 @@ export interface SlotPlanInput {
   now: number;
   /** A slot older than this when first seen was missed (the machine slept, no scheduler ran). */
   lateAfter: number;
+  /** Why the late ones were missed: no scheduler was running, the machine slept, the clock jumped. */
+  missedBecause: string;
   catchUp: 'skip' | 'once' | 'all';
   overlap: 'skip' | 'queue';
   /** The job's runs already queued or running before this decision. */
@@ -34,7 +36,7 @@ export function planSlots(input: SlotPlanInput): SlotDecision[] {
   const late = input.slots.filter((slot) => input.now - slot > input.lateAfter);
   const onTime = input.slots.slice(late.length);
   const decisions: SlotDecision[] = late.map((slotAt, index) =>
-    decideMissed(slotAt, index, late, onTime.length > 0, input.catchUp),
+    decideMissed(slotAt, index, late, onTime.length > 0, input),
   );
   let waiting = input.waiting;
   for (const slotAt of onTime) {
@@ -67,9 +69,9 @@ function decideMissed(
   index: number,
   late: number[],
   onTimeFollows: boolean,
-  policy: SlotPlanInput['catchUp'],
+  { catchUp: policy, missedBecause }: SlotPlanInput,
 ): SlotDecision {
-  const missed = 'missed: no scheduler was running';
+  const missed = `missed: ${missedBecause}`;
   if (policy === 'skip')
     return { slotAt, status: 'skipped', caughtUp: false, reason: `${missed} (catch_up: skip)` };
   if (policy === 'once') {

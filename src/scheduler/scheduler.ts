@@ -11,6 +11,7 @@ import { type JobDefinition, type LoadedJobs, runsOnQueue } from './job-definiti
 import { QueueHandoff, type RunQueue } from './queue-handoff.js';
 import { executeRun } from './run-execution.js';
 import { type LeaseScope, schedulingLease } from './scheduler-lease.js';
+import { type ElapsedSources, systemElapsed, TickGap } from './tick-gap.js';
 
 /**
  * The scheduler loop, with its exactly-once rules (ours: no job-queue library keeps a per-slot
@@ -76,6 +77,8 @@ export interface SchedulerOptions {
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`; default here). */
   runOn?: 'here' | 'queue';
   onEvent?: (event: SchedulerEvent) => void;
+  /** The clocks that tell a sleep or a clock jump from a stopped scheduler (tests pass their own). */
+  elapsed?: ElapsedSources;
 }
 
 interface Active {
@@ -107,6 +110,7 @@ export class Scheduler {
   private dispatching: Promise<void> = Promise.resolve();
   private readonly leases: LeaseScope;
   private readonly lease: Lease;
+  private readonly gap: TickGap;
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -114,6 +118,7 @@ export class Scheduler {
     this.poll = options.poll ?? 15_000;
     this.lateAfter = options.lateAfter ?? 120_000;
     this.parallel = options.parallel ?? 1;
+    this.gap = new TickGap(options.elapsed ?? systemElapsed, this.lateAfter);
     this.handoff = new QueueHandoff({
       store: options.store,
       openQueue: options.openQueue,
@@ -145,6 +150,7 @@ export class Scheduler {
     const { store } = this.options;
     const lease = await this.lease.acquire();
     if (lease === 'held') {
+      this.gap.forget();
       if (this.leader !== false) {
         const holder = await store.leaseHolder(this.clock.now());
         this.emit({ type: 'lease', state: 'standby', holderPid: holder?.pid });
@@ -156,7 +162,8 @@ export class Scheduler {
     this.leader = true;
     await this.reload();
     const workspaces = await wakeupWorkspaces(store, this.options.sessions, this.clock.now());
-    const recorded = await recordDue(this.dueScope(), lease === 'acquired', workspaces);
+    const missedBecause = this.gap.observe(this.clock.now());
+    const recorded = await recordDue(this.dueScope(missedBecause), lease === 'acquired', workspaces);
     if (recorded === undefined) return;
     for (const run of recorded) this.emit({ type: 'recorded', run });
     if (this.options.inbox) await takeInbox(this.inboxScope(), this.options.inbox);
@@ -187,10 +194,11 @@ export class Scheduler {
     return loaded;
   }
 
-  private dueScope(): DueScope {
+  private dueScope(missedBecause: string): DueScope {
     return {
       ...this.leases,
       lateAfter: this.lateAfter,
+      missedBecause,
       jobs: this.jobs,
       now: () => this.clock.now(),
       interrupted: (run) => this.emit({ type: 'finished', run }),

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineJob, type JobInput } from '../../src/scheduler/job-definitions.js';
 import { type RunRequest, Scheduler, type SchedulerEvent } from '../../src/scheduler/scheduler.js';
+import type { ElapsedSources } from '../../src/scheduler/tick-gap.js';
 import type { RunOutcome } from '../../src/store/rows.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { type SchedulerStore, schedulerBackends } from '../support/scheduler-backends.js';
@@ -71,6 +72,8 @@ for (const make of schedulerBackends) {
       onEvent?: (event: SchedulerEvent) => void,
       /** Whose Hearth home it schedules for (PostgreSQL: one lease each; SQLite: one lease in all). */
       scope = 'test-home',
+      /** Default: as if the machine slept through whatever the test's clock skips. */
+      elapsed: ElapsedSources = { monotonic: () => 0, sinceBoot: () => clock.now() },
     ) {
       const { storage, records: store } = await database.open({ scope });
       const scheduler = new Scheduler({
@@ -81,6 +84,7 @@ for (const make of schedulerBackends) {
         workspace: dir,
         clock,
         onEvent,
+        elapsed,
       });
       return { store, scheduler, clock };
     }
@@ -104,7 +108,7 @@ for (const make of schedulerBackends) {
           ['2025-06-04', 'skipped', false],
           ['2025-06-05', 'ok', true],
         ]);
-        expect(runs[0]!.reason).toMatch(/missed: no scheduler was running; made up once/);
+        expect(runs[0]!.reason).toMatch(/missed: the machine was asleep for 3 days; made up once/);
         expect(calls).toHaveLength(1);
       });
 
@@ -121,10 +125,43 @@ for (const make of schedulerBackends) {
       it('skip: three skipped records that say why, no run', async () => {
         const { runs, calls } = await sleepThreeDays('skip');
         expect(runs.map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
-        expect(runs.every((r) => r.reason === 'missed: no scheduler was running (catch_up: skip)')).toBe(
-          true,
+        expect(runs.map((r) => r.reason)).toEqual(
+          Array(3).fill('missed: the machine was asleep for 3 days (catch_up: skip)'),
         );
         expect(calls).toHaveLength(0);
+      });
+
+      it('a clock set forward while the scheduler runs is told as a jump, not as a stopped scheduler', async () => {
+        const clock = new ManualClock(START);
+        const jumped = { monotonic: () => 0, sinceBoot: () => 0 };
+        const { store, scheduler } = await setup(
+          [daily({ catch_up: 'skip' })],
+          undefined,
+          clock,
+          undefined,
+          undefined,
+          jumped,
+        );
+        await step(scheduler, clock, 3 * DAY);
+        await scheduler.tick();
+        const runs = await store.runs({ jobId: 'report' });
+        expect(runs.map((r) => r.reason)).toEqual(
+          Array(3).fill('missed: the clock jumped forward by 3 days (catch_up: skip)'),
+        );
+      });
+
+      it('slots missed before a scheduler started say that no scheduler was running', async () => {
+        const clock = new ManualClock(START);
+        const first = await setup([daily({ catch_up: 'skip' })], undefined, clock);
+        await step(first.scheduler, clock, 0);
+        await first.scheduler.stop();
+        clock.advance(3 * DAY);
+        const { store, scheduler } = await setup([daily({ catch_up: 'skip' })], undefined, clock);
+        await scheduler.tick();
+        const runs = await store.runs({ jobId: 'report' });
+        expect(runs.map((r) => r.reason)).toEqual(
+          Array(3).fill('missed: no scheduler was running (catch_up: skip)'),
+        );
       });
 
       it('all is bounded: at most 24 missed runs are made up', async () => {
