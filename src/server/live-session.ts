@@ -97,6 +97,8 @@ export interface LiveSession {
   readonly working: boolean;
   /** Nothing runs, waits or watches: the hub may let it go. */
   readonly isIdle: boolean;
+  /** Another process holds its run lease (a terminal, a worker, another gateway): a turn runs there. */
+  readonly runsElsewhere: boolean;
   /** Where the session runs when another process runs it; it is then watched here and nothing else. */
   readonly runsAt: string | undefined;
   /** Where it runs when this gateway can only watch it (clients then offer no composer). */

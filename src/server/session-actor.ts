@@ -228,6 +228,10 @@ export abstract class SessionActor<R extends Running = Running> implements LiveS
     return this.elsewhereTurn && this.dispatches ? undefined : this.runsAt;
   }
 
+  get runsElsewhere(): boolean {
+    return this.elsewhere !== undefined;
+  }
+
   get working(): boolean {
     return this.busy || this.elsewhereTurn !== undefined;
   }

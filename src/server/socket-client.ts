@@ -90,7 +90,8 @@ export class SessionSocket {
       last_seq: lastSeq,
       // Said here so a client can wait for it: it follows the replay as a `stored_messages` event.
       ...(unshown ? { unshown } : {}),
-      running: live?.working ?? false,
+      // A turn a terminal or another process runs counts: the lease it holds lasts that turn.
+      running: live ? live.working || live.runsElsewhere : false,
       queued: live?.queued ?? 0,
       mode: live?.mode ?? 'bounded',
       waiting: live?.approvals.waiting ?? [],

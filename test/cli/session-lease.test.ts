@@ -178,6 +178,8 @@ describe('hearth serve and the terminal on one SQLite file', () => {
     const socket = await openSocket(`${gateway.url.replace('http', 'ws')}/ws/${id}?since=0`, gateway.auth);
     const hello = await socket.next((m) => m.type === 'connected');
     expect(hello.runs_at).toBe(`hearth on ${hostname()} (pid ${terminal.child.pid})`);
+    // The terminal's turn is under way: the greeting says so, not that the session is at rest.
+    expect(hello.running).toBe(true);
     socket.ws.terminate();
     const history = (await (
       await fetch(`${gateway.url}/api/sessions/${id}/history`, { headers: gateway.auth })
