@@ -1,8 +1,9 @@
 import type { DoneEvent, RunEvent, SubagentEvent } from '../agent/events.js';
 import type { AgentSession } from '../agent/session.js';
 import type { SessionState } from '../tools/types.js';
-import type { Clock } from '../util/clock.js';
+import type { Clock, TimerHandle } from '../util/clock.js';
 import { REPORT_KEY, readContract } from './result.js';
+import type { SlotWaitBoard } from './slot-line.js';
 import type { SpawnCall, SubagentResult, SubagentTask } from './types.js';
 
 export interface ChildRun {
@@ -16,6 +17,8 @@ export interface ChildRun {
   call: SpawnCall;
   parentId: string;
   timeLimitMs: number;
+  /** Where the child's requests say they wait in line for a server slot (time that does not count). */
+  slotWaits?: SlotWaitBoard;
   /** Runs the time limit. */
   clock: Clock;
   /** Said in the child's stream before it starts (settings of its definition that were not applied). */
@@ -57,7 +60,20 @@ export async function runChild(run: ChildRun): Promise<SubagentResult> {
   const onParentAbort = () => halt('parent');
   if (call.signal.aborted) halt('parent');
   else call.signal.addEventListener('abort', onParentAbort, { once: true });
-  const timer = run.clock.setTimeout(() => halt('time'), run.timeLimitMs);
+  const limit = pausableTimeout(run.clock, run.timeLimitMs, () => halt('time'));
+  if (run.slotWaits)
+    run.slotWaits.listener = {
+      waiting: (ahead) => {
+        limit.pause();
+        relay(
+          wrap({
+            type: 'warning',
+            message: `Waiting for a free model server slot (${ahead} ${ahead === 1 ? 'request' : 'requests'} ahead); its time limit waits too.`,
+          }),
+        );
+      },
+      going: () => limit.resume(),
+    };
 
   const usage = { prompt: 0, completion: 0 };
   const children = new Set<string>();
@@ -86,7 +102,7 @@ export async function runChild(run: ChildRun): Promise<SubagentResult> {
   } catch (err) {
     broke = err instanceof Error ? err.message : String(err);
   } finally {
-    run.clock.clearTimeout(timer);
+    limit.clear();
     call.signal.removeEventListener('abort', onParentAbort);
   }
 
@@ -166,4 +182,30 @@ function lastWords(session: AgentSession): string | undefined {
 
 function isSubagentEvent(event: { type: string }): event is SubagentEvent {
   return event.type === 'subagent_start' || event.type === 'subagent_event' || event.type === 'subagent_end';
+}
+
+/** A time limit that stands still while paused (a child waiting for a server slot). */
+function pausableTimeout(clock: Clock, ms: number, fire: () => void) {
+  let left = ms;
+  let since = clock.now();
+  let handle: TimerHandle | undefined = clock.setTimeout(fire, ms);
+  let over = false;
+  return {
+    pause() {
+      if (!handle) return;
+      clock.clearTimeout(handle);
+      handle = undefined;
+      left -= clock.now() - since;
+    },
+    resume() {
+      if (handle || over) return;
+      since = clock.now();
+      handle = clock.setTimeout(fire, Math.max(0, left));
+    },
+    clear() {
+      clock.clearTimeout(handle);
+      handle = undefined;
+      over = true;
+    },
+  };
 }

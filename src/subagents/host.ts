@@ -16,6 +16,7 @@ import { runChild } from './child.js';
 import type { AgentDefinition } from './definitions.js';
 import { failedResult } from './result.js';
 import { runInOrder, Semaphore } from './schedule.js';
+import { inLineForSlot, type SlotWaitBoard } from './slot-line.js';
 import type { SlotPool } from './slots.js';
 import { reportResultTool, SUBAGENTS_GROUP } from './tools.js';
 import type { SpawnCall, SubagentPort, SubagentResult, SubagentTask } from './types.js';
@@ -129,7 +130,9 @@ export class SubagentHost {
     }
 
     const model = await this.model(definition?.model, notes);
-    const slot = this.options.slots.acquire();
+    const { slots } = this.options;
+    const slot = slots.acquire();
+    const slotWaits: SlotWaitBoard = {};
     try {
       const brief = buildBrief({
         task,
@@ -148,7 +151,7 @@ export class SubagentHost {
           : Math.max(1, Math.floor(parent.tokenBudget * settings.budget_share));
       const deps: SessionDeps = {
         store: root.store,
-        llm: createClient(model.connection, model.settings, { slot }),
+        llm: inLineForSlot(createClient(model.connection, model.settings, { slot }), slots, slot, slotWaits),
         tools: registry,
         gate,
         sandbox: root.sandbox,
@@ -184,6 +187,7 @@ export class SubagentHost {
           call,
           parentId: parent.sessionId,
           timeLimitMs: settings.time_limit * 1000,
+          slotWaits,
           clock: this.options.clock ?? systemClock,
           notes,
         });
@@ -194,7 +198,7 @@ export class SubagentHost {
       // Making the child failed (the store, a bad setting): the parent still gets an answer.
       return failedResult(task, `It could not start: ${(err as Error).message}`);
     } finally {
-      this.options.slots.release(slot);
+      slots.release(slot);
     }
   }
 

@@ -38,7 +38,8 @@ export async function setupSubagents(
     // (memory) are the root session's only.
     wire(deps, connection) {
       if (!deps.tools.list().some((tool) => tools.includes(tool))) return deps;
-      const slots = new SlotPool(connection.kind === 'llamacpp' ? (connection.info.slots ?? 1) : 1);
+      const counted = connection.kind === 'llamacpp' ? connection.info.slots : undefined;
+      const slots = new SlotPool(counted ?? 1, counted !== undefined);
       const llm =
         slots.root === undefined ? deps.llm : createClient(connection, config, { slot: slots.root });
       const root = { ...deps, llm };

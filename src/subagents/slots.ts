@@ -7,8 +7,18 @@
  */
 export class SlotPool {
   private readonly users: number[];
+  /** Per slot (-1: a server of one slot), the end of the queue of requests for it. */
+  private readonly tails = new Map<number, Promise<void>>();
+  private readonly queued = new Map<number, number>();
 
-  constructor(readonly total: number) {
+  /**
+   * `counted`: the server said how many slots it has (llama.cpp's /props), so a request sent to a
+   * busy slot would wait in the server's queue, where the time it waits looks like a slow reply.
+   */
+  constructor(
+    readonly total: number,
+    private readonly counted = false,
+  ) {
     this.users = Array.from({ length: Math.max(0, total) }, () => 0);
   }
 
@@ -28,5 +38,34 @@ export class SlotPool {
 
   release(slot: number | undefined): void {
     if (slot !== undefined && this.users[slot]! > 0) this.users[slot]!--;
+  }
+
+  /**
+   * A place in line for a child's request on its slot, so children sharing a slot wait here, where
+   * the wait is known for what it is, instead of in the server's queue. `ahead`: requests before it
+   * (0: it goes at once). Undefined on a server whose slots are not known: nothing to wait for.
+   */
+  line(slot: number | undefined): { ahead: number; ready: Promise<() => void> } | undefined {
+    if (!this.counted) return undefined;
+    const key = slot ?? -1;
+    const ahead = this.queued.get(key) ?? 0;
+    this.queued.set(key, ahead + 1);
+    let free!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      free = resolve;
+    });
+    const before = this.tails.get(key) ?? Promise.resolve();
+    this.tails.set(
+      key,
+      before.then(() => mine),
+    );
+    let freed = false;
+    const release = () => {
+      if (freed) return;
+      freed = true;
+      this.queued.set(key, (this.queued.get(key) ?? 1) - 1);
+      free();
+    };
+    return { ahead, ready: before.then(() => release) };
   }
 }

@@ -30,12 +30,13 @@ export function withDeadline<T>(
  */
 export async function waitUntil(
   check: () => boolean | Promise<boolean>,
-  what: string,
+  what: string | (() => string),
   ms = EVENT_WAIT_MS,
 ): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Gave up after ${ms} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`Gave up after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
