@@ -53,6 +53,7 @@ export const SLOW_TESTS: string[] = [
   'test/scheduler/crash-safety.test.ts',
   'test/scheduler/scheduler.test.ts',
   'test/server/pipeline.test.ts',
+  'test/server/slow-consumer.test.ts',
   'test/skills/skills-cli.test.ts',
   'test/store/concurrent-open.test.ts',
   'test/store/contracts/event-log.contract.test.ts',

@@ -1,12 +1,15 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
-import { type Row, type Spread, spread } from '../stats.js';
+import type { Goal, Row } from '../stats.js';
 
-const SESSIONS = 50;
+const LOADS = [1, 10, 50, 200];
+/** The load the goals are set at. */
+const GOAL_SESSIONS = 50;
 const TURNS = 6;
 const CHUNKS = 40;
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -42,15 +45,53 @@ async function startStampServer(): Promise<{ baseUrl: string; server: Server }> 
   return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server };
 }
 
-/** Milliseconds from each stamp in `text` to now. */
-function lateness(text: string, into: number[]): void {
-  const now = wallNow();
-  for (const match of text.matchAll(/<(\d+\.\d+)>/g)) into.push(now - Number(match[1]));
+/**
+ * What one load measured. `first`: per turn, how late its first chunk arrived (from the model
+ * server writing it to the client reading it). `late`: the same for every chunk. `chunksPerSecond`:
+ * every chunk of every turn of every session over the wall time from the first request to the
+ * last chunk, the same work either way.
+ */
+interface Run {
+  first: number[];
+  late: number[];
+  chunks: number;
+  chunksPerSecond: number;
 }
 
-/** Baseline: the same streams read directly, with no Hearth in between. */
-async function direct(baseUrl: string): Promise<number[]> {
-  const latencies: number[] = [];
+/** Reads the stamps in `text` into `run`, the first of a turn into `first` too. */
+class Stamps {
+  readonly first: number[] = [];
+  readonly late: number[] = [];
+  private started = performance.now();
+  private ended = this.started;
+
+  read(text: string, firstOfTurn: boolean): boolean {
+    const now = wallNow();
+    let first = firstOfTurn;
+    for (const match of text.matchAll(/<(\d+\.\d+)>/g)) {
+      const ms = now - Number(match[1]);
+      this.late.push(ms);
+      if (first) this.first.push(ms);
+      first = false;
+    }
+    this.ended = performance.now();
+    return first;
+  }
+
+  run(): Run {
+    const seconds = (this.ended - this.started) / 1000;
+    return {
+      first: this.first,
+      late: this.late,
+      chunks: this.late.length,
+      chunksPerSecond: this.late.length / seconds,
+    };
+  }
+}
+
+/** Baseline: the same streams read directly, with no Hearth in between, `sessions` at once. */
+async function direct(baseUrl: string, sessions: number): Promise<Run> {
+  const stamps = new Stamps();
   const one = async () => {
     for (let turn = 0; turn < TURNS; turn++) {
       const response = await fetch(`${baseUrl}/chat/completions`, {
@@ -58,15 +99,51 @@ async function direct(baseUrl: string): Promise<number[]> {
         body: '{"stream":true}',
       });
       const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let firstOfTurn = true;
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        lateness(value, latencies);
+        firstOfTurn = stamps.read(value, firstOfTurn);
       }
     }
   };
-  await Promise.all(Array.from({ length: SESSIONS }, one));
-  return latencies;
+  await Promise.all(Array.from({ length: sessions }, one));
+  return stamps.run();
+}
+
+/** `sessions` WebSocket clients, each running its turns one after another, all at once; then closed. */
+async function throughGateway(url: string, sessions: number): Promise<Run & { frames: number }> {
+  const stamps = new Stamps();
+  let frames = 0;
+  const session = (index: number) =>
+    new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/bench-${index}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      let left = TURNS;
+      let firstOfTurn = true;
+      const next = () => {
+        firstOfTurn = true;
+        ws.send(JSON.stringify({ type: 'message', content: `turn ${TURNS - left}` }));
+      };
+      ws.on('open', next);
+      ws.on('message', (data) => {
+        const event = JSON.parse(String(data)) as { type: string; text?: string; reason?: string };
+        if (event.type === 'text') {
+          frames++;
+          firstOfTurn = stamps.read(event.text ?? '', firstOfTurn);
+        } else if (event.type === 'error') reject(new Error(`session ${index}: ${String(data)}`));
+        else if (event.type === 'done') {
+          if (event.reason !== 'completed') return reject(new Error(`session ${index}: ${String(data)}`));
+          if (--left > 0) return next();
+          ws.once('close', () => resolve());
+          ws.close();
+        }
+      });
+      ws.on('error', reject);
+    });
+  await Promise.all(Array.from({ length: sessions }, (_, i) => session(i)));
+  return { ...stamps.run(), frames };
 }
 
 async function memory(pid: number): Promise<{ rss: number; peak: number }> {
@@ -75,36 +152,16 @@ async function memory(pid: number): Promise<{ rss: number; peak: number }> {
   return { rss: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
-/** 50 sessions over WebSockets, each running its turns one after another, all at once. */
-async function throughGateway(url: string): Promise<{ latencies: number[]; seconds: number; turns: number }> {
-  const latencies: number[] = [];
-  let turns = 0;
-  const started = performance.now();
-  const session = (index: number) =>
-    new Promise<void>((resolve, reject) => {
-      const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/bench-${index}`, {
-        headers: { authorization: `Bearer ${TOKEN}` },
-      });
-      let left = TURNS;
-      const next = () => ws.send(JSON.stringify({ type: 'message', content: `turn ${TURNS - left}` }));
-      ws.on('open', next);
-      ws.on('message', (data) => {
-        const event = JSON.parse(String(data)) as { type: string; text?: string; reason?: string };
-        if (event.type === 'text') lateness(event.text ?? '', latencies);
-        else if (event.type === 'error') reject(new Error(`session ${index}: ${String(data)}`));
-        else if (event.type === 'done') {
-          if (event.reason !== 'completed') return reject(new Error(`session ${index}: ${String(data)}`));
-          turns++;
-          if (--left === 0) {
-            ws.close();
-            resolve();
-          } else next();
-        }
-      });
-      ws.on('error', reject);
-    });
-  await Promise.all(Array.from({ length: SESSIONS }, (_, i) => session(i)));
-  return { latencies, seconds: (performance.now() - started) / 1000, turns };
+/** RSS once it stops falling (the sessions let go, the heap collected), at most a few seconds on. */
+async function settled(pid: number): Promise<number> {
+  let last = (await memory(pid)).rss;
+  for (let i = 0; i < 20; i++) {
+    await sleep(250);
+    const now = (await memory(pid)).rss;
+    if (now >= last - 0.5 && i >= 3) return now;
+    last = Math.min(last, now);
+  }
+  return last;
 }
 
 function percentile(samples: number[], p: number): number {
@@ -112,82 +169,192 @@ function percentile(samples: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export async function gatewayFigures(dir: string): Promise<{ rows: Row[]; json: Record<string, unknown> }> {
-  const { baseUrl, server } = await startStampServer();
+/**
+ * `hearth serve` on a fresh home. With HEARTH_BENCH_PROF=<dir> the run at the goals' load writes a
+ * CPU profile there (`--cpu-prof`), to see where the gateway's time goes.
+ */
+async function startServe(
+  dir: string,
+  baseUrl: string,
+  profile: string | undefined,
+): Promise<{ url: string; child: ChildProcess }> {
   // Side by side: Hearth refuses a home inside the workspace.
-  const home = join(dir, 'gateway-home');
-  const workspace = join(dir, 'gateway-work');
+  const home = join(dir, 'home');
+  const workspace = join(dir, 'work');
   await mkdir(workspace, { recursive: true });
-  const child = spawn(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0', '-C', workspace], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      HEARTH_HOME: join(home, '.hearth'),
-      HEARTH_BASE_URL: baseUrl,
-      HEARTH_MODEL: 'bench',
-      HEARTH_GATEWAY_TOKEN: TOKEN,
-      HEARTH_SANDBOX: 'none',
-      HEARTH_CONTEXT_WINDOW: '100000000',
+  const prof = profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [];
+  const child = spawn(
+    process.execPath,
+    [...prof, 'dist/cli/main.js', 'serve', '--port', '0', '-C', workspace],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        HEARTH_HOME: join(home, '.hearth'),
+        HEARTH_BASE_URL: baseUrl,
+        HEARTH_MODEL: 'bench',
+        HEARTH_GATEWAY_TOKEN: TOKEN,
+        HEARTH_SANDBOX: 'none',
+        HEARTH_CONTEXT_WINDOW: '100000000',
+      },
+      stdio: ['pipe', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (d) => {
-        out += d;
-        const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
-        if (found) resolve(found[1]!);
-      });
-      child.on('exit', (code) => reject(new Error(`hearth serve exited with ${code}`)));
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const found = /listening on (http:\/\/[\d.:]+)/.exec(out);
+      if (found) resolve(found[1]!);
     });
-    const idle = await memory(child.pid!);
-    const baseline = await direct(baseUrl);
-    const run = await throughGateway(url);
+    child.on('exit', (code) => reject(new Error(`hearth serve exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+/** Stops the server; SIGTERM lets a profiled one write its profile. */
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
+  child.kill('SIGKILL');
+}
+
+interface Load {
+  sessions: number;
+  direct: Run;
+  gateway: Run & { frames: number };
+  rss: { idle: number; loaded: number; peak: number; closed: number };
+}
+
+async function measure(dir: string, baseUrl: string, sessions: number): Promise<Load> {
+  const profile = sessions === GOAL_SESSIONS ? process.env.HEARTH_BENCH_PROF : undefined;
+  const { url, child } = await startServe(join(dir, `gateway-${sessions}`), baseUrl, profile);
+  try {
+    const idle = (await memory(child.pid!)).rss;
+    // The baseline first, then Hearth, in the same run against the same server.
+    const baseline = await direct(baseUrl, sessions);
+    const gateway = await throughGateway(url, sessions);
     const loaded = await memory(child.pid!);
-    const p = (samples: number[], q: number) => percentile(samples, q);
-    const fmt = (v: number) => `${v.toFixed(2)} ms`;
-    const ratioOf = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
-    const chunks: Spread = spread(run.latencies);
+    const closed = await settled(child.pid!);
     return {
-      rows: [
-        {
-          figure: `gateway: LLM chunk to WebSocket client, p50 (${SESSIONS} sessions at once)`,
-          value: fmt(p(run.latencies, 50)),
-          baseline: `read directly ${fmt(p(baseline, 50))}`,
-          ratio: ratioOf(p(run.latencies, 50), p(baseline, 50)),
-        },
-        {
-          figure: 'gateway: LLM chunk to WebSocket client, p99',
-          value: fmt(p(run.latencies, 99)),
-          baseline: `read directly ${fmt(p(baseline, 99))}`,
-          ratio: ratioOf(p(run.latencies, 99), p(baseline, 99)),
-        },
-        {
-          figure: `gateway: turns per second (${SESSIONS} sessions × ${TURNS} turns of ${CHUNKS} chunks)`,
-          value: (run.turns / run.seconds).toFixed(1),
-        },
-        {
-          figure: 'gateway: server RSS after the run (peak)',
-          value: `${loaded.rss.toFixed(0)} MiB (${loaded.peak.toFixed(0)})`,
-          baseline: `idle ${idle.rss.toFixed(0)} MiB`,
-          ratio: ratioOf(loaded.rss, idle.rss),
-        },
-      ],
+      sessions,
+      direct: baseline,
+      gateway,
+      rss: { idle, loaded: loaded.rss, peak: loaded.peak, closed },
+    };
+  } finally {
+    await stop(child);
+  }
+}
+
+const fmt = (v: number) => `${v.toFixed(1)} ms`;
+const times = (v: number) => `${v.toFixed(2)}×`;
+
+function rowsOf(load: Load): Row[] {
+  const { sessions, direct: d, gateway: g } = load;
+  const at = `${sessions} session${sessions === 1 ? '' : 's'}`;
+  return [
+    {
+      figure: `gateway ${at}: first chunk of a turn to client, p50`,
+      value: fmt(percentile(g.first, 50)),
+      baseline: `read directly ${fmt(percentile(d.first, 50))}`,
+      ratio: times(percentile(g.first, 50) / percentile(d.first, 50)),
+    },
+    {
+      figure: `gateway ${at}: chunk to client, p99`,
+      value: fmt(percentile(g.late, 99)),
+      baseline: `read directly ${fmt(percentile(d.late, 99))}`,
+      ratio: times(percentile(g.late, 99) / percentile(d.late, 99)),
+    },
+    {
+      figure: `gateway ${at}: chunks per second (${TURNS} turns of ${CHUNKS} each; ${(g.chunks / g.frames).toFixed(1)} per frame)`,
+      value: g.chunksPerSecond.toFixed(0),
+      baseline: `read directly ${d.chunksPerSecond.toFixed(0)}`,
+      ratio: times(g.chunksPerSecond / d.chunksPerSecond),
+    },
+    {
+      figure: `gateway ${at}: server RSS loaded (peak) / after closing`,
+      value: `${load.rss.loaded.toFixed(0)} (${load.rss.peak.toFixed(0)}) / ${load.rss.closed.toFixed(0)} MiB`,
+      baseline: `idle ${load.rss.idle.toFixed(0)} MiB`,
+      ratio: times(load.rss.closed / load.rss.idle),
+    },
+  ];
+}
+
+/** Where the time goes, as far as the bench can tell from outside (HEARTH_BENCH_PROF shows inside). */
+const WHY =
+  'each turn loads and stores its history and builds its request on the one event loop the chunks of the other sessions wait on; profile with HEARTH_BENCH_PROF=<dir>';
+
+function goalsOf(load: Load): Goal[] {
+  const { direct: d, gateway: g } = load;
+  const goal = (name: string, r: number, limit: number, atMost: boolean, why = WHY): Goal => {
+    const met = atMost ? r <= limit : r >= limit;
+    return { goal: name, figure: times(r), met, ...(met ? {} : { note: why }) };
+  };
+  const n = load.sessions;
+  return [
+    goal(
+      `gateway ${n} sessions: first chunk ≤ 2× direct`,
+      percentile(g.first, 50) / percentile(d.first, 50),
+      2,
+      true,
+    ),
+    goal(
+      `gateway ${n} sessions: chunk throughput ≥ 0.8× direct`,
+      g.chunksPerSecond / d.chunksPerSecond,
+      0.8,
+      false,
+    ),
+    goal(
+      `gateway ${n} sessions: chunk p99 ≤ 3× direct`,
+      percentile(g.late, 99) / percentile(d.late, 99),
+      3,
+      true,
+    ),
+    goal(
+      `gateway RSS after closing ${n} sessions ≤ 1.1× idle`,
+      load.rss.closed / load.rss.idle,
+      1.1,
+      true,
+      'memory the sessions held is still resident (V8 keeps heap pages it grew into)',
+    ),
+  ];
+}
+
+export async function gatewayFigures(
+  dir: string,
+): Promise<{ rows: Row[]; goals: Goal[]; json: Record<string, unknown> }> {
+  const { baseUrl, server } = await startStampServer();
+  try {
+    const loads: Load[] = [];
+    for (const sessions of LOADS) loads.push(await measure(dir, baseUrl, sessions));
+    const summary = (run: Run) => ({
+      firstP50: percentile(run.first, 50),
+      p50: percentile(run.late, 50),
+      p99: percentile(run.late, 99),
+      chunksPerSecond: run.chunksPerSecond,
+    });
+    return {
+      rows: loads.flatMap(rowsOf),
+      goals: goalsOf(loads.find((load) => load.sessions === GOAL_SESSIONS)!),
       json: {
-        gateway: {
-          sessions: SESSIONS,
-          turns: run.turns,
-          chunks: run.latencies.length,
-          chunkToClientMs: { p50: p(run.latencies, 50), p99: p(run.latencies, 99), spread: chunks },
-          directMs: { p50: p(baseline, 50), p99: p(baseline, 99) },
-          turnsPerSecond: run.turns / run.seconds,
-          rssMiB: { idle: idle.rss, after: loaded.rss, peak: loaded.peak },
-        },
+        gateway: Object.fromEntries(
+          loads.map((load) => [
+            load.sessions,
+            {
+              direct: summary(load.direct),
+              gateway: {
+                ...summary(load.gateway),
+                chunksPerFrame: load.gateway.chunks / load.gateway.frames,
+              },
+              rssMiB: load.rss,
+            },
+          ]),
+        ),
       },
     };
   } finally {
-    child.kill('SIGKILL');
     server.close();
   }
 }

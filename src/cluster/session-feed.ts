@@ -3,6 +3,13 @@ import type { EventLog, StoredEvent } from '../store/event-log.js';
 /** A client watching a session: gets each event's JSON (which holds its `seq`) in order. */
 export type Subscriber = (json: string, seq: number) => void;
 
+/**
+ * Says whether a watcher's client can take more now: undefined when it can, else a promise that
+ * resolves once it can (its socket drained). A catch-up waits on it between events, so replaying
+ * a long log to a client holds no more than the socket's own buffer in memory.
+ */
+export type Ready = () => Promise<void> | undefined;
+
 /** Rows read per query while a watcher catches up. */
 const PAGE = 500;
 
@@ -66,8 +73,8 @@ export class SessionFeed {
    * Sends the stored events after `since`, then every new one; with no `since`, only what is
    * stored from now on. Returns the function that stops it.
    */
-  subscribe(send: Subscriber, since?: number): () => void {
-    const watcher = new Watcher(this, send, since ?? this.known);
+  subscribe(send: Subscriber, since?: number, ready?: Ready): () => void {
+    const watcher = new Watcher(this, send, since ?? this.known, ready);
     this.watchers.add(watcher);
     void watcher.catchUp();
     return () => {
@@ -87,6 +94,7 @@ class Watcher {
     private readonly send: Subscriber,
     /** The last seq sent; undefined until the feed has learned where "now" is. */
     private sent: number | undefined,
+    private readonly ready?: Ready,
   ) {}
 
   offer(rows: readonly StoredEvent[]): void {
@@ -117,7 +125,8 @@ class Watcher {
         this.again = false;
         for (;;) {
           const rows = await this.feed.log.since(this.feed.sessionId, this.sent, PAGE);
-          this.deliver(rows);
+          const waiting = this.paced(rows);
+          if (waiting) await waiting;
           if (rows.length < PAGE || this.stopped) break;
         }
       } while (this.again && !this.stopped);
@@ -125,6 +134,19 @@ class Watcher {
       // The log cannot be read now (the database restarts): the next notice, or the resync once
       // the log listens again, starts over from the last seq sent.
     }
+  }
+
+  /**
+   * `deliver`, waiting whenever the client says it has enough for now; undefined when it sent
+   * everything without waiting (no extra turn of the event loop for a client keeping up).
+   */
+  private paced(rows: readonly StoredEvent[]): Promise<void> | undefined {
+    for (const [i, row] of rows.entries()) {
+      const wait = this.ready?.();
+      if (wait) return wait.then(() => this.paced(rows.slice(i)));
+      this.deliver([row]);
+    }
+    return undefined;
   }
 
   private deliver(rows: readonly StoredEvent[]): void {

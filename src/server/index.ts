@@ -18,6 +18,7 @@ import { SessionHub } from './hub.js';
 import { GatewayMemory } from './memory-access.js';
 import { GatewayPipeline } from './pipeline.js';
 import { GatewayScheduler, type GatewaySchedulerSettings } from './scheduler.js';
+import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './socket-client.js';
 import { removeGatewayFile, writeGatewayFile } from './state-file.js';
 import type { TurnRelay } from './turn-relay.js';
 import { defaultWebRoot } from './web.js';
@@ -65,6 +66,8 @@ export interface GatewayOptions {
   scheduler?: boolean | GatewaySchedulerSettings;
   /** The token clients must send; default `config.gateway.token`, else a new random one. */
   token?: string;
+  /** How far a WebSocket client may fall behind before it is closed; default `DEFAULT_SOCKET_LIMITS`. */
+  sockets?: Partial<SocketLimits>;
   /** The PIN a browser may log in with; default a new one when `config.gateway.pin` is set. */
   pin?: string;
   /** Where the URL and token are written for local clients; default <home>/gateway.json; false: nowhere. */
@@ -204,6 +207,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     tokenFile: stateFile ?? 'the file the gateway was told to write',
     webRoot: options.webRoot ?? defaultWebRoot(),
     log,
+    sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   const server = createAdaptorServer({ fetch: app.fetch, websocket: { server: wss } }) as GatewayServer;

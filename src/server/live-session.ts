@@ -7,7 +7,7 @@
  */
 import type { Tracer } from '@opentelemetry/api';
 import type { AgentSession } from '../agent/session.js';
-import type { EventRecorder, Subscriber } from '../cluster/recorder.js';
+import type { EventRecorder, Ready, Subscriber } from '../cluster/recorder.js';
 import type { RunningTurn } from '../cluster/turn-queue.js';
 import type { CompactResult, TurnResult } from '../cluster/turn-types.js';
 import type { RunFacts, RunMode, WireEvent } from '../cluster/wire.js';
@@ -119,8 +119,11 @@ export interface LiveSession {
   setMode(mode: RunMode): void;
   /** Starts the conversation over (nothing stored is deleted); refused while work is under way. */
   clear(): Promise<void>;
-  /** Replays the stored events after `since`, then sends every new one; returns the unsubscribe. */
-  subscribe(subscriber: Subscriber, since?: number): () => void;
+  /**
+   * Replays the stored events after `since`, then sends every new one; returns the unsubscribe.
+   * The replay waits whenever `ready` says the client has enough for now.
+   */
+  subscribe(subscriber: Subscriber, since?: number, ready?: Ready): () => void;
   /** Stored messages no event shows (see `unshownMessages`). */
   unshown(): Promise<UnshownMessages | undefined>;
   /** Told by the hub: who else holds the run lease now, and the worker's queued turn it runs. */

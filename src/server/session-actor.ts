@@ -1,6 +1,6 @@
 import { unansweredCalls } from '../agent/loop.js';
 import { restartConversation } from '../agent/session.js';
-import { EventRecorder, type Subscriber } from '../cluster/recorder.js';
+import { EventRecorder, type Ready, type Subscriber } from '../cluster/recorder.js';
 import type { RunningTurn } from '../cluster/turn-queue.js';
 import type { CompactResult, TurnResult } from '../cluster/turn-types.js';
 import type { RunMode, WireEvent } from '../cluster/wire.js';
@@ -197,8 +197,8 @@ export abstract class SessionActor<R extends Running = Running> implements LiveS
     this.record({ type: 'cleared' });
   }
 
-  subscribe(subscriber: Subscriber, since?: number): () => void {
-    const stop = this.recorder.subscribe(subscriber, since);
+  subscribe(subscriber: Subscriber, since?: number, ready?: Ready): () => void {
+    const stop = this.recorder.subscribe(subscriber, since, ready);
     return () => {
       stop();
       this.checkIdle();

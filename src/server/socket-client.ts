@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { WSContext } from 'hono/ws';
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
@@ -34,8 +35,25 @@ const clientMessage = z.discriminatedUnion('type', [
 ]);
 type ClientMessage = z.infer<typeof clientMessage>;
 
-/** Bytes a client may fall behind by before it is dropped; it reconnects with `since` and loses nothing. */
-const MAX_BEHIND = 16 * 1024 * 1024;
+/**
+ * How far a client may fall behind. A socket whose reader stops (a stalled tab, a client that
+ * never reads) would otherwise keep every event in memory: past `maxBehindBytes` waiting to be
+ * written it is closed with `BEHIND_CLOSE` and its reason, and reconnects with `?since=` to get
+ * what it missed, none twice. A reader too stalled to take even the close frame is cut off
+ * `closeGraceMs` later, so what it held is let go.
+ */
+export interface SocketLimits {
+  maxBehindBytes: number;
+  closeGraceMs: number;
+}
+
+export const DEFAULT_SOCKET_LIMITS: SocketLimits = { maxBehindBytes: 4 * 1024 * 1024, closeGraceMs: 10_000 };
+
+/** "Try again later" (RFC 6455 §7.4.1): the client reconnects and resumes with `since`. */
+export const BEHIND_CLOSE = {
+  code: 1013,
+  reason: 'Too far behind; reconnect with ?since=<last seq> to continue.',
+} as const;
 
 /**
  * One WebSocket watching (and driving) one session. It may connect before the session exists:
@@ -49,6 +67,11 @@ export class SessionSocket {
   private watching = false;
   /** Events that came before the `connected` greeting was sent. */
   private early: Array<[json: string, seq: number]> | undefined;
+  /** Resolves once the greeting is sent: a replay waits for it rather than pile up in `early`. */
+  private greet: () => void = () => {};
+  private readonly greeted = new Promise<void>((resolve) => {
+    this.greet = resolve;
+  });
   /**
    * Stored messages no event shows yet (turns run in the terminal since the gateway's last), as the
    * `stored_messages` event sent once the replay reaches `after`: they came after those events.
@@ -62,6 +85,7 @@ export class SessionSocket {
     private readonly hub: SessionHub,
     private readonly id: string,
     private readonly since: number | undefined,
+    private readonly limits: SocketLimits = DEFAULT_SOCKET_LIMITS,
   ) {}
 
   /** Says hello; a session another process runs (a worker elsewhere) is watched from the shared log. */
@@ -99,6 +123,7 @@ export class SessionSocket {
     });
     const waiting = early.splice(0);
     this.early = undefined;
+    this.greet();
     if (this.tail && (this.since ?? 0) >= this.tail.after) this.sendTail();
     for (const [json, seq] of waiting) this.deliver(json, seq);
   }
@@ -121,6 +146,7 @@ export class SessionSocket {
 
   close(): void {
     this.stopped = true;
+    this.greet();
     this.stop?.();
     this.stop = undefined;
   }
@@ -210,10 +236,14 @@ export class SessionSocket {
     this.stop?.();
     this.watching = true;
     this.early = early;
-    this.stop = live.subscribe((json, seq) => {
-      if (this.early) this.early.push([json, seq]);
-      else this.deliver(json, seq);
-    }, since);
+    this.stop = live.subscribe(
+      (json, seq) => {
+        if (this.early) this.early.push([json, seq]);
+        else this.deliver(json, seq);
+      },
+      since,
+      this.ready,
+    );
   }
 
   private deliver(json: string, seq: number): void {
@@ -227,15 +257,37 @@ export class SessionSocket {
     this.send(json);
   }
 
-  private readonly send = (json: string): void => {
-    const raw = this.ws.raw as WebSocket | undefined;
-    if (raw && raw.bufferedAmount > MAX_BEHIND) {
-      this.close();
-      this.ws.close(1013, 'Too far behind; reconnect with ?since=<last seq> to continue.');
-      return;
-    }
-    this.ws.send(json);
+  /** Undefined while the socket takes more; else resolves once it has drained (or closed). */
+  private readonly ready = (): Promise<void> | undefined => {
+    if (this.early && !this.stopped) return this.greeted;
+    const socket = (this.ws.raw as { _socket?: Socket } | undefined)?._socket;
+    if (this.stopped || !socket?.writableNeedDrain) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.on('drain', done);
+      socket.on('close', done);
+    });
   };
+
+  private readonly send = (json: string): void => {
+    if (this.stopped) return;
+    const raw = this.ws.raw as WebSocket | undefined;
+    if (raw && raw.bufferedAmount > this.limits.maxBehindBytes) this.cutOff(raw);
+    else this.ws.send(json);
+  };
+
+  /** Stops sending and closes; a reader that takes not even the close frame is cut off after the grace. */
+  private cutOff(raw: WebSocket): void {
+    this.close();
+    raw.close(BEHIND_CLOSE.code, BEHIND_CLOSE.reason);
+    const grace = setTimeout(() => raw.terminate(), this.limits.closeGraceMs);
+    grace.unref();
+    raw.once('close', () => clearTimeout(grace));
+  }
 
   private fail(err: unknown): void {
     this.error(describeError(err).detail);

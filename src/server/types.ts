@@ -5,6 +5,7 @@ import type { SessionHub } from './hub.js';
 import type { GatewayMemory } from './memory-access.js';
 import type { GatewayPipeline } from './pipeline.js';
 import type { GatewayScheduler } from './scheduler.js';
+import type { SocketLimits } from './socket-client.js';
 
 export type GatewayEnv = { Bindings: HttpBindings };
 export type GatewayApp = OpenAPIHono<GatewayEnv>;
@@ -19,4 +20,6 @@ export interface RouteDeps {
   version: string;
   now: () => number;
   log: (line: string) => void;
+  /** How far a WebSocket client may fall behind before it is closed (./socket-client.ts). */
+  sockets: SocketLimits;
 }

@@ -2,10 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EventRecorder } from '../../src/cluster/recorder.js';
+import { EventRecorder, MERGE_MS } from '../../src/cluster/recorder.js';
 import { type Db, openDatabase } from '../../src/store/sqlite/database.js';
 import { SqliteEventLog } from '../../src/store/sqlite/event-log.js';
 import { SessionStore } from '../../src/store/sqlite/session-store.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { StorePeek } from '../support/store-peek.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -57,17 +58,17 @@ describe('EventRecorder', () => {
     events.subscribe((json) => got.push(JSON.parse(json).type), 0);
     events.record({ type: 'thinking', iteration: 1 });
     events.record({ type: 'text', text: 'a' });
-    events.record({ type: 'text', text: 'b' });
+    events.record({ type: 'tool_call', tool: 'read_file' });
     expect(got).toEqual([]);
     await events.flush();
     expect(stored().map((r) => r.seq)).toEqual([1, 2, 3]);
-    expect(got).toEqual(['thinking', 'text', 'text']);
+    expect(got).toEqual(['thinking', 'text', 'tool_call']);
     expect(writes()).toBe(1);
   });
 
   it('replays what a joining watcher missed, then sends live events, none twice', async () => {
     const events = recorder();
-    for (const text of ['a', 'b', 'c']) events.record({ type: 'text', text });
+    for (const iteration of [1, 2, 3]) events.record({ type: 'thinking', iteration });
     await events.flush();
     const got: number[] = [];
     events.subscribe((json, seq) => {
@@ -97,8 +98,8 @@ describe('EventRecorder', () => {
     const one = recorder();
     const two = recorder();
     for (let i = 0; i < 5; i++) {
-      one.record({ type: 'text', text: `one ${i}` });
-      two.record({ type: 'text', text: `two ${i}` });
+      one.record({ type: 'thinking', iteration: i });
+      two.record({ type: 'thinking', iteration: i });
     }
     await Promise.all([one.flush(), two.flush()]);
     expect(stored().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -117,5 +118,88 @@ describe('EventRecorder', () => {
     next.record({ type: 'done' });
     await next.flush();
     expect(got).toEqual([3]);
+  });
+});
+
+describe('merged deltas', () => {
+  const bodies = () => {
+    const peek = new StorePeek(join(dir, 'hearth.db'));
+    try {
+      return (
+        peek.db.prepare("SELECT body FROM events WHERE session_id = 's' ORDER BY seq").all() as Array<{
+          body: string;
+        }>
+      ).map((row) => JSON.parse(row.body) as Record<string, unknown>);
+    } finally {
+      peek.db.close();
+    }
+  };
+
+  it('stores and sends consecutive deltas of one type as one event, in order with what follows', async () => {
+    const writes = transactions();
+    const events = recorder();
+    const got: Array<Record<string, unknown>> = [];
+    events.subscribe((json) => got.push(JSON.parse(json)), 0);
+    events.record({ type: 'thinking', iteration: 1 });
+    for (const text of ['Let ', 'me ', 'think']) events.record({ type: 'reasoning', text });
+    for (const text of ['Hel', 'lo', ', world']) events.record({ type: 'text', text });
+    events.record({ type: 'tool_call', tool: 'read_file', tool_call_id: 'c1' });
+    events.record({ type: 'text', text: 'after' });
+    events.record({ type: 'text', text: ' the call' });
+    // A delta with more than its text (a sub-agent's, say) is never merged away.
+    events.record({ type: 'text', text: '!', extra: true });
+    await events.flush();
+    const expected = [
+      { seq: 1, type: 'thinking', iteration: 1 },
+      { seq: 2, type: 'reasoning', text: 'Let me think' },
+      { seq: 3, type: 'text', text: 'Hello, world' },
+      { seq: 4, type: 'tool_call', tool: 'read_file', tool_call_id: 'c1' },
+      { seq: 5, type: 'text', text: 'after the call' },
+      { seq: 6, type: 'text', text: '!', extra: true },
+    ];
+    expect(bodies()).toEqual(expected);
+    expect(got).toEqual(expected);
+    expect(writes()).toBe(1);
+  });
+
+  it('holds deltas after a write for the merge window; any other event sends them at once', async () => {
+    const clock = new ManualClock();
+    const events = new EventRecorder('s', log, () => clock.now(), { clock });
+    const got: Array<Record<string, unknown>> = [];
+    events.subscribe((json) => got.push(JSON.parse(json)), 0);
+    // The first delta after a pause goes without waiting for the window.
+    events.record({ type: 'text', text: 'a' });
+    await waitUntil(() => got.length === 1, 'the first delta');
+    events.record({ type: 'text', text: 'b' });
+    events.record({ type: 'text', text: 'c' });
+    expect(clock.pending).toEqual([MERGE_MS]);
+    clock.advance(MERGE_MS);
+    await waitUntil(() => got.length === 2, 'the merged deltas');
+    expect(got.map((e) => e.text)).toEqual(['a', 'bc']);
+    // Within the window again: a tool call does not wait for it, and takes the delta before it.
+    events.record({ type: 'text', text: 'd' });
+    events.record({ type: 'tool_call', tool: 'x' });
+    await waitUntil(() => got.length === 4, 'the delta and the call');
+    expect(got.slice(2)).toEqual([
+      { seq: 3, type: 'text', text: 'd' },
+      { seq: 4, type: 'tool_call', tool: 'x' },
+    ]);
+    expect(clock.pending).toEqual([]);
+  });
+
+  it('a watcher joining after a merged event replays exactly the events after it', async () => {
+    const events = recorder();
+    for (const text of ['one ', 'two ']) events.record({ type: 'text', text });
+    await events.flush();
+    for (const text of ['three ', 'four']) events.record({ type: 'text', text });
+    events.record({ type: 'done' });
+    await events.flush();
+    const got: Array<Record<string, unknown>> = [];
+    events.subscribe((json) => got.push(JSON.parse(json)), 1);
+    await waitUntil(() => got.length === 2, 'the replay');
+    expect(got).toEqual([
+      { seq: 2, type: 'text', text: 'three four' },
+      { seq: 3, type: 'done' },
+    ]);
   });
 });

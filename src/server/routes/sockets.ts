@@ -72,13 +72,13 @@ const sessionSocket = route(
     },
     responses: { ...upgraded, ...refusals },
   }),
-  (c, { hub }) => {
+  (c, { hub, sockets }) => {
     const { session } = c.req.valid('param');
     if (!isUpgrade(c)) return notUpgrade(c, `/ws/${session}`);
     let client: SessionSocket | undefined;
     return upgradeWebSocket(c, {
       onOpen(_event, ws) {
-        client = new SessionSocket(ws, hub, session, c.req.valid('query').since);
+        client = new SessionSocket(ws, hub, session, c.req.valid('query').since, sockets);
         client.open();
       },
       onMessage(event) {
