@@ -20,10 +20,15 @@ import type { EvalRunFlags } from './eval.js';
 
 const line = (value: unknown) => process.stdout.write(`${terminalJson(value)}\n`);
 
+/** `--json` is the main command's option too: after the subcommand, commander may hand it to either. */
+function wantsJson(cmd: Command, opts: { json?: boolean }): boolean {
+  return opts.json === true || cmd.optsWithGlobals<{ json?: boolean }>().json === true;
+}
+
 export async function runEvalCommand(cmd: Command, opts: EvalRunFlags): Promise<number> {
   if (opts.models && opts.profiles) throw new UsageError('Give --models or --profiles, not both.');
   const flags = cmd.optsWithGlobals<GlobalFlags>();
-  const json = opts.json === true;
+  const json = wantsJson(cmd, opts);
   const suite = suitePath(opts.suite, process.cwd());
   const tasks = selectTasks(await loadSuite(suite), opts.tasks);
   const labels: Array<string | undefined> = opts.models ?? opts.profiles ?? [undefined];
@@ -120,7 +125,7 @@ export async function listEvalRuns(cmd: Command, opts: { limit: number; json?: b
     const rows = await Promise.all(
       runs.map(async (run) => ({ run, summary: summarize(run, await store.results(run.id)) })),
     );
-    if (opts.json) return line(rows);
+    if (wantsJson(cmd, opts)) return line(rows);
     if (rows.length === 0) {
       process.stdout.write('No eval runs yet. Run one with: hearth eval --models a,b\n');
       return;
@@ -145,7 +150,7 @@ export async function showEvalRun(cmd: Command, id: string, opts: { json?: boole
   await withEvals(cmd, async (storage) => {
     const { run, results } = await findRun(storage, id);
     const summary = summarize(run, results);
-    if (opts.json) return line({ run, summary, results });
+    if (wantsJson(cmd, opts)) return line({ run, summary, results });
     process.stdout.write(`${runHeader(run)}\n${summaryTable(summary)}\n${taskTable(run, results)}`);
   });
 }
@@ -157,7 +162,7 @@ export async function compareEvalRuns(cmd: Command, ids: string[], opts: { json?
       const { run, results } = await findRun(storage, id);
       runs.push({ run, summary: summarize(run, results) });
     }
-    if (opts.json) return line(runs);
+    if (wantsJson(cmd, opts)) return line(runs);
     process.stdout.write(compareTable(runs));
   });
 }
