@@ -6,10 +6,13 @@
  */
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chromiumMissing, launchChromium } from '../support/browser.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply, type TurnInput } from '../support/scripted-server.js';
 import { waitUntil, withDeadline } from '../support/wait.js';
+import { loggedInPage, startServe } from './support.js';
 
 const SOLUTIONS = join(import.meta.dirname, '..', 'eval', 'solutions');
 
@@ -204,5 +207,40 @@ describe('hearth eval through the installed bin', () => {
     };
     expect(shown.run.status).toBe('interrupted');
     expect(shown.results.map((x) => [x.task, x.outcome])).toEqual([['a-first', 'passed']]);
+  });
+
+  describe.skipIf(chromiumMissing !== undefined)('in the gateway and the web UI', () => {
+    let browser: Browser | undefined;
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it("a kept run's table comes from /api/evals and shows in the web UI", async () => {
+      const suite = await writeSuite(await cli.tempDir('suite'), {
+        hello: ['Write hello to hello.txt.', 'grep -qx hello hello.txt'],
+      });
+      await cli.serve({
+        turns: [reply().tool('write_file', { path: 'hello.txt', content: 'hello\n' }), reply().text('Done.')],
+        models: ['webby'],
+      });
+      const ran = done((await cli.run(['eval', '--suite', suite, '--models', 'webby', '--json'])).stdout);
+      const gw = await startServe(cli);
+      const listed = await gw.json<{ runs: Array<{ run: { id: string }; summary: Summary[] }> }>(
+        '/api/evals',
+      );
+      expect(listed.runs.map((r) => r.run.id)).toEqual([ran.run.id]);
+      const one = await gw.json<{ summary: Summary[]; results: Result[] }>(
+        `/api/evals/${ran.run.id.slice(0, 5)}`,
+      );
+      expect(one.summary[0]).toMatchObject({ label: 'webby', passRate: 1 });
+      expect(one.results[0]).toMatchObject({ task: 'hello', outcome: 'passed' });
+      expect((await gw.http('/api/evals/nosuchrun')).status).toBe(404);
+
+      browser = await launchChromium();
+      const page = await loggedInPage(browser, gw);
+      const row = page.locator(`table.eval-table[data-run="${ran.run.id}"] tr[data-model="webby"]`);
+      await row.waitFor();
+      expect(await row.textContent()).toContain('100%');
+    });
   });
 });
