@@ -43,7 +43,7 @@ const decline: Approver = async () => ({
 });
 
 /** The config every attempt runs with: the user's, with the task's limits, unattended, sandboxed, no memory. */
-export function attemptConfig(config: Config, task: EvalTask): Config {
+function attemptConfig(config: Config, task: EvalTask): Config {
   return {
     ...config,
     max_iterations: task.limits.turns,

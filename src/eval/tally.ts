@@ -11,7 +11,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 export type CallProblem = 'unparsed' | 'invalid' | 'unknown';
 
 /** Why the registry refuses a call, or undefined when it would run. */
-export function callProblem(tools: ToolRegistry, call: ToolCall): CallProblem | undefined {
+function callProblem(tools: ToolRegistry, call: ToolCall): CallProblem | undefined {
   if (tools.prepare(call).ok) return undefined;
   if (call.problem) return 'unparsed';
   if (!tools.schemaOf(call.name)) return 'unknown';
