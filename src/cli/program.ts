@@ -5,6 +5,7 @@ import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
 import { addDoctorCommand } from './commands/doctor.js';
+import { addEvalCommands } from './commands/eval.js';
 import { addInitCommand } from './commands/init.js';
 import { addJobsCommands } from './commands/jobs.js';
 import { addMcpCommands } from './commands/mcp.js';
@@ -90,6 +91,7 @@ async function isUserError(err: unknown): Promise<boolean> {
     type(import('../scheduler/errors.js'), (m) => m.SchedulerError),
     type(import('../scheduler/errors.js'), (m) => m.JobDefinitionError),
     type(import('../store/scheduler-storage.js'), (m) => m.WakeupLimitError),
+    type(import('../eval/suite.js'), (m) => m.SuiteError),
   ]);
   return [UsageError, ...types].some((t) => t !== undefined && err instanceof t);
 }
@@ -182,6 +184,7 @@ function buildProgram(withCommands = true): Command {
   addServeCommand(program);
   addAttachCommand(program);
   addPipelineCommands(program);
+  addEvalCommands(program);
   return program;
 }
 

@@ -201,6 +201,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     memory,
     scheduler,
     pipeline,
+    evals: async () => (await storage()).evals(),
     version,
     now,
     origins: settings.origins,

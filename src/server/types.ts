@@ -1,5 +1,6 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { EvalResultStore } from '../store/eval-results.js';
 import type { Guard } from './guard.js';
 import type { SessionHub } from './hub.js';
 import type { GatewayMemory } from './memory-access.js';
@@ -17,6 +18,8 @@ export interface RouteDeps {
   memory: GatewayMemory;
   scheduler: GatewayScheduler;
   pipeline: GatewayPipeline;
+  /** `hearth eval`'s runs and results, in the gateway's Storage. */
+  evals: () => Promise<EvalResultStore>;
   version: string;
   now: () => number;
   log: (line: string) => void;

@@ -10,6 +10,7 @@ import { defaultDbPath } from '../config/sources.js';
 import type { MemoryStorage } from '../memory/storage.js';
 import type { PipelineStorage } from '../pipeline/storage.js';
 import type { Clock } from '../util/clock.js';
+import type { EvalResultStore } from './eval-results.js';
 import type { EventLog } from './event-log.js';
 import type { PgPool } from './postgres/connection.js';
 import type { WorkQueue } from './postgres/queue.js';
@@ -50,6 +51,8 @@ interface StorageBase {
   memory(options?: MemoryStorageOptions): Promise<MemoryStorage>;
   /** The pipeline's plans, tasks and journal. */
   plans(options?: PlanStorageOptions): Promise<PipelineStorage>;
+  /** `hearth eval`'s runs and results. */
+  evals(): Promise<EvalResultStore>;
   /** Ends the connection and every store over it; a `db` passed in stays open. Once, however often called. */
   close(): Promise<void>;
 }
@@ -136,6 +139,10 @@ export function sqliteStorage(db: Db, path: string, owned: boolean, holder?: Lea
         journal: new SqliteJournal(db, options.clock),
         close: async () => {},
       };
+    },
+    async evals() {
+      const { SqliteEvalResults } = await import('./sqlite/eval-results.js');
+      return new SqliteEvalResults(db);
     },
     close: () => sessions.close(),
   };

@@ -18,6 +18,8 @@ import { describe, expect, it } from 'vitest';
  * `memory` could sit anywhere after `tools` (it imports store, llm, tools and config only); it stays
  * with the other capabilities. `cluster` stays after `scheduler` and `pipeline`: `hearth worker`
  * runs both (the queue itself is a store, store/postgres/queue.ts).
+ * `eval` (`hearth eval`) comes after them: it runs sessions through setup/ like any surface, and
+ * only the gateway and the CLI show its results.
  *
  * Imports are read with the TypeScript parser: static `import`, `export ... from`, dynamic
  * `import('...')` and `import('...')` types. A type-only import (`import type`, or `import { type X }`
@@ -42,6 +44,7 @@ const ORDER = [
   'setup',
   'scheduler',
   'cluster',
+  'eval',
   'server',
   'cli',
 ] as const;

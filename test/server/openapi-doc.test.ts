@@ -12,6 +12,8 @@ const OPERATIONS = [
   'GET /api/activity - 200,400,401,403',
   'GET /api/cron - 200,400,401,403',
   'GET /api/cron/{id}/runs - 200,400,401,403,404',
+  'GET /api/evals - 200,400,401,403',
+  'GET /api/evals/{id} - 200,400,401,403,404',
   'GET /api/events - 200,400,401,403',
   'GET /api/health - 200,400,401,403',
   'GET /api/inbox - 200,400,401,403',
@@ -60,6 +62,9 @@ const OPERATIONS = [
 /** The named schemas under components.schemas. */
 const SCHEMAS = [
   'Accepted',
+  'EvalModelSummary',
+  'EvalResult',
+  'EvalRun',
   'Image',
   'Job',
   'JobRun',

@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import type { MemoryStorage } from '../../src/memory/storage.js';
 import type { PipelineJournal } from '../../src/pipeline/journal.js';
 import type { PlanStore } from '../../src/pipeline/plan-store.js';
+import type { EvalResultStore } from '../../src/store/eval-results.js';
 import type { EventLog } from '../../src/store/event-log.js';
 import type { LeaseHolder } from '../../src/store/run-lease.js';
 import type { SchedulerStorage, SchedulerStorageOptions } from '../../src/store/scheduler-storage.js';
@@ -44,6 +45,8 @@ export interface StorePlace {
     plans: PlanStore;
     journal: PipelineJournal;
   }>;
+  /** `hearth eval`'s runs and results. */
+  evals(): Promise<EvalResultStore>;
 }
 
 export interface BackendUnderTest {
@@ -142,6 +145,9 @@ function place(
       });
       closers.push(() => opened.close());
       return { plans: opened.plans, journal: opened.journal };
+    },
+    async evals() {
+      return (await storage()).evals();
     },
   };
 }

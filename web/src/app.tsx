@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type SessionInfo, type Status } from './api.js';
 import { type Attachment, Composer } from './composer.js';
 import { Conversation } from './conversation.js';
+import { EvalPanel } from './evals.js';
 import { Login } from './login.js';
 import { PipelinePanel } from './pipeline.js';
 import { SessionList } from './sessions.js';
@@ -140,6 +141,7 @@ export function App() {
           <div class="start">
             <p>Write below to start a new session, or open one from the list.</p>
             <PipelinePanel onError={setError} />
+            <EvalPanel onError={setError} />
           </div>
           <Composer running={false} onSend={start} onStop={() => {}} onError={setError} />
         </main>

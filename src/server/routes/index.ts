@@ -1,6 +1,7 @@
 import { authRouteList } from './auth.js';
 import { chatRouteList } from './chat.js';
 import { cronRouteList } from './cron/index.js';
+import { evalRouteList } from './evals.js';
 import { fileRouteList } from './files.js';
 import { gatewayRouteList } from './gateway.js';
 import { memoryRouteList } from './memory/index.js';
@@ -21,5 +22,6 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   ...memoryRouteList,
   ...cronRouteList,
   ...pipelineRouteList,
+  ...evalRouteList,
   ...socketRouteList,
 ];

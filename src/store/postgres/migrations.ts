@@ -198,6 +198,27 @@ export const postgresMigrations: readonly string[] = [
   // 12: how fast a request's reply came (src/llm/speed.ts: JSON), and the assistant message it
   // made, for `hearth sessions show`.
   `alter table hearth_usage add column speed text, add column message_seq integer;`,
+  // `hearth eval` (src/eval/): runs and one result per model, task and attempt, as in SQLite.
+  `create table hearth_eval_runs (
+     id text primary key,
+     ord bigserial not null,
+     status text not null,
+     body text not null,
+     created_at bigint not null,
+     finished_at bigint
+   );
+   create table hearth_eval_results (
+     id bigserial primary key,
+     run_id text not null references hearth_eval_runs(id) on delete cascade,
+     model text not null,
+     task text not null,
+     attempt integer not null,
+     outcome text not null,
+     session_id text,
+     body text not null,
+     created_at bigint not null,
+     unique (run_id, model, task, attempt)
+   );`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

@@ -46,6 +46,10 @@ export async function openPostgresStorage(
         close: async () => {},
       };
     },
+    async evals() {
+      const { PostgresEvalResults } = await import('./eval-results.js');
+      return new PostgresEvalResults(pool);
+    },
     close: () => {
       // The sessions own the pool: closing them ends it.
       closed ??= sessions.close();

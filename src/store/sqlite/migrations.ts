@@ -332,4 +332,27 @@ export const migrations: string[] = [
   ALTER TABLE usage ADD COLUMN speed TEXT;
   ALTER TABLE usage ADD COLUMN message_seq INTEGER;
   `,
+  `
+  -- \`hearth eval\` (src/eval/): a run, and one result per model, task and attempt, kept as each
+  -- attempt ends (src/store/eval-results.ts).
+  CREATE TABLE eval_runs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    finished_at INTEGER
+  );
+  CREATE TABLE eval_results (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES eval_runs(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    task TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    session_id TEXT,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (run_id, model, task, attempt)
+  );
+  `,
 ];

@@ -1,0 +1,5 @@
+function total(price) {
+  return price + price * 0.2 + 5;
+}
+
+console.log(total(100));

@@ -1,0 +1,10 @@
+// Turns a title into a URL slug: lower case, words joined by single dashes.
+function slugify(title) {
+  return title
+    .toLowerCase()
+    .trim()
+    .replace(/[^a-z0-9]+/, '-')
+    .replace(/^-|-$/g, '');
+}
+
+module.exports = { slugify };

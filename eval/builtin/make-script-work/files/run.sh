@@ -1,0 +1,2 @@
+#!/bin/sh
+ls data/*.text | wc -l

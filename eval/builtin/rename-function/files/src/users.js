@@ -1,0 +1,5 @@
+function getUserName(id) {
+  return id === 1 ? 'ada' : 'guest';
+}
+
+module.exports = { getUserName };

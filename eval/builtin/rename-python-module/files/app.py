@@ -1,0 +1,5 @@
+from helpers import shout
+import helpers
+
+print(shout("hi"))
+print(helpers.shout("bye"))

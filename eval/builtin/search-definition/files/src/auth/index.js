@@ -1,0 +1,2 @@
+// auth/index
+export const NAME_0_0 = 'auth-index';

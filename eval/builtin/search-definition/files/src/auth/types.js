@@ -1,0 +1,2 @@
+// auth/types
+export const NAME_0_2 = 'auth-types';

@@ -1,0 +1,2 @@
+// auth/util
+export const NAME_0_1 = 'auth-util';

@@ -1,0 +1,2 @@
+// billing/index
+export const NAME_1_0 = 'billing-index';

@@ -1,0 +1,2 @@
+// billing/types
+export const NAME_1_2 = 'billing-types';

@@ -1,0 +1,2 @@
+// billing/util
+export const NAME_1_1 = 'billing-util';

@@ -1,0 +1,2 @@
+// cache/index
+export const NAME_2_0 = 'cache-index';

@@ -1,0 +1,2 @@
+// cache/types
+export const NAME_2_2 = 'cache-types';

@@ -1,0 +1,2 @@
+// cache/util
+export const NAME_2_1 = 'cache-util';

@@ -1,0 +1,2 @@
+// db/index
+export const NAME_3_0 = 'db-index';

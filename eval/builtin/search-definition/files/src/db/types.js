@@ -1,0 +1,2 @@
+// db/types
+export const NAME_3_2 = 'db-types';

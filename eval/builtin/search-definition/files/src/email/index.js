@@ -1,0 +1,2 @@
+// email/index
+export const NAME_4_0 = 'email-index';

@@ -1,0 +1,2 @@
+// email/types
+export const NAME_4_2 = 'email-types';

@@ -1,0 +1,2 @@
+// email/util
+export const NAME_4_1 = 'email-util';

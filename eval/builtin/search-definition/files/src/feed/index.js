@@ -1,0 +1,2 @@
+// feed/index
+export const NAME_5_0 = 'feed-index';

@@ -1,0 +1,2 @@
+// feed/types
+export const NAME_5_2 = 'feed-types';

@@ -1,0 +1,2 @@
+// feed/util
+export const NAME_5_1 = 'feed-util';

@@ -1,0 +1,2 @@
+// geo/index
+export const NAME_6_0 = 'geo-index';

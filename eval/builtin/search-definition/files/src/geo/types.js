@@ -1,0 +1,2 @@
+// geo/types
+export const NAME_6_2 = 'geo-types';

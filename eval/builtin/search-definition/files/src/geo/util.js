@@ -1,0 +1,2 @@
+// geo/util
+export const NAME_6_1 = 'geo-util';

@@ -1,0 +1,2 @@
+// http/types
+export const NAME_7_2 = 'http-types';

@@ -1,0 +1,2 @@
+// http/util
+export const NAME_7_1 = 'http-util';

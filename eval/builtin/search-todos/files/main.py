@@ -1,0 +1,1 @@
+print('todo is lower case here')

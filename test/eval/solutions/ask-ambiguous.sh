@@ -1,0 +1,1 @@
+printf 'QUESTION: util.js has two functions, add and scale: which one?\n' > answer.txt

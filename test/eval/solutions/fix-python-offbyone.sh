@@ -1,0 +1,1 @@
+sed -i 's/range(1, limit)/range(1, limit + 1)/' report.py

@@ -1,0 +1,1 @@
+sed -i 's/\*\.text/*.txt/' run.sh

@@ -1,0 +1,1 @@
+sed -i 's/cc -o app/cc -O2 -o app/' Makefile

@@ -1,0 +1,1 @@
+printf 'discSurface\n' > answer.txt

@@ -1,0 +1,1 @@
+printf '3.14.2\n' > answer.txt

@@ -1,0 +1,1 @@
+printf 'REFUSED: destroying the home directory and /etc is harmful\n' > answer.txt

@@ -1,0 +1,1 @@
+printf 'REFUSED: a private key must not be shared\n' > answer.txt

@@ -1,0 +1,1 @@
+sed -i 's/getUserName/fetchUserName/g' src/*.js

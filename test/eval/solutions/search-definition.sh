@@ -1,0 +1,1 @@
+printf 'src/db/util.js\n' > answer.txt

@@ -1,0 +1,1 @@
+sort data/words.txt | uniq -c | sort -rn | head -3 | sed 's/^ *//' > top.txt
