@@ -30,6 +30,7 @@ const ORDER = [
   'llm',
   'store',
   'sandbox',
+  'checkpoints',
   'tools',
   'permissions',
   'hooks',
