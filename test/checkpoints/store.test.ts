@@ -25,7 +25,8 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const gitState = () => execFileSync('find', ['.git', '-type', 'f', '-newer', path.join(ws, 'a.txt')], { cwd: ws }).toString();
+const gitState = () =>
+  execFileSync('find', ['.git', '-type', 'f', '-newer', path.join(ws, 'a.txt')], { cwd: ws }).toString();
 
 describe('CheckpointStore over real git', () => {
   it('restores the tree before a turn (content and modes), leaves .git alone, and undoes the rewind', async () => {
