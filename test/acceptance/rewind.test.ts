@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
+import { startServe } from './support.js';
 
 /** Checkpoints, rewind and undo through the installed hearth, over real git and the real sandbox. */
 describe('rewind and undo through the installed hearth', () => {
@@ -134,6 +135,73 @@ describe('rewind and undo through the installed hearth', () => {
     expect(shown.stdout).not.toContain('Edited.');
     // The user's own edit came back with undo: nothing is lost.
     expect((await cli.run(['undo'])).code).toBe(0);
+    expect(await read('a.txt')).toBe('mine\n');
+  });
+
+  it('/undo and /rewind in the REPL show what changes and ask first; /rewind lists the turns to pick from', async () => {
+    await seedRepository();
+    const term = await cli.repl(
+      [
+        reply().tool('edit_file', { path: 'a.txt', old_string: 'one', new_string: 'two' }),
+        reply().text('Edited.'),
+      ],
+      ['--yolo'],
+    );
+    await term.enter('edit a please');
+    expect(await read('a.txt')).toBe('two\n');
+    term.send('/undo\r');
+    await term.waitFor(/Put them back\?/);
+    expect(term.screen).toMatch(/reverted\s+a\.txt/);
+    term.send('y');
+    await term.waitFor(/Done\. \/undo steps back out of it/);
+    expect(await read('a.txt')).toBe('one\n');
+
+    const since = term.screen.length;
+    term.send('/rewind\r');
+    await term.waitFor(/Go back to before turn \(1-1/, undefined, since);
+    expect(term.screen.slice(since)).toMatch(/1\s+files\s+edit a please/);
+    term.send('1\r');
+    await term.waitFor(/files · .*conversation · .*both/, undefined, since);
+    term.send('c');
+    await term.waitFor(/Now in session \S+: the conversation before turn 1/, undefined, since);
+    term.send('/exit\r');
+    expect(await term.exited).toBe(0);
+  });
+
+  it('the gateway lists the turns, refuses to overwrite a user edit, rewinds with force, and undoes', async () => {
+    await seedRepository();
+    await cli.serve([
+      reply().tool('edit_file', { path: 'a.txt', old_string: 'one', new_string: 'two' }),
+      reply().text('Edited.'),
+    ]);
+    expect((await cli.run(['--yolo', 'edit a over the gateway'])).code).toBe(0);
+    const gw = await startServe(cli);
+    const { sessions } = await gw.json<{ sessions: { id: string }[] }>('/api/sessions');
+    const id = sessions[0]!.id;
+    const { turns } = await gw.json<{ turns: { number: number; label: string; changed_files: boolean }[] }>(
+      `/api/sessions/${id}/turns`,
+    );
+    expect(turns).toEqual([
+      expect.objectContaining({ number: 1, label: 'edit a over the gateway', changed_files: true }),
+    ]);
+
+    await writeFile(join(cli.workspace, 'a.txt'), 'mine\n');
+    const refused = await gw.http(`/api/sessions/${id}/rewind`, {
+      method: 'POST',
+      body: JSON.stringify({ to: 1 }),
+    });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ conflicts: ['a.txt'] });
+    expect(await read('a.txt')).toBe('mine\n');
+
+    const forced = await gw.json<{ applied: boolean; changes: unknown[] }>(`/api/sessions/${id}/rewind`, {
+      to: 1,
+      force: true,
+    });
+    expect(forced).toMatchObject({ applied: true, changes: [{ path: 'a.txt', status: 'modified' }] });
+    expect(await read('a.txt')).toBe('one\n');
+    const undone = await gw.json<{ applied: boolean }>(`/api/sessions/${id}/rewind`, { undo: true });
+    expect(undone.applied).toBe(true);
     expect(await read('a.txt')).toBe('mine\n');
   });
 });
