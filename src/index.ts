@@ -8,6 +8,8 @@ export { z } from 'zod';
 export type { AgentEvent, DoneEvent, StopReason, ToolResultEvent } from './agent/events.js';
 export { type RunAgentOptions, runAgent } from './agent/loop.js';
 export { buildSystemPrompt } from './agent/system-prompt.js';
+export type { TurnInfo } from './checkpoints/rewind.js';
+export type { RewindPlan } from './checkpoints/store.js';
 export { ConfigError } from './config/load.js';
 export { type ChatRequest, createLlmClient, type LlmClient, type LlmClientOptions } from './llm/client.js';
 export { ConnectionError } from './llm/connection.js';

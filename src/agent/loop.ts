@@ -1,3 +1,4 @@
+import type { TurnCheckpoints } from '../checkpoints/types.js';
 import type { SessionHooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ChatMessage, ImagePart } from '../llm/types.js';
@@ -75,6 +76,8 @@ export interface RunAgentOptions {
   hooks?: SessionHooks;
   /** Context a SessionStart hook gave, added to this run's task message. */
   startContext?: string[];
+  /** The checkpoints of this run's turn (src/checkpoints/): kept before each call that may change files. */
+  checkpoint?: TurnCheckpoints;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { CheckpointPort } from '../checkpoints/types.js';
 import type { Hooks } from '../hooks/hooks.js';
 import type { LlmClient } from '../llm/client.js';
 import type { Approver, PermissionGate } from '../permissions/gate.js';
@@ -42,6 +43,8 @@ export interface SessionDeps {
    * untouched. A rejection's message is said to the user as a warning, and the task goes alone.
    */
   preface?(task: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** Checkpoints of the workspace per turn (src/checkpoints/); unset, none are kept. */
+  checkpoints?: CheckpointPort;
 }
 
 /** The session as the tools bound to it know it: its id, and the seq of its last stored message. */

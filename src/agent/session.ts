@@ -1,3 +1,4 @@
+import type { TurnCheckpoints } from '../checkpoints/types.js';
 import type { SessionHooks } from '../hooks/hooks.js';
 import { DEFAULT_CONTEXT_WINDOW } from '../llm/probe.js';
 import type { ChatMessage, ImagePart, ToolCall } from '../llm/types.js';
@@ -18,6 +19,9 @@ import { toolResultMessage } from './tool-message.js';
 
 export type { SessionDeps, SessionTools } from './session-deps.js';
 export { restartConversation } from './session-history.js';
+
+/** The session's state key naming the turn its checkpoints go to (`checkpointTurn`). */
+const CHECKPOINT_TURN_KEY = 'checkpoint_turn';
 
 const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
@@ -209,30 +213,65 @@ export class AgentSession {
     if (!(yield* this.begin(task, signal))) return;
     const startContext = task === undefined ? [] : this.startContext.splice(0);
     const preface = yield* this.preface(task, signal);
-    const { journal } = this;
     let turnStarted = performance.now();
-    for await (const event of runAgent({
-      ...this.runSettings(),
-      messages: this.messages,
-      task,
-      taskImages: images,
-      preface,
-      answers,
-      signal,
-      startContext,
-    })) {
+    const checkpoint = this.deps.checkpoints?.turn(this.id, this.checkpointTurn(task));
+    try {
+      yield* this.relay(
+        runAgent({
+          ...this.runSettings(),
+          messages: this.messages,
+          task,
+          taskImages: images,
+          preface,
+          answers,
+          signal,
+          startContext,
+          checkpoint,
+        }),
+        () => {
+          turnStarted = performance.now();
+        },
+        () => turnStarted,
+        checkpoint,
+      );
+    } finally {
+      await checkpoint?.end();
+    }
+  }
+
+  /**
+   * The turn a run's checkpoints belong to: a run with a task begins one at the seq its message
+   * gets; a run without (a resumed pause) goes on with the turn it left, kept in the session's state.
+   */
+  private checkpointTurn(task: string | undefined): { seq: number; label: string } {
+    const kept = this.journal.state.get(CHECKPOINT_TURN_KEY) as { seq: number; label: string } | undefined;
+    if (task === undefined && kept) return kept;
+    const turn = { seq: this.stored, label: (task ?? '').replace(/\s+/g, ' ').trim().slice(0, 120) };
+    this.journal.state.set(CHECKPOINT_TURN_KEY, turn);
+    return turn;
+  }
+
+  /** Passes the run's events on, storing what they carry (usage, full tool output, the final status). */
+  private async *relay(
+    events: AsyncGenerator<AgentEvent>,
+    onTurnStart: () => void,
+    turnStarted: () => number,
+    checkpoint: TurnCheckpoints | undefined,
+  ): AsyncGenerator<AgentEvent> {
+    const { journal } = this;
+    for await (const event of events) {
       if (event.type === 'turn_start') {
         // What the last step wrote is stored before the model is asked again.
         const unsaved = await this.saved();
         if (unsaved) return yield unsaved;
-        turnStarted = performance.now();
+        onTurnStart();
       }
       if (event.type === 'usage') {
         journal.recordUsage({
           model: this.deps.llm.model,
           prompt: event.prompt,
           completion: event.completion,
-          durationMs: performance.now() - turnStarted,
+          durationMs: performance.now() - turnStarted(),
           // The reply's assistant message is stored just before its usage is reported.
           ...(event.speed ? { speed: event.speed, seq: this.stored - 1 } : {}),
         });
@@ -248,6 +287,8 @@ export class AgentSession {
         );
         const unsaved = await this.saved();
         if (unsaved) return yield unsaved;
+        // Whoever reads `done` may rewind at once: the turn's last checkpoint is kept before.
+        await checkpoint?.end();
       }
       yield event;
     }

@@ -24,6 +24,8 @@ export interface ExecutionDeps {
   hooks?: SessionHooks;
   /** Receives the images a call returned (read_file on an image), scaled down, before its result event. */
   onImages?: (callId: string, images: ImagePart[]) => void;
+  /** Keeps a checkpoint of the workspace before a call that may change it; a note is said to the user. */
+  beforeChange?: () => Promise<string | undefined>;
 }
 
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
@@ -319,6 +321,10 @@ async function run(
   const { progress: channel, heard } = turn;
   const progress = channel.reporter(step.call.id, prepared.tool.name, () => finished);
   const leavesOut = deps.gate.secretFilter(prepared.tool.name, deps.ctx.durable);
+  if (prepared.tool.mutates && deps.beforeChange) {
+    const note = await deps.beforeChange();
+    if (note !== undefined) heard.notes.push(note);
+  }
   const result = await deps.tools.run(prepared, {
     ...deps.ctx,
     progress,

@@ -12,6 +12,7 @@ import { addMcpCommands } from './commands/mcp.js';
 import { addMemoryCommands } from './commands/memory.js';
 import { addModelsCommands } from './commands/models.js';
 import { addPipelineCommands } from './commands/pipeline.js';
+import { addRewindCommands } from './commands/rewind.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
 import { addSessionCommands } from './commands/sessions.js';
@@ -185,6 +186,7 @@ function buildProgram(withCommands = true): Command {
   addAttachCommand(program);
   addPipelineCommands(program);
   addEvalCommands(program);
+  addRewindCommands(program);
   return program;
 }
 

@@ -214,6 +214,21 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
       /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
       pipeline: pipelineSchema,
+      /** Snapshots of the workspace before each turn's changes, for `hearth rewind` and `hearth undo` (src/checkpoints/). */
+      checkpoints: z
+        .object({
+          enabled: z.boolean().default(true),
+          /** Files larger than this (MB) are not kept; each snapshot names them. */
+          max_file_mb: z.number().positive().default(10),
+          /** A workspace with more files than this (not ignored) gets no snapshot. */
+          max_files: z.number().int().positive().default(50_000),
+          /** Checkpoints kept per workspace (turns and rewinds); older ones are pruned. */
+          keep: z.number().int().positive().default(200),
+          /** Disk the workspace's checkpoints may take (MB); past it the oldest are pruned. */
+          max_store_mb: z.number().positive().default(1024),
+        })
+        .strict()
+        .default({ enabled: true, max_file_mb: 10, max_files: 50_000, keep: 200, max_store_mb: 1024 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */

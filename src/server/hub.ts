@@ -3,8 +3,11 @@ import { resolve } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { blindNote } from '../agent/loop.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
+import { openCheckpoints } from '../checkpoints/open.js';
+import { Rewinder } from '../checkpoints/rewind.js';
 import type { RunMode, WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
+import { hearthHome } from '../config/sources.js';
 import { oversizedInput } from '../llm/input-fit.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import type { SessionRow } from '../store/rows.js';
@@ -69,6 +72,7 @@ export class SessionHub implements SessionHost {
   private sweeping = false;
 
   private readonly home: string;
+  private rewinds: Rewinder | undefined;
 
   constructor(private readonly options: HubOptions) {
     this.home = canonical(options.workspace);
@@ -92,6 +96,15 @@ export class SessionHub implements SessionHost {
 
   get workspace(): string {
     return this.home;
+  }
+
+  /** Rewind and undo of the sessions' files and conversations (src/checkpoints/). */
+  rewinder(): Rewinder {
+    const home = this.options.home ?? hearthHome(process.env);
+    this.rewinds ??= new Rewinder(this.store, (workspace) =>
+      openCheckpoints(home, workspace, this.options.config.checkpoints),
+    );
+    return this.rewinds;
   }
 
   /**

@@ -1,6 +1,9 @@
 import { type AgentEvent, type StopReason, shownCall } from '../agent/events.js';
 import type { AgentSession } from '../agent/session.js';
 import { openSession, setupNotes } from '../agent/session-setup.js';
+import { openCheckpoints } from '../checkpoints/open.js';
+import { Rewinder, type TurnInfo } from '../checkpoints/rewind.js';
+import type { RewindPlan } from '../checkpoints/store.js';
 import { hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { resolveConnection } from '../llm/connection.js';
@@ -68,6 +71,8 @@ export class AgentError extends Error {
 
 interface Ready {
   session: AgentSession;
+  /** Rewind and undo of this conversation's files and history (src/checkpoints/). */
+  rewinder: Rewinder;
   /** Said once, at the start of the first run: ignored settings, a guessed context window. */
   notices: string[];
 }
@@ -165,6 +170,42 @@ export class Agent {
     yield* this.drive(ready, options.signal, (signal) =>
       ready.session.resume({ approved, reason: decisions.reason }, signal),
     );
+  }
+
+  /** The conversation's turns, oldest first (`changedFiles`: a checkpoint was kept before its changes). */
+  async turns(): Promise<TurnInfo[]> {
+    const ready = await this.setup();
+    return ready.rewinder.turns(ready.session.id);
+  }
+
+  /**
+   * Puts the workspace's files back to before turn `to` (counted from 1), or with 'undo' steps back
+   * the last turn's changes (or the last rewind, which is kept too). Resolves with what changed,
+   * undefined when nothing was kept to go back to; rejects naming the files changed since the
+   * agent last changed them, unless `force`. `dryRun` only says what would change.
+   */
+  async rewindFiles(
+    to: number | 'undo',
+    options: { force?: boolean; dryRun?: boolean } = {},
+  ): Promise<RewindPlan | undefined> {
+    if (this.running) throw new AgentError('A run is going: rewind once it is done.');
+    const ready = await this.setup();
+    const planned = await ready.rewinder.planCode(ready.session.id, to);
+    if ('nothing' in planned) return undefined;
+    const { plan } = planned;
+    if (plan.conflicts.length > 0 && !options.force && !options.dryRun) {
+      throw new AgentError(
+        `Changed since the agent last changed them, and the rewind would overwrite them: ${plan.conflicts.join(', ')}. Pass force: true to overwrite (an undo brings them back).`,
+      );
+    }
+    if (!options.dryRun && plan.changes.length > 0) await ready.rewinder.applyCode(plan);
+    return plan;
+  }
+
+  /** A new stored session holding this conversation up to before turn `to`; its id (this one goes on as it was). */
+  async forkAt(to: number): Promise<string> {
+    const ready = await this.setup();
+    return (await ready.rewinder.forkChat(ready.session.id, to)).id;
   }
 
   /** Stops a running run, closes the store and releases the sandbox. The agent cannot be used after. */
@@ -295,7 +336,10 @@ export class Agent {
     };
     const session = await openSession(setup, row);
     this.cleanups.push(() => session.close());
-    return { session, notices: setupNotes(runtime, connection) };
+    const rewinder = new Rewinder(storage.sessions, (workspace) =>
+      openCheckpoints(this.home, workspace, runtime.config.checkpoints),
+    );
+    return { session, rewinder, notices: setupNotes(runtime, connection) };
   }
 }
 

@@ -14,7 +14,7 @@ import type { AnyTool } from '../tools/types.js';
 import type { Clock } from '../util/clock.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
-import { memoryWiring, wakeupWiring } from './session-wiring.js';
+import { checkpointWiring, memoryWiring, wakeupWiring } from './session-wiring.js';
 
 /**
  * The one place a complete runtime is put together: the CLI, the library `Agent`, the gateway, the
@@ -111,8 +111,13 @@ export async function assembleRuntime(
       sessions: options.sessions,
       leaseHolder: options.leaseHolder,
       groupsOn,
-      // In this order: a sub-agent's session gets the wake-ups wired before it, not memory.
-      wiring: [wakeupWiring(), subagents, memoryWiring(sessionMemory(home))],
+      // In this order: a sub-agent's session gets the wake-ups and checkpoints wired before it, not memory.
+      wiring: [
+        wakeupWiring(),
+        checkpointWiring(home, config.checkpoints),
+        subagents,
+        memoryWiring(sessionMemory(home)),
+      ],
       workspaceTools: (storage, at, settings) => {
         const pipeline = pipelinePort(storage, at, settings);
         return pipeline ? pipelineTools.bind(pipeline) : new Map();

@@ -1,4 +1,6 @@
 import type { SessionWiring } from '../agent/runtime.js';
+import { openCheckpoints } from '../checkpoints/open.js';
+import { checkpointPort } from '../checkpoints/port.js';
 import type { Config } from '../config/schema.js';
 import type { Connection } from '../llm/connection.js';
 import type { SessionStorage } from '../store/session-storage.js';
@@ -94,6 +96,20 @@ export function memoryWiring(factory: MemoryFactory): SessionWiring {
     async close() {
       // Memory that failed to open has nothing to close.
       await Promise.all(opened.map(async (memory) => (await memory.catch(() => undefined))?.close()));
+    },
+  };
+}
+
+/**
+ * Checkpoints of the runtime's workspace before each turn's changes (src/checkpoints/): one store
+ * per runtime, shared by its sessions and their sub-agents, so their snapshots take turns.
+ */
+export function checkpointWiring(home: string, settings: Config['checkpoints']): SessionWiring {
+  let store: ReturnType<typeof openCheckpoints> | undefined;
+  return {
+    wire(deps) {
+      store ??= openCheckpoints(home, deps.workspace, settings);
+      return 'off' in store ? deps : { ...deps, checkpoints: checkpointPort(store) };
     },
   };
 }

@@ -84,8 +84,11 @@ export interface SessionStorage {
   messages(id: string): Promise<ChatMessage[]>;
   /** How many messages the session has stored: the seq its next one gets. */
   messageCount(id: string): Promise<number>;
-  /** A new session holding a copy of another's history and state. */
-  fork(id: string): Promise<SessionRow>;
+  /**
+   * A new session holding a copy of another's history and state; with `before`, only the messages
+   * before that seq (a rewind of the conversation to the start of a turn).
+   */
+  fork(id: string, opts?: { before?: number }): Promise<SessionRow>;
   recordUsage(id: string, usage: UsageRecord): Promise<void>;
   /** Token usage of every model request made at or after `since` (epoch ms; undefined: all time). */
   usage(since?: number): Promise<UsageReport>;

@@ -32,6 +32,7 @@ const ORDER = [
   'llm',
   'store',
   'sandbox',
+  'checkpoints',
   'tools',
   'permissions',
   'hooks',

@@ -32,6 +32,7 @@ const OPERATIONS = [
   'GET /api/sessions/{id}/history - 200,400,401,403,404',
   'GET /api/sessions/{id}/tasks - 200,400,401,403,404',
   'GET /api/sessions/{id}/todos - 200,400,401,403,404',
+  'GET /api/sessions/{id}/turns - 200,400,401,403,404',
   'GET /api/status - 200,400,401,403',
   'GET /api/usage - 200,400,401,403',
   'GET /ws/activity - 101,400,401,403,426',
@@ -57,6 +58,7 @@ const OPERATIONS = [
   'POST /api/sessions/{id}/fork - 201,400,401,403,404',
   'POST /api/sessions/{id}/messages - 202,400,401,403,404,422',
   'POST /api/sessions/{id}/mode - 200,400,401,403,404',
+  'POST /api/sessions/{id}/rewind - 200,400,401,403,404,409',
 ];
 
 /** The named schemas under components.schemas. */

@@ -6,6 +6,7 @@ import { memoryCommand } from './memory-commands.js';
 import { pipelineCommand } from './pipeline-command.js';
 import type { ReplRenderer } from './render-turn.js';
 import type { ReplState } from './repl-state.js';
+import { rewindCommands } from './rewind-commands.js';
 import { sessionCommands } from './session-commands.js';
 import type { TurnRunner } from './turn.js';
 
@@ -21,6 +22,10 @@ export interface CommandContext {
   exit(): void;
   /** Runs a task as if typed; `planFirst` plans it in plan mode and asks before carrying it out. */
   runTask(task: string, planFirst?: boolean): Promise<void>;
+  /** Asks for one of `keys`; undefined when the user pressed Ctrl+C. */
+  choose(question: string, keys: readonly string[]): Promise<string | undefined>;
+  /** Asks for a line; undefined when the user pressed Ctrl+C. */
+  ask(question: string): Promise<string | undefined>;
 }
 
 export interface SlashCommand {
@@ -61,7 +66,14 @@ const help: SlashCommand = {
   },
 };
 
-const COMMANDS: SlashCommand[] = [help, ...sessionCommands, ...infoCommands, memoryCommand, pipelineCommand];
+const COMMANDS: SlashCommand[] = [
+  help,
+  ...sessionCommands,
+  ...infoCommands,
+  memoryCommand,
+  pipelineCommand,
+  ...rewindCommands,
+];
 
 /** "/name rest" → name and argument; undefined for text that is not a command (a path such as /etc/hosts). */
 export function parseCommand(line: string): { name: string; arg: string } | undefined {

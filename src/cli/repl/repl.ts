@@ -98,6 +98,14 @@ export async function runRepl(options: ReplOptions): Promise<number> {
       exiting = true;
     },
     runTask: (task, planFirst) => runTask(task, planFirst),
+    choose: async (question, keys) => {
+      const answer = await editor.choose(question, keys);
+      return answer.kind === 'key' ? answer.key : undefined;
+    },
+    ask: async (question) => {
+      const answer = await editor.question(question);
+      return answer.kind === 'line' ? answer.text : undefined;
+    },
   };
   /** The sessions this REPL ran tasks in: reflected on when it exits (memory.reflect). */
   const ran = new Set<string>();

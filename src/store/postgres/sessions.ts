@@ -159,7 +159,7 @@ export class PostgresSessionStorage implements SessionStorage {
     return rows[0]!.n;
   }
 
-  async fork(id: string): Promise<SessionRow> {
+  async fork(id: string, opts: { before?: number } = {}): Promise<SessionRow> {
     // What the session's journal has not sent yet belongs in the copy.
     await this.journals
       .held()
@@ -175,8 +175,8 @@ export class PostgresSessionStorage implements SessionStorage {
       });
       await client.query(
         `INSERT INTO hearth_messages (session_id, seq, role, body, created_at)
-           SELECT $1, seq, role, body, created_at FROM hearth_messages WHERE session_id = $2`,
-        [copy.id, source.id],
+           SELECT $1, seq, role, body, created_at FROM hearth_messages WHERE session_id = $2 AND seq < $3::bigint`,
+        [copy.id, source.id, opts.before ?? Number.MAX_SAFE_INTEGER],
       );
       await client.query(
         `INSERT INTO hearth_session_state (session_id, key, value)

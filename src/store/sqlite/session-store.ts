@@ -141,7 +141,7 @@ export class SessionStore {
   }
 
   /** A new session holding a copy of another's history and state. */
-  fork(id: string): SessionRow {
+  fork(id: string, opts: { before?: number } = {}): SessionRow {
     const source = this.get(id);
     return this.db.transaction(() => {
       const copy = this.create({
@@ -152,8 +152,8 @@ export class SessionStore {
       });
       this.sql(
         `INSERT INTO messages (session_id, seq, role, body, created_at)
-           SELECT ?, seq, role, body, created_at FROM messages WHERE session_id = ?`,
-      ).run(copy.id, source.id);
+           SELECT ?, seq, role, body, created_at FROM messages WHERE session_id = ? AND seq < ?`,
+      ).run(copy.id, source.id, opts.before ?? Number.MAX_SAFE_INTEGER);
       this.sql(
         'INSERT INTO session_state (session_id, key, value) SELECT ?, key, value FROM session_state WHERE session_id = ?',
       ).run(copy.id, source.id);

@@ -69,8 +69,8 @@ export class SqliteSessionStorage implements SessionStorage {
   async messageCount(id: string) {
     return this.store.messageCount(id);
   }
-  async fork(id: string) {
-    return this.store.fork(id);
+  async fork(id: string, opts?: { before?: number }) {
+    return this.store.fork(id, opts);
   }
   async recordUsage(id: string, usage: UsageRecord) {
     this.store.recordUsage(id, usage);

@@ -153,6 +153,17 @@ describeEachBackend('session storage', (backend) => {
     expect((await store.get(f.id)).parentId).toBeNull();
   });
 
+  it('forks only the messages before a seq when asked (a rewind of the conversation)', async () => {
+    const s = await store.create({ workspace: '/ws' }, [{ role: 'system', content: 's' }]);
+    await store.appendMessage(s.id, { role: 'user', content: 'one' });
+    await store.appendMessage(s.id, { role: 'assistant', content: 'ok' });
+    await store.appendMessage(s.id, { role: 'user', content: 'two' });
+    const f = await store.fork(s.id, { before: 3 });
+    expect((await store.messages(f.id)).map((m) => m.content)).toEqual(['s', 'one', 'ok']);
+    expect(await store.messageCount(f.id)).toBe(3);
+    expect(await store.messages(s.id)).toHaveLength(4);
+  });
+
   it('keeps the sub-agent tree depth first, and removing a session removes its sub-agents', async () => {
     const root = await store.create({ workspace: '/ws' });
     const one = await store.create({ workspace: '/ws', parentId: root.id, depth: 1, title: 'one' });
