@@ -19,8 +19,7 @@ import { toolResultMessage } from './tool-message.js';
 export type { SessionDeps, SessionTools } from './session-deps.js';
 export { restartConversation } from './session-history.js';
 
-const INTERRUPTED =
-  'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
+const INTERRUPTED = `Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.`;
 
 /**
  * A conversation kept in the store, written through its journal (src/store/session-storage.ts):
@@ -286,6 +285,7 @@ export class AgentSession {
       gate: deps.gate,
       sandbox: deps.sandbox,
       web: deps.web,
+      editor: deps.editor,
       vision: deps.vision,
       approve: deps.approve,
       workspace: deps.workspace,

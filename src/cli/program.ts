@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { version } from '../util/version.js';
 import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
+import { addAcpCommand } from './commands/acp.js';
 import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
@@ -181,6 +182,7 @@ function buildProgram(withCommands = true): Command {
   addServeCommand(program);
   addAttachCommand(program);
   addPipelineCommands(program);
+  addAcpCommand(program, version);
   return program;
 }
 

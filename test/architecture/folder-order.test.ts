@@ -43,6 +43,7 @@ const ORDER = [
   'scheduler',
   'cluster',
   'server',
+  'acp',
   'cli',
 ] as const;
 
