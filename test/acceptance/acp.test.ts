@@ -116,4 +116,210 @@ describe('hearth acp through the installed bin', () => {
     );
     expect(editor.wire.problems).toEqual([]);
   });
+
+  /** An editor, initialized, with a new session in the workspace. */
+  const session = async (options: EditorOptions = {}, servers: acp.McpServer[] = []) => {
+    const editor = open(options);
+    await initialize(editor, options.capabilities);
+    const { sessionId } = await editor.agent.request('session/new', {
+      cwd: cli.workspace,
+      mcpServers: servers,
+    });
+    return { editor, sessionId };
+  };
+  const said = (editor: Editor, sessionId: string) =>
+    updatesOf(editor, sessionId, 'agent_message_chunk')
+      .map((u) => (u.content.type === 'text' ? u.content.text : ''))
+      .join('');
+
+  it('a cancel mid-turn stops the run at once with stop reason cancelled, also while a permission question is open; the session goes on', async () => {
+    await cli.serve([
+      reply().text('Working on it, step one of many').chunkSize(8).holdAfter(2),
+      reply().tool('write_file', { path: 'x.txt', content: 'x' }),
+      reply().text('Back again.'),
+    ]);
+    const { editor, sessionId } = await session({ permission: () => new Promise(() => {}) });
+    const first = editor.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'work' }],
+    });
+    await waitUntil(() => said(editor, sessionId).length > 0, 'the first chunk in the editor');
+    await editor.agent.notify('session/cancel', { sessionId });
+    expect((await first).stopReason).toBe('cancelled');
+    cli.server.release();
+
+    const second = editor.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'write x' }],
+    });
+    await waitUntil(() => editor.permissions.length === 1, 'the permission question');
+    await editor.agent.notify('session/cancel', { sessionId });
+    expect((await second).stopReason).toBe('cancelled');
+    // The open question was withdrawn ($/cancel_request) and the call did not run.
+    await waitUntil(
+      () => editor.wire.messages.some((m) => m.from === 'agent' && m.message.method === '$/cancel_request'),
+      'the permission request cancelled',
+    );
+    await expect(readFile(join(cli.workspace, 'x.txt'), 'utf8')).rejects.toThrow();
+
+    const third = await editor.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'again' }],
+    });
+    expect(third.stopReason).toBe('end_turn');
+    expect(said(editor, sessionId)).toContain('Back again.');
+    expect(editor.wire.problems).toEqual([]);
+  });
+
+  it('set_mode maps to the permission modes: plan refuses changes unasked, auto runs them unasked, an unknown mode is a clear error', async () => {
+    await cli.serve([
+      reply().tool('write_file', { path: 'plan.txt', content: 'no' }),
+      reply().text('Here is my plan.'),
+      reply().tool('write_file', { path: 'yolo.txt', content: 'yes' }),
+      reply().text('Written.'),
+    ]);
+    const { editor, sessionId } = await session();
+    await editor.agent.request('session/set_mode', { sessionId, modeId: 'plan' });
+    await waitUntil(
+      () => updatesOf(editor, sessionId, 'current_mode_update').length === 1,
+      'the mode update',
+    );
+    await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'plan it' }] });
+    await expect(readFile(join(cli.workspace, 'plan.txt'), 'utf8')).rejects.toThrow();
+    expect(toolResults(1).at(-1)).toContain('Plan mode');
+
+    await editor.agent.request('session/set_mode', { sessionId, modeId: 'auto' });
+    await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'do it' }] });
+    expect(await readFile(join(cli.workspace, 'yolo.txt'), 'utf8')).toBe('yes');
+    expect(editor.permissions).toEqual([]);
+
+    await expect(
+      editor.agent.request('session/set_mode', { sessionId, modeId: 'reckless' }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('normal, manual, plan, auto'),
+    });
+    expect(editor.wire.problems).toEqual([]);
+  });
+
+  it('an editor that goes away ends the process; the next lists the stored session, loads it with its history and goes on', async () => {
+    await cli.serve([reply().text('Noted: kiwi.'), reply().text('The word was kiwi.')]);
+    const first = await session();
+    await first.editor.agent.request('session/prompt', {
+      sessionId: first.sessionId,
+      prompt: [{ type: 'text', text: 'remember the word kiwi' }],
+    });
+    first.editor.child.stdin!.end();
+    expect(await withDeadline(first.editor.exited, 'hearth acp to exit')).toBe(0);
+    editors.splice(editors.indexOf(first.editor), 1);
+
+    const editor = open();
+    await initialize(editor);
+    const listed = await editor.agent.request('session/list', { cwd: cli.workspace });
+    expect(listed.sessions).toEqual([
+      expect.objectContaining({
+        sessionId: first.sessionId,
+        cwd: cli.workspace,
+        title: 'remember the word kiwi',
+      }),
+    ]);
+    await editor.agent.request('session/load', {
+      sessionId: first.sessionId,
+      cwd: cli.workspace,
+      mcpServers: [],
+    });
+    const replayed = editor.updates.filter((n) => n.sessionId === first.sessionId).map((n) => n.update);
+    expect(replayed.slice(0, 2)).toEqual([
+      { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'remember the word kiwi' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Noted: kiwi.' } },
+    ]);
+    const done = await editor.agent.request('session/prompt', {
+      sessionId: first.sessionId,
+      prompt: [{ type: 'text', text: 'which word?' }],
+    });
+    expect(done.stopReason).toBe('end_turn');
+    expect(JSON.stringify(cli.server.requests[1]!.body)).toContain('remember the word kiwi');
+    await expect(
+      editor.agent.request('session/load', {
+        sessionId: 'no-such-session',
+        cwd: cli.workspace,
+        mcpServers: [],
+      }),
+    ).rejects.toMatchObject({ code: -32002 });
+    expect(editor.wire.problems).toEqual([]);
+  });
+
+  it("adds the editor's MCP server to the session: the model finds its tool and calls it", async () => {
+    await cli.serve([
+      reply().tool('tool_search', { query: 'echo' }),
+      reply().tool('use_tool', { name: 'mcp__everything__echo', args: { message: 'from the editor' } }),
+      reply().text('It echoed.'),
+    ]);
+    const { editor, sessionId } = await session({}, [
+      { name: 'everything', command: process.execPath, args: [everythingScript], env: [] },
+    ]);
+    await editor.agent.request('session/set_mode', { sessionId, modeId: 'auto' });
+    const done = await editor.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'echo' }],
+    });
+    expect(done.stopReason).toBe('end_turn');
+    expect(toolResults(2).at(-1)).toContain('from the editor');
+    expect(editor.wire.problems).toEqual([]);
+  });
+
+  it("reads the editor's unsaved buffer and writes through fs/write_text_file when it offers them; paths outside the workspace stay refused", async () => {
+    const notes = join(cli.workspace, 'notes.txt');
+    await writeFile(notes, 'on disk\n');
+    const outside = join(cli.home, 'outside.txt');
+    await writeFile(outside, 'secret\n');
+    await cli.serve([
+      reply().tool('read_file', { path: 'notes.txt' }),
+      reply().tool('edit_file', { path: 'notes.txt', old_string: 'unsaved', new_string: 'edited' }),
+      reply().tool('read_file', { path: outside }),
+      reply().text('Done.'),
+    ]);
+    const buffers = new Map([[notes, 'unsaved buffer\n']]);
+    const { editor, sessionId } = await session({
+      capabilities: { fs: { readTextFile: true, writeTextFile: true } },
+      buffers,
+      permission: async () => answer('allow_once'),
+    });
+    await editor.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'edit notes' }],
+    });
+    expect(toolResults(1).at(-1)).toContain('unsaved buffer');
+    expect(await readFile(notes, 'utf8')).toBe('edited buffer\n');
+    expect(editor.fsCalls).toContainEqual({ method: 'write', path: notes });
+    expect(editor.fsCalls.some((c) => c.path === outside)).toBe(false);
+    expect(toolResults(3).at(-1)).not.toContain('secret');
+    const edit = updatesOf(editor, sessionId, 'tool_call_update').find(
+      (u) => u.content?.[0]?.type === 'diff',
+    );
+    expect(edit?.content).toEqual([
+      { type: 'diff', path: notes, oldText: 'unsaved buffer\n', newText: 'edited buffer\n' },
+    ]);
+    expect(editor.wire.problems).toEqual([]);
+  });
+
+  it('answers malformed messages with JSON-RPC errors and keeps serving', async () => {
+    await cli.serve([reply().text('Still here.')]);
+    const editor = open();
+    editor.raw('{this is not json');
+    await waitUntil(() => editor.wire.errors().some((e) => e.code === -32700), 'a parse error');
+    await initialize(editor);
+    editor.raw('{"jsonrpc":"2.0","id":"bad-1","method":"session/prompt","params":{"prompt":"no"}}');
+    editor.raw('{"jsonrpc":"2.0","id":"bad-2","method":"session/teleport","params":{}}');
+    await waitUntil(() => editor.wire.errors().length >= 3, 'three errors');
+    expect(editor.wire.errors().map((e) => e.code)).toEqual([-32700, -32602, -32601]);
+    await expect(
+      editor.agent.request('session/prompt', { sessionId: 'nope', prompt: [{ type: 'text', text: 'hi' }] }),
+    ).rejects.toMatchObject({ code: -32002 });
+    const { sessionId } = await editor.agent.request('session/new', { cwd: cli.workspace, mcpServers: [] });
+    await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    expect(said(editor, sessionId)).toBe('Still here.');
+    expect(editor.child.exitCode).toBeNull();
+    expect(editor.wire.problems).toEqual([]);
+  });
 });
