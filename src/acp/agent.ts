@@ -14,6 +14,7 @@ import type { McpServerSpec } from '../config/mcp-servers.js';
 import type { Connection } from '../llm/connection.js';
 import { SessionNotFoundError } from '../store/rows.js';
 import { editorFiles } from './client-files.js';
+import type { SandboxedLauncher } from './client-terminal.js';
 import { AcpSession } from './session.js';
 
 /** Builds the runtime and finds the model server for a workspace, with the editor's MCP servers added. */
@@ -25,6 +26,8 @@ export type OpenWorkspace = (
 export interface AcpAgentOptions {
   version: string;
   open: OpenWorkspace;
+  /** How the editor's terminals run a command in Hearth's sandbox; unset: commands never go there. */
+  launch?: SandboxedLauncher;
   /** Where logs go: never stdout, which carries the protocol. */
   log: (line: string) => void;
 }
@@ -67,6 +70,8 @@ export async function serveAcp(
         client: client!,
         editor: editorFiles(client!, capabilities, () => session.id),
         log: options.log,
+        launch: options.launch,
+        capabilities,
       },
       row,
     );

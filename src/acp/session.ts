@@ -1,5 +1,6 @@
 import {
   type AgentContext,
+  type ClientCapabilities,
   type ContentBlock,
   RequestError,
   type SessionModeState,
@@ -16,6 +17,7 @@ import { oversizedInput } from '../llm/input-fit.js';
 import type { PermissionMode } from '../permissions/modes.js';
 import type { SessionRow } from '../store/rows.js';
 import type { EditorFiles } from '../tools/types.js';
+import { editorTerminals, type SandboxedLauncher } from './client-terminal.js';
 import { historyUpdates } from './history.js';
 import { editorApprover } from './permission.js';
 import { readPrompt } from './prompt.js';
@@ -41,6 +43,9 @@ export interface AcpSessionParts {
   /** The editor's file API, when it offers one. */
   editor: EditorFiles | undefined;
   log: (line: string) => void;
+  /** What the editor's terminal runs for a command (undefined: commands stay in Hearth's sandbox). */
+  launch: SandboxedLauncher | undefined;
+  capabilities: ClientCapabilities;
 }
 
 /**
@@ -69,7 +74,17 @@ export class AcpSession {
       deepWork: false,
       approve: (request, signal) => session!.approver(request, signal),
     });
-    const withEditor = { ...deps, editor: parts.editor };
+    const sandbox = parts.launch
+      ? editorTerminals(deps.sandbox, {
+          client: parts.client,
+          capabilities: parts.capabilities,
+          sessionId: () => session!.id,
+          workspace: runtime.workspace,
+          launch: parts.launch,
+          shown: (terminalId) => session!.showTerminal(terminalId),
+        })
+      : deps.sandbox;
+    const withEditor = { ...deps, editor: parts.editor, sandbox };
     const agent = row
       ? await AgentSession.open(withEditor, row)
       : await AgentSession.create(withEditor, runtime.systemPromptFor(connection));
@@ -142,6 +157,18 @@ export class AcpSession {
     if (done?.reason === 'paused' && !controller.signal.aborted)
       await this.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: done.text } });
     return stopReason(done, controller.signal.aborted);
+  }
+
+  /** Embeds the editor's terminal that runs the current command in its call's row. */
+  async showTerminal(terminalId: string): Promise<void> {
+    const toolCallId = this.views.runningCommand;
+    if (!toolCallId) return;
+    await this.send({
+      sessionUpdate: 'tool_call_update',
+      toolCallId,
+      status: 'in_progress',
+      content: [{ type: 'terminal', terminalId }],
+    });
   }
 
   /** The stored conversation, as the updates that replay it. */

@@ -33,6 +33,8 @@ const OUTPUT_MAX_CHARS = 64 * 1024;
 export class ToolCallViews {
   private readonly before = new Map<string, Map<string, string | undefined>>();
   private readonly output = new Map<string, string>();
+  /** Calls that run a command, started and not finished, in order. */
+  private readonly commands: string[] = [];
 
   constructor(
     private readonly tools: ToolRegistry,
@@ -57,6 +59,7 @@ export class ToolCallViews {
 
   /** The `tool_call` update for a call the model made. */
   started(callId: string, view: CallView): AcpToolCall {
+    if (view.kind === 'execute') this.commands.push(callId);
     return {
       toolCallId: callId,
       title: view.title,
@@ -65,6 +68,11 @@ export class ToolCallViews {
       locations: view.locations,
       rawInput: view.rawInput,
     };
+  }
+
+  /** The command running now (calls that change things run one at a time), if any. */
+  get runningCommand(): string | undefined {
+    return this.commands.at(-1);
   }
 
   /** Reads what the call's files hold now, before it changes them, for the diff shown after. */
@@ -87,6 +95,8 @@ export class ToolCallViews {
     const before = this.before.get(callId);
     this.before.delete(callId);
     this.output.delete(callId);
+    const running = this.commands.indexOf(callId);
+    if (running >= 0) this.commands.splice(running, 1);
     if (ok && before) {
       const diffs: ToolCallContent[] = [];
       for (const [path, oldText] of before) {

@@ -1,5 +1,5 @@
-import type { Command } from 'commander';
-import type { GlobalFlags } from '../options.js';
+import { type Command, Option } from 'commander';
+import type { AcpFlags } from './acp-run.js';
 
 const ACP_HELP = `
 Runs Hearth as an Agent Client Protocol (ACP) agent on stdin and stdout, for editors that drive
@@ -14,7 +14,8 @@ Approvals are asked in the editor: allow once, always allow calls like it (as "a
 reject, or always reject that call, for the rest of the session. Modes: normal (Ask), manual (Ask
 every call), plan (read-only) and auto (Yolo). When the editor offers its file API, the file tools
 read its buffers (unsaved changes included) and write through it, so edits appear in its review;
-paths, permission rules and the sandbox are checked as always.
+paths, permission rules and the sandbox are checked as always. When it offers terminals, commands
+show in them, still run by Hearth in its sandbox.
 
 Only protocol messages go to stdout; notes and errors go to stderr.
 
@@ -28,9 +29,11 @@ export function addAcpCommand(program: Command, version: string): void {
   program
     .command('acp')
     .description('serve editors (Zed, JetBrains, Neovim, Emacs) as an Agent Client Protocol agent on stdio')
+    // What the editor's terminal runs for a command: Hearth, running it in the session's sandbox.
+    .addOption(new Option('--run-in-sandbox <job>').hideHelp())
     .addHelpText('after', ACP_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
       const { runAcp } = await import('./acp-run.js');
-      process.exitCode = await runAcp(cmd.optsWithGlobals<GlobalFlags>(), version);
+      process.exitCode = await runAcp(cmd.optsWithGlobals<AcpFlags>(), version);
     });
 }
