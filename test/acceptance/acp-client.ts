@@ -105,6 +105,10 @@ export interface Editor {
   updates: acp.SessionNotification[];
   permissions: acp.RequestPermissionRequest[];
   fsCalls: Array<{ method: string; path: string }>;
+  terminals: Map<
+    string,
+    { command: acp.CreateTerminalRequest; output: string; exit: Promise<number | null> }
+  >;
   stderr: () => string;
   /** Writes one raw line to the agent's stdin, for messages no client would send. */
   raw(line: string): void;
@@ -129,6 +133,10 @@ export function startEditor(cli: CliHarness, options: EditorOptions = {}): Edito
   const updates: acp.SessionNotification[] = [];
   const permissions: acp.RequestPermissionRequest[] = [];
   const fsCalls: Array<{ method: string; path: string }> = [];
+  const terminals = new Map<
+    string,
+    { command: acp.CreateTerminalRequest; output: string; exit: Promise<number | null> }
+  >();
 
   const encoder = new TextEncoder();
   const output = new WritableStream<Uint8Array>({
@@ -176,6 +184,32 @@ export function startEditor(cli: CliHarness, options: EditorOptions = {}): Edito
       const buffer = options.buffers?.get(params.path);
       return { content: buffer ?? (await readFile(params.path, 'utf8')) };
     })
+    .onRequest('terminal/create', ({ params }) => {
+      const id = `term-${terminals.size + 1}`;
+      const run = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? undefined,
+        env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const term = {
+        command: params,
+        output: '',
+        exit: new Promise<number | null>((r) => run.once('exit', r)),
+      };
+      run.stdout!.on('data', (c: Buffer) => (term.output += c.toString()));
+      run.stderr!.on('data', (c: Buffer) => (term.output += c.toString()));
+      terminals.set(id, term);
+      return { terminalId: id };
+    })
+    .onRequest('terminal/wait_for_exit', async ({ params }) => ({
+      exitCode: await terminals.get(params.terminalId)!.exit,
+    }))
+    .onRequest('terminal/output', ({ params }) => ({
+      output: terminals.get(params.terminalId)!.output,
+      truncated: false,
+    }))
+    .onRequest('terminal/release', () => ({}))
+    .onRequest('terminal/kill', () => ({}))
     .onRequest('fs/write_text_file', async ({ params }) => {
       fsCalls.push({ method: 'write', path: params.path });
       options.buffers?.set(params.path, params.content);
@@ -191,6 +225,7 @@ export function startEditor(cli: CliHarness, options: EditorOptions = {}): Edito
     updates,
     permissions,
     fsCalls,
+    terminals,
     stderr: () => stderr,
     raw: (line) => child.stdin!.write(`${line}\n`),
     exited,

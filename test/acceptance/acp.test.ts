@@ -322,4 +322,26 @@ describe('hearth acp through the installed bin', () => {
     expect(editor.child.exitCode).toBeNull();
     expect(editor.wire.problems).toEqual([]);
   });
+
+  it("runs commands in the editor's terminal when it offers one, still inside Hearth's sandbox", async () => {
+    await cli.serve([
+      reply().tool('shell', { command: 'echo from-the-terminal; echo $HEARTH_SANDBOXED' }),
+      reply().text('Ran it.'),
+    ]);
+    const { editor, sessionId } = await session({ capabilities: { terminal: true } });
+    await editor.agent.request('session/set_mode', { sessionId, modeId: 'auto' });
+    await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'run it' }] });
+    const [terminal] = [...editor.terminals.values()];
+    expect(terminal?.command.args).toContain('--run-in-sandbox');
+    expect(terminal?.output).toContain('from-the-terminal');
+    // The command ran in the session's sandbox, which marks its environment.
+    expect(toolResults(1).at(-1)).toMatch(/from-the-terminal\s+\S+/);
+    const [id] = [...editor.terminals.keys()];
+    expect(
+      updatesOf(editor, sessionId, 'tool_call_update').some((u) =>
+        u.content?.some((c) => c.type === 'terminal' && c.terminalId === id),
+      ),
+    ).toBe(true);
+    expect(editor.wire.problems).toEqual([]);
+  });
 });
