@@ -7,7 +7,7 @@ import type { SandboxSource } from '../sandbox/types.js';
 import type { AuditEntry } from '../store/rows.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SessionScratch } from '../tools/scratch.js';
-import type { SessionState } from '../tools/types.js';
+import type { EditorFiles, SessionState } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import type { AgentEvent } from './events.js';
 import { runPolicies } from './policies/index.js';
@@ -49,6 +49,8 @@ export interface RunAgentOptions {
   sandbox: SandboxSource;
   /** How web tools reach the network; unset, the safe defaults. */
   web?: WebAccess;
+  /** An editor the file tools read and write through; unset: the disk. */
+  editor?: EditorFiles;
   maxIterations: number;
   /** Stop once this many tokens (prompt + completion, summed over requests) are spent. */
   tokenBudget?: number;

@@ -41,6 +41,7 @@ export class RunState {
         return run.sandbox.ready();
       },
       web: options.web,
+      editor: options.editor,
       get model() {
         return sideModel(options.llm, run.window);
       },

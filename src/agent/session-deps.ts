@@ -5,7 +5,7 @@ import type { Approver, PermissionGate } from '../permissions/gate.js';
 import type { SandboxSource } from '../sandbox/types.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { AnyTool } from '../tools/types.js';
+import type { AnyTool, EditorFiles } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 
 /** What a session runs with; src/agent/session-setup.ts assembles it for every surface. */
@@ -16,6 +16,8 @@ export interface SessionDeps {
   gate: PermissionGate;
   sandbox: SandboxSource;
   web?: WebAccess;
+  /** An editor the session's file tools read and write through (`hearth acp`); unset: the disk. */
+  editor?: EditorFiles;
   /** Whether the model accepts images; unknown when unset. */
   vision?: boolean;
   /** Unset: calls that need an answer pause the run (see `pending` and `resume`). */

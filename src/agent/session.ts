@@ -327,6 +327,7 @@ export class AgentSession {
       gate: deps.gate,
       sandbox: deps.sandbox,
       web: deps.web,
+      editor: deps.editor,
       vision: deps.vision,
       approve: deps.approve,
       workspace: deps.workspace,

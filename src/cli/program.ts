@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { version } from '../util/version.js';
 import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
+import { addAcpCommand } from './commands/acp.js';
 import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
 import { addDebugCommands } from './commands/debug.js';
@@ -187,6 +188,7 @@ function buildProgram(withCommands = true): Command {
   addPipelineCommands(program);
   addEvalCommands(program);
   addRewindCommands(program);
+  addAcpCommand(program, version);
   return program;
 }
 

@@ -49,6 +49,20 @@ export interface ToolContext {
   web?: WebAccess;
   /** The session's model, for a request outside the conversation; unset where there is none. */
   model?: SideModelPort;
+  /** An editor holding the workspace's files (`hearth acp`); unset: files are read and written on disk. */
+  editor?: EditorFiles;
+}
+
+/**
+ * The workspace's text files as an editor holds them (an ACP client's `fs/*`): reads see unsaved
+ * buffers, writes land in the editor's review. Tools call it only with absolute paths they have
+ * already checked against the workspace, so it never widens what they may touch.
+ */
+export interface EditorFiles {
+  /** The file's text as the editor has it; undefined: read it from disk. */
+  read(abs: string, signal: AbortSignal): Promise<string | undefined>;
+  /** Writes UTF-8 text through the editor, rejecting with why it could not; unset: on disk. */
+  write?(abs: string, text: string, signal: AbortSignal): Promise<void>;
 }
 
 /**

@@ -47,6 +47,7 @@ const ORDER = [
   'cluster',
   'eval',
   'server',
+  'acp',
   'cli',
 ] as const;
 

@@ -1,10 +1,18 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { writeFileAtomic } from '../fs/atomic-write.js';
+import { writeFile } from '../fs/atomic-write.js';
 import type { TextEncoding } from '../fs/text-encoding.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { type ToolContext, ToolError } from '../types.js';
-import { bomFor, contentBytes, countLines, type DecodedText, encodeText, readDecoded } from './file-text.js';
+import {
+  bomFor,
+  contentBytes,
+  countLines,
+  type DecodedText,
+  decodeText,
+  encodeText,
+  readDecoded,
+} from './file-text.js';
 
 /** A file read for editing: where it is, how it is shown to the model, and its decoded text. */
 export interface EditTarget {
@@ -38,7 +46,10 @@ export async function loadForEdit(ctx: ToolContext, p: string, tool: string): Pr
       `${shown} is too large to edit (${info.size} bytes; the limit is ${MAX_EDIT_BYTES}).`,
     );
   }
-  return { abs, shown, decoded: await readDecoded(abs, shown), mode: info.mode };
+  const edited = await ctx.editor?.read(abs, ctx.signal);
+  const decoded =
+    edited === undefined ? await readDecoded(abs, shown) : decodeText(Buffer.from(edited, 'utf8'), shown);
+  return { abs, shown, decoded, mode: info.mode };
 }
 
 /** Writes the edited LF text shaped like the original, in its encoding unless another is given. */
@@ -52,7 +63,7 @@ export async function saveEdit(
   const shape = { ...target.decoded, bom: bomFor(encoding, target.decoded) };
   const bytes = contentBytes(encodeText(text, shape), encoding, `Cannot edit ${target.shown}`);
   try {
-    await writeFileAtomic(target.abs, bytes, target.mode);
+    await writeFile(ctx, target.abs, bytes, encoding, target.mode);
   } catch (err) {
     throw new ToolError(`Cannot write ${target.shown}: ${errorMessage(err)}`);
   }

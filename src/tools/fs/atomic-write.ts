@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, open, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { ToolContext } from '../types.js';
 
 /**
  * Writes to a sibling temp file and renames it over the target, so a reader (or a crash) never sees
@@ -58,4 +59,26 @@ function running(pid: number): boolean {
     // EPERM: it runs, as another user.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * How a file tool writes a file it has checked: through the editor that holds the workspace when
+ * there is one and the bytes are UTF-8 (the editor's file API takes text), else atomically on disk.
+ */
+export async function writeFile(
+  ctx: Pick<ToolContext, 'editor' | 'signal'>,
+  target: string,
+  bytes: Buffer,
+  encoding: string,
+  mode?: number,
+): Promise<void> {
+  if (ctx.editor?.write && encoding === 'utf-8' && !hasBom(bytes)) {
+    await ctx.editor.write(target, bytes.toString('utf8'), ctx.signal);
+    return;
+  }
+  await writeFileAtomic(target, bytes, mode);
+}
+
+function hasBom(bytes: Buffer): boolean {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }

@@ -156,7 +156,17 @@ async function readOne(p: string, ctx: ToolContext, opts: ReadOptions): Promise<
   }
 
   const { offset, limit } = opts;
-  const scan = await scanLines(abs, { offset, limit, maxBytes: opts.maxBytes, signal: ctx.signal });
+  const window = { offset, limit, maxBytes: opts.maxBytes, signal: ctx.signal };
+  // An editor's buffer, unsaved changes included, wins over the disk; it is UTF-8 text by then.
+  const edited = await ctx.editor?.read(abs, ctx.signal);
+  const scan =
+    edited === undefined
+      ? await scanLines(abs, window)
+      : {
+          kind: 'text' as const,
+          ...(await scanWith(textSource(edited), 'utf-8', window))!,
+          encoding: 'utf-8' as const,
+        };
   if (scan.kind !== 'text') {
     throw new ToolError(`Cannot read ${shown}: ${whyNotText(scan, formatBytes(info.size))}`);
   }
@@ -269,7 +279,7 @@ async function scanLines(abs: string, window: ScanWindow): Promise<Scan> {
  * the bytes are not valid in `encoding`.
  */
 async function scanWith(
-  handle: FileHandle,
+  handle: Pick<FileHandle, 'read'>,
   encoding: TextEncoding,
   { offset, limit, maxBytes, signal }: ScanWindow,
 ): Promise<{ lines: string[]; totalLines: number } | undefined> {
@@ -331,6 +341,16 @@ async function scanWith(
   }
   if (currentLength > 0) endLine();
   return { lines, totalLines: lineNo };
+}
+
+/** Text already in memory (an editor's buffer), read like a file. */
+function textSource(text: string): Pick<FileHandle, 'read'> {
+  const bytes = Buffer.from(text, 'utf8');
+  const read = async (buffer: Buffer, offset: number, length: number, position: number) => {
+    const bytesRead = bytes.copy(buffer, offset, position, Math.min(bytes.length, position + length));
+    return { bytesRead, buffer };
+  };
+  return { read } as unknown as Pick<FileHandle, 'read'>;
 }
 
 function shapeLine(captured: string, fullLength: number): string {

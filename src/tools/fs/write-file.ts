@@ -7,7 +7,7 @@ import { previewChange } from '../edit/preview.js';
 import { displayPath, errorCode, errorMessage, resolveInWorkspace } from '../path-guard.js';
 import { formatCount, splitLines } from '../truncate.js';
 import { defineTool, ToolError } from '../types.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFile } from './atomic-write.js';
 import { type DecodedFile, decodeFile, encodingParameter, SNIFF_BYTES } from './text-encoding.js';
 
 const DIFF_MAX_BYTES = 1_000_000;
@@ -65,7 +65,7 @@ export const writeFileTool = defineTool({
     }
 
     try {
-      await writeFileAtomic(abs, bytes, existing?.mode);
+      await writeFile(ctx, abs, bytes, encoding, existing?.mode);
     } catch (err) {
       throw new ToolError(`Cannot write ${shown}: ${errorMessage(err)}`);
     }
