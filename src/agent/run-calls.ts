@@ -46,6 +46,7 @@ export async function* runCalls(
     steered: () => options.steering?.waiting() ?? false,
     hooks: options.hooks,
     onImages: (callId, found) => images.set(callId, found),
+    editCheck: options.editCheck,
   });
   for (;;) {
     const next = await execution.next();

@@ -6,6 +6,7 @@ import type { SessionStorage } from '../store/session-storage.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
+import type { EditCheckPort } from './edit-check.js';
 
 /** What a session runs with; src/agent/session-setup.ts assembles it for every surface. */
 export interface SessionDeps {
@@ -42,6 +43,8 @@ export interface SessionDeps {
    * untouched. A rejection's message is said to the user as a warning, and the task goes alone.
    */
   preface?(task: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** Checks the files mutating calls changed (language servers' diagnostics, wired by src/setup/). */
+  editCheck?: EditCheckPort;
 }
 
 /** The session as the tools bound to it know it: its id, and the seq of its last stored message. */

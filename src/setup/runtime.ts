@@ -12,6 +12,7 @@ import { builtInToolNames } from '../tools/catalog.js';
 import { pipelineTools } from '../tools/pipeline/index.js';
 import type { AnyTool } from '../tools/types.js';
 import type { Clock } from '../util/clock.js';
+import { diagnosticsWiring } from './diagnostics-wiring.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
 import { memoryWiring, wakeupWiring } from './session-wiring.js';
@@ -112,7 +113,12 @@ export async function assembleRuntime(
       leaseHolder: options.leaseHolder,
       groupsOn,
       // In this order: a sub-agent's session gets the wake-ups wired before it, not memory.
-      wiring: [wakeupWiring(), subagents, memoryWiring(sessionMemory(home))],
+      wiring: [
+        wakeupWiring(),
+        subagents,
+        memoryWiring(sessionMemory(home)),
+        diagnosticsWiring(options.env ?? process.env),
+      ],
       workspaceTools: (storage, at, settings) => {
         const pipeline = pipelinePort(storage, at, settings);
         return pipeline ? pipelineTools.bind(pipeline) : new Map();

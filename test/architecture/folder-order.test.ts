@@ -38,6 +38,7 @@ const ORDER = [
   'subagents',
   'memory',
   'mcp',
+  'lsp',
   'pipeline',
   'setup',
   'scheduler',
