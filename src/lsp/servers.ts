@@ -138,3 +138,23 @@ export function inside(root: string, path: string): boolean {
   const rel = relative(root, resolve(path));
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
+
+/** What `hearth doctor` says about one server. */
+export interface FoundServer {
+  name: string;
+  extensions: string[];
+  /** The program that would run, or null when none of its commands is installed. */
+  program: string | null;
+}
+
+/** Every server of the table, with the program that would run for it (nothing starts). */
+export function foundServers(configured: Record<string, ConfiguredServer>, lookup: Lookup): FoundServer[] {
+  return serverTable(configured).map((server) => ({
+    name: server.name,
+    extensions: server.extensions,
+    program:
+      server.commands
+        .map(([program]) => (program ? findProgram(program, lookup) : null))
+        .find((p) => p !== null) ?? null,
+  }));
+}

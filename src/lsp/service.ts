@@ -34,14 +34,6 @@ export interface DiagnosticsSettings {
   servers: Record<string, ConfiguredServer>;
 }
 
-/** What `hearth doctor` says about one server. */
-export interface FoundServer {
-  name: string;
-  extensions: string[];
-  /** The program that would run, or null when none of its commands is installed. */
-  program: string | null;
-}
-
 export class LspService {
   private readonly table: ServerDefinition[];
   private readonly clients = new Map<string, LspClient>();
@@ -88,18 +80,6 @@ export class LspService {
       serverFor(file, this.table, this.lookup) !== undefined ||
       checkerFor(file, this.settings.checkers, this.lookup) !== undefined
     );
-  }
-
-  /** Every server of the table, with the program that would run for it. */
-  found(): FoundServer[] {
-    return this.table.map((server) => ({
-      name: server.name,
-      extensions: server.extensions,
-      program:
-        server.commands
-          .map(([program]) => (program ? findProgram(program, this.lookup) : null))
-          .find((p) => p !== null) ?? null,
-    }));
   }
 
   async close(): Promise<void> {
