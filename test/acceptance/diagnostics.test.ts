@@ -143,7 +143,7 @@ describe('diagnostics after edits through the installed hearth', () => {
     await cli.serve([]);
     const r = await cli.run(['doctor'], { env: withServers });
     expect(r.stdout).toMatch(
-      /language servers\s+typescript: \S+typescript-language-server; python: \S+pyright-langserver/,
+      /language servers\s+typescript: \S+typescript-language-server; pyright: \S+pyright-langserver/,
     );
   });
 });
