@@ -12,6 +12,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataViewFigures } from './figures/data-view.js';
+import { diagnosticsFigures } from './figures/diagnostics.js';
 import { editFigures } from './figures/edit.js';
 import { embeddedFigures } from './figures/embedded.js';
 import { gatewayFigures } from './figures/gateway.js';
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     ['web', () => webFigures()],
     ['queue', () => queueFigures()],
     ['embedded', () => embeddedFigures(dir)],
+    ['diagnostics', () => diagnosticsFigures()],
   ];
   const { values } = parseArgs({ options: { compare: { type: 'boolean' }, only: { type: 'string' } } });
   const only = values.only?.split(',').map((s) => s.trim());

@@ -68,6 +68,11 @@ export type RunEvent =
       ok: boolean;
       output: string;
       display?: string;
+      /**
+       * What language servers or checkers found in the files the call changed (src/lsp/); also at
+       * the end of `output`, which is what the model reads.
+       */
+      diagnostics?: string;
       /** How long the tool ran, to a hundredth of a millisecond. */
       ms: number;
     }

@@ -9,6 +9,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { SessionScratch } from '../tools/scratch.js';
 import type { EditorFiles, SessionState } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
+import type { EditCheckPort } from './edit-check.js';
 import type { AgentEvent } from './events.js';
 import { runPolicies } from './policies/index.js';
 import { startRun } from './run-start.js';
@@ -76,6 +77,8 @@ export interface RunAgentOptions {
   onAudit?: (entry: AuditEntry) => void;
   /** The session's configured hooks (UserPromptSubmit, Stop, PreCompact; tool events in tool-execution). */
   hooks?: SessionHooks;
+  /** Checks the files mutating calls changed (diagnostics: src/lsp/ through src/setup/). */
+  editCheck?: EditCheckPort;
   /** Context a SessionStart hook gave, added to this run's task message. */
   startContext?: string[];
   /** The checkpoints of this run's turn (src/checkpoints/): kept before each call that may change files. */

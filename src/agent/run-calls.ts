@@ -47,6 +47,7 @@ export async function* runCalls(
     hooks: options.hooks,
     onImages: (callId, found) => images.set(callId, found),
     beforeChange: options.checkpoint?.beforeChange,
+    editCheck: options.editCheck,
   });
   for (;;) {
     const next = await execution.next();

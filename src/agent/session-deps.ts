@@ -7,6 +7,7 @@ import type { SessionStorage } from '../store/session-storage.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool, EditorFiles } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
+import type { EditCheckPort } from './edit-check.js';
 
 /** What a session runs with; src/agent/session-setup.ts assembles it for every surface. */
 export interface SessionDeps {
@@ -47,6 +48,8 @@ export interface SessionDeps {
   preface?(task: string, signal?: AbortSignal): Promise<string | undefined>;
   /** Checkpoints of the workspace per turn (src/checkpoints/); unset, none are kept. */
   checkpoints?: CheckpointPort;
+  /** Checks the files mutating calls changed (language servers' diagnostics, wired by src/setup/). */
+  editCheck?: EditCheckPort;
 }
 
 /** The session as the tools bound to it know it: its id, and the seq of its last stored message. */

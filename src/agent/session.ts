@@ -125,9 +125,8 @@ export class AgentSession {
    */
   private async answerInterrupted(): Promise<void> {
     if (this.row.status === 'paused') return;
-    for (const call of unansweredCalls(this.messages)) {
+    for (const call of unansweredCalls(this.messages))
       this.append(toolResultMessage(call.id, false, INTERRUPTED));
-    }
     await this.journal.flush();
   }
 
@@ -349,6 +348,7 @@ export class AgentSession {
       onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => journal.recordAudit(entry),
       hooks: this.hooks,
+      editCheck: deps.editCheck,
     };
   }
 

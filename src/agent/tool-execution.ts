@@ -6,6 +6,7 @@ import type { AuditEntry } from '../store/rows.js';
 import { fromClaudeToolInput } from '../tools/claude-names.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';
+import { diagnosticsAfter, type EditCheckPort, watchEdits } from './edit-check.js';
 import type { AgentEvent, SubagentEvent, ToolResultEvent } from './events.js';
 import { ProgressChannel, withProgress } from './progress-channel.js';
 
@@ -26,6 +27,8 @@ export interface ExecutionDeps {
   onImages?: (callId: string, images: ImagePart[]) => void;
   /** Keeps a checkpoint of the workspace before a call that may change it; a note is said to the user. */
   beforeChange?: () => Promise<string | undefined>;
+  /** Checks the files a mutating call changed (language servers' diagnostics); unset, none. */
+  editCheck?: EditCheckPort;
 }
 
 /** Events of one turn's tool calls, then the calls left waiting (empty unless paused). */
@@ -325,6 +328,7 @@ async function run(
     const note = await deps.beforeChange();
     if (note !== undefined) heard.notes.push(note);
   }
+  const watch = prepared.tool.mutates ? await watchEdits(deps.editCheck, prepared) : undefined;
   const result = await deps.tools.run(prepared, {
     ...deps.ctx,
     progress,
@@ -333,6 +337,8 @@ async function run(
     relay: (event) => channel.relay(event),
   });
   finished = true;
+  const diagnostics = await diagnosticsAfter(deps.editCheck, watch, result.ok);
+  if (diagnostics !== undefined) result.output = `${result.output}\n\n${diagnostics}`;
   if (deps.hooks) {
     // PostToolUse: the call has run; what a hook says is feedback the model reads with the result.
     const post = await deps.hooks.postToolUse(
@@ -355,14 +361,15 @@ async function run(
     if (images.length > 0) deps.onImages?.(step.call.id, images);
   }
   const exitCode = result.meta?.exitCode;
-  return finish(step, deps, decision, result, rule, typeof exitCode === 'number' ? exitCode : undefined);
+  const code = typeof exitCode === 'number' ? exitCode : undefined;
+  return finish(step, deps, decision, { ...result, diagnostics }, rule, code);
 }
 
 function finish(
   step: Step,
   deps: ExecutionDeps,
   decision: string,
-  result: { ok: boolean; output: string; display?: string; ms?: number },
+  result: { ok: boolean; output: string; display?: string; diagnostics?: string; ms?: number },
   rule?: string,
   exitCode?: number,
 ): ToolResultEvent {
@@ -382,6 +389,7 @@ function finish(
     ok: result.ok,
     output: result.output,
     display: result.display,
+    ...(result.diagnostics === undefined ? {} : { diagnostics: result.diagnostics }),
     ms: result.ms ?? 0,
   };
 }

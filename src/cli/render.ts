@@ -182,6 +182,7 @@ export class TerminalRenderer {
               : this.style.dim(this.outputTail(event.display, event.callId)),
           );
         }
+        if (event.diagnostics) this.errLine(diagnosticLines(event.diagnostics, this.style));
         break;
       }
       case 'warning':
@@ -308,4 +309,12 @@ export function formatTokens(n: number): string {
 
 export function firstLine(text: string): string {
   return oneLine(text.split('\n')[0] ?? '', 120);
+}
+
+/** What language servers said about an edit: errors in yellow, the rest dimmed. */
+function diagnosticLines(text: string, style: Style): string {
+  return text
+    .split('\n')
+    .map((line) => (/: \d+ errors? \(|^\s+line \d+:/.test(line) ? style.yellow(line) : style.dim(line)))
+    .join('\n');
 }

@@ -60,6 +60,7 @@ export function toWire(event: AgentEvent, facts: RunFacts): WireEvent {
         success: event.ok,
         output: event.output,
         ...(event.display === undefined ? {} : { display: event.display }),
+        ...(event.diagnostics === undefined ? {} : { diagnostics: event.diagnostics }),
       };
     case 'approval_request':
       return {
@@ -152,6 +153,7 @@ export function fromWire(wire: WireEvent): AgentEvent | undefined {
         ok: wire.success === true,
         output: text('output') || text('result_preview'),
         ...(typeof wire.display === 'string' ? { display: wire.display } : {}),
+        ...(typeof wire.diagnostics === 'string' ? { diagnostics: wire.diagnostics } : {}),
         ms: count('duration_ms'),
       };
     case 'done':

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hooksSchema } from './hooks-schema.js';
+import { diagnosticsSchema, lspServersSchema } from './lsp-schema.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { endpointSchema, modelSetting, profileSchema, REASONING_LEVELS, serverUrl } from './model-schema.js';
 import { pipelineSchema } from './pipeline-schema.js';
@@ -279,6 +280,10 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       db_path: z.string().optional(),
       /** `hearth serve`: where it listens and who may use it (security settings, see security.ts). */
       gateway: gatewaySchema,
+      /** Language servers of the user's own, beside the built-in ones (lsp-schema.ts). */
+      lsp: lspServersSchema.default({}),
+      /** What is said after edits about the errors they brought (lsp-schema.ts). */
+      diagnostics: diagnosticsSchema,
     })
     .strict();
 }

@@ -29,7 +29,8 @@ import { isPlainObject, type Layer, leaves } from './layers.js';
  * `hooks` (programs run on the host on the agent's events) is one; the workspace files a hook
  * command names are approved with the file by content (hook-files.ts). `mcp.servers` starts
  * programs on the host as tool servers (the workspace's own MCP files are held to the same
- * approval: mcp-servers.ts).
+ * approval: mcp-servers.ts). `lsp` and `diagnostics.checkers` start programs on the host too, and
+ * `diagnostics.workspace_bins` would let the workspace's node_modules/.bin provide them (lsp-schema.ts).
  */
 const SECURITY_KEYS: readonly string[] = [
   'sandbox',
@@ -49,6 +50,9 @@ const SECURITY_KEYS: readonly string[] = [
   'pipeline.commands',
   'pipeline.permission_mode',
   'pipeline.roles.*.base_url',
+  'lsp',
+  'diagnostics.checkers',
+  'diagnostics.workspace_bins',
 ];
 
 /** `*` in a key stands for any one name (a profile's). */

@@ -12,6 +12,7 @@ import { builtInToolNames } from '../tools/catalog.js';
 import { pipelineTools } from '../tools/pipeline/index.js';
 import type { AnyTool } from '../tools/types.js';
 import type { Clock } from '../util/clock.js';
+import { diagnosticsWiring } from './diagnostics-wiring.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
 import { checkpointWiring, memoryWiring, wakeupWiring } from './session-wiring.js';
@@ -117,6 +118,7 @@ export async function assembleRuntime(
         checkpointWiring(home, config.checkpoints),
         subagents,
         memoryWiring(sessionMemory(home)),
+        diagnosticsWiring(options.env ?? process.env),
       ],
       workspaceTools: (storage, at, settings) => {
         const pipeline = pipelinePort(storage, at, settings);

@@ -1,5 +1,6 @@
 import { dataViewTool } from './data/data-view.js';
 import type { DeferredGroup } from './deferred/tool-index.js';
+import { diagnosticsTools } from './diagnostics/index.js';
 import { editFileTool } from './edit/edit-file.js';
 import { multiEditTool } from './edit/multi-edit.js';
 import type { ExternalTools } from './external.js';
@@ -39,6 +40,7 @@ export const toolGroups: Record<string, AnyTool[]> = {
   repl: [pythonTool, nodeTool],
   memory: [...memoryTools.unbound],
   pipeline: [...pipelineTools.unbound],
+  diagnostics: [...diagnosticsTools.unbound],
 };
 
 /**

@@ -41,6 +41,7 @@ const ORDER = [
   'subagents',
   'memory',
   'mcp',
+  'lsp',
   'pipeline',
   'setup',
   'scheduler',

@@ -61,6 +61,7 @@ function ToolRow({ item, onAnswer }: { item: Extract<ShownItem, { kind: 'tool' }
         {hasDiff ? <Diff text={item.display!} /> : null}
         {item.output && !hasDiff ? <pre class="output">{item.display ?? item.output}</pre> : null}
       </details>
+      {item.diagnostics ? <pre class="diagnostics">{item.diagnostics}</pre> : null}
       {item.approval && (
         <ApprovalView
           id={item.id}

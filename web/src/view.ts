@@ -23,6 +23,8 @@ export type ShownItem =
       ms?: number;
       output: string;
       display?: string;
+      /** What language servers said about the files the call changed. */
+      diagnostics?: string;
       approval?: Approval;
     }
   | { kind: 'notice'; text: string; tone: 'info' | 'warn' | 'error'; key: string };
@@ -222,6 +224,7 @@ export function apply(view: View, event: Wire): View {
           ms: Number(event.duration_ms) || 0,
           output: str(event.output) || str(event.result_preview),
           ...(typeof event.display === 'string' ? { display: event.display } : {}),
+          ...(typeof event.diagnostics === 'string' ? { diagnostics: event.diagnostics } : {}),
         })),
       };
     case 'usage':

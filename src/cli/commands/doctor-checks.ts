@@ -15,6 +15,7 @@ import { type GlobalFlags, runtimeFromFlags } from '../options.js';
 import { colorEnabled, makeStyle } from '../render.js';
 import { terminalJson, visible } from '../sanitize.js';
 import type { Check } from './doctor.js';
+import { languageServersCheck } from './doctor-lsp.js';
 import { skillsCheck } from './skills-actions.js';
 
 /** Runs every check and prints them; resolves to the exit code (1 when any failed). */
@@ -54,6 +55,7 @@ export async function runDoctor(flags: GlobalFlags & { json?: boolean }, live: b
     });
     const mcp = mcpCheck(runtime);
     if (mcp) checks.push(mcp);
+    checks.push(languageServersCheck(runtime, process.env));
     await runtime.close();
   }
   print(checks, flags.json === true);

@@ -69,11 +69,13 @@ export class ToolIndex {
       this.groups.map((group) => {
         const tools = group.tools();
         if (tools.length === 0) return `${group.group}: (listed on first search)`;
+        const withDescriptions = described && group.describe === true;
         const entries = tools.map((tool) => {
           const short = shortName(tool.name);
-          return described && group.describe ? `${short} (${oneLine(tool.description)})` : short;
+          return withDescriptions ? `${short} (${oneLine(tool.description)})` : short;
         });
-        return `${group.group}: ${entries.join(', ')}`;
+        // Bare names need no space between them: every character is in every request.
+        return `${group.group}: ${entries.join(withDescriptions ? ', ' : ',')}`;
       });
     const full = lines(true);
     return full.join('\n').length <= DESCRIBED_INDEX_CHARS ? full.join('\n') : lines(false).join('\n');

@@ -29,7 +29,7 @@ describe('tool index', () => {
       tool(`mcp__big__tool_${i}`, `Fetches record number ${i} from the remote store.`),
     );
     const text = new ToolIndex([{ group: 'mcp big', describe: true, tools: () => many }]).text();
-    expect(text).toMatch(/^mcp big: tool_0, tool_1, /);
+    expect(text).toMatch(/^mcp big: tool_0,tool_1,/);
     expect(text).not.toContain('Fetches');
   });
 

@@ -1,0 +1,115 @@
+import { checkerFor } from './checkers.js';
+import { LspClient } from './client.js';
+import {
+  type ConfiguredServer,
+  findProgram,
+  type Lookup,
+  languageId,
+  rootFor,
+  type ServerDefinition,
+  serverFor,
+  serverTable,
+} from './servers.js';
+import type { Checker } from './types.js';
+
+/**
+ * The language servers of one runtime (one workspace): each starts on the first check of a file
+ * of its language, once per project root, and is reused by every session of the runtime (the
+ * gateway's sessions of one workspace share them). A server unused for `idleMs` is stopped, and
+ * starts again on the next check; `close` stops them all with the runtime. Where no server is
+ * installed, a fallback checker stands in (checkers.ts).
+ */
+
+export interface DiagnosticsSettings {
+  enabled: boolean;
+  /** Milliseconds a tool waits for a file's diagnostics before it says they are pending. */
+  timeoutMs: number;
+  /** Errors listed per file. */
+  max: number;
+  /** Stop a server unused this long. */
+  idleMs: number;
+  /** Fallback checkers by extension (`false` switches one off). */
+  checkers: Record<string, string[] | false>;
+  workspaceBins: boolean;
+  servers: Record<string, ConfiguredServer>;
+}
+
+export class LspService {
+  private readonly table: ServerDefinition[];
+  private readonly clients = new Map<string, LspClient>();
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(
+    readonly settings: DiagnosticsSettings,
+    private readonly lookup: Lookup,
+  ) {
+    this.table = serverTable(settings.servers);
+    this.sweep = setInterval(() => void this.stopIdle(), Math.max(1000, settings.idleMs / 4));
+    this.sweep.unref();
+  }
+
+  get workspace(): string {
+    return this.lookup.workspace;
+  }
+
+  /** What checks `file` (absolute): its language server, started now if needed, else a fallback checker. */
+  checkerFor(file: string): Checker | undefined {
+    const found = serverFor(file, this.table, this.lookup);
+    if (found) {
+      const root = rootFor(file, found.server.rootMarkers, this.lookup.workspace);
+      const key = `${found.server.name}\0${root}`;
+      const running = this.clients.get(key);
+      if (running && running.failure === undefined) return running;
+      const client = new LspClient({
+        name: found.server.name,
+        argv: found.argv,
+        root,
+        env: this.lookup.env,
+        languageId,
+        settings: this.serverSettings(),
+      });
+      this.clients.set(key, client);
+      return client;
+    }
+    return checkerFor(file, this.settings.checkers, this.lookup);
+  }
+
+  /** True when some server or checker handles this file's extension (nothing starts). */
+  handles(file: string): boolean {
+    return (
+      serverFor(file, this.table, this.lookup) !== undefined ||
+      checkerFor(file, this.settings.checkers, this.lookup) !== undefined
+    );
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweep);
+    const clients = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(clients.map((client) => client.stop()));
+  }
+
+  private async stopIdle(): Promise<void> {
+    const now = Date.now();
+    for (const [key, client] of this.clients) {
+      if (now - client.lastUsed < this.settings.idleMs) continue;
+      this.clients.delete(key);
+      await client.stop();
+    }
+  }
+
+  /**
+   * What servers ask through workspace/configuration. pyright runs the Python interpreter it is
+   * given to learn the import paths: it gets the host's python3 from PATH outside the workspace,
+   * never one a workspace setting points at.
+   */
+  private serverSettings(): Record<string, unknown> {
+    const python = findProgram('python3', this.lookup);
+    return {
+      python: {
+        ...(python ? { pythonPath: python } : {}),
+        analysis: { diagnosticMode: 'openFilesOnly' },
+      },
+    };
+  }
+}
