@@ -4,6 +4,9 @@ import { mcpServersSchema } from './mcp-servers.js';
 import { endpointSchema, modelSetting, profileSchema, REASONING_LEVELS, serverUrl } from './model-schema.js';
 import { pipelineSchema } from './pipeline-schema.js';
 
+/** How answers are shaped (agent/output-style.ts). */
+export const OUTPUT_STYLES = ['terse', 'narrative', 'json'] as const;
+
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
 /** An origin as browsers send it: scheme, host and port, nothing after. */
@@ -84,6 +87,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
        * unset leaves the server's and the model's default.
        */
       reasoning: z.enum(REASONING_LEVELS).optional(),
+      /** How answers are shaped (`--output-style`): terse, narrative, or json (a result object ends a one-shot run). */
+      output_style: z.enum(OUTPUT_STYLES).optional(),
       /**
        * A pool of model servers used instead of one `base_url` (which, when set, wins): each session
        * keeps one server while it is healthy and moves on connection errors, 5xx or overload.

@@ -200,6 +200,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     pipeline,
     version,
     now,
+    hearthHome: home,
     origins: settings.origins,
     tokenFile: stateFile ?? 'the file the gateway was told to write',
     webRoot: options.webRoot ?? defaultWebRoot(),

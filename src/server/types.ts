@@ -19,4 +19,6 @@ export interface RouteDeps {
   version: string;
   now: () => number;
   log: (line: string) => void;
+  /** The Hearth home: the projects registry and other user files. */
+  hearthHome: string;
 }

@@ -4,6 +4,7 @@ import { type Attachment, Composer } from './composer.js';
 import { Conversation } from './conversation.js';
 import { Login } from './login.js';
 import { PipelinePanel } from './pipeline.js';
+import { sessionBody } from './projects.js';
 import { SessionList } from './sessions.js';
 
 type Auth = 'checking' | 'login' | 'ready';
@@ -23,6 +24,8 @@ export function App() {
   const [current, setCurrent] = useState<string | undefined>(sessionFromHash);
   const [drawer, setDrawer] = useState<'none' | 'sessions' | 'panel'>('none');
   const [error, setError] = useState<string | undefined>();
+  /** The project folder new sessions start in ('' for the gateway's own). */
+  const [project, setProject] = useState('');
 
   const refresh = useCallback(async () => {
     try {
@@ -74,7 +77,7 @@ export function App() {
   const start = async (text: string, images: Attachment[]): Promise<boolean> => {
     let created: string | undefined;
     try {
-      created = (await api<SessionInfo>('/api/sessions', {})).id;
+      created = (await api<SessionInfo>('/api/sessions', sessionBody(project))).id;
       await api(`/api/sessions/${encodeURIComponent(created)}/messages`, {
         message: text,
         ...(images.length > 0 ? { images: images.map(({ mime_type, data }) => ({ mime_type, data })) } : {}),
@@ -132,6 +135,8 @@ export function App() {
         onOpen={open}
         onChanged={refresh}
         onError={setError}
+        project={project}
+        onProject={setProject}
       />
       {current ? (
         <Conversation key={current} id={current} status={status} onSettled={refresh} onError={setError} />

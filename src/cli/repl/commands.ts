@@ -4,6 +4,7 @@ import { visible } from '../sanitize.js';
 import { infoCommands } from './info-commands.js';
 import { memoryCommand } from './memory-commands.js';
 import { pipelineCommand } from './pipeline-command.js';
+import { projectCommand } from './project-command.js';
 import type { ReplRenderer } from './render-turn.js';
 import type { ReplState } from './repl-state.js';
 import { sessionCommands } from './session-commands.js';
@@ -21,6 +22,8 @@ export interface CommandContext {
   exit(): void;
   /** Runs a task as if typed; `planFirst` plans it in plan mode and asks before carrying it out. */
   runTask(task: string, planFirst?: boolean): Promise<void>;
+  /** Works in this folder from the next task on, with its config (`/project`). */
+  switchWorkspace(path: string): Promise<void>;
 }
 
 export interface SlashCommand {
@@ -61,7 +64,14 @@ const help: SlashCommand = {
   },
 };
 
-const COMMANDS: SlashCommand[] = [help, ...sessionCommands, ...infoCommands, memoryCommand, pipelineCommand];
+const COMMANDS: SlashCommand[] = [
+  help,
+  ...sessionCommands,
+  ...infoCommands,
+  memoryCommand,
+  pipelineCommand,
+  projectCommand,
+];
 
 /** "/name rest" → name and argument; undefined for text that is not a command (a path such as /etc/hosts). */
 export function parseCommand(line: string): { name: string; arg: string } | undefined {
