@@ -221,6 +221,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       pipeline: pipelineSchema,
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
+      /** The share of `token_budget` spent at which the user and the model are told to wrap up (default 0.8). */
+      token_budget_warning: z.number().gt(0).lt(1).optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */
       mcp: z
         .object({
