@@ -55,6 +55,8 @@ export interface RunAgentOptions {
   maxIterations: number;
   /** Stop once this many tokens (prompt + completion, summed over requests) are spent. */
   tokenBudget?: number;
+  /** The share of `tokenBudget` at which the user and the model are told to wrap up (default 0.8). */
+  budgetWarning?: number;
   /** How many times in a row to push the model on when it stops with todo items still open. */
   todoNudges?: number;
   /** Known context window in tokens, 0 when unknown; reported with usage, and drives compaction. */

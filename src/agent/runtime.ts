@@ -17,6 +17,7 @@ import type { ExternalTools } from '../tools/external.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
+import type { OutputStyle } from './output-style.js';
 import { type ProjectContext, readProjectContext } from './project-context.js';
 import type { SessionDeps } from './session-deps.js';
 import { buildSystemPrompt } from './system-prompt.js';
@@ -154,7 +155,10 @@ export async function createRuntime(
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
   const sandbox = sandboxOf(config, workspace, gate);
   const wiring = options.wiring ?? [];
-  const promptFor = systemPrompts(workspace, await readProjectContext(workspace), tools, options);
+  const promptFor = systemPrompts(workspace, await readProjectContext(workspace), tools, {
+    ...options,
+    outputStyle: config.output_style,
+  });
   return {
     config,
     workspace,
@@ -288,7 +292,7 @@ function systemPrompts(
   workspace: string,
   context: ProjectContext,
   tools: ToolRegistry,
-  options: Pick<RuntimeOptions, 'promptSections' | 'instructions'>,
+  options: Pick<RuntimeOptions, 'promptSections' | 'instructions'> & { outputStyle?: OutputStyle },
 ): (nativeTools: boolean) => string {
   const extra = options.instructions?.trim();
   const prompts = new Map<boolean, string>();
@@ -301,6 +305,7 @@ function systemPrompts(
         toolsInPrompt: nativeTools ? undefined : tools.schemas(),
         sections: options.promptSections,
         instructions: extra || undefined,
+        outputStyle: options.outputStyle,
       });
       prompts.set(nativeTools, prompt);
     }

@@ -26,6 +26,8 @@ export interface SessionDeps {
   workspace: string;
   maxIterations: number;
   tokenBudget?: number;
+  /** The share of the budget at which the user and the model are warned (default 0.8). */
+  budgetWarning?: number;
   todoNudges?: number;
   contextWindow?: number;
   compactionThreshold?: number;

@@ -26,10 +26,16 @@ const DEEP_WORK = { maxIterations: 500, tokenBudget: 5_000_000, todoNudges: 3 };
 
 /** A run's limits: the configured ones, else those of its mode. */
 export function runLimits(
-  config: Pick<Config, 'max_iterations' | 'token_budget'>,
+  config: Pick<Config, 'max_iterations' | 'token_budget'> & Partial<Pick<Config, 'token_budget_warning'>>,
   deepWork: boolean,
-): { maxIterations: number; tokenBudget: number | undefined; todoNudges: number } {
+): {
+  maxIterations: number;
+  tokenBudget: number | undefined;
+  budgetWarning: number | undefined;
+  todoNudges: number;
+} {
   return {
+    budgetWarning: config.token_budget_warning,
     maxIterations: config.max_iterations ?? (deepWork ? DEEP_WORK.maxIterations : DEFAULT_MAX_ITERATIONS),
     tokenBudget: config.token_budget ?? (deepWork ? DEEP_WORK.tokenBudget : undefined),
     todoNudges: deepWork ? DEEP_WORK.todoNudges : 0,

@@ -332,6 +332,7 @@ export class AgentSession {
       workspace: deps.workspace,
       maxIterations: deps.maxIterations,
       tokenBudget: deps.tokenBudget,
+      budgetWarning: deps.budgetWarning,
       todoNudges: deps.todoNudges,
       compactionThreshold: deps.compactionThreshold,
       contextWindow: this.contextWindow,

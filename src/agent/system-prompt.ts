@@ -1,4 +1,5 @@
 import type { ToolSchema } from '../llm/types.js';
+import { type OutputStyle, outputStyleLine } from './output-style.js';
 import type { ProjectContext } from './project-context.js';
 
 /**
@@ -15,6 +16,8 @@ export function buildSystemPrompt(opts: {
   sections?: string[];
   /** The library caller's own instructions. */
   instructions?: string;
+  /** How answers are shaped (`output_style`): one line, after the rules. */
+  outputStyle?: OutputStyle;
 }): string {
   const parts = [
     [
@@ -24,6 +27,7 @@ export function buildSystemPrompt(opts: {
       '- Make the change asked for, then check it if you can.',
       '- If a tool fails, read the error and fix the call; never repeat it unchanged.',
       '- When done, reply with a short summary, without calling a tool.',
+      ...(opts.outputStyle ? [`- ${outputStyleLine(opts.outputStyle)}`] : []),
     ].join('\n'),
   ];
   if (opts.toolsInPrompt?.length) parts.push(describeTools(opts.toolsInPrompt));

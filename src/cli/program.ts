@@ -13,6 +13,7 @@ import { addMcpCommands } from './commands/mcp.js';
 import { addMemoryCommands } from './commands/memory.js';
 import { addModelsCommands } from './commands/models.js';
 import { addPipelineCommands } from './commands/pipeline.js';
+import { addProjectsCommands } from './commands/projects.js';
 import { addRewindCommands } from './commands/rewind.js';
 import { addSchedulerCommands } from './commands/scheduler.js';
 import { addServeCommand } from './commands/serve.js';
@@ -117,7 +118,15 @@ function buildProgram(withCommands = true): Command {
     .option('--base-url <url>', 'OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1')
     .option('--api-key <key>', 'API key, if the server wants one')
     .option('-C, --workspace <dir>', 'the folder the agent works in', '.')
+    .option(
+      '--project [name]',
+      'work in a registered project (see: hearth projects) with its defaults; alone: the last used',
+    )
     .option('--json', 'print every event as one JSON line instead of text')
+    .option(
+      '--output-style <style>',
+      'terse (the result only), narrative (explained) or json (one JSON result object ends the run on stdout)',
+    )
     .option('--yolo', 'run every tool without asking (same as --permission-mode auto)')
     .option(
       '--permission-mode <mode>',
@@ -165,6 +174,7 @@ function buildProgram(withCommands = true): Command {
     .addOption(new Option('--db <file>', 'the session database').hideHelp())
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run hearth --help for usage)')
+    .hook('preAction', (root) => enterProject(root))
     .action(async (words: string[], flags: MainFlags) => {
       const { runTaskCommand } = await import('./task-command.js');
       process.exitCode = await runTaskCommand(words, flags, version);
@@ -189,7 +199,26 @@ function buildProgram(withCommands = true): Command {
   addEvalCommands(program);
   addRewindCommands(program);
   addAcpCommand(program, version);
+  addProjectsCommands(program);
   return program;
+}
+
+/** `--project [name]`: the project's folder becomes the workspace, and it the last-used project. */
+async function enterProject(root: Command): Promise<void> {
+  const chosen = root.getOptionValue('project') as string | true | undefined;
+  if (chosen === undefined) return;
+  if (root.getOptionValueSource('workspace') !== 'default')
+    throw new UsageError('--project and -C/--workspace both choose the folder: give one of them.');
+  const [{ chooseProject }, { hearthHome }] = await Promise.all([
+    import('../config/projects.js'),
+    import('../config/sources.js'),
+  ]);
+  const project = await chooseProject(
+    hearthHome(process.env),
+    chosen === true ? undefined : chosen,
+    Date.now(),
+  );
+  root.setOptionValue('workspace', project.path);
 }
 
 /** Runs the program, turning the user's errors into one clear line and exit code 1. */

@@ -12,6 +12,7 @@ import type { Connection } from './connect.js';
 import type { JsonLines } from './json-lines.js';
 import { reflectOnLeaving } from './reflect-on-exit.js';
 import { colorEnabled, makeStyle, TerminalRenderer } from './render.js';
+import { ResultObject } from './result-object.js';
 import { visible } from './sanitize.js';
 import { readTaskImages } from './task-images.js';
 import { UsageError } from './usage-error.js';
@@ -57,11 +58,17 @@ const exitCodes: Record<StopReason, number> = {
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { runtime, connection } = options;
   const style = makeStyle(colorEnabled(process.stderr, process.env));
-  const renderer = new TerminalRenderer(process.stdout, process.stderr, style, process.stdout.isTTY !== true);
   const { json } = options;
+  // With the json output style stdout holds only the result object; the run shows on stderr.
+  const result = !json && runtime.config.output_style === 'json' ? new ResultObject() : undefined;
+  const answers = result ? process.stderr : process.stdout;
+  const renderer = new TerminalRenderer(answers, process.stderr, style, answers.isTTY !== true);
   const emit = json
     ? (event: AgentEvent) => json.write(event)
-    : (event: AgentEvent) => renderer.render(event);
+    : (event: AgentEvent) => {
+        result?.record(event);
+        renderer.render(event);
+      };
   // Refused before a session exists: nothing is stored or sent for a task no request can hold.
   const oversized = options.task ? oversizedInput(options.task, connection.contextWindow) : undefined;
   if (oversized) throw new UsageError(oversized);
@@ -182,15 +189,17 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
         );
       }
     }
+    let code = done ? exitCodes[done.reason] : 1;
     if (done?.reason === 'completed' && declined > 0) {
       process.stderr.write(
         style.yellow(
           `${declined} call(s) were declined because no terminal could ask; each result above says how to allow it, or run with --pause-for-approval to answer later.\n`,
         ),
       );
-      return DECLINED_EXIT;
+      code = DECLINED_EXIT;
     }
-    return done ? exitCodes[done.reason] : 1;
+    if (result) process.stdout.write(`${result.line(session.id, done, code)}\n`);
+    return code;
   } catch (err) {
     failed = true;
     throw diskFullError(err, storage, session.id) ?? err;

@@ -96,6 +96,13 @@ export async function runTaskCommand(words: string[], flags: MainFlags, version:
         deepWork: flags.deep === true,
         planFirst: flags.plan === true,
         version,
+        openWorkspace: async (workspace) => {
+          const moved = { ...flags, workspace };
+          const config = await loadConfigFromFlags(moved);
+          const built = await runtimeFromConfig(config, moved);
+          const connection = await resolveConnection(config.config).catch(() => undefined);
+          return { runtime: built, connection };
+        },
       });
     }
     if (!task && !resume) {

@@ -16,6 +16,7 @@ import {
   validateLayer,
 } from './layers.js';
 import { findProfile, profileLayer, type SelectedProfile } from './profiles.js';
+import { projectAt, projectLayer, readProjects } from './projects.js';
 import { type Config, configSchema } from './schema.js';
 import { type IgnoredSetting, withholdSecurity } from './security.js';
 import {
@@ -62,6 +63,8 @@ export interface LoadedConfig {
   files: ConfigFiles;
   /** Security settings the workspace's .env or its unapproved config file gave, which were not applied. */
   ignored: IgnoredSetting[];
+  /** The registered project this workspace is (`hearth projects`), whose defaults were applied. */
+  project?: string;
 }
 
 /** The config files for a workspace, found but not read. */
@@ -79,8 +82,9 @@ const DOTENV_REASON =
   'set them in ~/.hearth/config.json, the environment or a flag';
 
 /**
- * Merges, later wins: defaults, the user's file, the workspace's file, HEARTH_* variables from
- * the workspace's .env, HEARTH_* environment variables, flags. When the model named in the end is
+ * Merges, later wins: defaults, the user's file, the workspace's file, a registered project's
+ * defaults (projects.ts), HEARTH_* variables from the workspace's .env, HEARTH_* environment
+ * variables, flags. When the model named in the end is
  * a profile, its settings replace the top-level ones from the files; variables and flags still win.
  * The workspace's sources do not set security settings (security.ts) unless the user approved the
  * workspace's file; what they tried is returned in `ignored`.
@@ -103,6 +107,9 @@ export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> 
       ignored.push(...(await withholdUnapproved(layer, userDir, text, sources.workspace)));
     fileLayers.push(layer);
   }
+  // A registered project's defaults (its model profile, pipeline settings) come after the files.
+  const project = projectAt(await readProjects(userDir), sources.workspace);
+  if (project) fileLayers.push(projectLayer(project));
   const dotenv = settingsLayer(files.dotenv.path, await dotenvSettings(files.dotenv.path), '.env ');
   const overrides: Layer[] = [
     dotenv,
@@ -133,7 +140,14 @@ export async function loadConfig(sources: ConfigSources): Promise<LoadedConfig> 
   const config = parseMerged(merged, provenance);
   const keyed: Provenance = {};
   for (const [path] of leaves(config as Record<string, unknown>)) keyed[path] = provenance[path] ?? 'default';
-  return { config, sources: keyed, profile: selected, files, ignored };
+  return {
+    config,
+    sources: keyed,
+    profile: selected,
+    files,
+    ignored,
+    ...(project ? { project: project.name } : {}),
+  };
 }
 
 /**

@@ -5,6 +5,9 @@ import { mcpServersSchema } from './mcp-servers.js';
 import { endpointSchema, modelSetting, profileSchema, REASONING_LEVELS, serverUrl } from './model-schema.js';
 import { pipelineSchema } from './pipeline-schema.js';
 
+/** How answers are shaped (agent/output-style.ts). */
+export const OUTPUT_STYLES = ['terse', 'narrative', 'json'] as const;
+
 const sandboxMode = z.enum(['auto', 'bwrap', 'docker', 'podman', 'seatbelt', 'none']);
 
 /** An origin as browsers send it: scheme, host and port, nothing after. */
@@ -85,6 +88,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
        * unset leaves the server's and the model's default.
        */
       reasoning: z.enum(REASONING_LEVELS).optional(),
+      /** How answers are shaped (`--output-style`): terse, narrative, or json (a result object ends a one-shot run). */
+      output_style: z.enum(OUTPUT_STYLES).optional(),
       /**
        * A pool of model servers used instead of one `base_url` (which, when set, wins): each session
        * keeps one server while it is healthy and moves on connection errors, 5xx or overload.
@@ -232,6 +237,8 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ enabled: true, max_file_mb: 10, max_files: 50_000, keep: 200, max_store_mb: 1024 }),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
+      /** The share of `token_budget` spent at which the user and the model are told to wrap up (default 0.8). */
+      token_budget_warning: z.number().gt(0).lt(1).optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */
       mcp: z
         .object({

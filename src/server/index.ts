@@ -204,6 +204,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     evals: async () => (await storage()).evals(),
     version,
     now,
+    hearthHome: home,
     origins: settings.origins,
     tokenFile: stateFile ?? 'the file the gateway was told to write',
     webRoot: options.webRoot ?? defaultWebRoot(),

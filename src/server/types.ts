@@ -25,4 +25,6 @@ export interface RouteDeps {
   log: (line: string) => void;
   /** How far a WebSocket client may fall behind before it is closed (./socket-client.ts). */
   sockets: SocketLimits;
+  /** The Hearth home: the projects registry and other user files. */
+  hearthHome: string;
 }

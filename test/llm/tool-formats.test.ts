@@ -293,6 +293,19 @@ const positive: Array<{ name: string; input: string; expected: Expected }> = [
     },
   },
   {
+    name: 'wyrmspire: a bare Python-style call of a known tool, no wrapper',
+    input: 'read_file(path="a")',
+    expected: { calls: [read('a')], text: '' },
+  },
+  {
+    name: 'wyrmspire: bare Python-style calls a line each',
+    input: 'read_file(path="a")\nwrite_file(path="b", content="x\\n")\n',
+    expected: {
+      calls: [read('a'), { name: 'write_file', arguments: { path: 'b', content: 'x\n' } }],
+      text: '',
+    },
+  },
+  {
     name: 'repair: a comment and a trailing comma in a Mistral array',
     input: '[TOOL_CALLS][{"name": "read_file", /* first */ "arguments": {"path": "a",},},]',
     expected: { calls: [read('a')], text: '' },
@@ -330,6 +343,9 @@ const negative: Array<{ name: string; input: string }> = [
   { name: 'mistral marker mentioned in prose', input: 'Mistral models emit [TOOL_CALLS] before calls.' },
   { name: 'unbalanced braces', input: '{"name": "read_file", "arguments": {"path": "a"' },
   { name: 'a name that is not a string', input: '{"name": 3, "arguments": {}}' },
+  { name: 'a bare Python-style call of a tool we do not offer', input: 'print(path="a")' },
+  { name: 'a bare call followed by prose', input: 'read_file(path="a") shows the file.' },
+  { name: 'prose that starts like a call', input: 'read_file(path) reads a file; use it first.' },
 ];
 
 describe('parseToolCallsFromText', () => {

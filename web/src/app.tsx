@@ -5,6 +5,7 @@ import { Conversation } from './conversation.js';
 import { EvalPanel } from './evals.js';
 import { Login } from './login.js';
 import { PipelinePanel } from './pipeline.js';
+import { sessionBody } from './projects.js';
 import { SessionList } from './sessions.js';
 
 type Auth = 'checking' | 'login' | 'ready';
@@ -24,6 +25,8 @@ export function App() {
   const [current, setCurrent] = useState<string | undefined>(sessionFromHash);
   const [drawer, setDrawer] = useState<'none' | 'sessions' | 'panel'>('none');
   const [error, setError] = useState<string | undefined>();
+  /** The project folder new sessions start in ('' for the gateway's own). */
+  const [project, setProject] = useState('');
 
   const refresh = useCallback(async () => {
     try {
@@ -75,7 +78,7 @@ export function App() {
   const start = async (text: string, images: Attachment[]): Promise<boolean> => {
     let created: string | undefined;
     try {
-      created = (await api<SessionInfo>('/api/sessions', {})).id;
+      created = (await api<SessionInfo>('/api/sessions', sessionBody(project))).id;
       await api(`/api/sessions/${encodeURIComponent(created)}/messages`, {
         message: text,
         ...(images.length > 0 ? { images: images.map(({ mime_type, data }) => ({ mime_type, data })) } : {}),
@@ -133,6 +136,8 @@ export function App() {
         onOpen={open}
         onChanged={refresh}
         onError={setError}
+        project={project}
+        onProject={setProject}
       />
       {current ? (
         <Conversation key={current} id={current} status={status} onSettled={refresh} onError={setError} />

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type SessionInfo } from './api.js';
+import { ProjectPicker, sessionBody } from './projects.js';
 
 function ago(ms: number): string {
   const s = Math.max(0, (Date.now() - ms) / 1000);
@@ -22,9 +23,12 @@ interface Props {
   onOpen(id: string | undefined): void;
   onChanged(): Promise<void>;
   onError(message: string): void;
+  /** The folder new sessions start in ('' for the gateway's), chosen from the projects. */
+  project: string;
+  onProject(path: string): void;
 }
 
-export function SessionList({ sessions, current, onOpen, onChanged, onError }: Props) {
+export function SessionList({ sessions, current, onOpen, onChanged, onError, project, onProject }: Props) {
   const [query, setQuery] = useState('');
   const q = query.trim().toLowerCase();
   const shown = q
@@ -39,7 +43,7 @@ export function SessionList({ sessions, current, onOpen, onChanged, onError }: P
   };
   const create = () =>
     act(async () => {
-      const row = await api<SessionInfo>('/api/sessions', {});
+      const row = await api<SessionInfo>('/api/sessions', sessionBody(project));
       await onChanged();
       onOpen(row.id);
     });
@@ -71,6 +75,7 @@ export function SessionList({ sessions, current, onOpen, onChanged, onError }: P
           New
         </button>
       </div>
+      <ProjectPicker value={project} onChange={onProject} onError={onError} />
       <ul>
         {shown.map((s) => (
           <li key={s.id} class={s.id === current ? 'active' : ''} data-session={s.id}>

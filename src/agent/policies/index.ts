@@ -15,10 +15,12 @@ export type { Policy } from './policy.js';
  * two speak at one point: the budget stops before any nudge, a steering message beats the nudges,
  * and the Stop hooks come last, when nothing else sent the model on.
  */
-export function runPolicies(options: Pick<RunAgentOptions, 'tokenBudget' | 'todoNudges'>): Policy[] {
+export function runPolicies(
+  options: Pick<RunAgentOptions, 'tokenBudget' | 'budgetWarning' | 'todoNudges'>,
+): Policy[] {
   return [
     contextOverflowRetry(),
-    tokenBudget(options.tokenBudget),
+    tokenBudget(options.tokenBudget, options.budgetWarning),
     steeringFirst(),
     emptyReplyNudge(),
     todoNudges(options.todoNudges ?? 0),

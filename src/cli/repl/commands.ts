@@ -4,6 +4,7 @@ import { visible } from '../sanitize.js';
 import { infoCommands } from './info-commands.js';
 import { memoryCommand } from './memory-commands.js';
 import { pipelineCommand } from './pipeline-command.js';
+import { projectCommand } from './project-command.js';
 import type { ReplRenderer } from './render-turn.js';
 import type { ReplState } from './repl-state.js';
 import { rewindCommands } from './rewind-commands.js';
@@ -26,6 +27,8 @@ export interface CommandContext {
   choose(question: string, keys: readonly string[]): Promise<string | undefined>;
   /** Asks for a line; undefined when the user pressed Ctrl+C. */
   ask(question: string): Promise<string | undefined>;
+  /** Works in this folder from the next task on, with its config (`/project`). */
+  switchWorkspace(path: string): Promise<void>;
 }
 
 export interface SlashCommand {
@@ -73,6 +76,7 @@ const COMMANDS: SlashCommand[] = [
   memoryCommand,
   pipelineCommand,
   ...rewindCommands,
+  projectCommand,
 ];
 
 /** "/name rest" → name and argument; undefined for text that is not a command (a path such as /etc/hosts). */

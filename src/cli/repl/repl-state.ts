@@ -39,7 +39,7 @@ export class ReplState {
   private lastSpeed: Speed | undefined;
 
   constructor(
-    private readonly setup: ReplSetup,
+    private setup: ReplSetup,
     connection?: Connection,
   ) {
     this.conn = connection;
@@ -136,6 +136,20 @@ export class ReplState {
       this.current = await openSession({ ...this.setup, connection: next }, row);
     }
     return next;
+  }
+
+  /**
+   * Works in another workspace from now on (`/project NAME`): the current session is left and the
+   * next task starts one there, on the runtime and connection built for it. Returns the runtime
+   * that was in use, for the caller to close.
+   */
+  async switchRuntime(runtime: Runtime, connection: Connection | undefined): Promise<Runtime> {
+    await this.startNew();
+    const previous = this.setup.runtime;
+    this.setup = { ...this.setup, runtime };
+    this.conn = connection;
+    this.lastSpeed = undefined;
+    return previous;
   }
 
   /** Ends the current session's tool processes (interpreters) and lets it go; at exit too. */

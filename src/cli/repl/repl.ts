@@ -40,6 +40,8 @@ export interface ReplOptions {
   resume?: SessionRow;
   deepWork: boolean;
   version: string;
+  /** Builds the runtime (and connects) for another folder, with the flags the REPL started with (`/project`). */
+  openWorkspace?: (path: string) => Promise<{ runtime: Runtime; connection: Connection | undefined }>;
 }
 
 /** Two Ctrl+C at an empty prompt within this long exit; one alone only says so. */
@@ -106,9 +108,26 @@ export async function runRepl(options: ReplOptions): Promise<number> {
       const answer = await editor.question(question);
       return answer.kind === 'line' ? answer.text : undefined;
     },
+    switchWorkspace: (path) => switchWorkspace(path),
   };
   /** The sessions this REPL ran tasks in: reflected on when it exits (memory.reflect). */
   const ran = new Set<string>();
+  const reflect = async () => {
+    if (!repl.connection || ran.size === 0) return;
+    await reflectOnLeaving(repl.runtime, repl.connection, [...ran], 'interactive', (line) =>
+      stderr.write(`${errStyle.dim(visible(line))}\n`),
+    );
+    ran.clear();
+  };
+  const switchWorkspace = async (path: string) => {
+    if (!options.openWorkspace) throw new Error('This REPL cannot change its folder.');
+    const next = await options.openWorkspace(path);
+    await repl.leave();
+    // What was learnt in the old folder is reflected on with its own runtime, before it closes.
+    await reflect();
+    const previous = await repl.switchRuntime(next.runtime, next.connection);
+    if (previous !== runtime) await previous.close();
+  };
   const runTask = async (task: string, planFirst = false) => {
     // Images the entry names are read (or refused) before a session exists: nothing is stored for a refusal.
     const connection = await repl.connect();
@@ -117,8 +136,8 @@ export async function runRepl(options: ReplOptions): Promise<number> {
       stderr.write(`${errStyle.red(oversized)}\n`);
       return;
     }
-    const files = await imageMentions(task, runtime.workspace);
-    const images = await readTaskImages(files, runtime, connection);
+    const files = await imageMentions(task, repl.runtime.workspace);
+    const images = await readTaskImages(files, repl.runtime, connection);
     if (images) stderr.write(`${errStyle.dim(`(attached ${files.map((f) => visible(f)).join(', ')})`)}\n`);
     const session = await repl.ensureSession();
     ran.add(session.id);
@@ -215,11 +234,9 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   if (id) stderr.write(`${errStyle.dim(`session ${id} · continue with: hearth --resume ${id}`)}\n`);
   // Interpreters and other tool processes end with the REPL, or they would hold the program open.
   await repl.leave();
-  if (repl.connection && ran.size > 0) {
-    await reflectOnLeaving(repl.runtime, repl.connection, [...ran], 'interactive', (line) =>
-      stderr.write(`${errStyle.dim(visible(line))}\n`),
-    );
-  }
+  await reflect();
+  // The runtime the REPL started with is its caller's to close; one a /project switch built is its own.
+  if (repl.runtime !== runtime) await repl.runtime.close();
   return 0;
 }
 

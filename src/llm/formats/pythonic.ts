@@ -190,15 +190,20 @@ export const pythonTagFormat: CallFormat = {
   },
 };
 
-/** A Python call list that is the whole message, naming only offered tools (vLLM's pythonic). */
+/**
+ * A Python call list that is the whole message, naming only offered tools (vLLM's pythonic), or
+ * calls with no list around them, a line each (wyrmspire's `tool_name(arg=...)`): either way every
+ * call must name an offered tool, and nothing but calls may be in the message.
+ */
 export const barePythonFormat: CallFormat = {
   name: 'pythonic',
   explicit: false,
   markers: [],
   find(text, ctx) {
     const at = skipSpace(text, 0);
-    if (text[at] !== '[') return [];
-    const read = readPythonCalls(text, at, text.length, ctx, new Set(ctx.tools.keys()));
+    const bare = text[at] !== '[';
+    if (bare && !/^[A-Za-z_]\w*\(/.test(text.slice(at))) return [];
+    const read = readPythonCalls(text, at, text.length, ctx, new Set(ctx.tools.keys()), bare);
     if (!read || skipSpace(text, read.end) !== text.length) return [];
     return [{ start: at, end: read.end, calls: read.calls }];
   },

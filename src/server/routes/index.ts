@@ -7,6 +7,7 @@ import { gatewayRouteList } from './gateway.js';
 import { memoryRouteList } from './memory/index.js';
 import { modelRouteList } from './models.js';
 import { pipelineRouteList } from './pipeline.js';
+import { projectRouteList } from './projects.js';
 import type { GatewayRoute } from './route.js';
 import { sessionRouteList } from './sessions/index.js';
 import { socketRouteList } from './sockets.js';
@@ -23,5 +24,6 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   ...cronRouteList,
   ...pipelineRouteList,
   ...evalRouteList,
+  ...projectRouteList,
   ...socketRouteList,
 ];

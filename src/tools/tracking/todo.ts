@@ -105,10 +105,30 @@ export function writeTodos(
 
 export function renderTodos(todos: readonly Todo[]): string {
   if (todos.length === 0) return 'No todos yet.';
-  const lines = todos.map((todo) => `${MARKS[todo.status]} ${todo.id}. ${todo.text}`);
+  // A task tree for deep work: an item whose id extends another's ("2.1" under "2") is a step of
+  // it, shown indented beneath it. Nesting by id costs the default tool schema nothing.
+  const ids = new Set(todos.map((todo) => todo.id));
+  const lines: string[] = [];
+  const add = (parent: string | undefined, depth: number) => {
+    for (const todo of todos) {
+      if (parentOf(todo.id, ids) !== parent) continue;
+      lines.push(`${'  '.repeat(depth)}${MARKS[todo.status]} ${todo.id}. ${todo.text}`);
+      add(todo.id, depth + 1);
+    }
+  };
+  add(undefined, 0);
   const done = todos.filter((todo) => todo.status === 'done').length;
   lines.push(`${done}/${todos.length} done`);
   return lines.join('\n');
+}
+
+/** The nearest item whose id is a dotted prefix of this one ("2" for "2.1.3" when there is no "2.1"). */
+function parentOf(id: string, ids: ReadonlySet<string>): string | undefined {
+  for (let at = id.lastIndexOf('.'); at > 0; at = id.lastIndexOf('.', at - 1)) {
+    const prefix = id.slice(0, at);
+    if (ids.has(prefix)) return prefix;
+  }
+  return undefined;
 }
 
 export const todoWriteTool = defineTool({

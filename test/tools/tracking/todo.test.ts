@@ -224,3 +224,24 @@ describe('readTodos / renderTodos', () => {
     expect(renderTodos([])).toBe('No todos yet.');
   });
 });
+
+describe('a task tree (agent_computer deep work)', () => {
+  it("nests an item whose id extends another's beneath it, at any depth, and keeps it on merge", async () => {
+    const { ctx } = setup();
+    const r = await call(ctx, 'todo_write', {
+      todos: [
+        { id: '1', text: 'Report' },
+        { id: '1.1', text: 'Gather sources' },
+        { id: '1.1.1', text: 'Read each' },
+        { id: '2', text: 'Publish' },
+        { id: '1.2', text: 'Write it' },
+        { id: '3.1', text: 'A step whose parent is not listed' },
+      ],
+    });
+    expect(r.output).toBe(
+      '[ ] 1. Report\n  [ ] 1.1. Gather sources\n    [ ] 1.1.1. Read each\n  [ ] 1.2. Write it\n[ ] 2. Publish\n[ ] 3.1. A step whose parent is not listed\n0/6 done',
+    );
+    const merged = await call(ctx, 'todo_write', { todos: [{ id: '1.1.1', status: 'done' }], merge: true });
+    expect(merged.output).toContain('    [x] 1.1.1. Read each');
+  });
+});
