@@ -89,4 +89,25 @@ describe('start-up through the installed hearth', () => {
     // The workspace is still named, by its last folders.
     expect(first.body.messages[0].content).toContain('folder-5-');
   });
+
+  it('compacts once at the brink of a window the tool schemas take a third of, without a warning at every step', async () => {
+    // Short notes and small listings (nothing elision could shorten); the server counts the whole
+    // request, schemas too, as its usage.
+    const step = (n: number) =>
+      reply()
+        .text(`Step ${n}: ${'noting what the listing shows before going on. '.repeat(6)}`)
+        .tool('list_dir', { path: `.${'/.'.repeat(n)}` });
+    await cli.serve([...Array.from({ length: 11 }, (_, i) => step(i + 1)), reply().text('Listed.')]);
+    const r = await cli.run(['--json', 'list the folder, step by step'], {
+      env: { HEARTH_CONTEXT_WINDOW: '2600' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = jsonLines(r.stdout);
+    const warnings = lines.filter((l) => l.type === 'warning').map((l) => String(l.message));
+    expect(warnings.filter((m) => /nothing in it can be made smaller/.test(m))).toEqual([]);
+    expect(lines.filter((l) => l.type === 'compaction')).toEqual([
+      expect.objectContaining({ method: 'summary' }),
+    ]);
+    expect(lines.at(-1)).toMatchObject({ type: 'done', reason: 'completed' });
+  });
 });
