@@ -164,6 +164,21 @@ async function probeLmStudio(origin: string, model: string, http: Http): Promise
   const entry = one?.id === model ? one : fromList;
   if (entry) return fromLmStudioV0(entry, entry === one ? `/api/v0/models/${model}` : '/api/v0/models');
   if (Array.isArray(v0?.data)) return unknown('lmstudio', `LM Studio /api/v0/models does not list ${model}`);
+  return fromLmStudioV1(v1, model);
+}
+
+/** LM Studio 0.4's `GET /api/v1/models`, asked alone. */
+export async function probeLmStudioV1(
+  origin: string,
+  model: string,
+  http: Http,
+): Promise<ModelInfo | undefined> {
+  const v1 = await getJson(`${origin}/api/v1/models`, http);
+  const info = fromLmStudioV1(v1, model);
+  return info?.contextWindow === undefined ? undefined : info;
+}
+
+function fromLmStudioV1(v1: Json | undefined, model: string): ModelInfo | undefined {
   if (!Array.isArray(v1?.models)) return undefined;
   for (const raw of v1.models as unknown[]) {
     const entry = asRecord(raw);

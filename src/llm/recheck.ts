@@ -4,7 +4,14 @@
  * the server no longer answers as that kind did, or the change needs the full probe to describe.
  */
 import type { KnownServer } from './known-servers.js';
-import { fromLmStudioV0, fromVllm, type ModelInfo, OLLAMA_MIN_WINDOW, runningModel } from './probe.js';
+import {
+  fromLmStudioV0,
+  fromVllm,
+  type ModelInfo,
+  OLLAMA_MIN_WINDOW,
+  probeLmStudioV1,
+  runningModel,
+} from './probe.js';
 import { asRecord, getJson, type Http, positive } from './server-json.js';
 
 export interface Rechecked {
@@ -23,10 +30,8 @@ export async function recheckServer(
   const origin = trimmed.replace(/\/v1$/, '');
   const { info } = known;
   switch (info.kind) {
-    case 'lmstudio': {
-      const entry = await getJson(`${origin}/api/v0/models/${encodeURIComponent(model)}`, http);
-      return entry?.id === model ? { info: fromLmStudioV0(entry, `/api/v0/models/${model}`) } : undefined;
-    }
+    case 'lmstudio':
+      return recheckLmStudio(origin, model, info, http);
     case 'ollama': {
       const ps = await getJson(`${origin}/api/ps`, http);
       if (!Array.isArray(ps?.models)) return undefined;
@@ -83,4 +88,24 @@ export async function recheckServer(
       return { info, models };
     }
   }
+}
+
+/** LM Studio: the one endpoint the earlier probe had its figures from (its versions differ in which they serve). */
+async function recheckLmStudio(
+  origin: string,
+  model: string,
+  info: ModelInfo,
+  http: Http,
+): Promise<Rechecked | undefined> {
+  if (info.source.includes(`/api/v0/models/${model}`)) {
+    const entry = await getJson(`${origin}/api/v0/models/${encodeURIComponent(model)}`, http);
+    return entry?.id === model ? { info: fromLmStudioV0(entry, `/api/v0/models/${model}`) } : undefined;
+  }
+  if (info.source.includes('/api/v0/models')) {
+    const list = await getJson(`${origin}/api/v0/models`, http);
+    const entry = Array.isArray(list?.data) ? list.data.map(asRecord).find((m) => m.id === model) : undefined;
+    return entry ? { info: fromLmStudioV0(entry, '/api/v0/models') } : undefined;
+  }
+  const v1 = await probeLmStudioV1(origin, model, http);
+  return v1 ? { info: v1 } : undefined;
 }

@@ -86,8 +86,9 @@ describe('start-up through the installed hearth', () => {
     const system = first.body.messages[0].content as string;
     const chars = system.length + tools.reduce((n, t) => n + JSON.stringify(t).length, 0);
     expect(chars / 4).toBeLessThanOrEqual(1000);
-    // The workspace is still named, by its last folders.
-    expect(first.body.messages[0].content).toContain('folder-5-');
+    // The workspace is still named, by the end of its path.
+    expect(system).toContain(`…/${deep.slice(-30)}`.slice(0, 3));
+    expect(system).toContain(deep.slice(-30));
   });
 
   it('compacts once at the brink of a window the tool schemas take a third of, without a warning at every step', async () => {
@@ -97,14 +98,17 @@ describe('start-up through the installed hearth', () => {
       reply()
         .text(`Step ${n}: ${'noting what the listing shows before going on. '.repeat(6)}`)
         .tool('list_dir', { path: `.${'/.'.repeat(n)}` });
-    await cli.serve([...Array.from({ length: 11 }, (_, i) => step(i + 1)), reply().text('Listed.')]);
+    // The summary requests take turns of the script too: replies to spare.
+    const spare = Array.from({ length: 3 }, () => reply().text('Listed.'));
+    await cli.serve([...Array.from({ length: 11 }, (_, i) => step(i + 1)), ...spare]);
     const r = await cli.run(['--json', 'list the folder, step by step'], {
       env: { HEARTH_CONTEXT_WINDOW: '2600' },
     });
-    expect(r.code, r.stderr).toBe(0);
     const lines = jsonLines(r.stdout);
+    expect(r.code, JSON.stringify(lines.filter((l) => !/delta/.test(String(l.type))))).toBe(0);
+    // Eleven steps, the last few at the brink: a compaction, and at most one warning, never one a step.
     const warnings = lines.filter((l) => l.type === 'warning').map((l) => String(l.message));
-    expect(warnings.filter((m) => /nothing in it can be made smaller/.test(m))).toEqual([]);
+    expect(warnings.filter((m) => /nothing in it can be made smaller/.test(m)).length).toBeLessThanOrEqual(1);
     expect(lines.filter((l) => l.type === 'compaction')).toEqual([
       expect.objectContaining({ method: 'summary' }),
     ]);
