@@ -19,10 +19,12 @@ export async function* compactRun(run: RunState): AsyncGenerator<AgentEvent, Com
   }
   if (announced) yield* hookNotes(announced);
   const before = run.contextNow();
+  const overhead = run.overhead();
   const result = await compactHistory(run.messages, {
     llm: options.llm,
     state: run.ctx.durable,
     contextWindow: run.window,
+    overhead,
     signal: run.signal,
   });
   if (result.method === 'none') {
@@ -33,15 +35,11 @@ export async function* compactRun(run: RunState): AsyncGenerator<AgentEvent, Com
     return 'none';
   }
   run.messages.splice(0, run.messages.length, ...result.history);
-  run.measured = undefined;
+  // What the server adds stays: counted on, so that the next trigger measures as this one did.
+  const after = overhead + result.after;
+  run.measured = { tokens: after, length: run.messages.length };
   options.onCompact?.(result.history);
-  // The estimates leave out what the server adds (tool schemas, template); the saving carries over.
-  yield {
-    type: 'compaction',
-    before,
-    after: Math.max(0, before - (result.before - result.after)),
-    method: result.method,
-  };
+  yield { type: 'compaction', before, after: Math.min(before, after), method: result.method };
   return 'compacted';
 }
 

@@ -31,6 +31,12 @@ interface CompactionOptions {
   llm: LlmClient;
   state: SessionState;
   contextWindow: number;
+  /**
+   * Tokens the server counts beyond the messages (tool schemas, the template), which compaction
+   * cannot shrink: the target leaves room for them, so that what triggered a compaction is measured
+   * the same way as what it must reach.
+   */
+  overhead?: number;
   signal?: AbortSignal;
   /** Asked for by the user (/compact): summarize even when shortening old outputs would have done. */
   summarize?: boolean;
@@ -84,7 +90,7 @@ export async function compactHistory(
   opts: CompactionOptions,
 ): Promise<CompactionResult> {
   const before = estimateHistoryTokens(messages);
-  const target = Math.floor(opts.contextWindow * TARGET_SHARE);
+  const target = Math.max(0, Math.floor(opts.contextWindow * TARGET_SHARE) - (opts.overhead ?? 0));
   const boundary = keepBoundary(messages, Math.floor(opts.contextWindow * KEEP_SHARE));
   // What is kept verbatim must fit too: a message larger than any one may be is cut short.
   const withinWindow = (history: ChatMessage[]) =>

@@ -25,6 +25,8 @@ export class RunState {
   window: number;
   /** The server's count for the last request, and how long the history was then. */
   measured: { tokens: number; length: number } | undefined;
+  /** How large the history was when compaction last found nothing to make smaller. */
+  nothingToCompactAt: number | undefined;
 
   constructor(readonly options: RunAgentOptions) {
     this.messages = options.messages;
@@ -58,6 +60,18 @@ export class RunState {
   /** The run's last event; `turns` is the number of replies it had. */
   done(reason: StopReason, text: string, pending?: ToolCall[]): DoneEvent {
     return { type: 'done', reason, text, turns: this.turns, ...(pending ? { pending } : {}) };
+  }
+
+  /**
+   * What the server counts beyond the messages' own estimate (the tool schemas, the chat template):
+   * the last measured request's count less the estimate of its messages. The one measure both the
+   * compaction trigger and compaction's target use.
+   */
+  overhead(): number {
+    const { measured, messages } = this;
+    return measured
+      ? Math.max(0, measured.tokens - estimateHistoryTokens(messages.slice(0, measured.length)))
+      : 0;
   }
 
   /** Tokens the history takes now: the server's count for the last request, plus an estimate for what came after. */

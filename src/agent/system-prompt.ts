@@ -21,12 +21,12 @@ export function buildSystemPrompt(opts: {
 }): string {
   const parts = [
     [
-      "You are Hearth, a careful agent doing tasks on the user's machine with tools.",
-      `Workspace: ${opts.workspace} (paths are relative to it; you cannot leave it).`,
-      '- Read files and list directories instead of guessing.',
-      '- Make the change asked for, then check it if you can.',
-      '- If a tool fails, read the error and fix the call; never repeat it unchanged.',
-      '- When done, reply with a short summary, without calling a tool.',
+      "You are Hearth, an agent doing tasks on the user's machine with tools.",
+      `Workspace: ${shortPath(opts.workspace)}, the current directory (you cannot leave it).`,
+      '- Read and list instead of guessing.',
+      '- Make the change asked for, then check it.',
+      '- If a tool fails, fix the call from its error; never repeat it unchanged.',
+      '- When done, reply with a short summary and no tool call.',
       ...(opts.outputStyle ? [`- ${outputStyleLine(opts.outputStyle)}`] : []),
     ].join('\n'),
   ];
@@ -37,6 +37,20 @@ export function buildSystemPrompt(opts: {
   for (const section of opts.sections ?? []) if (section.trim()) parts.push(section.trim());
   if (opts.instructions) parts.push(`## Instructions\n${opts.instructions}`);
   return parts.join('\n\n');
+}
+
+/** The most of the workspace's path the prompt shows: a deep workspace must not cost more tokens. */
+export const WORKSPACE_PATH_CHARS = 40;
+
+/**
+ * The workspace's path as the prompt shows it: whole when short, else its last folders after "…/",
+ * enough to tell one project from another (tools take paths relative to it, never this one).
+ */
+export function shortPath(path: string): string {
+  if (path.length <= WORKSPACE_PATH_CHARS) return path;
+  const tail = path.slice(-(WORKSPACE_PATH_CHARS - 2));
+  const cut = tail.indexOf('/');
+  return `…/${cut >= 0 && cut < tail.length - 1 ? tail.slice(cut + 1) : tail}`;
 }
 
 /** The calling convention and each tool's schema, one line each, in the Hermes format Hearth parses. */

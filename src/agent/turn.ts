@@ -27,9 +27,10 @@ export async function* runTurn(
   if (run.signal.aborted) return run.done('aborted', '');
   yield* takeSteering(run);
   const threshold = run.options.compactionThreshold ?? 0.75;
-  if (run.window > 0 && run.contextNow() > run.window * threshold) {
+  if (run.window > 0 && run.contextNow() > run.window * threshold && grownSinceNothing(run)) {
     const compacted = yield* compactRun(run);
     if (typeof compacted === 'object') return run.done('blocked', compacted.stop);
+    run.nothingToCompactAt = compacted === 'none' ? run.contextNow() : undefined;
   }
   yield { type: 'turn_start', turn: run.turns + 1 };
   const streamed = yield* streamReply(run);
@@ -129,4 +130,15 @@ function usageEvent(usage: Usage | undefined, run: RunState): UsageEvent {
   const contextUsed = prompt > 0 ? prompt + completion : estimateHistoryTokens(run.messages);
   const speed = usage?.speed ? { speed: usage.speed } : {};
   return { type: 'usage', prompt, completion, contextUsed, contextWindow: run.window, ...speed };
+}
+
+/**
+ * A history compaction could not shrink is tried again (and the user warned again) only once it
+ * has grown by this share of the window: not at every step while it stays at the brink.
+ */
+const RETRY_GROWTH_SHARE = 0.1;
+
+function grownSinceNothing(run: RunState): boolean {
+  const at = run.nothingToCompactAt;
+  return at === undefined || run.contextNow() >= at + run.window * RETRY_GROWTH_SHARE;
 }

@@ -63,7 +63,7 @@ type SourceStamp = [size: number, mtimeMs: number, ctimeMs: number];
 
 interface Compiled {
   script: vm.Script;
-  cacheFile: string;
+  cacheFiles: string[];
   stamp: SourceStamp;
 }
 
@@ -71,9 +71,11 @@ type Module = { exports: unknown };
 
 /**
  * A loader keeping its caches in `cacheDir` (one folder per build and Node version: the caller
- * names it); without one, chunks are compiled from source every time.
+ * names it); without one, chunks are compiled from source every time. `sharedDir`, when given, is
+ * read when `cacheDir` has no cache for a chunk and written beside it where it can be: a cache
+ * beside the installed package, which a new Hearth home (a first run, CI, a container) finds too.
  */
-export function createChunkLoader(cacheDir: string | undefined): ChunkLoader {
+export function createChunkLoader(cacheDir: string | undefined, sharedDir?: string): ChunkLoader {
   const counts: CacheCounts = { used: 0, compiled: 0, written: 0 };
   const modules = new Map<string, Module>();
   const uncached: Compiled[] = [];
@@ -94,8 +96,14 @@ export function createChunkLoader(cacheDir: string | undefined): ChunkLoader {
     } finally {
       closeSync(fd);
     }
-    const cacheFile = cacheDir === undefined ? undefined : join(cacheDir, `${basename(file)}.v8`);
-    const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile, stamp);
+    const cacheFiles = [cacheDir, sharedDir].flatMap((d) =>
+      d === undefined ? [] : [join(d, `${basename(file)}.v8`)],
+    );
+    let cachedData: Buffer | undefined;
+    for (const cacheFile of cacheFiles) {
+      cachedData = readCache(cacheFile, stamp);
+      if (cachedData) break;
+    }
     // The wrapper keeps the file's line numbers; ES modules (what the chunks were) are strict.
     const script = new vm.Script(
       `(function (exports, require, module, __filename, __dirname, __hearth_import) {"use strict";${source}\n})`,
@@ -104,7 +112,7 @@ export function createChunkLoader(cacheDir: string | undefined): ChunkLoader {
     if (cachedData && !script.cachedDataRejected) counts.used++;
     else {
       counts.compiled++;
-      if (cacheFile !== undefined) uncached.push({ script, cacheFile, stamp });
+      if (cacheFiles.length > 0) uncached.push({ script, cacheFiles, stamp });
     }
     const dir = dirname(file);
     const nodeRequire = createRequire(file);
@@ -129,18 +137,27 @@ export function createChunkLoader(cacheDir: string | undefined): ChunkLoader {
   };
 
   const flush = () => {
-    if (uncached.length === 0 || cacheDir === undefined) return;
-    try {
-      if (mkdirSync(cacheDir, { recursive: true, mode: 0o700 }) !== undefined) pruneOthers(cacheDir);
-    } catch {
-      return;
-    }
-    for (const { script, cacheFile, stamp } of uncached.splice(0)) {
+    if (uncached.length === 0) return;
+    const writable = [cacheDir, sharedDir].filter((dir): dir is string => dir !== undefined && makeDir(dir));
+    for (const { script, cacheFiles, stamp } of uncached.splice(0)) {
       // Made now, after the run, the cache holds every function compiled so far, not only the top level.
-      if (writeCache(cacheFile, script.createCachedData(), stamp)) counts.written++;
+      const payload = script.createCachedData();
+      for (const cacheFile of cacheFiles) {
+        if (writable.includes(dirname(cacheFile)) && writeCache(cacheFile, payload, stamp)) counts.written++;
+      }
     }
   };
   return { load, flush, counts };
+}
+
+/** Makes a cache folder (pruning old ones when it is new); false when it cannot be written. */
+function makeDir(cacheDir: string): boolean {
+  try {
+    if (mkdirSync(cacheDir, { recursive: true, mode: 0o700 }) !== undefined) pruneOthers(cacheDir);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Caches of builds and Node versions kept beside a new one (a few: several installs may take turns). */

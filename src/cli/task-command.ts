@@ -1,5 +1,8 @@
 import { fstatSync } from 'node:fs';
+import { join } from 'node:path';
+import { hearthHome } from '../config/sources.js';
 import { DiscoveryError } from '../llm/discover.js';
+import { KnownServersFile } from '../llm/known-servers.js';
 import { leaseRefusal } from '../store/run-lease.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import { JsonLines } from './json-lines.js';
@@ -35,7 +38,9 @@ export async function runTaskCommand(words: string[], flags: MainFlags, version:
   const loaded = await loadConfigFromFlags(flags);
   // Asking the server (its context window, its models) takes round trips: they go on while the
   // runtime is built. A failure is reported where the connection is awaited.
-  const connecting = resolveConnection(loaded.config);
+  const connecting = resolveConnection(loaded.config, {
+    known: new KnownServersFile(join(hearthHome(), 'cache', 'servers.json')),
+  });
   connecting.catch(() => {});
   const runtime = await runtimeFromConfig(loaded, flags);
   try {

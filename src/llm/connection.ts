@@ -15,12 +15,14 @@ import {
 } from './discover.js';
 import { inspectModelFile, isModelFile, modelFilePath } from './embedded/connect.js';
 import { createEmbeddedClient, type EmbeddedClient } from './embedded/embedded-client.js';
+import type { KnownServers } from './known-servers.js';
 import { OffloadCheck, withOffloadWarning } from './offload.js';
 import { createOllamaClient, ollamaOrigin } from './ollama.js';
 import { PooledClient } from './pool/pooled-client.js';
 import { ServerPool } from './pool/server-pool.js';
 import { type ModelInfo, probeModel, resolveContextWindow } from './probe.js';
 import { ReasoningControl } from './reasoning-control.js';
+import { recheckServer } from './recheck.js';
 
 /** The part of the config a connection needs; the CLI passes its whole Config, the library builds one. */
 export type ConnectionSettings = Pick<
@@ -90,11 +92,30 @@ export class UnknownModelError extends ConnectionError {
 /** Settles the server, the model and its context window: configured values win; otherwise ask. */
 export async function resolveConnection(
   settings: ConnectionSettings,
-  options: PoolSharing & { cwd?: string } = {},
+  options: PoolSharing & { cwd?: string; known?: KnownServers } = {},
 ): Promise<Connection> {
   if (isModelFile(settings.model))
     return embeddedConnection(settings, modelFilePath(settings.model, options.cwd ?? process.cwd()));
   if (!settings.base_url && settings.llm?.endpoints.length) return resolvePool(settings, options);
+  const told =
+    settings.base_url && settings.model ? { baseUrl: settings.base_url, model: settings.model } : undefined;
+  const known = told && options.known ? await options.known.get(told.baseUrl, told.model) : undefined;
+  if (told && known) {
+    // A server known from an earlier run: with the window configured nothing needs asking before
+    // the first request; else the one question that shows a change of the loaded model or window.
+    const windowTold = settings.context_window !== undefined && settings.context_window > 0;
+    const now = windowTold
+      ? known
+      : await recheckServer(told.baseUrl, told.model, known, { apiKey: settings.api_key, timeoutMs: 3000 });
+    if (now) {
+      const models = now.models ?? known.models;
+      await options.known?.remember(told.baseUrl, told.model, {
+        info: now.info,
+        ...(models ? { models } : {}),
+      });
+      return connectionOf(settings, { ...told, origin: 'configured' }, now.info, models);
+    }
+  }
   const found = await findServer(settings);
   const { baseUrl, origin, kind } = found;
   // A model named by the user is checked against the server's list, in parallel with the probe:
@@ -120,15 +141,25 @@ export async function resolveConnection(
     info = await probeModel(baseUrl, model, probeOptions);
   }
   const models = listed ?? found.models;
+  // Remembered only under the name the user gave and the server knows, so a typo is caught again.
+  if (told && model === told.model)
+    await options.known?.remember(baseUrl, model, { info, ...(models ? { models } : {}) });
+  return connectionOf(settings, { baseUrl, model, origin }, info, models);
+}
+
+function connectionOf(
+  settings: ConnectionSettings,
+  server: { baseUrl: string; model: string; origin: Connection['origin'] },
+  info: ModelInfo,
+  models: string[] | undefined,
+): Connection {
   return {
-    baseUrl,
-    model,
-    origin,
+    ...server,
     kind: info.kind,
     info,
     ...contextOf(settings, info),
-    ...toolModeOf(settings, info, model),
-    ...offloadCheckOf(info, baseUrl, model, settings.api_key),
+    ...toolModeOf(settings, info, server.model),
+    ...offloadCheckOf(info, server.baseUrl, server.model, settings.api_key),
     ...(models ? { models } : {}),
   };
 }

@@ -30,7 +30,7 @@ const OLLAMA_CONTEXT_CAP = 32_768;
  * Below this an agent cannot work (system prompt, tool schemas and a few file reads), so a model
  * Ollama loaded with less (its default is 4096 on most GPUs) is asked for more: it reloads once.
  */
-const OLLAMA_MIN_WINDOW = 8192;
+export const OLLAMA_MIN_WINDOW = 8192;
 
 /**
  * Learns the model's context window and capabilities from the server's native endpoints.
@@ -164,6 +164,21 @@ async function probeLmStudio(origin: string, model: string, http: Http): Promise
   const entry = one?.id === model ? one : fromList;
   if (entry) return fromLmStudioV0(entry, entry === one ? `/api/v0/models/${model}` : '/api/v0/models');
   if (Array.isArray(v0?.data)) return unknown('lmstudio', `LM Studio /api/v0/models does not list ${model}`);
+  return fromLmStudioV1(v1, model);
+}
+
+/** LM Studio 0.4's `GET /api/v1/models`, asked alone. */
+export async function probeLmStudioV1(
+  origin: string,
+  model: string,
+  http: Http,
+): Promise<ModelInfo | undefined> {
+  const v1 = await getJson(`${origin}/api/v1/models`, http);
+  const info = fromLmStudioV1(v1, model);
+  return info?.contextWindow === undefined ? undefined : info;
+}
+
+function fromLmStudioV1(v1: Json | undefined, model: string): ModelInfo | undefined {
   if (!Array.isArray(v1?.models)) return undefined;
   for (const raw of v1.models as unknown[]) {
     const entry = asRecord(raw);
@@ -303,7 +318,7 @@ async function probeLlamaCpp(
   };
 }
 
-function fromVllm(list: Json | undefined, model: string): ModelInfo | undefined {
+export function fromVllm(list: Json | undefined, model: string): ModelInfo | undefined {
   if (!Array.isArray(list?.data)) return undefined;
   const entries = (list.data as unknown[]).map(asRecord);
   const isVllm = entries.some((m) => m.owned_by === 'vllm' || 'max_model_len' in m);
@@ -315,7 +330,7 @@ function fromVllm(list: Json | undefined, model: string): ModelInfo | undefined 
   return { kind: 'vllm', contextWindow: max, maxContextWindow: max, source: '/v1/models max_model_len' };
 }
 
-function fromLmStudioV0(entry: Json, endpoint: string): ModelInfo {
+export function fromLmStudioV0(entry: Json, endpoint: string): ModelInfo {
   const loaded = positive(entry.loaded_context_length);
   const max = positive(entry.max_context_length);
   const caps = Array.isArray(entry.capabilities) ? entry.capabilities : undefined;

@@ -47,6 +47,30 @@ describe('compaction', () => {
       .text(`Step ${n}: ${'I am thinking this through carefully before the next call. '.repeat(230)}`)
       .tool('list_dir', { path: `.${'/.'.repeat(n)}` });
 
+  it('measures its trigger and its target alike: at the brink of a window the tools take much of, one compaction and no warning per step', async () => {
+    // A short note, then a small listing: nothing elision could shorten. The server counts the
+    // whole request (the tool schemas too, a third of this window) as its usage.
+    const step = (n: number) =>
+      reply()
+        .text(`Step ${n}: ${'noting what the listing shows before going on. '.repeat(6)}`)
+        .tool('list_dir', { path: `.${'/.'.repeat(n)}` });
+    server = await startScriptedServer({
+      turns: [...Array.from({ length: 11 }, (_, i) => step(i + 1)), reply().text('Listed.')],
+    });
+    const session = await AgentSession.create(
+      deps({ contextWindow: 2600, maxIterations: 12 }),
+      'system prompt',
+    );
+    const events = await collect(session.run('list the folder, step by step'));
+    const warnings = events
+      .filter((e) => e.type === 'warning')
+      .map((e) => (e as { message: string }).message);
+    expect(warnings.filter((m) => /nothing in it can be made smaller/.test(m))).toEqual([]);
+    const compactions = events.filter((e) => e.type === 'compaction');
+    expect(compactions).toHaveLength(1);
+    expect(compactions[0]).toMatchObject({ method: 'summary' });
+  });
+
   it('first shortens old tool outputs the model has acted on, without asking the model', async () => {
     server = await startScriptedServer({
       turns: [

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readProjectContext } from '../../src/agent/project-context.js';
-import { buildSystemPrompt } from '../../src/agent/system-prompt.js';
+import { buildSystemPrompt, shortPath, WORKSPACE_PATH_CHARS } from '../../src/agent/system-prompt.js';
 
 let ws: string;
 beforeEach(async () => {
@@ -49,5 +49,20 @@ describe('system prompt', () => {
     const prompt = buildSystemPrompt({ workspace: ws, context: await readProjectContext(ws) });
     expect(prompt).not.toContain('##');
     expect(prompt.length).toBeLessThan(600);
+  });
+
+  it("shows a deep workspace's path by its last folders, so no path costs more tokens than a short one", () => {
+    const short = '/home/ann/web';
+    expect(shortPath(short)).toBe(short);
+    const deep = `/srv/${'a'.repeat(120)}/${'b'.repeat(20)}/shop/api`;
+    expect(shortPath(deep)).toBe(`…/${'b'.repeat(20)}/shop/api`);
+    // One folder longer than the cap is cut inside its name.
+    const long = `/tmp/${'c'.repeat(200)}`;
+    expect(shortPath(long)).toHaveLength(WORKSPACE_PATH_CHARS);
+    expect(shortPath(long).startsWith('…/')).toBe(true);
+    const prompts = [short, deep, long].map((workspace) => buildSystemPrompt({ workspace }).length);
+    expect(Math.max(...prompts)).toBeLessThanOrEqual(
+      buildSystemPrompt({ workspace: '' }).length + WORKSPACE_PATH_CHARS,
+    );
   });
 });

@@ -62,6 +62,25 @@ describe('createChunkLoader', () => {
     expect(runInChild()).toEqual({ answer: 42, counts: { used: 2, compiled: 0, written: 0 } });
   });
 
+  it('finds the cache beside the package from a new home, and fills both', async () => {
+    const shared = join(dir, 'package', '.code-cache', 'v-build');
+    const first = createChunkLoader(cacheDir, shared);
+    expect(answerOf(first.load(join(dir, 'a.cjs')))).toBe(42);
+    first.flush();
+    expect(first.counts).toEqual({ used: 0, compiled: 2, written: 4 });
+    // A new home: nothing in its own cache, all of it beside the package.
+    const fresh = createChunkLoader(join(dir, 'new-home', 'v-build'), shared);
+    expect(answerOf(fresh.load(join(dir, 'a.cjs')))).toBe(42);
+    fresh.flush();
+    expect(fresh.counts).toEqual({ used: 2, compiled: 0, written: 0 });
+    // A package folder it cannot write to only leaves the home's cache.
+    await writeFile(join(dir, 'not-a-dir'), '');
+    const readOnly = createChunkLoader(join(dir, 'other-home', 'v-build'), join(dir, 'not-a-dir', 'v-build'));
+    readOnly.load(join(dir, 'a.cjs'));
+    readOnly.flush();
+    expect(readOnly.counts).toEqual({ used: 0, compiled: 2, written: 2 });
+  });
+
   it("runs a chunk's dynamic imports, of chunks and of packages, also when compiled from its cache", async () => {
     // As the build writes `import("./b.cjs")` and `import("node:path")`.
     await writeFile(

@@ -52,7 +52,7 @@ export function createGrepTool(options: GrepToolOptions = {}) {
     parameters: z.object({
       pattern: z.string().min(1),
       path: z.string().optional(),
-      glob: z.string().optional().describe('e.g. "*.ts"'),
+      glob: z.string().optional(),
       ignore_case: z.boolean().optional(),
       context: z.number().int().min(0).max(10).optional(),
     }),
