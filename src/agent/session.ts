@@ -13,15 +13,19 @@ import type { AgentEvent, SessionEvent } from './events.js';
 import { type RunAgentOptions, runAgent } from './loop.js';
 import { unansweredCalls } from './pending-calls.js';
 import type { SessionDeps } from './session-deps.js';
-import { boundedDisplay, COMPACTION_KEY, type CompactionRecord, storedHistory } from './session-history.js';
+import {
+  boundedDisplay,
+  COMPACTION_KEY,
+  type CompactionRecord,
+  checkpointTurn,
+  runDeps,
+  storedHistory,
+} from './session-history.js';
 import { sessionHooks } from './session-hooks.js';
 import { toolResultMessage } from './tool-message.js';
 
 export type { SessionDeps, SessionTools } from './session-deps.js';
 export { restartConversation } from './session-history.js';
-
-/** The session's state key naming the turn its checkpoints go to (`checkpointTurn`). */
-const CHECKPOINT_TURN_KEY = 'checkpoint_turn';
 
 const INTERRUPTED =
   'Interrupted: this call did not finish (the previous run stopped). Check its effect before retrying.';
@@ -213,7 +217,8 @@ export class AgentSession {
     const startContext = task === undefined ? [] : this.startContext.splice(0);
     const preface = yield* this.preface(task, signal);
     let turnStarted = performance.now();
-    const checkpoint = this.deps.checkpoints?.turn(this.id, this.checkpointTurn(task));
+    const turn = checkpointTurn(this.journal.state, this.stored, task);
+    const checkpoint = this.deps.checkpoints?.turn(this.id, turn);
     try {
       yield* this.relay(
         runAgent({
@@ -236,18 +241,6 @@ export class AgentSession {
     } finally {
       await checkpoint?.end();
     }
-  }
-
-  /**
-   * The turn a run's checkpoints belong to: a run with a task begins one at the seq its message
-   * gets; a run without (a resumed pause) goes on with the turn it left, kept in the session's state.
-   */
-  private checkpointTurn(task: string | undefined): { seq: number; label: string } {
-    const kept = this.journal.state.get(CHECKPOINT_TURN_KEY) as { seq: number; label: string } | undefined;
-    if (task === undefined && kept) return kept;
-    const turn = { seq: this.stored, label: (task ?? '').replace(/\s+/g, ' ').trim().slice(0, 120) };
-    this.journal.state.set(CHECKPOINT_TURN_KEY, turn);
-    return turn;
   }
 
   /** Passes the run's events on, storing what they carry (usage, full tool output, the final status). */
@@ -321,20 +314,8 @@ export class AgentSession {
   private runSettings(): Omit<RunAgentOptions, 'messages'> {
     const { deps, journal } = this;
     return {
-      llm: deps.llm,
+      ...runDeps(deps),
       tools: this.tools,
-      gate: deps.gate,
-      sandbox: deps.sandbox,
-      web: deps.web,
-      editor: deps.editor,
-      vision: deps.vision,
-      approve: deps.approve,
-      workspace: deps.workspace,
-      maxIterations: deps.maxIterations,
-      tokenBudget: deps.tokenBudget,
-      budgetWarning: deps.budgetWarning,
-      todoNudges: deps.todoNudges,
-      compactionThreshold: deps.compactionThreshold,
       contextWindow: this.contextWindow,
       onContextWindow: (window) => {
         this.learnedWindow = window;
@@ -349,7 +330,6 @@ export class AgentSession {
       onCompact: (history) => this.recordCompaction(history),
       onAudit: (entry) => journal.recordAudit(entry),
       hooks: this.hooks,
-      editCheck: deps.editCheck,
     };
   }
 
