@@ -6,6 +6,7 @@ import type { SessionStorage } from '../store/session-storage.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
+import type { AgentEvent } from './events.js';
 
 /** What a session runs with; src/agent/session-setup.ts assembles it for every surface. */
 export interface SessionDeps {
@@ -42,6 +43,26 @@ export interface SessionDeps {
    * untouched. A rejection's message is said to the user as a warning, and the task goes alone.
    */
   preface?(task: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** Traces each run (setup/telemetry.ts, when an OTLP endpoint is configured); unset: none. */
+  telemetry?: RunTelemetry;
+}
+
+/** What a run is traced as (agent/gen-ai-trace.ts). */
+export interface RunFacts {
+  conversationId: string;
+  model: string;
+  agentName: string;
+}
+
+/** Traces runs; a port, so that nothing about tracing loads where it is not configured. */
+export interface RunTelemetry {
+  run(facts: RunFacts): RunObserver;
+}
+
+/** One run's trace: sees each event, then ends (with the error when the run threw). */
+export interface RunObserver {
+  observe(event: AgentEvent): void;
+  end(error?: string): void;
 }
 
 /** The session as the tools bound to it know it: its id, and the seq of its last stored message. */

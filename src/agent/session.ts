@@ -11,10 +11,10 @@ import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent, SessionEvent } from './events.js';
 import { type RunAgentOptions, runAgent } from './loop.js';
 import { unansweredCalls } from './pending-calls.js';
-import type { SessionDeps } from './session-deps.js';
 import { boundedDisplay, COMPACTION_KEY, type CompactionRecord, storedHistory } from './session-history.js';
 import { sessionHooks } from './session-hooks.js';
 import { toolResultMessage } from './tool-message.js';
+import { type SessionDeps, traced } from './traced-run.js';
 
 export type { SessionDeps, SessionTools } from './session-deps.js';
 export { restartConversation } from './session-history.js';
@@ -197,7 +197,8 @@ export class AgentSession {
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
     images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
-    yield* this.leased(signal, (held) => this.driveHeld(task, held, answers, images));
+    const held = (s: AbortSignal) => this.driveHeld(task, s, answers, images);
+    yield* traced(this.deps, this.id, this.leased(signal, held));
   }
 
   private async *driveHeld(

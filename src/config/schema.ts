@@ -214,6 +214,12 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
       /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
       pipeline: pipelineSchema,
+      /**
+       * OpenTelemetry traces in the GenAI conventions (setup/telemetry.ts), sent to this OTLP/HTTP
+       * endpoint (its base URL: /v1/traces is added); unset: OTEL_EXPORTER_OTLP_ENDPOINT, else none.
+       * A security setting: spans say what the agent does, so a project file cannot send them away.
+       */
+      telemetry: z.object({ otlp_endpoint: z.string().url().optional() }).strict().default({}),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** MCP tool servers (the servers themselves also come from mcp.json files: config/mcp-servers.ts). */

@@ -49,6 +49,7 @@ const SECURITY_KEYS: readonly string[] = [
   'pipeline.commands',
   'pipeline.permission_mode',
   'pipeline.roles.*.base_url',
+  'telemetry',
 ];
 
 /** `*` in a key stands for any one name (a profile's). */

@@ -15,6 +15,7 @@ import type { Clock } from '../util/clock.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
 import { memoryWiring, wakeupWiring } from './session-wiring.js';
+import { telemetryWiring } from './telemetry.js';
 
 /**
  * The one place a complete runtime is put together: the CLI, the library `Agent`, the gateway, the
@@ -112,7 +113,13 @@ export async function assembleRuntime(
       leaseHolder: options.leaseHolder,
       groupsOn,
       // In this order: a sub-agent's session gets the wake-ups wired before it, not memory.
-      wiring: [wakeupWiring(), subagents, memoryWiring(sessionMemory(home))],
+      // Telemetry first, so a sub-agent's session is traced too.
+      wiring: [
+        ...[telemetryWiring(config, options.env)].filter((w) => w !== undefined),
+        wakeupWiring(),
+        subagents,
+        memoryWiring(sessionMemory(home)),
+      ],
       workspaceTools: (storage, at, settings) => {
         const pipeline = pipelinePort(storage, at, settings);
         return pipeline ? pipelineTools.bind(pipeline) : new Map();
