@@ -8,6 +8,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { AnyTool, EditorFiles } from '../tools/types.js';
 import type { WebAccess } from '../tools/web/access.js';
 import type { EditCheckPort } from './edit-check.js';
+import type { AgentEvent } from './events.js';
 
 /** What a session runs with; src/agent/session-setup.ts assembles it for every surface. */
 export interface SessionDeps {
@@ -52,6 +53,26 @@ export interface SessionDeps {
   checkpoints?: CheckpointPort;
   /** Checks the files mutating calls changed (language servers' diagnostics, wired by src/setup/). */
   editCheck?: EditCheckPort;
+  /** Traces each run (setup/telemetry.ts, when an OTLP endpoint is configured); unset: none. */
+  telemetry?: RunTelemetry;
+}
+
+/** What a run is traced as (agent/gen-ai-trace.ts). */
+export interface RunFacts {
+  conversationId: string;
+  model: string;
+  agentName: string;
+}
+
+/** Traces runs; a port, so that nothing about tracing loads where it is not configured. */
+export interface RunTelemetry {
+  run(facts: RunFacts): RunObserver;
+}
+
+/** One run's trace: sees each event, then ends (with the error when the run threw). */
+export interface RunObserver {
+  observe(event: AgentEvent): void;
+  end(error?: string): void;
 }
 
 /** The session as the tools bound to it know it: its id, and the seq of its last stored message. */

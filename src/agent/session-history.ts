@@ -1,9 +1,6 @@
 import type { ChatMessage } from '../llm/types.js';
-import type { SessionState } from '../store/rows.js';
 import type { SessionJournal, SessionStorage } from '../store/session-storage.js';
 import { truncateMiddle } from '../tools/truncate.js';
-import type { RunAgentOptions } from './loop.js';
-import type { SessionDeps } from './session-deps.js';
 
 /** Kept in the session state: the history that replaced messages [0, fromSeq) at the last compaction. */
 export interface CompactionRecord {
@@ -45,61 +42,4 @@ export function boundedDisplay(display: string, sessionId: string, callId: strin
   return truncateMiddle(display, DISPLAY_EVENT_CHARS, {
     hint: `the full output is kept: hearth sessions output ${sessionId} ${callId}`,
   }).text;
-}
-
-/** The session's state key naming the turn its checkpoints go to (`checkpointTurn`). */
-const CHECKPOINT_TURN_KEY = 'checkpoint_turn';
-
-/**
- * The turn a run's checkpoints belong to: a run with a task begins one at the seq its message
- * gets (`stored`); a run without (a resumed pause) goes on with the turn it left, kept in the state.
- */
-export function checkpointTurn(
-  state: SessionState,
-  stored: number,
-  task: string | undefined,
-): { seq: number; label: string } {
-  const kept = state.get(CHECKPOINT_TURN_KEY) as { seq: number; label: string } | undefined;
-  if (task === undefined && kept) return kept;
-  const turn = { seq: stored, label: (task ?? '').replace(/\s+/g, ' ').trim().slice(0, 120) };
-  state.set(CHECKPOINT_TURN_KEY, turn);
-  return turn;
-}
-
-/** What every run of a session takes from its deps as they are. */
-export function runDeps(
-  deps: SessionDeps,
-): Pick<
-  RunAgentOptions,
-  | 'llm'
-  | 'gate'
-  | 'sandbox'
-  | 'web'
-  | 'editor'
-  | 'vision'
-  | 'approve'
-  | 'workspace'
-  | 'maxIterations'
-  | 'tokenBudget'
-  | 'budgetWarning'
-  | 'todoNudges'
-  | 'compactionThreshold'
-  | 'editCheck'
-> {
-  return {
-    llm: deps.llm,
-    gate: deps.gate,
-    sandbox: deps.sandbox,
-    web: deps.web,
-    editor: deps.editor,
-    vision: deps.vision,
-    approve: deps.approve,
-    workspace: deps.workspace,
-    maxIterations: deps.maxIterations,
-    tokenBudget: deps.tokenBudget,
-    budgetWarning: deps.budgetWarning,
-    todoNudges: deps.todoNudges,
-    compactionThreshold: deps.compactionThreshold,
-    editCheck: deps.editCheck,
-  };
 }

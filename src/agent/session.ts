@@ -12,17 +12,11 @@ import { type CompactionResult, compactHistory } from './compaction.js';
 import type { AgentEvent, SessionEvent } from './events.js';
 import { type RunAgentOptions, runAgent } from './loop.js';
 import { unansweredCalls } from './pending-calls.js';
-import type { SessionDeps } from './session-deps.js';
-import {
-  boundedDisplay,
-  COMPACTION_KEY,
-  type CompactionRecord,
-  checkpointTurn,
-  runDeps,
-  storedHistory,
-} from './session-history.js';
+import { boundedDisplay, COMPACTION_KEY, type CompactionRecord, storedHistory } from './session-history.js';
 import { sessionHooks } from './session-hooks.js';
+import { checkpointTurn, resumeAnswers, runDeps, sessionPreface } from './session-run.js';
 import { toolResultMessage } from './tool-message.js';
+import { type SessionDeps, traced } from './traced-run.js';
 
 export type { SessionDeps, SessionTools } from './session-deps.js';
 export { restartConversation } from './session-history.js';
@@ -167,14 +161,7 @@ export class AgentSession {
     decisions: { approved: string[]; reason?: string },
     signal?: AbortSignal,
   ): AsyncGenerator<AgentEvent> {
-    const approved = new Set(decisions.approved);
-    const answers = new Map<string, ApprovalAnswer>(
-      this.pending.map((call) => [
-        call.id,
-        approved.has(call.id) ? { decision: 'once' } : { decision: 'deny', reason: decisions.reason },
-      ]),
-    );
-    return this.drive(undefined, signal, answers);
+    return this.drive(undefined, signal, resumeAnswers(this.pending, decisions));
   }
 
   /**
@@ -204,7 +191,8 @@ export class AgentSession {
     answers: ReadonlyMap<string, ApprovalAnswer> | undefined,
     images?: ImagePart[],
   ): AsyncGenerator<AgentEvent> {
-    yield* this.leased(signal, (held) => this.driveHeld(task, held, answers, images));
+    const held = (s: AbortSignal) => this.driveHeld(task, s, answers, images);
+    yield* traced(this.deps, this.id, this.leased(signal, held));
   }
 
   private async *driveHeld(
@@ -215,7 +203,8 @@ export class AgentSession {
   ): AsyncGenerator<AgentEvent> {
     if (!(yield* this.begin(task, signal))) return;
     const startContext = task === undefined ? [] : this.startContext.splice(0);
-    const preface = yield* this.preface(task, signal);
+    const first = this.messages.length === 1 && this.steering.length === 0;
+    const preface = yield* sessionPreface(this.deps.preface, task, first, signal);
     let turnStarted = performance.now();
     const turn = checkpointTurn(this.journal.state, this.stored, task);
     const checkpoint = this.deps.checkpoints?.turn(this.id, turn);
@@ -340,22 +329,6 @@ export class AgentSession {
       return undefined;
     } catch (err) {
       return { type: 'done', reason: 'error', text: (err as Error).message, turns: 0, unsaved: true };
-    }
-  }
-
-  /** What the first task of a new session starts with (the memory block): later requests extend the first. */
-  private async *preface(
-    task: string | undefined,
-    signal: AbortSignal | undefined,
-  ): AsyncGenerator<AgentEvent, string | undefined> {
-    const { preface } = this.deps;
-    if (!preface || task === undefined || this.messages.length !== 1 || this.steering.length > 0)
-      return undefined;
-    try {
-      return await preface(task, signal);
-    } catch (err) {
-      yield { type: 'warning', message: (err as Error).message };
-      return undefined;
     }
   }
 

@@ -37,6 +37,12 @@ export const pipelineSchema = z
     command_timeout: z.number().positive().default(600),
     /** Rework rounds the reviewer may ask for; after them minor findings become debt. */
     max_rework: z.number().int().min(0).max(20).default(3),
+    /**
+     * The quality gate on what the coder wrote (placeholders, `pass`-only bodies, NotImplementedError,
+     * stubs returning constants, commented-out code): `block` sends a placeholder back to the coder,
+     * `warn` puts the findings in the review and the report, `off` skips it.
+     */
+    quality_gate_mode: z.enum(['off', 'warn', 'block']).default('warn'),
     /** One commit per finished task when the workspace is a git repository. */
     git: z.boolean().default(true),
     /**
@@ -66,6 +72,7 @@ export const pipelineSchema = z
     commands: [],
     command_timeout: 600,
     max_rework: 3,
+    quality_gate_mode: 'warn',
     git: true,
     roles: {},
     batch: 4,

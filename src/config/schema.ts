@@ -235,6 +235,12 @@ function buildSchema<P extends z.ZodType>(profile: P) {
         })
         .strict()
         .default({ enabled: true, max_file_mb: 10, max_files: 50_000, keep: 200, max_store_mb: 1024 }),
+      /**
+       * OpenTelemetry traces in the GenAI conventions (setup/telemetry.ts), sent to this OTLP/HTTP
+       * endpoint (its base URL: /v1/traces is added); unset: OTEL_EXPORTER_OTLP_ENDPOINT, else none.
+       * A security setting: spans say what the agent does, so a project file cannot send them away.
+       */
+      telemetry: z.object({ otlp_endpoint: z.string().url().optional() }).strict().default({}),
       /** Tokens (prompt + completion, over all requests) one run may spend; unset means no limit. */
       token_budget: z.number().int().positive().optional(),
       /** The share of `token_budget` spent at which the user and the model are told to wrap up (default 0.8). */

@@ -53,6 +53,7 @@ const SECURITY_KEYS: readonly string[] = [
   'lsp',
   'diagnostics.checkers',
   'diagnostics.workspace_bins',
+  'telemetry',
 ];
 
 /** `*` in a key stands for any one name (a profile's). */

@@ -1,7 +1,7 @@
 /**
  * The plan's history in git: at planning, the plan and its task list in `.hearth-pipeline/<id>/`
  * (`plan.md`, `tasks.json`) as one commit; then one commit per finished task, which also brings the
- * review log (`review-log.md`) up to date. Made by the git tools' runner: git runs in the sandbox,
+ * review log (`review-log.md`) and the quality gate's report (`quality-report.json`) up to date. Made by the git tools' runner: git runs in the sandbox,
  * never on the host, because the coder (and so a prompt-injected model) could write the
  * repository's config and hooks (issue 12); the trace files are written in the sandbox too, so a
  * link the coder planted cannot send them anywhere outside the workspace. Each commit carries a
@@ -19,11 +19,15 @@ import { MemoryState, type ToolContext } from '../tools/types.js';
 import type { PlanRow, TaskRow } from './types.js';
 
 /** Where a plan's trace files live, relative to the workspace. */
-const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
+export const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
+/** The quality gate's report file in a plan's trace folder. */
+export const QUALITY_REPORT = 'quality-report.json';
 
 export interface TraceFiles {
   /** The review log in Markdown, written whole. */
   reviewLog: string;
+  /** The quality gate's report (`quality-report.json`), written whole beside the review log. */
+  qualityReport?: string;
   /**
    * Only these paths (and the trace files) go into the task's commit, when other tasks' work shares
    * the worktree (phase batching); unset: everything changed.
@@ -130,6 +134,8 @@ export function createGitTrace(
       const found = await made(trailer, signal);
       if (found) return found;
       if (files.reviewLog) await write(`${traceDir(task.planId)}/review-log.md`, files.reviewLog, signal);
+      if (files.qualityReport)
+        await write(`${traceDir(task.planId)}/${QUALITY_REPORT}`, files.qualityReport, signal);
       const body = [task.outcome === 'done_with_debt' ? `Done with debt:\n${debt(task)}` : '', trailer]
         .filter(Boolean)
         .join('\n\n');

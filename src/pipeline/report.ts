@@ -25,6 +25,11 @@ export interface PlanReport {
   findings: Record<Finding['severity'], number>;
   /** Tasks finished with debt, and the findings they carry. */
   debt: Array<{ seq: number; title: string; findings: Finding[] }>;
+  /** The quality gate: rounds it sent back, and each task's latest findings (`quality-gate.ts`). */
+  quality: {
+    blocked: number;
+    tasks: Array<{ seq: number; title: string; mode: string; blocked: boolean; findings: Finding[] }>;
+  };
   /** Tasks whose coder had calls declined for want of an answer (unattended.ts), and those calls. */
   declined: Array<{ seq: number; title: string; calls: string[] }>;
   tokens: Record<Role, number> & { total: number };
@@ -52,7 +57,14 @@ export function planReport(plan: PlanRow, tasks: TaskRow[], log: LogEntry[]): Pl
   let verifierRejections = 0;
   const models = { loads: 0, unloads: 0, swapMs: 0 };
   const declined = new Map<number, Set<string>>();
+  const gate = new Map<number, { mode: string; blocked: boolean; findings: Finding[] }>();
+  let blocked = 0;
   for (const entry of log) {
+    if (entry.kind === 'quality' && entry.taskId !== null) {
+      const q = entry.body as { mode: string; blocked: boolean; findings: Finding[] };
+      gate.set(entry.taskId, q);
+      if (q.blocked) blocked++;
+    }
     const body = entry.body as Record<string, unknown>;
     if (entry.kind === 'declined' && entry.taskId !== null) {
       const calls = declined.get(entry.taskId) ?? new Set<string>();
@@ -91,6 +103,12 @@ export function planReport(plan: PlanRow, tasks: TaskRow[], log: LogEntry[]): Pl
     reviews,
     verifierRejections,
     findings,
+    quality: {
+      blocked,
+      tasks: tasks
+        .filter((t) => gate.get(t.id)?.findings.length)
+        .map((t) => ({ seq: t.seq, title: t.title, ...gate.get(t.id)! })),
+    },
     debt: tasks
       .filter((t) => t.state === 'done_with_debt')
       .map((t) => ({ seq: t.seq, title: t.title, findings: t.findings })),
@@ -132,6 +150,11 @@ export function describeReport(r: PlanReport): string {
   for (const d of r.declined) lines.push(`  declined in task #${d.seq} ${d.title}: ${d.calls.join(', ')}`);
   if (r.declined.length > 0)
     lines.push(`  (nobody can approve calls during a pipeline run; to let them run: ${UNATTENDED_FIX})`);
+  if (r.quality.blocked > 0) lines.push(`  quality gate: sent back ${r.quality.blocked} round(s)`);
+  for (const q of r.quality.tasks) {
+    lines.push(`  quality gate on task #${q.seq} ${q.title} (${q.blocked ? 'blocked' : q.mode}):`);
+    for (const f of q.findings) lines.push(`    - [${f.severity}] ${f.message}`);
+  }
   for (const d of r.debt) {
     lines.push(`  debt in task #${d.seq} ${d.title}:`);
     for (const f of d.findings) lines.push(`    - [${f.severity}] ${f.message}`);
@@ -166,6 +189,15 @@ export async function reviewLog(plans: PlanStore, plan: PlanRow): Promise<string
 }
 
 function logSection(entry: LogEntry, task: TaskRow, rounds: Map<number, number>): string | undefined {
+  if (entry.kind === 'quality') {
+    const q = entry.body as { blocked: boolean; findings: Finding[] };
+    if (q.findings.length === 0) return undefined;
+    const said = q.blocked ? 'quality gate blocked it' : 'quality gate warns';
+    return [
+      `## Task #${task.seq} ${task.title}: ${said}`,
+      ...q.findings.map((f) => `- [${f.severity}] ${f.message}`),
+    ].join('\n');
+  }
   if (entry.kind === 'verify') {
     const findings = (entry.body as { findings: string[] }).findings;
     if (findings.length === 0) return undefined;
@@ -182,4 +214,23 @@ function logSection(entry: LogEntry, task: TaskRow, rounds: Map<number, number>)
   ]
     .filter(Boolean)
     .join('\n');
+}
+
+/**
+ * The quality report file committed beside the review log (`quality-report.json`): the plan's
+ * gate totals and each task's latest findings, as JSON written whole from the database.
+ */
+export async function qualityReportFile(plans: PlanStore, plan: PlanRow): Promise<string> {
+  const r = await reportOf(plans, plan);
+  const file = {
+    plan: r.planId,
+    title: r.title,
+    tasks: r.tasks,
+    byState: r.byState,
+    verifierRejections: r.verifierRejections,
+    qualityBlocked: r.quality.blocked,
+    reviewFindings: r.findings,
+    quality: r.quality.tasks,
+  };
+  return `${JSON.stringify(file, null, 2)}\n`;
 }

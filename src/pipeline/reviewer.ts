@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { askJson, type JsonAnswer, type RoleClient } from './llm-call.js';
-import { type TaskRow, type Verdict, verdictSchema } from './types.js';
+import { findingLine } from './quality-gate.js';
+import { type Finding, type TaskRow, type Verdict, verdictSchema } from './types.js';
 
 const REVIEWER_PROMPT = `You review one small coding task. Judge only whether the files meet the task and its acceptance criteria.
 Reply with JSON only: {"verdict": "approve" | "rework" | "fail", "findings": [{"severity": "critical" | "major" | "minor", "message": str, "file": str}], "summary": str}.
@@ -16,6 +17,7 @@ export async function reviewTask(
   workspace: string,
   task: TaskRow,
   signal?: AbortSignal,
+  quality: Finding[] = [],
 ): Promise<JsonAnswer<Verdict>> {
   const files = await Promise.all(task.files.map((f) => showFile(workspace, f)));
   const content = [
@@ -23,6 +25,9 @@ export async function reviewTask(
     task.description,
     task.acceptance.length ? `Acceptance:\n${task.acceptance.map((a) => `- ${a}`).join('\n')}` : '',
     task.summary ? `The coder says: ${task.summary}` : '',
+    quality.length
+      ? `The quality gate warns (weigh these in your findings):\n${quality.map((f) => `- ${findingLine(f)}`).join('\n')}`
+      : '',
     ...files,
   ]
     .filter(Boolean)

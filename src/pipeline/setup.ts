@@ -117,6 +117,7 @@ export async function pipelineDeps(
     ...(git ? { git } : {}),
     commands: settings.commands,
     commandTimeoutMs: settings.command_timeout * 1000,
+    qualityGate: settings.quality_gate_mode,
     limits: { ...DEFAULT_LIMITS, maxRework: settings.max_rework },
     ...processOwner(),
     emit,

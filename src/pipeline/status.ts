@@ -103,6 +103,11 @@ export function describeEvent(e: PipelineEvent): string {
       return e.findings.length === 0
         ? `task #${e.seq}: checks passed`
         : `task #${e.seq}: checks failed: ${e.findings.join('; ')}`;
+    case 'task_quality': {
+      if (e.findings.length === 0) return `task #${e.seq}: quality gate passed`;
+      const said = e.blocked ? 'quality gate blocked it' : 'quality gate warns';
+      return `task #${e.seq}: ${said}: ${e.findings.map((f) => f.message).join('; ')}`;
+    }
     case 'task_reviewed': {
       const found = e.findings.length ? ` (${e.findings.length} finding(s))` : '';
       return `task #${e.seq}: review says ${e.verdict}${found}${e.summary ? `: ${e.summary}` : ''}`;

@@ -8,10 +8,11 @@ import { ClaimLost, fail, move, record } from './claim-writes.js';
 import { runCoder } from './coder.js';
 import { type Next, nextAfter } from './convergence.js';
 import type { SwapRole } from './model-swap.js';
-import { reviewLog } from './report.js';
+import { blocks, findingLine, qualityFindings } from './quality-gate.js';
+import { qualityReportFile, reviewLog } from './report.js';
 import { reviewTask } from './reviewer.js';
 import { changedSince, commitPaths, dirtyNow } from './task-paths.js';
-import { RECOVER_TO, type TaskRow, type TaskState } from './types.js';
+import { type Finding, RECOVER_TO, type TaskRow, type TaskState } from './types.js';
 import { afterDeclines } from './unattended.js';
 import { verifyTask } from './verifier.js';
 import type { PipelineDeps } from './worker.js';
@@ -106,11 +107,13 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
     await settle(deps, task, nextAfter(task, { verifier: findings }, deps.limits));
     return 0;
   }
+  const quality = await qualityGate(deps, task);
+  if (quality === 'blocked' || deps.signal?.aborted) return 0;
   const reviewing = await move(deps, task, 'reviewing');
   await role(deps, task, 'reviewer', deps.reviewer.llm.model);
   await ready(deps, reviewing, 'reviewer');
   if (deps.signal?.aborted) return 0;
-  const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal);
+  const answer = await reviewTask(deps.reviewer, deps.workspace, reviewing, deps.signal, quality);
   await record(deps, task, 'tokens', { role: 'reviewer', tokens: answer.tokens });
   if (deps.signal?.aborted) return answer.tokens;
   if (!answer.ok) {
@@ -123,16 +126,42 @@ async function verifyAndReview(deps: PipelineDeps, task: TaskRow): Promise<numbe
   return answer.tokens;
 }
 
+/**
+ * The quality gate on the files the task names and its rounds changed: its findings recorded and
+ * announced; in block mode a placeholder sends the task back to the coder ('blocked'), otherwise
+ * the findings go to the reviewer.
+ */
+async function qualityGate(deps: PipelineDeps, task: TaskRow): Promise<Finding[] | 'blocked'> {
+  const mode = deps.qualityGate ?? 'off';
+  if (mode === 'off') return [];
+  const files = new Set(task.files);
+  for (const entry of await deps.plans.logOf(task.planId, 'changed'))
+    if (entry.taskId === task.id) for (const p of (entry.body as { paths: string[] }).paths) files.add(p);
+  const findings = await qualityFindings(deps.workspace, [...files]);
+  const blocked = blocks(mode, findings);
+  await record(deps, task, 'quality', { mode, findings, blocked });
+  deps.emit({ type: 'task_quality', taskId: task.id, seq: task.seq, mode, findings, blocked });
+  if (!blocked) return findings;
+  const lines = [
+    'The quality gate found unfinished work; finish it (no placeholders, stubs or empty bodies):',
+    ...findings.map(findingLine),
+  ];
+  await settle(deps, task, nextAfter(task, { verifier: lines }, deps.limits));
+  return 'blocked';
+}
+
 async function commit(deps: PipelineDeps, task: TaskRow): Promise<void> {
   const final: TaskState = task.outcome ?? 'done';
   try {
-    const log = deps.git ? await reviewLog(deps.plans, await deps.plans.plan(task.planId)) : '';
+    const plan = deps.git ? await deps.plans.plan(task.planId) : undefined;
+    const log = plan ? await reviewLog(deps.plans, plan) : '';
+    const quality = plan ? await qualityReportFile(deps.plans, plan) : undefined;
     const paths = deps.git && (await commitPaths(deps.plans, deps.git, deps.workspace, task, deps.signal));
     // A commit cannot be taken back: made only with the claim renewed for a whole lease just before.
     if (!(await deps.plans.confirm(task, deps.workspace))) throw new ClaimLost(task, 'commit');
     const hash = await deps.git?.commitTask(
       task,
-      { reviewLog: log, ...(paths ? { paths } : {}) },
+      { reviewLog: log, ...(quality ? { qualityReport: quality } : {}), ...(paths ? { paths } : {}) },
       deps.signal,
     );
     if (deps.signal?.aborted) return;

@@ -102,6 +102,15 @@ export type PipelineEvent =
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
   /** The mechanical checks ran; no findings means they passed and the reviewer is next. */
   | { type: 'task_verified'; taskId: number; seq: number; findings: string[] }
+  /** The quality gate's findings on a coder round (`quality-gate.ts`); `blocked`: sent back to the coder. */
+  | {
+      type: 'task_quality';
+      taskId: number;
+      seq: number;
+      mode: 'warn' | 'block';
+      findings: Finding[];
+      blocked: boolean;
+    }
   | {
       type: 'task_reviewed';
       taskId: number;

@@ -11,6 +11,7 @@ import type { RoleModels } from './model-swap.js';
 import { PhaseBatch } from './phase-batch.js';
 import type { PlanInbox } from './plan-inbox.js';
 import type { PlanStore } from './plan-store.js';
+import type { QualityGateMode } from './quality-gate.js';
 import { logSwaps, RunStopped, ready, step } from './steps.js';
 import type { PipelineEvent, TaskRow } from './types.js';
 
@@ -38,6 +39,8 @@ export interface PipelineDeps {
   /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
   commands: string[];
   commandTimeoutMs: number;
+  /** What the quality gate's findings do (`quality-gate.ts`); unset: off. */
+  qualityGate?: QualityGateMode;
   limits: Limits;
   /**
    * Who holds a claimed task (and, with leases, the workspace); `alive` tells whether a holder

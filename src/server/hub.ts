@@ -1,6 +1,5 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Tracer } from '@opentelemetry/api';
 import { blindNote } from '../agent/loop.js';
 import { openSession, runLimits, setupNotes } from '../agent/session-setup.js';
 import { openCheckpoints } from '../checkpoints/open.js';
@@ -38,7 +37,6 @@ export interface HubOptions {
   /** The Hearth home sessions read user skills, `mcp.json` and USER.md from; default $HEARTH_HOME or ~/.hearth. */
   home?: string;
   now: () => number;
-  tracer: Tracer;
   approvalTimeoutMs: number;
   /**
    * Turns run by `hearth worker`s (`gateway.turns: workers`) and orders sent on to the workers
@@ -56,7 +54,6 @@ export class SessionHub implements SessionHost {
   readonly store: SessionStorage;
   readonly events: EventLog;
   readonly now: () => number;
-  readonly tracer: Tracer;
   readonly approvalTimeoutMs: number;
   readonly remote: TurnRelay | undefined;
   /** Runtimes per workspace, connections to model servers, the model chosen at run time. */
@@ -89,7 +86,6 @@ export class SessionHub implements SessionHost {
     this.events = options.events ?? new SqliteEventLog(options.db);
     this.unwatchLog = this.events.watch((notice) => this.noticed(notice));
     this.now = options.now;
-    this.tracer = options.tracer;
     this.approvalTimeoutMs = options.approvalTimeoutMs;
     this.remote = options.remote;
   }

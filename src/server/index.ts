@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
-import { type Tracer, trace } from '@opentelemetry/api';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { defaultDbPath, hearthHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -84,8 +83,6 @@ export interface GatewayOptions {
   webRoot?: string;
   /** The clock usage ranges are measured against. */
   now?: () => number;
-  /** Default: the global OpenTelemetry tracer (a no-op unless an SDK is registered). */
-  tracer?: Tracer;
   /** Start-up facts and failures; never given the token. */
   log?: (line: string) => void;
   /** Told once the server listens: where, with what credentials (for the start-up banner). */
@@ -164,7 +161,6 @@ export function createServer(options: GatewayOptions): GatewayServer {
     configFor: options.configFor,
     home: options.home,
     now,
-    tracer: options.tracer ?? trace.getTracer('hearth', version),
     approvalTimeoutMs: settings.approval_timeout * 1000,
     remote: options.remote,
   });

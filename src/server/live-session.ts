@@ -5,7 +5,6 @@
  * a session (`openLiveSession`). What both share (the queue of work, events, approvals, orders
  * sent on to a worker running the session) is `SessionActor`.
  */
-import type { Tracer } from '@opentelemetry/api';
 import type { AgentSession } from '../agent/session.js';
 import type { EventRecorder, Ready, Subscriber } from '../cluster/recorder.js';
 import type { RunningTurn } from '../cluster/turn-queue.js';
@@ -41,7 +40,6 @@ export interface SessionHost {
   store: SessionStorage;
   events: EventLog;
   now: () => number;
-  tracer: Tracer;
   approvalTimeoutMs: number;
   /** The agent session for the next run: `current` again when the model and mode are unchanged. */
   open(

@@ -8,9 +8,8 @@ import type { SessionState } from '../tools/types.js';
 import type { AnswerOutcome } from './approvals.js';
 import { showingStored } from './history.js';
 import type { OpenedAgent, SessionHost } from './live-session.js';
-import { describeError, GatewayError } from './problem.js';
+import { GatewayError } from './problem.js';
 import { type Job, type Running, SessionActor } from './session-actor.js';
-import { RunTrace } from './tracing.js';
 
 /** `ready`: the item's agent session is open and takes steered messages itself. */
 interface LocalRunning extends Running {
@@ -118,25 +117,17 @@ export class LocalSession extends SessionActor<LocalRunning> {
     if (images && vision === false) throw new GatewayError(422, blindNote(known.model));
     const facts: RunFacts = { ...known, mode, usage: { prompt: 0, completion: 0 } };
     const wire = wireRun(facts);
-    const trace = new RunTrace(this.host.tracer, { sessionId: this.id, model: facts.model, mode });
     let done: DoneEvent | undefined;
-    try {
-      const parts = images?.map((image) => ({ mimeType: image.mime_type, base64: image.data }));
-      for await (const event of session.run(job.text, signal, parts)) {
-        trace.observe(event);
-        if (event.type === 'approval_request') {
-          this.approvals.expect(event.call.id);
-        } else if (event.type === 'done') {
-          done = event;
-        }
-        this.record(wire(event));
-        if (event.type === 'tool_result') this.reportTasks();
+    const parts = images?.map((image) => ({ mimeType: image.mime_type, base64: image.data }));
+    for await (const event of session.run(job.text, signal, parts)) {
+      if (event.type === 'approval_request') {
+        this.approvals.expect(event.call.id);
+      } else if (event.type === 'done') {
+        done = event;
       }
-    } catch (err) {
-      trace.end(describeError(err).detail);
-      throw err;
+      this.record(wire(event));
+      if (event.type === 'tool_result') this.reportTasks();
     }
-    trace.end();
     if (!done) throw new GatewayError(500, 'The run ended without a done event.');
     return {
       session_id: this.id,

@@ -1,4 +1,3 @@
-import { trace } from '@opentelemetry/api';
 import type { TurnSessionParts, TurnSessions } from '../cluster/turn-types.js';
 import { SessionHub } from './hub.js';
 import { describeError } from './problem.js';
@@ -12,7 +11,6 @@ export function workerSessions(parts: TurnSessionParts): TurnSessions {
   const hub = new SessionHub({
     ...parts,
     now: Date.now,
-    tracer: trace.getTracer('hearth'),
     approvalTimeoutMs: parts.config.gateway.approval_timeout * 1000,
   });
   return {

@@ -16,6 +16,7 @@ import { diagnosticsWiring } from './diagnostics-wiring.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
 import { checkpointWiring, memoryWiring, wakeupWiring } from './session-wiring.js';
+import { telemetryWiring } from './telemetry.js';
 
 /**
  * The one place a complete runtime is put together: the CLI, the library `Agent`, the gateway, the
@@ -112,8 +113,10 @@ export async function assembleRuntime(
       sessions: options.sessions,
       leaseHolder: options.leaseHolder,
       groupsOn,
-      // In this order: a sub-agent's session gets the wake-ups and checkpoints wired before it, not memory.
+      // In this order: a sub-agent's session gets the wake-ups and checkpoints wired before it, not
+      // memory. Telemetry first, so a sub-agent's session is traced too.
       wiring: [
+        ...[telemetryWiring(config, options.env)].filter((w) => w !== undefined),
         wakeupWiring(),
         checkpointWiring(home, config.checkpoints),
         subagents,

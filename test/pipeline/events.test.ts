@@ -74,7 +74,15 @@ it('prints every transition as a JSON line, keeps them in the store, and says th
   expect(events[1]).toEqual({ type: 'plan_planned', planId: 1, tasks: 2, parts: 1 });
   // The second task's life, in order: claimed, coded, checked, sent back, redone, approved, committed.
   const second = events.filter((e) => 'seq' in e && e.seq === 2 && e.taskId === 2);
-  const round = ['coding', 'coded', 'verifying', 'task_verified', 'reviewing', 'task_reviewed'];
+  const round = [
+    'coding',
+    'coded',
+    'verifying',
+    'task_verified',
+    'task_quality',
+    'reviewing',
+    'task_reviewed',
+  ];
   expect(second.map((e) => (e.type === 'task_state' ? e.state : e.type))).toEqual([
     ...round,
     'pending',

@@ -57,6 +57,7 @@ it('counts attempts, rejections, findings, debt and tokens, and times the plan b
     attempts: 3,
     reviews: 2,
     verifierRejections: 1,
+    quality: { blocked: 0, tasks: [] },
     findings: { critical: 0, major: 1, minor: 2 },
     debt: [{ seq: 1, title: 'one', findings: minor }],
     declined: [],

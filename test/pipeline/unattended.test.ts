@@ -44,6 +44,7 @@ const PIPELINE_DEFAULTS = {
   commands: [],
   command_timeout: 600,
   max_rework: 3,
+  quality_gate_mode: 'warn' as const,
   git: true,
   roles: {},
   batch: 4,

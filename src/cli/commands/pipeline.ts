@@ -6,6 +6,9 @@ import type { GlobalFlags } from '../options.js';
 /** Loaded when a pipeline command runs: `--help` stays light (test/cli/bundle.test.ts). */
 const load = async () => ({
   ...(await import('node:fs/promises')),
+  existsSync: (await import('node:fs')).existsSync,
+  join: (await import('node:path')).join,
+  ...(await import('../../pipeline/git-trace.js')),
   ...(await import('../../pipeline/report.js')),
   ...(await import('../../pipeline/setup.js')),
   ...(await import('../../pipeline/status.js')),
@@ -161,7 +164,17 @@ export function addPipelineCommands(program: Command): void {
     )
     .option('--json', 'as JSON')
     .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
-      const { terminalJson, visible, reportOf, describeReport, UsageError } = await load();
+      const {
+        terminalJson,
+        visible,
+        reportOf,
+        describeReport,
+        UsageError,
+        existsSync,
+        join,
+        traceDir,
+        QUALITY_REPORT,
+      } = await load();
       await withPipeline(cmd, async ({ plans, workspace }) => {
         const chosen = (await plans.plans(workspace)).filter((p) => id === undefined || String(p.id) === id);
         if (id !== undefined && chosen.length === 0)
@@ -173,7 +186,12 @@ export function addPipelineCommands(program: Command): void {
           return;
         }
         if (reports.length === 0) process.stdout.write('No plans in this workspace.\n');
-        for (const r of reports) process.stdout.write(`${visible(describeReport(r))}\n`);
+        for (const r of reports) {
+          process.stdout.write(`${visible(describeReport(r))}\n`);
+          // The quality report committed with the plan's trace (git on), beside this one.
+          const file = join(traceDir(r.planId), QUALITY_REPORT);
+          if (existsSync(join(workspace, file))) process.stdout.write(`  quality report: ${file}\n`);
+        }
       });
     });
   pipeline
