@@ -1,7 +1,5 @@
-import type { CheckpointLimits, CheckpointStore } from './store.js';
+import type { CheckpointStore } from './store.js';
 import type { CheckpointPort, TurnCheckpoints } from './types.js';
-
-export type { CheckpointLimits };
 
 /**
  * The agent's checkpoints over one workspace's store: before each change of a turn, and at its end.

@@ -37,7 +37,7 @@ export interface RewindPlan {
 }
 
 /** The folder holding a workspace's shadow store. */
-export function checkpointDir(home: string, workspace: string): string {
+function checkpointDir(home: string, workspace: string): string {
   const hash = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
   return path.join(home, 'checkpoints', `${path.basename(workspace).replace(/[^\w.-]/g, '_')}-${hash}`);
 }

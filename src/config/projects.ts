@@ -34,7 +34,7 @@ export interface ProjectRegistry {
   projects: Project[];
 }
 
-export function projectsFile(home: string): string {
+function projectsFile(home: string): string {
   return join(home, 'projects.json');
 }
 
@@ -74,7 +74,7 @@ export function projectAt(registry: ProjectRegistry, workspace: string): Project
 }
 
 /** A project by name, or the last used when `name` is undefined; a ConfigError says what exists. */
-export function findProject(registry: ProjectRegistry, name: string | undefined): Project {
+function findProject(registry: ProjectRegistry, name: string | undefined): Project {
   const { projects } = registry;
   if (projects.length === 0)
     throw new ConfigError('No projects registered yet. Add one with: hearth projects add [DIR]');

@@ -100,7 +100,7 @@ function commandChecker(program: string, definition: CheckerDefinition, lookup: 
  * `path(line,col): error TS2322: message` (tsc), Python's `File "path", line N` with the error on a
  * later line, and node's `path:N` followed by the `SyntaxError: ...` line.
  */
-export function readProblems(output: string, file: string, root: string): Problem[] {
+function readProblems(output: string, file: string, root: string): Problem[] {
   const lines = output.split('\n');
   const same = (named: string) => resolve(root, named.trim()) === file || named.trim() === file;
   const problems: Problem[] = [];

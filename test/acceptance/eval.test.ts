@@ -140,8 +140,8 @@ describe('hearth eval through the installed bin', () => {
     const results = (
       JSON.parse((await cli.run(['eval', 'show', a.run.id, '--json'])).stdout) as { results: Result[] }
     ).results;
-    const escape = results.find((x) => x.task === 'escape' && x.model === 'clumsy')!;
-    expect(escape.checkOutput).not.toContain('the-secret-value');
+    const escaped = results.find((x) => x.task === 'escape' && x.model === 'clumsy')!;
+    expect(escaped.checkOutput).not.toContain('the-secret-value');
     await expect(readFile(outside, 'utf8')).rejects.toThrow();
     const crashed = results.find((x) => x.model === 'broken' && x.outcome === 'crashed')!;
     expect(crashed.task).toBe('write-hello');

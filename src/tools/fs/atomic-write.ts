@@ -13,11 +13,7 @@ import type { ToolContext } from '../types.js';
  * the same file removes those of processes that are gone, so a redone task (a pipeline worker
  * restarted after a kill) does not leave them in the workspace, or in a commit.
  */
-export async function writeFileAtomic(
-  target: string,
-  content: string | Buffer,
-  mode?: number,
-): Promise<void> {
+async function writeFileAtomic(target: string, content: string | Buffer, mode?: number): Promise<void> {
   const prefix = `.${path.basename(target).slice(0, 100)}.`;
   const tmp = path.join(
     path.dirname(target),
