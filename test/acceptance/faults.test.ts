@@ -1,8 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumMissing, launchChromium } from '../support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumMissing, useChromium } from '../support/browser.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { atPrompt } from '../support/pty.js';
 import { reply } from '../support/scripted-server.js';
@@ -133,20 +132,14 @@ if (chromiumMissing) console.warn(chromiumMissing);
 
 describe.skipIf(chromiumMissing !== undefined)(`faults in the web UI (${CHROMIUM})`, () => {
   const cli = useCliHarness('acc-faults-web');
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   it('a tool row shows a control character in a file name spelled out', async () => {
     const name = 'odd\n\x1b[2Jname.txt';
     await writeFile(join(cli.workspace, name), 'inside\n');
     await cli.serve([reply().tool('read_file', { path: name }), reply().text('Read it.')]);
     const gw = await startServe(cli);
-    const page = await loggedInPage(browser, gw);
+    const page = await loggedInPage(browser(), gw);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.waitForURL(/#\/s\//);
     const box = page.getByLabel('Message');

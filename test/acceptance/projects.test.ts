@@ -1,8 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumMissing, launchChromium } from '../support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { chromiumMissing, useChromium } from '../support/browser.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
 import { loggedInPage, startServe } from './support.js';
@@ -97,13 +96,7 @@ describe('projects', () => {
 });
 
 describe.skipIf(chromiumMissing !== undefined)('projects in the web UI', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   it('lists the projects (GET /api/projects) and starts a new session in the one chosen', async () => {
     const dir = await registerApi();
@@ -114,7 +107,7 @@ describe.skipIf(chromiumMissing !== undefined)('projects in the web UI', () => {
     );
     expect(projects).toEqual([{ name: 'api', path: dir, model: 'fast', last_used: false }]);
 
-    const page = await loggedInPage(browser, gw);
+    const page = await loggedInPage(browser(), gw);
     await page.getByLabel('Project').selectOption({ label: 'api · fast' });
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.waitForURL(/#\/s\//);

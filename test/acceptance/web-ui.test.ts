@@ -1,6 +1,5 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumMissing, launchChromium } from '../support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumMissing, useChromium } from '../support/browser.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { reply } from '../support/scripted-server.js';
 import { loggedInPage, startServe } from './support.js';
@@ -10,13 +9,7 @@ if (chromiumMissing) console.warn(chromiumMissing);
 
 describe.skipIf(chromiumMissing !== undefined)(`the installed gateway's web UI (${CHROMIUM})`, () => {
   const cli = useCliHarness('acc-web');
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   it('serves the built page (not the "not built" notice), logs in and answers a message', async () => {
     await cli.serve([reply().text('Hello from **the model**.')]);
@@ -24,7 +17,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the installed gateway's web UI (
     const index = await fetch(gw.url);
     expect(await index.text()).not.toContain('not built');
 
-    const page = await loggedInPage(browser, gw);
+    const page = await loggedInPage(browser(), gw);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.waitForURL(/#\/s\//);
     const box = page.getByLabel('Message');

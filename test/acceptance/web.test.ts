@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumMissing, launchChromium, SCREENSHOTS } from '../support/browser.js';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumMissing, SCREENSHOTS, useChromium } from '../support/browser.js';
 import { useCliHarness } from '../support/cli-harness.js';
 import { atPrompt, keys } from '../support/pty.js';
 import { reply } from '../support/scripted-server.js';
@@ -17,13 +17,7 @@ if (chromiumMissing) console.warn(chromiumMissing);
 
 describe.skipIf(chromiumMissing !== undefined)(`the installed web UI and attach (${CHROMIUM})`, () => {
   const cli = useCliHarness('acc-webui');
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   /** The user's profile goes into each new session's first message, inside a `<memories>` block. */
   const withProfile = async () => {
@@ -74,7 +68,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the installed web UI and attach 
     expect(third.stdout).toContain('Third answer');
 
     // The web UI shows all three turns, in order, the failed call as failed.
-    const page = await loggedInPage(browser, gw);
+    const page = await loggedInPage(browser(), gw);
     await page.goto(`${gw.url}/#/s/${id}`);
     await page.locator('.item.answer', { hasText: 'Third answer' }).waitFor();
     await idle(page);
@@ -147,7 +141,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the installed web UI and attach 
     const gw = await startServe(cli);
     // Its output is not a terminal: no login code goes into a log.
     expect(gw.out()).not.toMatch(/#login=/);
-    const page = await loggedInPage(browser, gw);
+    const page = await loggedInPage(browser(), gw);
 
     // The first screen (no session open) has a message box; typing there starts a session.
     await page.locator('main.empty').waitFor();
@@ -164,7 +158,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the installed web UI and attach 
     await denyUsable(page, card, 1280);
     await page.screenshot({ path: join(SCREENSHOTS, 'acceptance-approval-long-line-desktop.png') });
 
-    const phone = await loggedInPage(browser, gw, { phone: true });
+    const phone = await loggedInPage(browser(), gw, { phone: true });
     await phone.goto(`${gw.url}/#/s/${encodeURIComponent(id)}`);
     const phoneCard = phone.getByRole('group', { name: 'Approval' });
     await phoneCard.waitFor();
@@ -185,13 +179,13 @@ describe.skipIf(chromiumMissing !== undefined)(`the installed web UI and attach 
     expect(link, term.screen).toBeDefined();
     expect(term.screen).toMatch(/one-time/i);
 
-    const context = await browser.newContext();
+    const context = await browser().newContext();
     const page = await context.newPage();
     await page.goto(link!);
     await page.locator('header.topbar').waitFor();
     expect(page.url()).not.toContain('login=');
     // Used once: the same link in another browser finds the login form.
-    const other = await (await browser.newContext()).newPage();
+    const other = await (await browser().newContext()).newPage();
     await other.goto(link!);
     await other.getByLabel('PIN or token').waitFor();
     term.send(keys.ctrlC);

@@ -38,6 +38,21 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
+/** For a describe block: Chromium started once before its tests and closed after them. */
+export function useChromium(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error('useChromium: Chromium is not started yet');
+    return browser;
+  };
+}
+
 export async function startBrowser(): Promise<BrowserRig> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'hearth-web-')));
   const { outdir } = await buildWeb(join(dir, 'web'));
