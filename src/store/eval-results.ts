@@ -119,7 +119,21 @@ export function toRun(raw: RawRun): EvalRunRow {
   };
 }
 
-export function resultBody(result: EvalResultRow): string {
+/** A result's columns in the order both backends insert them: run, model, task, attempt, outcome, session, body, time. */
+export function resultParams(result: EvalResultRow): Array<string | number | null> {
+  return [
+    result.runId,
+    result.model,
+    result.task,
+    result.attempt,
+    result.outcome,
+    result.sessionId ?? null,
+    resultBody(result),
+    result.createdAt,
+  ];
+}
+
+function resultBody(result: EvalResultRow): string {
   const {
     runId: _r,
     model: _m,

@@ -6,7 +6,7 @@ import {
   type EvalRunRow,
   type RawResult,
   type RawRun,
-  resultBody,
+  resultParams,
   runBody,
   toResult,
   toRun,
@@ -34,16 +34,7 @@ export class PostgresEvalResults implements EvalResultStore {
     await this.pool.query(
       `insert into hearth_eval_results (run_id, model, task, attempt, outcome, session_id, body, created_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        result.runId,
-        result.model,
-        result.task,
-        result.attempt,
-        result.outcome,
-        result.sessionId ?? null,
-        resultBody(result),
-        result.createdAt,
-      ],
+      resultParams(result),
     );
   }
 

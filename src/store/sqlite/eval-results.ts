@@ -5,7 +5,7 @@ import {
   type EvalRunRow,
   type RawResult,
   type RawRun,
-  resultBody,
+  resultParams,
   runBody,
   toResult,
   toRun,
@@ -31,16 +31,7 @@ export class SqliteEvalResults implements EvalResultStore {
         `INSERT INTO eval_results (run_id, model, task, attempt, outcome, session_id, body, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(
-        result.runId,
-        result.model,
-        result.task,
-        result.attempt,
-        result.outcome,
-        result.sessionId ?? null,
-        resultBody(result),
-        result.createdAt,
-      );
+      .run(...resultParams(result));
   }
 
   async runs(limit = 50): Promise<EvalRunRow[]> {
