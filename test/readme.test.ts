@@ -104,7 +104,8 @@ function parseHelp(text: string): Help {
   for (const line of section.split('\n')) {
     const spec = /^ {2}(-.*?)(?: {2,}|$)/.exec(line)?.[1];
     if (!spec) continue;
-    const takesValue = spec.includes('<');
+    // `<value>` is required, `[value]` optional: a word after either in the docs is its value.
+    const takesValue = spec.includes('<') || spec.includes('[');
     for (const name of spec.matchAll(/(?:^|, )(--?[\w-]+)/g)) options.set(name[1]!, takesValue);
   }
   return { commands: commandsInHelp(text), options };

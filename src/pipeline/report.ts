@@ -218,10 +218,12 @@ function logSection(entry: LogEntry, task: TaskRow, rounds: Map<number, number>)
 
 /**
  * The quality report file committed beside the review log (`quality-report.json`): the plan's
- * gate totals and each task's latest findings, as JSON written whole from the database.
+ * gate totals and each task's latest findings, as JSON written whole from the database. Undefined
+ * while the gate has found nothing in the plan: no file is committed for a clean plan.
  */
-export async function qualityReportFile(plans: PlanStore, plan: PlanRow): Promise<string> {
+export async function qualityReportFile(plans: PlanStore, plan: PlanRow): Promise<string | undefined> {
   const r = await reportOf(plans, plan);
+  if (r.quality.tasks.length === 0 && r.quality.blocked === 0) return undefined;
   const file = {
     plan: r.planId,
     title: r.title,

@@ -24,6 +24,7 @@ const OPERATIONS = [
   'GET /api/models - 200,400,401,403',
   'GET /api/pipeline - 200,400,401,403',
   'GET /api/pipeline/events - 200,400,401,403',
+  'GET /api/projects - 200,400,401,403',
   'GET /api/sessions - 200,400,401,403',
   'GET /api/sessions/{id} - 200,400,401,403,404',
   'GET /api/sessions/{id}/events - 200,400,401,403,404',
