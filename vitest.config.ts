@@ -20,6 +20,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism()),
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    setupFiles: ['test/setup/path.ts'],
     projects: [
       {
         extends: true,

@@ -484,6 +484,19 @@ describe('the installed gateway API, operation by operation', () => {
     expect(after.events.map((e: Json) => e.event.type)).toEqual(['resumed']);
   });
 
+  it("lists projects and kept evaluations, and a session's turns, with a rewind of none refused", async () => {
+    await cli.serve([]);
+    const gw = await startServe(cli, ['--no-scheduler']);
+    const { get, post } = api(gw);
+    // Each is tried in full in its own file (projects, eval, rewind); here: that it answers.
+    expect(await get('/api/projects')).toMatchObject({ projects: [] });
+    expect(await get('/api/evals')).toEqual({ runs: [] });
+    await get('/api/evals/nosuchrun', 404);
+    await post('/api/sessions', { id: 's-turns' }, 201);
+    expect(await get('/api/sessions/s-turns/turns')).toEqual({ turns: [] });
+    await post('/api/sessions/s-turns/rewind', { to: 1 }, 400);
+  });
+
   it('trades the token for a cookie that logs a browser in, until it logs out', async () => {
     await cli.serve([]);
     const gw = await startServe(cli, ['--no-scheduler']);
