@@ -383,8 +383,10 @@ describe.skipIf(!postgresBin())('gateway turns queued to hearth workers', () => 
     await post('/api/sessions/s1/messages', { message: 'and the time', steer: true });
     await steerTaken('and the time');
     llm.release();
-    // The first worker (the only one that took turns so far) is mid-answer when it dies.
+    // The first worker (the only one that took turns so far) is mid-answer when it dies, after
+    // what it did (the tool call) reached the shared log: its events are written in batches.
     await llm.waitForHolds(4);
+    await watcher.next((m) => m.type === 'tool_call', from);
     const holder = await sql.query('select pid from hearth_session_leases where session_id = $1', ['s1']);
     const victim = workers.find((w) => w.child.pid === holder.rows[0].pid)!;
     const survivor = victim === first ? second : first!;
