@@ -160,6 +160,9 @@ export class Scheduler {
     }
     if (lease === 'acquired') this.emit({ type: 'lease', state: 'acquired' });
     this.leader = true;
+    // Before expired runs are recovered: after a suspend this tick may come before the renewal
+    // timers, and this process's own runs, still going, must not be taken for a dead process's.
+    await store.renewRunLeases(this.owner, this.clock.now(), this.ttl);
     await this.reload();
     const workspaces = await wakeupWorkspaces(store, this.options.sessions, this.clock.now());
     const missedBecause = this.gap.observe(this.clock.now());
@@ -167,7 +170,6 @@ export class Scheduler {
     if (recorded === undefined) return;
     for (const run of recorded) this.emit({ type: 'recorded', run });
     if (this.options.inbox) await takeInbox(this.inboxScope(), this.options.inbox);
-    await store.renewRunLeases(this.owner, this.clock.now(), this.ttl);
     await this.dispatch();
     const settled = await this.handoff.settle(this.jobs, (jobId) => this.previousSession(jobId));
     for (const run of settled) this.emit({ type: 'finished', run });

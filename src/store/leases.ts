@@ -48,6 +48,8 @@ export interface LeaseOptions {
    * False: no loss at the expiry, only when a renewal finds the lease gone, and renewals go on
    * every third of the lease whether or not the last one answered yet (a scheduler's runs: a
    * lapsed run is the other scheduler's to record as interrupted; the run here ends on its own).
+   * One still waiting for its answer is not joined by another: a database away for an hour would
+   * otherwise find 180 renewals queued for the pool when it came back.
    */
   watchExpiry?: boolean;
 }
@@ -58,6 +60,8 @@ interface Hold {
   deadline?: TimerHandle;
   /** Why the last renewal failed, for the message when the lease runs out. */
   trouble: string;
+  /** A renewal is waiting for the table's answer. */
+  renewing?: boolean;
 }
 
 /** One lease of one holder; it may be taken, lost and taken again. */
@@ -147,8 +151,10 @@ export class Lease {
   }
 
   private async renew(hold: Hold): Promise<void> {
+    if (hold.renewing) return;
     const at = this.clock.now();
     let renewed: boolean;
+    hold.renewing = true;
     try {
       renewed = await this.ops.renew();
     } catch (err) {
@@ -158,6 +164,8 @@ export class Lease {
       this.options.onTrouble?.(err as Error);
       if (this.options.watchExpiry !== false) this.scheduleRenewal(hold);
       return;
+    } finally {
+      hold.renewing = false;
     }
     if (this.hold !== hold) return; // released or lost meanwhile
     if (!renewed) return this.lose(hold, 'another process took it over');

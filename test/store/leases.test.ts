@@ -172,6 +172,35 @@ for (const backend of [sqlite(), postgres()]) {
       await b.lease.release();
     });
 
+    it('without an expiry watch, renews on while one waits for an answer but never queues a second', async () => {
+      const { a } = await pair();
+      let calls = 0;
+      let answer!: (renewed: boolean) => void;
+      const patient = new Lease(
+        {
+          ...a.ops,
+          renew: () => {
+            calls++;
+            return new Promise<boolean>((resolve) => {
+              answer = resolve;
+            });
+          },
+        },
+        { ttlMs: TTL, clock: a.clock, name: 'The test lease', watchExpiry: false },
+      );
+      expect(await patient.acquire()).toBe('acquired');
+      // An hour with the database away: 180 renewal times come and go while the first still waits.
+      a.clock.advance(3_600_000);
+      expect(calls).toBe(1);
+      answer(true);
+      await waitUntil(() => a.clock.pending.length === 1, 'the renewal timer');
+      a.clock.advance(TTL / 3);
+      expect(calls).toBe(2);
+      answer(true);
+      expect(patient.lost.aborted).toBe(false);
+      await patient.release();
+    });
+
     it('is given back on release: the row goes, the timers stop, and nothing counts as lost', async () => {
       const { id, a, b } = await pair();
       expect(await a.lease.acquire()).toBe('acquired');

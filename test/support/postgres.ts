@@ -93,11 +93,12 @@ export async function startPostgres(): Promise<TestPostgres> {
     }, 'PostgreSQL to accept connections');
   };
 
-  const stopServer = async () => {
+  /** SIGINT: a fast shutdown that keeps the data (restart); SIGQUIT: at once, the data goes anyway. */
+  const stopServer = async (signal: 'SIGINT' | 'SIGQUIT') => {
     const proc = child;
     if (!proc || proc.exitCode !== null) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGINT');
+    proc.kill(signal);
     await exited;
   };
 
@@ -129,11 +130,12 @@ export async function startPostgres(): Promise<TestPostgres> {
       return url.replace(/\/hearth$/, `/${name}`);
     },
     async restart() {
-      await stopServer();
+      await stopServer('SIGINT');
       await start();
     },
     async stop() {
-      await stopServer();
+      // A fast shutdown waits for every backend to end, which on a loaded machine can outlast a hook.
+      await stopServer('SIGQUIT');
       rmSync(dir, { recursive: true, force: true });
     },
   };
