@@ -73,6 +73,8 @@ export function projectAt(registry: ProjectRegistry, workspace: string): Project
   return registry.projects.find((p) => p.path === workspace);
 }
 
+const PROJECT_NAME = /^[\w.-]+$/;
+
 /** A project by name, or the last used when `name` is undefined; a ConfigError says what exists. */
 function findProject(registry: ProjectRegistry, name: string | undefined): Project {
   const { projects } = registry;
@@ -84,11 +86,14 @@ function findProject(registry: ProjectRegistry, name: string | undefined): Proje
     return last;
   }
   const found = projects.find((p) => p.name === name);
-  if (!found)
-    throw new ConfigError(
-      `No project named "${name}". Projects: ${projects.map((p) => p.name).join(', ')} (hearth projects list)`,
-    );
-  return found;
+  if (found) return found;
+  // `hearth --project "fix the tests"`: the option's optional value took the task.
+  const taskHint = PROJECT_NAME.test(name)
+    ? ''
+    : ` With the last-used project, give the task after --: hearth --project -- "${name}"`;
+  throw new ConfigError(
+    `No project named "${name}". Projects: ${projects.map((p) => p.name).join(', ')} (hearth projects list).${taskHint}`,
+  );
 }
 
 /** The last-used project's name, for marking it in lists. */
@@ -113,7 +118,7 @@ export function addProject(
   options: { name?: string; defaults: ProjectDefaults; now: number },
 ): Project {
   const name = options.name ?? basename(path);
-  if (!/^[\w.-]+$/.test(name))
+  if (!PROJECT_NAME.test(name))
     throw new ConfigError(`"${name}" cannot name a project: use letters, digits, ".", "_" and "-".`);
   const byName = registry.projects.find((p) => p.name === name);
   if (byName) throw new ConfigError(`A project named "${name}" exists already (${byName.path}).`);

@@ -28,7 +28,7 @@ const models = ['chat-model', 'other-model'];
 
 describe('projects', () => {
   it('adds, lists, uses and removes projects; --project runs in one with its defaults', async () => {
-    await cli.serve({ models, turns: [reply().text('Done in the project.')] });
+    await cli.serve({ models, turns: [reply().text('Done in the project.'), reply().text('Done again.')] });
     const dir = await registerApi();
 
     // A second folder under the same name is refused, and the registry is unchanged.
@@ -61,6 +61,13 @@ describe('projects', () => {
     const session = JSON.parse(run.stdout.split('\n')[0]!) as { type: string; workspace?: string };
     expect(session.type).toBe('session');
     expect(cli.server.requests[0]!.body.model).toBe('other-model');
+    // A task right after --project is taken for its name: the error says how to give both.
+    const swallowed = await cli.run(['--project', 'what is here?']);
+    expect(swallowed.code).toBe(1);
+    expect(swallowed.stderr).toContain('No project named "what is here?"');
+    expect(swallowed.stderr).toContain('hearth --project -- "what is here?"');
+    const dashed = await cli.run(['--project', '--', 'what is here?']);
+    expect(dashed.code).toBe(0);
     const shown = await cli.run(['--project', 'api', 'config', 'show']);
     expect(shown.stdout).toMatch(/max_rework.*1.*project api/);
 
