@@ -1,0 +1,91 @@
+/**
+ * `hearth eval --profiles` through the installed bin: each named profile from "models" in the
+ * config is evaluated against its own server and model, its results are reported under the
+ * profile's name, and an unknown profile is refused before any server is asked.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useCliHarness } from '../support/cli-harness.js';
+import { reply, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+
+interface Done {
+  run: { id: string; models: Array<{ label: string; model: string; server: string }> };
+  summary: Array<{ label: string; attempts: number; passed: number; passRate: number }>;
+}
+
+describe('hearth eval --profiles through the installed bin', () => {
+  const cli = useCliHarness('acc-eval-profiles');
+  let second: ScriptedServer | undefined;
+  afterEach(async () => {
+    await second?.close();
+    second = undefined;
+  });
+
+  it("runs each profile against its own server and model, reports it under the profile's name, and refuses an unknown one", async () => {
+    const suite = await cli.tempDir('suite');
+    await mkdir(join(suite, 'hello'), { recursive: true });
+    await writeFile(join(suite, 'hello', 'task.md'), 'Write hello to hello.txt.');
+    await writeFile(join(suite, 'hello', 'check'), '#!/bin/sh\ngrep -qx hello hello.txt\n');
+    await chmod(join(suite, 'hello', 'check'), 0o755);
+    // Two servers, each with its own model: "fast" does the task, "careful" only talks.
+    const first = await cli.serve({
+      turns: [reply().tool('write_file', { path: 'hello.txt', content: 'hello\n' }), reply().text('Done.')],
+      models: ['small-q4'],
+    });
+    second = await startScriptedServer({ turns: [reply().text('I would write it.')], models: ['big-q8'] });
+    await mkdir(cli.hearthHome, { recursive: true });
+    await writeFile(
+      join(cli.hearthHome, 'config.json'),
+      JSON.stringify({
+        models: {
+          fast: { base_url: first.baseUrl, model: 'small-q4' },
+          careful: { base_url: second.baseUrl, model: 'big-q8' },
+        },
+      }),
+    );
+    // No HEARTH_BASE_URL: each profile's own base_url must decide where it runs.
+    const env = { HEARTH_BASE_URL: undefined };
+
+    const r = await cli.run(['eval', '--suite', suite, '--profiles', 'fast,careful', '--json'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const done = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { type: string } & Done)
+      .find((l) => l.type === 'eval_done')!;
+    expect(done.summary.map((s) => s.label)).toEqual(['fast', 'careful']);
+    const by = Object.fromEntries(done.summary.map((s) => [s.label, s]));
+    expect(by.fast).toMatchObject({ attempts: 1, passed: 1, passRate: 1 });
+    expect(by.careful).toMatchObject({ attempts: 1, passed: 0, passRate: 0 });
+    expect(done.run.models).toEqual([
+      expect.objectContaining({ label: 'fast', model: 'small-q4', server: first.baseUrl }),
+      expect.objectContaining({ label: 'careful', model: 'big-q8', server: second.baseUrl }),
+    ]);
+    expect(first.requests.map((q) => q.body.model)).toEqual(['small-q4', 'small-q4']);
+    expect(second.requests.map((q) => q.body.model)).toEqual(['big-q8']);
+
+    // The table a person reads names the profiles too, with the model and server behind each.
+    const shown = await cli.run(['eval', 'show', done.run.id], { env });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`fast: small-q4 on `);
+    expect(shown.stdout).toContain(`at ${first.baseUrl}`);
+    expect(shown.stdout).toMatch(/^fast\s+100%/m);
+    expect(shown.stdout).toMatch(/^careful\s+0%/m);
+
+    // An unknown profile: a clear error naming the ones there are; no model asked, no run kept.
+    const asked = first.requests.length + second.requests.length;
+    const bad = await cli.run(['eval', '--suite', suite, '--profiles', 'fast,nosuch'], { env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('No profile named "nosuch"');
+    expect(bad.stderr).toContain('profiles: fast, careful');
+    expect(first.requests.length + second.requests.length).toBe(asked);
+    const listed = JSON.parse((await cli.run(['eval', 'list', '--json'], { env })).stdout) as unknown[];
+    expect(listed).toHaveLength(1);
+
+    // --models and --profiles together are refused.
+    const both = await cli.run(['eval', '--suite', suite, '--profiles', 'fast', '--models', 'x'], { env });
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toContain('Give --models or --profiles, not both.');
+  }, 120_000);
+});
