@@ -50,6 +50,11 @@ describe('hearth eval --profiles through the installed bin', () => {
     await second?.close();
     second = undefined;
   });
+  /** The user's config: these profiles under "models", each a server and a model. */
+  const profiles = async (named: Record<string, { base_url: string; model: string }>) => {
+    await mkdir(cli.hearthHome, { recursive: true });
+    await writeFile(join(cli.hearthHome, 'config.json'), JSON.stringify({ models: named }));
+  };
 
   it("runs each profile against its own server and model, reports it under the profile's name, and refuses an unknown one", async () => {
     const suite = await helloSuite(await cli.tempDir('suite'));
@@ -59,16 +64,10 @@ describe('hearth eval --profiles through the installed bin', () => {
       models: ['small-q4'],
     });
     second = await startScriptedServer({ turns: [reply().text('I would write it.')], models: ['big-q8'] });
-    await mkdir(cli.hearthHome, { recursive: true });
-    await writeFile(
-      join(cli.hearthHome, 'config.json'),
-      JSON.stringify({
-        models: {
-          fast: { base_url: first.baseUrl, model: 'small-q4' },
-          careful: { base_url: second.baseUrl, model: 'big-q8' },
-        },
-      }),
-    );
+    await profiles({
+      fast: { base_url: first.baseUrl, model: 'small-q4' },
+      careful: { base_url: second.baseUrl, model: 'big-q8' },
+    });
     // No HEARTH_BASE_URL: each profile's own base_url must decide where it runs.
     const env = { HEARTH_BASE_URL: undefined };
 
@@ -124,16 +123,10 @@ describe('hearth eval --profiles through the installed bin', () => {
       models: [lmEntry.id],
       extraRoutes: { ...lmStudioRoutes(), ...lmStudioModelRoute(lmEntry) },
     });
-    await mkdir(cli.hearthHome, { recursive: true });
-    await writeFile(
-      join(cli.hearthHome, 'config.json'),
-      JSON.stringify({
-        models: {
-          olla: { base_url: ollama.baseUrl, model: 'qwen2.5-coder:7b' },
-          studio: { base_url: second.baseUrl, model: lmEntry.id },
-        },
-      }),
-    );
+    await profiles({
+      olla: { base_url: ollama.baseUrl, model: 'qwen2.5-coder:7b' },
+      studio: { base_url: second.baseUrl, model: lmEntry.id },
+    });
     const env = { HEARTH_BASE_URL: undefined };
     const r = await cli.run(
       ['eval', '--suite', suite, '--profiles', 'olla,studio', '--repeat', '2', '--json'],
