@@ -1,4 +1,5 @@
 /** `hearth eval`'s tables: the figures of src/eval/summary.ts, aligned, every name made visible. */
+import { SUMMARY_COLUMNS } from '../eval/figures.js';
 import type { ModelSummary } from '../eval/summary.js';
 import type { EvalResultRow, EvalRunRow } from '../store/eval-results.js';
 import { inline } from './sanitize.js';
@@ -16,60 +17,21 @@ export function table(head: string[], rows: string[][]): string {
   return `${[line(head), ...rows.map(line)].join('\n')}\n`;
 }
 
-const percent = (rate: number) => `${Math.round(rate * 100)}%`;
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
-
-/** The per-model columns, after any leading ones. */
-const SUMMARY_HEAD = [
-  'pass',
-  'spread',
-  'passed',
-  'crashed',
-  'tokens in',
-  'out',
-  'processed',
-  'cached',
-  'time',
-  'tok/s',
-  'unparsed',
-  'bad args',
-  'unknown',
-  'loops',
-  'compactions',
-];
-
-function summaryCells(s: ModelSummary): string[] {
-  return [
-    percent(s.passRate),
-    s.spread.min === s.spread.max ? '-' : `${percent(s.spread.min)}-${percent(s.spread.max)}`,
-    `${s.passed}/${s.attempts}`,
-    String(s.crashed),
-    String(s.promptTokens),
-    String(s.completionTokens),
-    String(s.processedTokens),
-    String(s.cachedTokens),
-    seconds(s.wallMs),
-    String(s.tokensPerSecond),
-    String(s.unparsedCalls),
-    String(s.invalidArgs),
-    String(s.unknownTools),
-    String(s.loopStops),
-    String(s.compactions),
-  ];
-}
+const HEADS = SUMMARY_COLUMNS.map((c) => c.head);
+const cells = (s: ModelSummary) => SUMMARY_COLUMNS.map((c) => c.cell(s));
 
 export function summaryTable(summaries: ModelSummary[]): string {
   return table(
-    ['model', ...SUMMARY_HEAD],
-    summaries.map((s) => [inline(s.label), ...summaryCells(s)]),
+    ['model', ...HEADS],
+    summaries.map((s) => [inline(s.label), ...cells(s)]),
   );
 }
 
 export function compareTable(runs: Array<{ run: EvalRunRow; summary: ModelSummary[] }>): string {
   return table(
-    ['run', 'date', 'model', ...SUMMARY_HEAD],
+    ['run', 'date', 'model', ...HEADS],
     runs.flatMap(({ run, summary }) =>
-      summary.map((s) => [run.id, date(run.createdAt), inline(s.label), ...summaryCells(s)]),
+      summary.map((s) => [run.id, date(run.createdAt), inline(s.label), ...cells(s)]),
     ),
   );
 }

@@ -119,6 +119,18 @@ export function toRun(raw: RawRun): EvalRunRow {
   };
 }
 
+/** The LIKE pattern both backends look a run up by: the prefix, its wildcards escaped with `\\`. */
+export function prefixPattern(idOrPrefix: string): string {
+  return `${idOrPrefix.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
+/** Of the (at most two) runs a prefix matched: the exact one, else the only one; undefined when ambiguous. */
+export function pickRun(raws: RawRun[], idOrPrefix: string): EvalRunRow | undefined {
+  const exact = raws.find((r) => r.id === idOrPrefix);
+  if (exact) return toRun(exact);
+  return raws.length === 1 ? toRun(raws[0]!) : undefined;
+}
+
 /** A result's columns in the order both backends insert them: run, model, task, attempt, outcome, session, body, time. */
 export function resultParams(result: EvalResultRow): Array<string | number | null> {
   return [

@@ -1,46 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
+import { SUMMARY_COLUMNS } from '../../src/eval/figures.js';
+import type { ModelSummary as Summary } from '../../src/eval/summary.js';
+import type { EvalRunRow as Run } from '../../src/store/eval-results.js';
 import { api } from './api.js';
 
 // `hearth eval`'s kept runs (docs/eval.md): pick a run, see its table per model.
-
-interface Model {
-  label: string;
-  server: string;
-  serverKind: string;
-  model: string;
-  quantisation?: string;
-  contextWindow: number;
-}
-interface Run {
-  id: string;
-  status: string;
-  suite: string;
-  tasks: string[];
-  repeat: number;
-  hearthVersion: string;
-  models: Model[];
-  createdAt: number;
-}
-interface Summary {
-  label: string;
-  attempts: number;
-  passed: number;
-  crashed: number;
-  passRate: number;
-  spread: { min: number; max: number };
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  wallMs: number;
-  tokensPerSecond: number;
-  unparsedCalls: number;
-  invalidArgs: number;
-  unknownTools: number;
-  loopStops: number;
-  compactions: number;
-}
-
-const percent = (rate: number) => `${Math.round(rate * 100)}%`;
 
 /** The kept eval runs, newest first: nothing shown until there is one. */
 export function EvalPanel({ onError }: { onError: (message: string) => void }) {
@@ -88,17 +52,11 @@ export function EvalPanel({ onError }: { onError: (message: string) => void }) {
             <thead>
               <tr>
                 <th>model</th>
-                <th>pass</th>
-                <th>spread</th>
-                <th>passed</th>
-                <th>crashed</th>
-                <th>tokens in/out</th>
-                <th>cached</th>
-                <th>time</th>
-                <th>tok/s</th>
-                <th>call errors</th>
-                <th>loops</th>
-                <th>compactions</th>
+                {SUMMARY_COLUMNS.map((c) => (
+                  <th key={c.head} title={c.title}>
+                    {c.head}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>
@@ -114,25 +72,9 @@ export function EvalPanel({ onError }: { onError: (message: string) => void }) {
                     >
                       {s.label}
                     </td>
-                    <td>{percent(s.passRate)}</td>
-                    <td>
-                      {s.spread.min === s.spread.max
-                        ? '-'
-                        : `${percent(s.spread.min)}–${percent(s.spread.max)}`}
-                    </td>
-                    <td>
-                      {s.passed}/{s.attempts}
-                    </td>
-                    <td>{s.crashed}</td>
-                    <td>
-                      {s.promptTokens}/{s.completionTokens}
-                    </td>
-                    <td>{s.cachedTokens}</td>
-                    <td>{(s.wallMs / 1000).toFixed(1)}s</td>
-                    <td>{s.tokensPerSecond}</td>
-                    <td>{s.unparsedCalls + s.invalidArgs + s.unknownTools}</td>
-                    <td>{s.loopStops}</td>
-                    <td>{s.compactions}</td>
+                    {SUMMARY_COLUMNS.map((c) => (
+                      <td key={c.head}>{c.cell(s)}</td>
+                    ))}
                   </tr>
                 );
               })}

@@ -38,15 +38,20 @@ export async function runEvalCommand(cmd: Command, opts: EvalRunFlags): Promise<
   await checkSandbox(base.config, probeDir)
     .then((s) => s.dispose())
     .finally(() => rm(probeDir, { recursive: true, force: true }));
-  const models: EvaluatedModel[] = [];
+  // Every name is checked before any server is asked, so a typo costs nothing.
+  const configs = [];
   for (const label of labels) {
     const loaded = label === undefined ? base : await loadConfigFromFlags({ ...flags, model: label });
-    if (opts.profiles && !loaded.profile)
+    if (opts.profiles && !loaded.profile) {
+      const known = Object.keys(base.config.models);
       throw new UsageError(
-        `No profile named "${label}" under "models" in the config (see: hearth config show).`,
+        `No profile named "${label}" under "models" in the config (${known.length ? `profiles: ${known.join(', ')}` : 'it has none'}; see: hearth config show).`,
       );
-    models.push(await evaluatedModel(label, loaded.config));
+    }
+    configs.push({ label, config: loaded.config });
   }
+  const models: EvaluatedModel[] = [];
+  for (const { label, config } of configs) models.push(await evaluatedModel(label, config));
   const storage = await openStorage(base.config);
   const controller = new AbortController();
   let interrupts = 0;

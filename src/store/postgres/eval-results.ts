@@ -1,24 +1,14 @@
 /** `hearth eval`'s runs and results in the shared PostgreSQL database; see ../eval-results.ts. */
 import type pg from 'pg';
-import {
-  type EvalResultRow,
-  type EvalResultStore,
-  type EvalRunRow,
-  type RawResult,
-  type RawRun,
-  resultParams,
-  runBody,
-  toResult,
-  toRun,
-} from '../eval-results.js';
+import * as evals from '../eval-results.js';
 
-export class PostgresEvalResults implements EvalResultStore {
+export class PostgresEvalResults implements evals.EvalResultStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async startRun(run: Omit<EvalRunRow, 'status' | 'finishedAt'>): Promise<void> {
+  async startRun(run: Omit<evals.EvalRunRow, 'status' | 'finishedAt'>): Promise<void> {
     await this.pool.query(
       "insert into hearth_eval_runs (id, status, body, created_at) values ($1, 'running', $2, $3)",
-      [run.id, runBody(run), run.createdAt],
+      [run.id, evals.runBody(run), run.createdAt],
     );
   }
 
@@ -30,37 +20,35 @@ export class PostgresEvalResults implements EvalResultStore {
     ]);
   }
 
-  async record(result: EvalResultRow): Promise<void> {
+  async record(result: evals.EvalResultRow): Promise<void> {
     await this.pool.query(
       `insert into hearth_eval_results (run_id, model, task, attempt, outcome, session_id, body, created_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      resultParams(result),
+      evals.resultParams(result),
     );
   }
 
-  async runs(limit = 50): Promise<EvalRunRow[]> {
-    const { rows } = await this.pool.query<RawRun>(
+  async runs(limit = 50): Promise<evals.EvalRunRow[]> {
+    const { rows } = await this.pool.query<evals.RawRun>(
       'select * from hearth_eval_runs order by created_at desc, ord desc limit $1',
       [limit],
     );
-    return rows.map(toRun);
+    return rows.map(evals.toRun);
   }
 
-  async find(idOrPrefix: string): Promise<EvalRunRow | undefined> {
-    const { rows } = await this.pool.query<RawRun>(
+  async find(idOrPrefix: string): Promise<evals.EvalRunRow | undefined> {
+    const { rows } = await this.pool.query<evals.RawRun>(
       "select * from hearth_eval_runs where id like $2 escape '\\' order by id = $1 desc limit 2",
-      [idOrPrefix, `${idOrPrefix.replace(/[\\%_]/g, '\\$&')}%`],
+      [idOrPrefix, evals.prefixPattern(idOrPrefix)],
     );
-    const exact = rows.find((r) => r.id === idOrPrefix);
-    if (exact) return toRun(exact);
-    return rows.length === 1 ? toRun(rows[0]!) : undefined;
+    return evals.pickRun(rows, idOrPrefix);
   }
 
-  async results(runId: string): Promise<EvalResultRow[]> {
-    const { rows } = await this.pool.query<RawResult>(
+  async results(runId: string): Promise<evals.EvalResultRow[]> {
+    const { rows } = await this.pool.query<evals.RawResult>(
       'select * from hearth_eval_results where run_id = $1 order by id',
       [runId],
     );
-    return rows.map(toResult);
+    return rows.map(evals.toResult);
   }
 }
