@@ -109,7 +109,10 @@ export async function serveAcp(
     runtimes.delete(session.parts.runtime);
     await session.parts.runtime.close();
     opened.runtime.gate.mode = mode;
-    return start(cwd, servers, session.id, opened);
+    return start(cwd, servers, session.id, opened).catch((err: unknown) => {
+      sessions.delete(session.id);
+      throw err;
+    });
   };
   const optionsChanged = (session: AcpSession) =>
     void session

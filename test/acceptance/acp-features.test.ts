@@ -94,7 +94,12 @@ describe('hearth acp: models, commands, sub-agents and tool kinds', () => {
       reply().tool('write_file', { path: 'notes.txt', content: 'second\n' }),
       reply().text('Rewritten.'),
     ]);
-    const { editor, sessionId } = await session();
+    const answers = ['allow_once', 'reject_once'];
+    const { editor, sessionId } = await session({
+      permission: async () => ({
+        outcome: { outcome: 'selected', optionId: answers.shift() ?? 'reject_once' },
+      }),
+    });
     await waitUntil(
       () => updatesOf(editor, sessionId, 'available_commands_update').length > 0,
       'the available commands',
@@ -133,6 +138,22 @@ describe('hearth acp: models, commands, sub-agents and tool kinds', () => {
     await prompt(editor, sessionId, '/rewind 1');
     expect(await readFile(notes, 'utf8')).toBe('first\n');
     expect(said(editor, sessionId)).toMatch(/The conversation before turn 1 is now session [0-9a-f]+/);
+
+    // A file changed since (by the user) is overwritten only on a yes: rejected here, it stays.
+    await writeFile(notes, 'mine\n');
+    await prompt(editor, sessionId, '/undo');
+    expect(editor.permissions.at(-1)).toMatchObject({
+      toolCall: {
+        title: 'Undo the last change',
+        content: [{ content: { text: expect.stringContaining('notes.txt') } }],
+      },
+    });
+    expect(await readFile(notes, 'utf8')).toBe('mine\n');
+    expect(said(editor, sessionId)).toMatch(/Nothing was changed\.$/);
+
+    // /compact is Hearth's too: a conversation this short has nothing to make smaller.
+    await prompt(editor, sessionId, '/compact');
+    expect(said(editor, sessionId)).toMatch(/Not compacted: nothing could be made smaller.*\.$/);
     expect(cli.server.requests.length).toBe(asked);
     expect(editor.wire.problems).toEqual([]);
   });
