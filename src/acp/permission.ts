@@ -42,7 +42,7 @@ export function editorApprover(options: {
         {
           sessionId,
           toolCall: {
-            toolCallId: request.call.id,
+            toolCallId: views.editorId(request.call.id, request.agent !== undefined),
             title: request.summary,
             kind: view.kind as ToolKind,
             status: 'pending',

@@ -50,10 +50,12 @@ export class SubagentUpdates {
           const view = this.views.describe(call.name, call.arguments, inner.label);
           view.title = `${child.name}: ${view.title}`;
           await this.views.remember(id, view);
+          this.views.subagentCall(inner.call.id, id);
           return [{ sessionUpdate: 'tool_call', ...this.views.started(id, view) }];
         }
         if (inner.type === 'tool_result') {
           const id = callKey(event.id, inner.callId);
+          this.views.subagentCall(inner.callId, undefined);
           const shown = (inner.display ?? inner.output).slice(0, RESULT_MAX_CHARS);
           return [
             {

@@ -37,6 +37,8 @@ export class ToolCallViews {
   private readonly output = new Map<string, string>();
   /** Calls that run a command, started and not finished, in order. */
   private readonly commands: string[] = [];
+  /** A sub-agent's running calls: its own call id to the id the editor knows it by. */
+  private readonly subagentCalls = new Map<string, string>();
 
   constructor(
     private readonly tools: ToolRegistry,
@@ -72,6 +74,17 @@ export class ToolCallViews {
       locations: view.locations,
       rawInput: view.rawInput,
     };
+  }
+
+  /** Notes the editor's id of a sub-agent's call (call ids repeat across sessions), until it ends. */
+  subagentCall(callId: string, editorId: string | undefined): void {
+    if (editorId) this.subagentCalls.set(callId, editorId);
+    else this.subagentCalls.delete(callId);
+  }
+
+  /** The id the editor knows a call by: a sub-agent's (`byAgent`) as subagentCall noted it. */
+  editorId(callId: string, byAgent: boolean): string {
+    return (byAgent && this.subagentCalls.get(callId)) || callId;
   }
 
   /** The command running now (calls that change things run one at a time), if any. */

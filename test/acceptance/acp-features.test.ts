@@ -158,38 +158,47 @@ describe('hearth acp: models, commands, sub-agents and tool kinds', () => {
     expect(editor.wire.problems).toEqual([]);
   });
 
-  it("shows a sub-agent's tool calls as calls titled with its name, and its start and end in the delegating call, not its text", async () => {
+  it("shows a sub-agent's tool calls as calls titled with its name (its approvals name the same call), and its start and end in the delegating call, not its text", async () => {
     await writeFile(join(cli.workspace, 'notes.txt'), 'alpha\n');
     await cli.serve([
-      reply().tool('delegate', { objective: 'Read the notes' }),
+      reply().tool('delegate', { objective: 'Copy the notes' }),
       reply().text('Let me look at the notes file now, carefully.').tool('read_file', { path: 'notes.txt' }),
-      reply().tool('report_result', { status: 'done', summary: 'The notes say alpha.' }),
-      reply().text('They say alpha.'),
+      reply().tool('write_file', { path: 'copy.txt', content: 'alpha\n' }),
+      reply().tool('report_result', { status: 'done', summary: 'Copied: alpha.' }),
+      reply().text('Copied.'),
     ]);
     const { editor, sessionId } = await session({ args: ['--deep'] });
-    await editor.agent.request('session/set_mode', { sessionId, modeId: 'auto' });
-    const done = await prompt(editor, sessionId, 'what do the notes say?');
+    const done = await prompt(editor, sessionId, 'copy the notes');
     expect(done.stopReason).toBe('end_turn');
+    expect(await readFile(join(cli.workspace, 'copy.txt'), 'utf8')).toBe('alpha\n');
 
     const calls = updatesOf(editor, sessionId, 'tool_call');
     const delegate = calls[0]!;
     const read = calls.find((c) => c.kind === 'read')!;
+    const write = calls.find((c) => c.kind === 'edit')!;
     expect(read).toMatchObject({
       title: expect.stringMatching(/^sub-agent: .*notes\.txt/),
       locations: [{ path: join(cli.workspace, 'notes.txt') }],
     });
-    expect(read.toolCallId).not.toBe(delegate.toolCallId);
+    expect(write.title).toMatch(/^sub-agent: .*copy\.txt/);
+    expect(new Set([delegate.toolCallId, read.toolCallId, write.toolCallId]).size).toBe(3);
+    // The question about the sub-agent's write is about the call the editor shows.
+    expect(editor.permissions.map((p) => p.toolCall.toolCallId)).toEqual([write.toolCallId]);
     const updates = updatesOf(editor, sessionId, 'tool_call_update');
-    expect(updates.find((u) => u.toolCallId === read.toolCallId && u.status === 'completed')).toBeDefined();
+    const finished = (id: string) => updates.find((u) => u.toolCallId === id && u.status === 'completed');
+    expect(finished(read.toolCallId)).toBeDefined();
+    expect(finished(write.toolCallId)?.content).toEqual([
+      { type: 'diff', path: join(cli.workspace, 'copy.txt'), oldText: null, newText: 'alpha\n' },
+    ]);
     const lines = updates
       .filter((u) => u.toolCallId === delegate.toolCallId && u.status === 'in_progress')
       .flatMap((u) => u.content ?? [])
       .map((c) => (c.type === 'content' && c.content.type === 'text' ? c.content.text : ''))
       .join('\n');
-    expect(lines).toContain('⤷ sub-agent started: Read the notes');
-    expect(lines).toContain('✓ sub-agent done: The notes say alpha.');
+    expect(lines).toContain('⤷ sub-agent started: Copy the notes');
+    expect(lines).toContain('✓ sub-agent done: Copied: alpha.');
     // The sub-agent's own words stay in its session.
-    expect(said(editor, sessionId)).toBe('They say alpha.');
+    expect(said(editor, sessionId)).toBe('Copied.');
     expect(editor.wire.problems).toEqual([]);
   });
 
