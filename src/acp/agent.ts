@@ -15,13 +15,18 @@ import type { Connection } from '../llm/connection.js';
 import { SessionNotFoundError } from '../store/rows.js';
 import { editorFiles } from './client-files.js';
 import type { SandboxedLauncher } from './client-terminal.js';
+import { MODE_OPTION, MODEL_OPTION } from './config-options.js';
 import { AcpSession } from './session.js';
 
-/** Builds the runtime and finds the model server for a workspace, with the editor's MCP servers added. */
+/**
+ * Builds the runtime and finds the model server for a workspace, with the editor's MCP servers
+ * added; `model` replaces the configured one as `-m` would (a profile's name, or a model's).
+ */
 export type OpenWorkspace = (
   cwd: string,
   mcpServers: Record<string, McpServerSpec>,
-) => Promise<{ runtime: Runtime; connection: Connection }>;
+  model?: string,
+) => Promise<{ runtime: Runtime; connection: Connection; profile?: string }>;
 
 export interface AcpAgentOptions {
   version: string;
@@ -50,17 +55,22 @@ export async function serveAcp(
   let capabilities: ClientCapabilities = {};
   let client: AgentContext | undefined;
 
-  const open = async (cwd: string, servers: McpServer[]) => {
+  const open = async (cwd: string, servers: McpServer[], model?: string) => {
     if (!isAbsolute(cwd))
       throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not "${cwd}".`);
-    const opened = await options.open(cwd, mcpSpecs(servers, options.log)).catch((err: Error) => {
+    const opened = await options.open(cwd, mcpSpecs(servers, options.log), model).catch((err: Error) => {
       throw RequestError.internalError(undefined, err.message);
     });
     runtimes.add(opened.runtime);
     return opened;
   };
-  const start = async (cwd: string, servers: McpServer[], id?: string): Promise<AcpSession> => {
-    const { runtime, connection } = await open(cwd, servers);
+  const start = async (
+    cwd: string,
+    servers: McpServer[],
+    id?: string,
+    opened?: Awaited<ReturnType<typeof open>>,
+  ): Promise<AcpSession> => {
+    const { runtime, connection, profile } = opened ?? (await open(cwd, servers));
     const store = await runtime.sessions();
     const row = id === undefined ? undefined : await store.get(id).catch(notFound(id));
     const session = await AcpSession.open(
@@ -72,6 +82,8 @@ export async function serveAcp(
         log: options.log,
         launch: options.launch,
         capabilities,
+        origin: { cwd, servers },
+        profile,
       },
       row,
     );
@@ -83,6 +95,29 @@ export async function serveAcp(
     if (!session) throw RequestError.resourceNotFound(id);
     return session;
   };
+  /**
+   * Goes on with the session on another model: the workspace opened again as `-m MODEL` would (a
+   * profile brings its own server and settings), the stored session reopened there in the same mode.
+   */
+  const switchModel = async (session: AcpSession, model: string): Promise<AcpSession> => {
+    if (session.busy)
+      throw RequestError.invalidRequest(undefined, 'Wait for the running prompt to end, or cancel it first.');
+    const { cwd, servers } = session.parts.origin;
+    const opened = await open(cwd, servers, model);
+    const mode = session.parts.runtime.gate.mode;
+    await session.close();
+    runtimes.delete(session.parts.runtime);
+    await session.parts.runtime.close();
+    opened.runtime.gate.mode = mode;
+    return start(cwd, servers, session.id, opened).catch((err: unknown) => {
+      sessions.delete(session.id);
+      throw err;
+    });
+  };
+  const optionsChanged = (session: AcpSession) =>
+    void session
+      .send({ sessionUpdate: 'config_option_update', configOptions: session.configOptions })
+      .catch(() => {});
   // The commands come once the editor knows the session, after the response.
   const announce = (session: AcpSession) =>
     void setImmediate(() => void session.send(session.commandsUpdate()).catch(() => {}));
@@ -108,14 +143,14 @@ export async function serveAcp(
     .onRequest('session/new', async ({ params }) => {
       const session = await start(params.cwd, params.mcpServers);
       announce(session);
-      return { sessionId: session.id, modes: session.modes };
+      return { sessionId: session.id, modes: session.modes, configOptions: session.configOptions };
     })
     .onRequest('session/load', async ({ params }) => {
       const session =
         sessions.get(params.sessionId) ?? (await start(params.cwd, params.mcpServers, params.sessionId));
       for (const update of session.history()) await session.send(update);
       announce(session);
-      return { modes: session.modes };
+      return { modes: session.modes, configOptions: session.configOptions };
     })
     .onRequest('session/list', async ({ params }) => {
       if (!params.cwd) throw RequestError.invalidParams(undefined, 'Give the cwd whose sessions to list.');
@@ -145,7 +180,30 @@ export async function serveAcp(
       void session
         .send({ sessionUpdate: 'current_mode_update', currentModeId: params.modeId })
         .catch(() => {});
+      optionsChanged(session);
       return {};
+    })
+    .onRequest('session/set_config_option', async ({ params }) => {
+      let session = find(params.sessionId);
+      const value = 'value' in params ? params.value : undefined;
+      if (typeof value !== 'string')
+        throw RequestError.invalidParams(undefined, `"${params.configId}" takes one of its listed values.`);
+      if (params.configId === MODE_OPTION) {
+        session.setMode(value);
+        void session.send({ sessionUpdate: 'current_mode_update', currentModeId: value }).catch(() => {});
+      } else if (params.configId === MODEL_OPTION) {
+        const model = session.modelNamed(value);
+        if (model) {
+          session = await switchModel(session, model);
+          announce(session);
+        }
+      } else {
+        throw RequestError.invalidParams(
+          undefined,
+          `No option "${params.configId}". Options: ${MODE_OPTION}, ${MODEL_OPTION}.`,
+        );
+      }
+      return { configOptions: session.configOptions };
     })
     .onNotification('session/cancel', ({ params }) => {
       sessions.get(params.sessionId)?.cancel();

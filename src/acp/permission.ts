@@ -42,7 +42,7 @@ export function editorApprover(options: {
         {
           sessionId,
           toolCall: {
-            toolCallId: request.call.id,
+            toolCallId: views.editorId(request.call.id, request.agent !== undefined),
             title: request.summary,
             kind: view.kind as ToolKind,
             status: 'pending',
@@ -69,4 +69,39 @@ export function editorApprover(options: {
       };
     }
   };
+}
+
+/**
+ * Asks the editor to go on with one of Hearth's own actions (a rewind that would overwrite changes);
+ * true only for an explicit yes. A cancelled prompt withdraws the question.
+ */
+export async function confirmInEditor(
+  client: AgentContext,
+  sessionId: string,
+  ask: { toolCallId: string; title: string; detail: string },
+  signal: AbortSignal,
+): Promise<boolean> {
+  try {
+    const { outcome } = await client.request(
+      'session/request_permission',
+      {
+        sessionId,
+        toolCall: {
+          toolCallId: ask.toolCallId,
+          title: ask.title,
+          kind: 'edit',
+          status: 'pending',
+          content: [textContent(ask.detail)],
+        },
+        options: [
+          { optionId: 'allow_once', name: 'Overwrite them', kind: 'allow_once' },
+          { optionId: 'reject_once', name: 'Change nothing', kind: 'reject_once' },
+        ],
+      },
+      { cancellationSignal: signal, stopWaitingOnCancel: true },
+    );
+    return outcome.outcome === 'selected' && outcome.optionId === 'allow_once';
+  } catch {
+    return false;
+  }
 }

@@ -2,7 +2,9 @@ import {
   type AgentContext,
   type ClientCapabilities,
   type ContentBlock,
+  type McpServer,
   RequestError,
+  type SessionConfigOption,
   type SessionModeState,
   type SessionUpdate,
   type StopReason,
@@ -18,8 +20,10 @@ import type { PermissionMode } from '../permissions/modes.js';
 import type { SessionRow } from '../store/rows.js';
 import type { EditorFiles } from '../tools/types.js';
 import { editorTerminals, type SandboxedLauncher } from './client-terminal.js';
+import { commandOf, HEARTH_COMMANDS, runCommand } from './commands.js';
+import { configOptions, type ModelChoice, modelChoice } from './config-options.js';
 import { historyUpdates } from './history.js';
-import { editorApprover } from './permission.js';
+import { confirmInEditor, editorApprover } from './permission.js';
 import { readPrompt } from './prompt.js';
 import { ToolCallViews } from './tool-calls.js';
 import { stopReason, UpdateMapper } from './updates.js';
@@ -46,6 +50,10 @@ export interface AcpSessionParts {
   /** What the editor's terminal runs for a command (undefined: commands stay in Hearth's sandbox). */
   launch: SandboxedLauncher | undefined;
   capabilities: ClientCapabilities;
+  /** Where the editor opened it: a model switch opens the workspace again from here. */
+  origin: { cwd: string; servers: McpServer[] };
+  /** The config profile the model came from, when one was chosen. */
+  profile: string | undefined;
 }
 
 /**
@@ -58,8 +66,9 @@ export class AcpSession {
   private readonly views: ToolCallViews;
 
   private constructor(
-    private readonly parts: AcpSessionParts,
+    readonly parts: AcpSessionParts,
     readonly agent: AgentSession,
+    private readonly model: ModelChoice,
   ) {
     this.views = new ToolCallViews(parts.runtime.tools, parts.runtime.workspace, () => parts.editor);
   }
@@ -88,7 +97,8 @@ export class AcpSession {
     const agent = row
       ? await AgentSession.open(withEditor, row)
       : await AgentSession.create(withEditor, runtime.systemPromptFor(connection));
-    session = new AcpSession(parts, agent);
+    const model = await modelChoice(runtime.config, connection, parts.profile);
+    session = new AcpSession(parts, agent, model);
     for (const note of setupNotes(runtime, connection)) parts.log(note);
     return session;
   }
@@ -104,6 +114,25 @@ export class AcpSession {
     };
   }
 
+  /** The mode and model selects, as `session/new` and `session/set_config_option` return them. */
+  get configOptions(): SessionConfigOption[] {
+    return configOptions(this.modes, this.model);
+  }
+
+  /** The model (or profile) chosen, checked to be one offered; throws a clear error for another. */
+  modelNamed(value: string): string | undefined {
+    if (!this.model.options.some((o) => o.value === value))
+      throw RequestError.invalidParams(
+        undefined,
+        `No model "${value}". Models: ${this.model.options.map((o) => o.value).join(', ')}.`,
+      );
+    return value === this.model.current ? undefined : value;
+  }
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
   setMode(modeId: string): void {
     const mode = MODES.find((m) => m.id === modeId);
     if (!mode)
@@ -114,21 +143,23 @@ export class AcpSession {
     this.parts.runtime.gate.mode = mode.id;
   }
 
-  /** The skills, as the commands an editor offers after a `/`. */
+  /** Hearth's own commands and the skills, as the commands an editor offers after a `/`. */
   commandsUpdate(): SessionUpdate {
+    const skills = this.parts.runtime.commands.filter((c) => !HEARTH_COMMANDS.some((h) => h.name === c.name));
     return {
       sessionUpdate: 'available_commands_update',
-      availableCommands: this.parts.runtime.commands.map((c) => ({
-        name: c.name,
-        description: c.summary,
-        input: { hint: 'what to do' },
-      })),
+      availableCommands: [
+        ...HEARTH_COMMANDS,
+        ...skills.map((c) => ({ name: c.name, description: c.summary, input: { hint: 'what to do' } })),
+      ],
     };
   }
 
   async prompt(blocks: ContentBlock[]): Promise<StopReason> {
     if (this.running)
       throw RequestError.invalidRequest(undefined, 'A prompt is already running in this session.');
+    const command = commandOf(blocks);
+    if (command) return this.command(command);
     const { runtime, connection } = this.parts;
     const vision = runtime.config.vision ?? connection.info.vision;
     const input = readPrompt(blocks, {
@@ -157,6 +188,29 @@ export class AcpSession {
     if (done?.reason === 'paused' && !controller.signal.aborted)
       await this.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: done.text } });
     return stopReason(done, controller.signal.aborted);
+  }
+
+  /** Runs one of Hearth's own commands (commands.ts) as the prompt's turn. */
+  private async command(command: { name: string; arg: string }): Promise<StopReason> {
+    const controller = new AbortController();
+    this.running = controller;
+    try {
+      await runCommand(
+        {
+          agent: this.agent,
+          runtime: this.parts.runtime,
+          views: this.views,
+          send: (update) => this.send(update),
+          confirm: (toolCallId, title, detail, signal) =>
+            confirmInEditor(this.parts.client, this.id, { toolCallId, title, detail }, signal),
+        },
+        command,
+        controller.signal,
+      );
+    } finally {
+      this.running = undefined;
+    }
+    return controller.signal.aborted ? 'cancelled' : 'end_turn';
   }
 
   /** Embeds the editor's terminal that runs the current command in its call's row. */

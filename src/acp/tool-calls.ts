@@ -8,6 +8,7 @@ import type {
 } from '@agentclientprotocol/sdk';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { EditorFiles, Touches } from '../tools/types.js';
+import { kindOf } from './tool-kinds.js';
 
 /** What the editor is shown of one call: how it is named, what kind it is, where it touches. */
 export interface CallView {
@@ -17,6 +18,8 @@ export interface CallView {
   rawInput: unknown;
   /** Absolute paths the call writes, for the diffs shown once it ran. */
   writes: string[];
+  /** It runs a command (which an editor's terminal may show). */
+  command: boolean;
 }
 
 /** The editor diffs files no larger than this; a larger one is shown as the tool's output. */
@@ -25,9 +28,8 @@ const DIFF_MAX_BYTES = 512 * 1024;
 const OUTPUT_MAX_CHARS = 64 * 1024;
 
 /**
- * Describes calls for ACP from what each tool declares it touches (tools/types.ts `Touches`), so
- * this file names no tool: a command is `execute`, a URL `fetch`, a written path `edit`, a filter
- * `search`, a read path `read`. It keeps, per running call, the text of the files it writes as they
+ * Describes calls for ACP from what each tool declares it touches (tools/types.ts `Touches`; the
+ * kind as tool-kinds.ts reads it), so this file names no tool. It keeps, per running call, the text of the files it writes as they
  * were before it ran, and the output streamed so far.
  */
 export class ToolCallViews {
@@ -35,6 +37,8 @@ export class ToolCallViews {
   private readonly output = new Map<string, string>();
   /** Calls that run a command, started and not finished, in order. */
   private readonly commands: string[] = [];
+  /** A sub-agent's running calls: its own call id to the id the editor knows it by. */
+  private readonly subagentCalls = new Map<string, string>();
 
   constructor(
     private readonly tools: ToolRegistry,
@@ -47,19 +51,21 @@ export class ToolCallViews {
     const touches = this.touchesOf(name, rawInput);
     const abs = (p: string) => (isAbsolute(p) ? p : resolve(this.workspace, p));
     const writes = (touches?.writes ?? []).map(abs);
-    const paths = [...writes, ...(touches?.reads ?? []).map(abs)];
+    const { kind, paths: named } = kindOf(name, touches);
+    const paths = [...writes, ...(touches?.reads ?? []), ...named].map(abs);
     return {
       title: label ?? name,
-      kind: kindOf(touches),
+      kind,
       locations: [...new Set(paths)].map((path) => ({ path })),
       rawInput,
       writes,
+      command: touches?.command !== undefined,
     };
   }
 
   /** The `tool_call` update for a call the model made. */
   started(callId: string, view: CallView): AcpToolCall {
-    if (view.kind === 'execute') this.commands.push(callId);
+    if (view.command) this.commands.push(callId);
     return {
       toolCallId: callId,
       title: view.title,
@@ -68,6 +74,17 @@ export class ToolCallViews {
       locations: view.locations,
       rawInput: view.rawInput,
     };
+  }
+
+  /** Notes the editor's id of a sub-agent's call (call ids repeat across sessions), until it ends. */
+  subagentCall(callId: string, editorId: string | undefined): void {
+    if (editorId) this.subagentCalls.set(callId, editorId);
+    else this.subagentCalls.delete(callId);
+  }
+
+  /** The id the editor knows a call by: a sub-agent's (`byAgent`) as subagentCall noted it. */
+  editorId(callId: string, byAgent: boolean): string {
+    return (byAgent && this.subagentCalls.get(callId)) || callId;
   }
 
   /** The command running now (calls that change things run one at a time), if any. */
@@ -137,15 +154,6 @@ export class ToolCallViews {
 
 export function textContent(text: string): ToolCallContent {
   return { type: 'content', content: { type: 'text', text } };
-}
-
-function kindOf(touches: Touches | undefined): ToolKind {
-  if (touches?.command !== undefined) return 'execute';
-  if (touches?.urls?.length) return 'fetch';
-  if (touches?.writes?.length) return 'edit';
-  if (touches?.filters?.length) return 'search';
-  if (touches?.reads?.length) return 'read';
-  return 'other';
 }
 
 function parseArgs(args: string): unknown {

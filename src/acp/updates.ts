@@ -3,21 +3,24 @@ import { type AgentEvent, type DoneEvent, shownCall } from '../agent/events.js';
 import { readTodos } from '../tools/tracking/index.js';
 import type { Todo } from '../tools/tracking/todo.js';
 import type { SessionState } from '../tools/types.js';
+import { SubagentUpdates } from './subagent-updates.js';
 import type { ToolCallViews } from './tool-calls.js';
 
 /**
  * Turns the one event stream into `session/update`s: text and reasoning stay apart, a call becomes
- * a `tool_call` that is updated as it runs and when it ends, usage fills the editor's context meter,
- * and the todo list, whenever a call changed it, is sent whole as the plan.
+ * a `tool_call` that is updated as it runs and when it ends, a sub-agent's calls are shown as calls
+ * of their own (subagent-updates.ts), usage fills the editor's context meter, and the todo list, whenever a call changed it, is sent whole as the plan.
  */
 export class UpdateMapper {
   private todos = '';
+  private readonly subagents: SubagentUpdates;
 
   constructor(
     private readonly views: ToolCallViews,
     private readonly state: () => SessionState,
   ) {
     this.todos = JSON.stringify(readTodos(state()));
+    this.subagents = new SubagentUpdates(views);
   }
 
   async map(event: AgentEvent): Promise<SessionUpdate[]> {
@@ -56,6 +59,10 @@ export class UpdateMapper {
         return event.contextWindow > 0
           ? [{ sessionUpdate: 'usage_update', used: event.contextUsed, size: event.contextWindow }]
           : [];
+      case 'subagent_start':
+      case 'subagent_event':
+      case 'subagent_end':
+        return this.subagents.map(event);
       default:
         return [];
     }

@@ -28,6 +28,7 @@ const SHAPES: Record<string, [params: string, result?: string]> = {
   'session/list': ['ListSessionsRequest', 'ListSessionsResponse'],
   'session/prompt': ['PromptRequest', 'PromptResponse'],
   'session/set_mode': ['SetSessionModeRequest', 'SetSessionModeResponse'],
+  'session/set_config_option': ['SetSessionConfigOptionRequest', 'SetSessionConfigOptionResponse'],
   'session/cancel': ['CancelNotification'],
   'session/update': ['SessionNotification'],
   'session/request_permission': ['RequestPermissionRequest', 'RequestPermissionResponse'],

@@ -35,17 +35,18 @@ export async function runAcp(flags: AcpFlags, version: string): Promise<number> 
         // The runner reads the same Hearth home (its sandbox settings) as this process.
         env: process.env.HEARTH_HOME ? [{ name: 'HEARTH_HOME', value: process.env.HEARTH_HOME }] : [],
       }),
-      open: async (cwd, servers) => {
+      open: async (cwd, servers, model) => {
         const extra: FlagSetting[] = Object.entries(servers).map(([name, spec]) => ({
           key: `mcp.servers.${name}`,
           value: spec,
           name: "the editor's session/new",
         }));
-        const at = { ...flags, workspace: cwd };
+        const at = { ...flags, workspace: cwd, ...(model === undefined ? {} : { model }) };
         const loaded = await loadConfigFromFlags(at, extra);
         const runtime = await runtimeFromConfig(loaded, at);
         try {
-          return { runtime, connection: await resolveConnection(loaded.config) };
+          const connection = await resolveConnection(loaded.config);
+          return { runtime, connection, profile: loaded.profile?.name };
         } catch (err) {
           await runtime.close();
           throw err;

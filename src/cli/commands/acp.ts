@@ -15,7 +15,8 @@ reject, or always reject that call, for the rest of the session. Modes: normal (
 every call), plan (read-only) and auto (Yolo). When the editor offers its file API, the file tools
 read its buffers (unsaved changes included) and write through it, so edits appear in its review;
 paths, permission rules and the sandbox are checked as always. When it offers terminals, commands
-show in them, still run by Hearth in its sandbox.
+show in them, still run by Hearth in its sandbox. The editor's model menu offers your config's
+profiles and the server's models; /undo, /rewind N and /compact work as in the terminal.
 
 Only protocol messages go to stdout; notes and errors go to stderr.
 
