@@ -37,7 +37,14 @@ describe('sessions the gateway has finished with', () => {
     await Promise.all(Array.from({ length: SESSIONS }, (_, i) => turn(`s${i}`)));
     expect((await gw.json<{ sessions: number }>('/api/status')).sessions).toBe(SESSIONS + 1);
 
-    await waitUntil(async () => (await status()).held === 0, async () => JSON.stringify(await status()));
+    let last = await status();
+    await waitUntil(
+      async () => {
+        last = await status();
+        return last.held === 0;
+      },
+      () => `no session held; status ${JSON.stringify(last)}`,
+    );
     expect(await status()).toMatchObject({ held: 0, running: 0, queued: 0 });
     // Per-session timers (merge windows, lease renewals, approvals) are all stopped.
     expect(timers()).toBeLessThanOrEqual(before);
