@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
@@ -339,22 +339,26 @@ function rowsOf(load: Load): Row[] {
 /**
  * Where the gateway's busy time went in a CPU profile of the 50-session run (HEARTH_BENCH_PROF;
  * start-up left out; each sample given to the innermost Hearth folder on its stack, SQLite and
- * socket writes to themselves). Measured on 2026-12-07, load average ~20 on 2 cores; profile again
- * after changing the engine.
+ * socket writes to themselves). Measured on 2026-12-07: 7.9 s busy over 300 turns, load average
+ * 21 on 2 cores. Profile again after changing the engine.
  */
 const PROFILE_SPLIT =
-  'model client (src/llm: SSE parsing, text tool-call scan, request) 21%, SQLite 19% (agent session: messages, status, usage 9%; event log 4%; gateway reads 3%), node I/O callbacks 14%, WebSocket frames 7% + ws/hono 6%, agent loop 7%, GC 6%, gateway 5%';
+  'model client (src/llm: SSE parsing, text tool-call scan, the request) 24% + its socket writes 4%, SQLite 22% (agent session: messages, status, usage, lease 12%; event log 3%; gateway reads 3.5%), node I/O callbacks 11%, WebSocket frames 7% + ws 3%, agent loop 7%, GC 6%, gateway 5%';
 
-/** Where the time goes: the server's CPU measured here, and the split of a profile of it. */
+/**
+ * Where the time goes: the server's CPU measured here, and the split of a profile of it. A server
+ * short of a core's use was not saturated but waiting for a CPU (a loaded machine): each chunk then
+ * waits to be scheduled in two processes (the gateway, then the client), where a direct read waits
+ * in one.
+ */
 function why(load: Load): string {
-  const saturated = load.cpu.busy >= 0.8;
-  return (
-    `the gateway used ${load.cpu.perTurn.toFixed(0)} ms of CPU per turn, ${(100 * load.cpu.busy).toFixed(0)}% of a core` +
-    (saturated
-      ? ": its one event loop is saturated, so a chunk waits behind every other session's turn work;"
-      : ';') +
-    ` a profile splits it: ${PROFILE_SPLIT}. Meeting the goal needs the turns' agent and model work off that loop (worker threads or hearth workers)`
-  );
+  const cores = cpus().length;
+  const used = `the gateway used ${load.cpu.perTurn.toFixed(0)} ms of CPU per turn, ${(100 * load.cpu.busy).toFixed(0)}% of a core`;
+  const state =
+    load.cpu.busy >= 0.8
+      ? "its one event loop is saturated, so a chunk waits behind every other session's turn work"
+      : `not saturated: with load average ${load.load[1].toFixed(0)} on ${cores} cores it mostly waited for a CPU, and every chunk waits for one in two processes (gateway, client) where the direct read waits in one`;
+  return `${used}: ${state}; a profile splits its CPU: ${PROFILE_SPLIT}`;
 }
 
 function goalsOf(load: Load): Goal[] {
