@@ -77,6 +77,8 @@ export class SessionSocket {
    * `stored_messages` event sent once the replay reaches `after`: they came after those events.
    */
   private tail: { after: number; json: string } | undefined;
+  /** The socket's writes wait for the end of this tick (`corkForTick`). */
+  private corked = false;
   /** Messages are handled one after another, in the order they came. */
   private chain: Promise<void> = Promise.resolve();
 
@@ -276,9 +278,29 @@ export class SessionSocket {
   private readonly send = (json: string): void => {
     if (this.stopped) return;
     const raw = this.ws.raw as WebSocket | undefined;
-    if (raw && raw.bufferedAmount > this.limits.maxBehindBytes) this.cutOff(raw);
-    else this.ws.send(json);
+    if (raw && raw.bufferedAmount > this.limits.maxBehindBytes) {
+      this.cutOff(raw);
+      return;
+    }
+    this.corkForTick(raw);
+    this.ws.send(json);
   };
+
+  /**
+   * Holds this socket's writes until the current tick ends: the events one write of the recorder
+   * stored (a turn's `usage` and `done`, a replayed page) leave in one system call, not one each.
+   * Under load those calls (each waking the reader) were the gateway's largest single cost.
+   */
+  private corkForTick(raw: WebSocket | undefined): void {
+    const socket = (raw as { _socket?: Socket } | undefined)?._socket;
+    if (this.corked || !socket || socket.destroyed) return;
+    this.corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      socket.uncork();
+    });
+  }
 
   /** Stops sending and closes; a reader that takes not even the close frame is cut off after the grace. */
   private cutOff(raw: WebSocket): void {

@@ -1,12 +1,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RawData, WebSocket } from 'ws';
 import { useCliHarness } from '../support/cli-harness.js';
 import { readSse, type WireMessage } from '../support/gateway.js';
 import { reply } from '../support/scripted-server.js';
 import { withDeadline } from '../support/wait.js';
-import { type ServedGateway, startServe } from './support.js';
+import { collect, type ServedGateway, startServe } from './support.js';
 
 /** An answer, read field by field: the assertions check it, not the types. */
 // biome-ignore lint/suspicious/noExplicitAny: the gateway's answers are checked by the assertions below.
@@ -534,34 +533,3 @@ describe('the installed gateway API, operation by operation', () => {
     expect(missing).toEqual([]);
   });
 });
-
-/** A WebSocket that keeps what it got, waited on by content. */
-async function collect(open: (onMessage: (data: RawData) => void) => Promise<WebSocket>) {
-  const messages: WireMessage[] = [];
-  const waiters = new Set<() => void>();
-  const ws = await open((data) => {
-    messages.push(JSON.parse(String(data)) as WireMessage);
-    for (const wake of waiters) wake();
-  });
-  return {
-    ws,
-    messages,
-    send: (message: object) => ws.send(JSON.stringify(message)),
-    /** The first message (received so far or later) that matches. */
-    next(match: (m: WireMessage) => boolean): Promise<WireMessage> {
-      let look = () => {};
-      const found = new Promise<WireMessage>((resolve) => {
-        look = () => {
-          const hit = messages.find(match);
-          if (hit) resolve(hit);
-        };
-        waiters.add(look);
-        look();
-      });
-      return withDeadline(
-        found,
-        () => `a matching message on ${ws.url}; got ${messages.map((m) => m.type).join(', ')}`,
-      ).finally(() => waiters.delete(look));
-    },
-  };
-}

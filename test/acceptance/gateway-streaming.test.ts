@@ -1,37 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { RawData, WebSocket } from 'ws';
 import { useCliHarness } from '../support/cli-harness.js';
 import type { WireMessage } from '../support/gateway.js';
 import { reply } from '../support/scripted-server.js';
-import { withDeadline } from '../support/wait.js';
-import { type ServedGateway, startServe } from './support.js';
+import { collect, type ServedGateway, startServe } from './support.js';
 
 /** A session's WebSocket on the installed gateway, keeping every message it got. */
-async function watch(gw: ServedGateway, path: string) {
-  const messages: WireMessage[] = [];
-  const waiters = new Set<() => void>();
-  const ws: WebSocket = await gw.socket(path, (data: RawData) => {
-    messages.push(JSON.parse(String(data)) as WireMessage);
-    for (const wake of waiters) wake();
-  });
-  const next = (match: (m: WireMessage) => boolean) => {
-    let look = () => {};
-    const found = new Promise<WireMessage>((resolve) => {
-      look = () => {
-        const hit = messages.find(match);
-        if (hit) resolve(hit);
-      };
-      waiters.add(look);
-      look();
-    });
-    return withDeadline(
-      found,
-      () => `a matching message; got ${messages.map((m) => m.type).join(', ')}`,
-    ).finally(() => waiters.delete(look));
-  };
-  const numbered = () => messages.filter((m) => m.seq !== undefined);
-  return { ws, messages, next, numbered };
-}
+const watch = (gw: ServedGateway, path: string) => collect((onMessage) => gw.socket(path, onMessage));
 
 const textOf = (events: WireMessage[]) =>
   events

@@ -9,6 +9,8 @@ import type { Browser, Page } from 'playwright-core';
 import { type RawData, WebSocket } from 'ws';
 import { type CliRun, servedAt } from '../support/cli.js';
 import type { CliHarness } from '../support/cli-harness.js';
+import type { WireMessage } from '../support/gateway.js';
+import { withDeadline } from '../support/wait.js';
 import { recordUse } from './setup/coverage.js';
 
 export interface ServedGateway {
@@ -115,4 +117,48 @@ export async function loggedInPage(
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.locator('header.topbar').waitFor();
   return page;
+}
+
+/** A WebSocket that keeps every message it got, waited on by content (never by time). */
+export interface CollectedSocket {
+  ws: WebSocket;
+  messages: WireMessage[];
+  send(message: object): void;
+  /** The first message (received so far or later) that matches. */
+  next(match: (m: WireMessage) => boolean): Promise<WireMessage>;
+  /** The session's events received so far (those with a `seq`). */
+  numbered(): WireMessage[];
+}
+
+/** Opens a WebSocket through `open` (e.g. `(on) => gw.socket(path, on)`) and keeps what it gets. */
+export async function collect(
+  open: (onMessage: (data: RawData) => void) => Promise<WebSocket>,
+): Promise<CollectedSocket> {
+  const messages: WireMessage[] = [];
+  const waiters = new Set<() => void>();
+  const ws = await open((data) => {
+    messages.push(JSON.parse(String(data)) as WireMessage);
+    for (const wake of waiters) wake();
+  });
+  return {
+    ws,
+    messages,
+    send: (message) => ws.send(JSON.stringify(message)),
+    next(match) {
+      let look = () => {};
+      const found = new Promise<WireMessage>((resolve) => {
+        look = () => {
+          const hit = messages.find(match);
+          if (hit) resolve(hit);
+        };
+        waiters.add(look);
+        look();
+      });
+      return withDeadline(
+        found,
+        () => `a matching message on ${ws.url}; got ${messages.map((m) => m.type).join(', ')}`,
+      ).finally(() => waiters.delete(look));
+    },
+    numbered: () => messages.filter((m) => m.seq !== undefined),
+  };
 }

@@ -52,6 +52,10 @@ const status = route(
             sessions: z.number().int(),
             running: z.number().int(),
             queued: z.number().int(),
+            held: z.number().int().openapi({
+              description:
+                'Sessions held in memory: running, queued or watched. Back to 0 once every client has gone and every run ended.',
+            }),
             sandbox: z.string().openapi({ description: 'How commands are confined, and why.' }),
             sandbox_warning: z.string().optional(),
             permission_mode: z.string(),
@@ -95,6 +99,7 @@ const status = route(
         sessions: await hub.store.count(),
         running: counts.running,
         queued: counts.queued,
+        held: counts.held,
         deep_work: { max_iterations: deep.maxIterations, token_budget: deep.tokenBudget ?? null },
         sandbox: safety.sandbox,
         ...(safety.sandboxWarning ? { sandbox_warning: safety.sandboxWarning } : {}),
