@@ -88,6 +88,16 @@ export class LspService {
     return checkerFor(file, this.settings.checkers, this.lookup);
   }
 
+  /**
+   * Gets the language server of `file` (absolute) ready before its first edit: started, and the
+   * file opened as it is on disk (a server loads the project then: the slow part of a first check).
+   * Settles at once; the server works on in the background. Fallback checkers need no warming.
+   */
+  warm(file: string, text: string): void {
+    if (!serverFor(file, this.table, this.lookup)) return;
+    void this.checkerFor(file)?.check(file, text, Date.now());
+  }
+
   /** True when some server or checker handles this file's extension (nothing starts). */
   handles(file: string): boolean {
     return (

@@ -3,8 +3,6 @@ import {
   copyFileSync,
   existsSync,
   mkdtempSync,
-  readdirSync,
-  readFileSync,
   realpathSync,
   rmSync,
   writeFileSync,
@@ -15,6 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DiagnosticsSettings, LspService } from '../../src/lsp/service.js';
 import { SessionDiagnostics } from '../../src/lsp/session-check.js';
+import { descendants } from './processes.js';
 
 /**
  * Language servers run in a bubblewrap jail (src/sandbox/reader.ts), with real bwrap: a configured
@@ -72,27 +71,6 @@ async function listener(): Promise<{ port: number; connections: () => number }> 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanup.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { port: (server.address() as { port: number }).port, connections: () => count };
-}
-
-/** The command lines of this process's descendants. */
-function descendants(): string[] {
-  const parents = new Map<number, number>();
-  const lines = new Map<number, string>();
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-      lines.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' '));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const ours = (pid: number): boolean => {
-    for (let at = parents.get(pid); at !== undefined && at > 0; at = parents.get(at))
-      if (at === process.pid) return true;
-    return false;
-  };
-  return [...lines].filter(([pid]) => ours(pid)).map(([, line]) => line);
 }
 
 describe('language servers in a jail', () => {
