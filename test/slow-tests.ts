@@ -28,6 +28,8 @@ export const SLOW_TESTS: string[] = [
   'test/hooks/hooks-cli.test.ts',
   'test/library/example.test.ts',
   'test/lsp/session-check.test.ts',
+  'test/lsp/jail.test.ts',
+  'test/lsp/warm.test.ts',
   'test/library/tool-formats.test.ts',
   'test/llm/tool-format-conformance.test.ts',
   'test/mcp/client.test.ts',

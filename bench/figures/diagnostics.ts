@@ -71,6 +71,7 @@ async function measure(language: Language): Promise<{ cold: number; later: numbe
       checkers: {},
       workspaceBins: false,
       servers: {},
+      sandbox: true,
     },
     { workspace: dir, env: { ...process.env, PATH: `${BIN}:${process.env.PATH}` }, workspaceBins: false },
   );

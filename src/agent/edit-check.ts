@@ -11,6 +11,11 @@ export interface EditCheckPort {
   before(writes: string[]): Promise<EditWatch>;
   /** What came in since the last result for earlier calls (diagnostics that were pending then). */
   carried(): string | undefined;
+  /**
+   * A call reads these files: their checker may get ready now (a language server started and the
+   * file loaded), so that a first edit of them is checked by its deadline. Returns at once.
+   */
+  warm?(reads: string[]): void;
 }
 
 export interface EditWatch {
@@ -26,6 +31,19 @@ export async function watchEdits(
   if (!check) return undefined;
   const writes = prepared.tool.touches?.(prepared.args).writes ?? [];
   return check.before(writes).catch(() => undefined);
+}
+
+/** Lets the checker of the files a reading call names get ready meanwhile; never fails the call. */
+export function warmReads(
+  check: EditCheckPort | undefined,
+  prepared: Extract<PreparedCall, { ok: true }>,
+): void {
+  if (!check?.warm) return;
+  try {
+    check.warm(prepared.tool.touches?.(prepared.args).reads ?? []);
+  } catch {
+    // Warming is a help, never a condition.
+  }
 }
 
 /** What the checks say after a call: its own files, then any that were pending before. */

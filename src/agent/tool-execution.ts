@@ -6,7 +6,7 @@ import type { AuditEntry } from '../store/rows.js';
 import { fromClaudeToolInput } from '../tools/claude-names.js';
 import type { PreparedCall, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';
-import { diagnosticsAfter, type EditCheckPort, watchEdits } from './edit-check.js';
+import { diagnosticsAfter, type EditCheckPort, warmReads, watchEdits } from './edit-check.js';
 import type { AgentEvent, SubagentEvent, ToolResultEvent } from './events.js';
 import { ProgressChannel, withProgress } from './progress-channel.js';
 
@@ -329,6 +329,7 @@ async function run(
     if (note !== undefined) heard.notes.push(note);
   }
   const watch = prepared.tool.mutates ? await watchEdits(deps.editCheck, prepared) : undefined;
+  if (!prepared.tool.mutates) warmReads(deps.editCheck, prepared);
   const result = await deps.tools.run(prepared, {
     ...deps.ctx,
     progress,

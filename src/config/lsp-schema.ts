@@ -5,7 +5,7 @@ import { z } from 'zod';
  * user's own, `{name: {command, extensions, root_markers}}`, beside the built-in ones (a name like
  * a built-in's replaces it). Both `lsp` and `diagnostics.checkers` start programs on the host that
  * read the workspace, and `diagnostics.workspace_bins` lets the workspace's own node_modules/.bin
- * provide them: all three are security settings (security.ts), which a project file sets only
+ * provide them, and `diagnostics.sandbox` (on) jails the servers: all four are security settings (security.ts), which a project file sets only
  * once approved.
  */
 
@@ -34,6 +34,7 @@ const DIAGNOSTICS_DEFAULTS = {
   idle: 600,
   checkers: {} as Record<string, string[] | false>,
   workspace_bins: false,
+  sandbox: true,
 };
 
 export const diagnosticsSchema = z
@@ -55,6 +56,8 @@ export const diagnosticsSchema = z
       .default(DIAGNOSTICS_DEFAULTS.checkers),
     /** Also look for servers and checkers in the workspace's node_modules/.bin (it runs what the agent could write). */
     workspace_bins: z.boolean().default(DIAGNOSTICS_DEFAULTS.workspace_bins),
+    /** Run language servers in a bubblewrap jail: the workspace read-only, no network. */
+    sandbox: z.boolean().default(DIAGNOSTICS_DEFAULTS.sandbox),
   })
   .strict()
   .default(DIAGNOSTICS_DEFAULTS);

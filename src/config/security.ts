@@ -53,6 +53,7 @@ const SECURITY_KEYS: readonly string[] = [
   'lsp',
   'diagnostics.checkers',
   'diagnostics.workspace_bins',
+  'diagnostics.sandbox',
   'telemetry',
 ];
 

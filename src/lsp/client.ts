@@ -10,6 +10,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
+import type { ReaderJail } from '../sandbox/reader.js';
 import type { Checker, CheckOutcome, Problem } from './types.js';
 
 /**
@@ -53,6 +54,10 @@ export interface ServerLaunch {
   languageId(file: string): string;
   /** What the server asks through `workspace/configuration` (pyright: the host's Python). */
   settings?: Record<string, unknown>;
+  /** The bubblewrap jail the server runs in (src/sandbox/reader.ts); none: on the host. */
+  jail?: Promise<ReaderJail | undefined>;
+  /** Programs the server runs that the jail must show it (the Python pyright is given). */
+  uses?: string[];
 }
 
 interface Doc {
@@ -72,8 +77,8 @@ interface Waiter {
 
 export class LspClient implements Checker {
   readonly name: string;
-  private readonly process: ChildProcess;
-  private readonly connection: ProtocolConnection;
+  private process: ChildProcess | undefined;
+  private connection: ProtocolConnection | undefined;
   private readonly ready: Promise<string | undefined>;
   private readonly docs = new Map<string, Doc>();
   private readonly waiters = new Map<string, Waiter>();
@@ -87,29 +92,39 @@ export class LspClient implements Checker {
 
   constructor(private readonly launch: ServerLaunch) {
     this.name = launch.name;
-    const [program, ...args] = launch.argv;
-    this.process = spawn(program!, args, {
-      cwd: launch.root,
-      env: launch.env,
-      stdio: ['pipe', 'pipe', 'ignore'],
+    this.ready = this.start().catch((err: Error) => {
+      this.gone(`could not start: ${err.message}`);
+      return this.exited;
     });
-    this.process.on('error', (err) => this.gone(`could not start: ${err.message}`));
-    this.process.on('exit', (code, signal) => this.gone(`exited (${signal ?? `code ${code}`})`));
-    this.connection = createProtocolConnection(
-      new StreamMessageReader(this.process.stdout!),
-      new StreamMessageWriter(this.process.stdin!),
+  }
+
+  private async start(): Promise<string | undefined> {
+    const jail = await this.launch.jail;
+    const { argv, env } = jail
+      ? await jail.wrap(this.launch.argv, this.launch.root, this.launch.uses)
+      : { argv: this.launch.argv, env: this.launch.env };
+    if (this.exited !== undefined) return this.exited;
+    const [program, ...args] = argv;
+    const child = spawn(program!, args, { cwd: this.launch.root, env, stdio: ['pipe', 'pipe', 'ignore'] });
+    this.process = child;
+    child.on('error', (err) => this.gone(`could not start: ${err.message}`));
+    child.on('exit', (code, signal) => this.gone(`exited (${signal ?? `code ${code}`})`));
+    const connection = createProtocolConnection(
+      new StreamMessageReader(child.stdout!),
+      new StreamMessageWriter(child.stdin!),
     );
-    this.connection.onError(() => undefined);
-    this.connection.onNotification('textDocument/publishDiagnostics', (params: PublishDiagnosticsParams) =>
+    this.connection = connection;
+    connection.onError(() => undefined);
+    connection.onNotification('textDocument/publishDiagnostics', (params: PublishDiagnosticsParams) =>
       this.published(params),
     );
-    this.connection.onRequest('workspace/configuration', (params: { items?: Array<{ section?: string }> }) =>
-      (params.items ?? []).map((item) => settingAt(launch.settings ?? {}, item.section)),
+    connection.onRequest('workspace/configuration', (params: { items?: Array<{ section?: string }> }) =>
+      (params.items ?? []).map((item) => settingAt(this.launch.settings ?? {}, item.section)),
     );
     // Requests a server may make of any client: answered, so that none waits on them.
-    for (const method of QUIET_REQUESTS) this.connection.onRequest(method, () => null);
-    this.connection.listen();
-    this.ready = this.initialize();
+    for (const method of QUIET_REQUESTS) connection.onRequest(method, () => null);
+    connection.listen();
+    return this.initialize(connection, jail !== undefined);
   }
 
   /** Why the server is not usable (it failed to start, or exited), or undefined while it runs. */
@@ -130,23 +145,28 @@ export class LspClient implements Checker {
 
   /** Shuts the server down politely, then for certain. */
   async stop(): Promise<void> {
-    if (this.exited === undefined) {
+    const { connection } = this;
+    if (this.exited === undefined && connection) {
       const polite = (async () => {
-        await this.connection.sendRequest(ShutdownRequest.type);
-        await this.connection.sendNotification(ExitNotification.type);
+        await connection.sendRequest(ShutdownRequest.type);
+        await connection.sendNotification(ExitNotification.type);
       })().catch(() => undefined);
       await Promise.race([polite, delay(STOP_MS)]);
     }
-    this.connection.dispose();
-    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+    // Marked first: a start still wrapping the argv then spawns nothing.
     this.gone('stopped');
+    connection?.dispose();
+    const child = this.process;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 
-  private async initialize(): Promise<string | undefined> {
+  private async initialize(connection: ProtocolConnection, jailed: boolean): Promise<string | undefined> {
     const rootUri = pathToFileURL(this.launch.root).href;
     try {
-      await this.connection.sendRequest('initialize', {
-        processId: process.pid,
+      await connection.sendRequest('initialize', {
+        // A jailed server has its own PID namespace, where ours is not seen: it would take us for
+        // gone and exit. bwrap ends it with us instead.
+        processId: jailed ? null : process.pid,
         rootUri,
         workspaceFolders: [{ uri: rootUri, name: 'workspace' }],
         capabilities: {
@@ -161,7 +181,7 @@ export class LspClient implements Checker {
         },
         initializationOptions: {},
       });
-      await this.connection.sendNotification('initialized', {});
+      await connection.sendNotification('initialized', {});
       return undefined;
     } catch (err) {
       return this.exited ?? `did not initialize: ${(err as Error).message}`;
@@ -171,6 +191,7 @@ export class LspClient implements Checker {
   private async checkNow(file: string, text: string): Promise<CheckOutcome> {
     const failed = (await this.ready) ?? this.exited;
     if (failed !== undefined) return { kind: 'none', reason: `${this.name} ${failed}` };
+    const connection = this.connection!;
     const uri = pathToFileURL(file).href;
     const doc = this.docs.get(uri);
     const version = (doc?.version ?? 0) + 1;
@@ -186,14 +207,14 @@ export class LspClient implements Checker {
     });
     if (doc && this.versioned) {
       doc.version = version;
-      await this.connection.sendNotification('textDocument/didChange', {
+      await connection.sendNotification('textDocument/didChange', {
         textDocument: { uri, version },
         contentChanges: [{ text }],
       });
     } else {
-      if (doc) await this.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+      if (doc) await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
       this.docs.set(uri, { version, published: false });
-      await this.connection.sendNotification('textDocument/didOpen', {
+      await connection.sendNotification('textDocument/didOpen', {
         textDocument: { uri, languageId: this.launch.languageId(file), version, text },
       });
     }
@@ -241,12 +262,11 @@ export class LspClient implements Checker {
   }
 
   private async quickFix(uri: string, diagnostic: Diagnostic): Promise<string | undefined> {
-    const asked = this.connection
-      .sendRequest('textDocument/codeAction', {
-        textDocument: { uri },
-        range: diagnostic.range,
-        context: { diagnostics: [diagnostic], only: ['quickfix'] },
-      })
+    const asked = this.connection!.sendRequest('textDocument/codeAction', {
+      textDocument: { uri },
+      range: diagnostic.range,
+      context: { diagnostics: [diagnostic], only: ['quickfix'] },
+    })
       .then((actions) => {
         const first = (actions as Array<{ title?: string }> | null)?.find((a) => typeof a.title === 'string');
         return first?.title?.split('\n')[0];

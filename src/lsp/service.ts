@@ -1,3 +1,4 @@
+import { type ReaderJail, readerJail } from '../sandbox/reader.js';
 import { checkerFor } from './checkers.js';
 import { LspClient } from './client.js';
 import {
@@ -32,16 +33,26 @@ export interface DiagnosticsSettings {
   checkers: Record<string, string[] | false>;
   workspaceBins: boolean;
   servers: Record<string, ConfiguredServer>;
+  /** Run servers in a bubblewrap jail where one can be had (src/sandbox/reader.ts). */
+  sandbox: boolean;
 }
+
+/** Makes the jail servers run in, or says why there is none (the servers then run on the host). */
+export type JailPort = (
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+) => Promise<ReaderJail | { unavailable: string }>;
 
 export class LspService {
   private readonly table: ServerDefinition[];
   private readonly clients = new Map<string, LspClient>();
   private readonly sweep: NodeJS.Timeout;
+  private jail: Promise<ReaderJail | { unavailable: string }> | undefined;
 
   constructor(
     readonly settings: DiagnosticsSettings,
     private readonly lookup: Lookup,
+    private readonly makeJail: JailPort = readerJail,
   ) {
     this.table = serverTable(settings.servers);
     this.sweep = setInterval(() => void this.stopIdle(), Math.max(1000, settings.idleMs / 4));
@@ -60,18 +71,31 @@ export class LspService {
       const key = `${found.server.name}\0${root}`;
       const running = this.clients.get(key);
       if (running && running.failure === undefined) return running;
+      const python = findProgram('python3', this.lookup);
       const client = new LspClient({
         name: found.server.name,
         argv: found.argv,
         root,
         env: this.lookup.env,
         languageId,
-        settings: this.serverSettings(),
+        settings: this.serverSettings(python),
+        jail: this.jailed().then((jail) => ('unavailable' in jail ? undefined : jail)),
+        ...(python ? { uses: [python] } : {}),
       });
       this.clients.set(key, client);
       return client;
     }
     return checkerFor(file, this.settings.checkers, this.lookup);
+  }
+
+  /**
+   * Gets the language server of `file` (absolute) ready before its first edit: started, and the
+   * file opened as it is on disk (a server loads the project then: the slow part of a first check).
+   * Settles at once; the server works on in the background. Fallback checkers need no warming.
+   */
+  warm(file: string, text: string): void {
+    if (!serverFor(file, this.table, this.lookup)) return;
+    void this.checkerFor(file)?.check(file, text, Date.now());
   }
 
   /** True when some server or checker handles this file's extension (nothing starts). */
@@ -80,6 +104,13 @@ export class LspService {
       serverFor(file, this.table, this.lookup) !== undefined ||
       checkerFor(file, this.settings.checkers, this.lookup) !== undefined
     );
+  }
+
+  /** Where servers run: in the jail (its description), or on the host and why. */
+  async jailed(): Promise<ReaderJail | { unavailable: string }> {
+    if (!this.settings.sandbox) return { unavailable: 'diagnostics.sandbox is off' };
+    this.jail ??= this.makeJail(this.lookup.workspace, this.lookup.env);
+    return this.jail;
   }
 
   async close(): Promise<void> {
@@ -103,8 +134,7 @@ export class LspService {
    * given to learn the import paths: it gets the host's python3 from PATH outside the workspace,
    * never one a workspace setting points at.
    */
-  private serverSettings(): Record<string, unknown> {
-    const python = findProgram('python3', this.lookup);
+  private serverSettings(python: string | null): Record<string, unknown> {
     return {
       python: {
         ...(python ? { pythonPath: python } : {}),

@@ -16,6 +16,8 @@ import type { Checker, CheckOutcome, Problem } from './types.js';
 
 /** Files one call may have checked: a call writing more says nothing about the rest. */
 const FILES_PER_CALL = 5;
+/** Files a session's reads may warm in all: a session reading the whole tree opens a few. */
+const WARM_FILES = 20;
 
 interface FileState {
   /** The text last checked, and every problem found in it. */
@@ -37,6 +39,7 @@ interface Late {
 export class SessionDiagnostics implements EditCheckPort {
   private readonly files = new Map<string, FileState>();
   private readonly late: Late[] = [];
+  private readonly warmed = new Set<string>();
 
   constructor(private readonly service: LspService) {}
 
@@ -63,6 +66,19 @@ export class SessionDiagnostics implements EditCheckPort {
         return join(said);
       },
     };
+  }
+
+  warm(reads: string[]): void {
+    const files = reads
+      .map((path) => this.absolute(path))
+      .filter((f): f is string => f !== undefined && !this.warmed.has(f) && !this.files.has(f))
+      .slice(0, Math.min(FILES_PER_CALL, WARM_FILES - this.warmed.size));
+    for (const file of files) {
+      this.warmed.add(file);
+      void readText(file).then((text) => {
+        if (text !== undefined) this.service.warm(file, text);
+      });
+    }
   }
 
   carried(): string | undefined {

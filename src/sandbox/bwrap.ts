@@ -64,6 +64,8 @@ export interface BwrapPlan {
   inner: string[];
   /** The directory holding the domain proxy's socket, shown inside at the same path. */
   proxyDir?: string;
+  /** The workspace is shown read-only (a program that only reads it: reader.ts). */
+  workspaceReadOnly?: boolean;
 }
 
 /**
@@ -116,7 +118,7 @@ export function buildBwrapArgs(plan: BwrapPlan): string[] {
   for (const p of plan.extraReadOnly) args.push('--ro-bind-try', p, p);
 
   if (plan.proxyDir !== undefined) args.push('--bind', plan.proxyDir, plan.proxyDir);
-  args.push('--bind', plan.workspace, plan.workspace);
+  args.push(plan.workspaceReadOnly ? '--ro-bind' : '--bind', plan.workspace, plan.workspace);
   for (const p of plan.protect.pinned) args.push('--bind', p, p);
   for (const p of plan.protect.readOnly) args.push('--ro-bind', p, p);
 
@@ -133,7 +135,7 @@ export interface BwrapTool {
 }
 
 /** Finds bubblewrap and what it supports; a SandboxError says how to get it when it is missing. */
-async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
+export async function findBwrap(searchPath = process.env.PATH): Promise<BwrapTool> {
   const bwrap = findExecutable('bwrap', `${searchPath ?? ''}:${FALLBACK_PATH}`);
   if (bwrap === null) throw new SandboxError('bwrap not installed');
   const [version, help] = await Promise.all([

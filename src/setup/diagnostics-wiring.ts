@@ -47,5 +47,6 @@ function settingsOf(config: Config): DiagnosticsSettings {
     checkers: diagnostics.checkers,
     workspaceBins: diagnostics.workspace_bins,
     servers: config.lsp,
+    sandbox: diagnostics.sandbox,
   };
 }

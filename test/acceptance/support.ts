@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { type RawData, WebSocket } from 'ws';
 import { type CliRun, servedAt } from '../support/cli.js';
-import type { CliHarness } from '../support/cli-harness.js';
+import type { CliHarness, RunOptions } from '../support/cli-harness.js';
 import type { WireMessage } from '../support/gateway.js';
 import { withDeadline } from '../support/wait.js';
 import { recordUse } from './setup/coverage.js';
@@ -35,8 +35,12 @@ export interface ServedGateway {
 }
 
 /** Starts the installed `hearth serve` on a free loopback port and reads its token where local clients do. */
-export async function startServe(cli: CliHarness, args: string[] = []): Promise<ServedGateway> {
-  const run = cli.start(['serve', '--port', '0', ...args]);
+export async function startServe(
+  cli: CliHarness,
+  args: string[] = [],
+  opts: RunOptions = {},
+): Promise<ServedGateway> {
+  const run = cli.start(['serve', '--port', '0', ...args], opts);
   const { url, out } = await servedAt(run);
   const { token } = JSON.parse(await readFile(join(cli.hearthHome, 'gateway.json'), 'utf8')) as {
     token: string;

@@ -39,6 +39,7 @@ function setUp(files: Record<string, string>, settings: Partial<DiagnosticsSetti
       checkers: {},
       workspaceBins: false,
       servers: {},
+      sandbox: true,
       ...settings,
     },
     { workspace: dir, env, workspaceBins: false },

@@ -25,7 +25,7 @@ import { withDeadline } from './wait.js';
 
 type Env = Record<string, string | undefined>;
 
-interface RunOptions {
+export interface RunOptions {
   /** The workspace unless given. */
   cwd?: string;
   /** Added to (or, with undefined, removed from) the harness's environment. */

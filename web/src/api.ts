@@ -4,6 +4,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The problem JSON's own members beside `detail` (a refused rewind's `conflicts`). */
+    readonly problem: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -25,7 +27,7 @@ export async function api<T>(path: string, body?: unknown, method?: string): Pro
   }
   if (!response.ok) {
     const detail = (parsed as { detail?: string; title?: string }).detail ?? response.statusText;
-    throw new ApiError(response.status, detail);
+    throw new ApiError(response.status, detail, parsed as Record<string, unknown>);
   }
   return parsed as T;
 }

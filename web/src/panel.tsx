@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Models, type Status } from './api.js';
 import { FileTree, FileViewer } from './files.js';
 import { PipelinePanel } from './pipeline.js';
+import { Turns } from './rewind.js';
 import { tokens } from './sessions.js';
 import type { View } from './view.js';
 
@@ -106,6 +107,10 @@ export function SidePanel({ id, view, status, onMode, onError }: Props) {
           />{' '}
           Deep work (higher limits)
         </label>
+      </section>
+      <section>
+        <h2>Turns</h2>
+        <Turns id={id} running={view.running} onError={onError} />
       </section>
       <section>
         <h2>Files</h2>
