@@ -39,6 +39,8 @@ export interface PipelineDeps {
   /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
   commands: string[];
   commandTimeoutMs: number;
+  /** The files ranked for a task, listed in the coder's first message ('' for none). */
+  fileContext?(task: TaskRow, signal?: AbortSignal): Promise<string>;
   /** What the quality gate's findings do (`quality-gate.ts`); unset: off. */
   qualityGate?: QualityGateMode;
   limits: Limits;
