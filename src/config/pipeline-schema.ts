@@ -73,6 +73,8 @@ export const pipelineSchema = z
     file_context: z.number().int().min(0).max(2000).default(150),
     /** The project's state in `.hearth/PROJECT.md` and a lab notebook in `.hearth/notebook.md`, kept by each run. */
     project_state: z.boolean().default(true),
+    /** LAO's analyst: before planning, findings on the repository for the plan (with the planner's model). */
+    analyst: z.boolean().default(false),
   })
   .strict()
   .default({
@@ -87,4 +89,5 @@ export const pipelineSchema = z
     lease: 60,
     file_context: 150,
     project_state: true,
+    analyst: false,
   });

@@ -101,6 +101,11 @@ function notebookLine(e: PipelineEvent): Line | undefined {
       return async () => `plan #${e.planId}: planned into ${e.tasks} task(s)`;
     case 'plan_failed':
       return async () => `plan #${e.planId}: planning failed: ${short(e.error)}`;
+    case 'plan_analysed':
+      return async () =>
+        e.file
+          ? `plan #${e.planId}: the analyst's findings in ${e.file}`
+          : `plan #${e.planId}: no analysis: ${short(e.error ?? '')}`;
     case 'task_verified':
       if (e.findings.length === 0) return undefined;
       return async (plans) =>
@@ -145,7 +150,7 @@ async function appendSafely(workspace: string, file: string, text: string): Prom
   }
 }
 
-async function writeSafely(workspace: string, file: string, text: string): Promise<void> {
+export async function writeSafely(workspace: string, file: string, text: string): Promise<void> {
   const abs = await target(workspace, file);
   const temp = `${abs}.${process.pid}.tmp`;
   const handle = await open(temp, 'w', 0o644);

@@ -124,6 +124,7 @@ export async function pipelineDeps(
     },
     ...(git ? { git } : {}),
     fileContext: (task, until) => files.forTask(task, until),
+    analyst: settings.analyst,
     commands: settings.commands,
     commandTimeoutMs: settings.command_timeout * 1000,
     qualityGate: settings.quality_gate_mode,

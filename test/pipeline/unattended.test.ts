@@ -52,6 +52,7 @@ const PIPELINE_DEFAULTS = {
   lease: 60,
   file_context: 150,
   project_state: true,
+  analyst: false,
 };
 
 describe('a task judged after a round with declined calls', () => {
