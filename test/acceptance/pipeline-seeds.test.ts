@@ -82,6 +82,8 @@ describe('the pipeline features of the seeds', () => {
       extraRoutes: {
         'POST /v1/chat/completions': (_req, body) => {
           const request = body as Parameters<typeof answer>[2];
+          if (String(request.messages[0]?.content).startsWith('Count from one'))
+            return { json: textReply('one two') };
           if (String(request.messages[0]?.content).startsWith('You analyse a repository')) {
             analysed.push(String(request.messages.at(-1)?.content));
             return { json: textReply(FINDINGS) };
@@ -142,6 +144,16 @@ describe('the pipeline features of the seeds', () => {
     expect(notebook).toMatch(/plan #1 task #1 invoice tax: review approve: fine/);
     expect(notebook).toMatch(/plan #1 task #1 invoice tax: committed [0-9a-f]{10}/);
     expect(notebook).toMatch(/plan #1 task #1 invoice tax: done/);
+
+    // Benchmark: one model serves every role here, asked once, with its speed.
+    const bench = JSON.parse((await hearth(['pipeline', 'benchmark', '--json'])).stdout);
+    expect(bench).toEqual([
+      expect.objectContaining({ model: 'scripted-model', roles: ['planner', 'coder', 'reviewer'], ok: true }),
+    ]);
+    expect(bench[0].completionTokens).toBe(5);
+    expect((await hearth(['pipeline', 'benchmark'])).stdout).toMatch(
+      /scripted-model\s+planner,coder,reviewer\s+\S/,
+    );
 
     // KPIs: one task finished, first time through the checks, no rework.
     const kpi = JSON.parse((await hearth(['pipeline', 'kpi', '--json'])).stdout);

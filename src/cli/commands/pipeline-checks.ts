@@ -7,6 +7,7 @@ import type { GlobalFlags } from '../options.js';
 const load = async () => ({
   existsSync: (await import('node:fs')).existsSync,
   join: (await import('node:path')).join,
+  ...(await import('../../pipeline/benchmark.js')),
   ...(await import('../../pipeline/git-trace.js')),
   ...(await import('../../pipeline/kpi.js')),
   ...(await import('../../pipeline/preflight.js')),
@@ -42,7 +43,7 @@ async function gitOf(runtime: Runtime) {
   return createGitTrace(runtime.workspace, (await runtime.sandbox()).sandbox);
 }
 
-/** The operator's checks on the pipeline (LAO's preflight, kpi and the reconcile of tasks). */
+/** The operator's checks on the pipeline (LAO's preflight, benchmark, kpi and the reconcile of tasks). */
 export function addPipelineChecks(pipeline: Command): void {
   pipeline
     .command('preflight')
@@ -71,6 +72,39 @@ export function addPipelineChecks(pipeline: Command): void {
             : `${visible(describePreflight(checks))}\n`,
         );
         if (checks.some((c) => !c.ok)) process.exitCode = 1;
+      });
+    });
+  pipeline
+    .command('benchmark')
+    .description("time to the first token and tokens per second of each role's model on this machine")
+    .option('--json', 'as JSON')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const {
+        benchmark,
+        benchTargets,
+        describeBenchmark,
+        resolveConnection,
+        createClient,
+        terminalJson,
+        visible,
+      } = await load();
+      await withStore(cmd, async (runtime) => {
+        const { config } = runtime;
+        const connection = await resolveConnection(config);
+        const roles = (['planner', 'coder', 'reviewer'] as const).map((role) => ({
+          role,
+          model: config.pipeline.roles[role]?.model ?? connection.model,
+          baseUrl: config.pipeline.roles[role]?.base_url ?? connection.baseUrl,
+        }));
+        const rows = await benchmark(benchTargets(roles), (t) =>
+          createClient({ ...connection, baseUrl: t.baseUrl, model: t.model }, config),
+        );
+        process.stdout.write(
+          cmd.optsWithGlobals<Flags>().json
+            ? `${terminalJson(rows)}\n`
+            : `${visible(describeBenchmark(rows))}\n`,
+        );
+        if (rows.some((r) => !r.ok)) process.exitCode = 1;
       });
     });
   pipeline
