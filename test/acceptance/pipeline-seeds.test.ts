@@ -90,7 +90,8 @@ describe('the pipeline features of the seeds', () => {
           }
           const first = request.messages.filter((m) => m.role === 'user');
           if (roleOf(request) === 'planner') planned.push(String(request.messages.at(-1)?.content));
-          if (roleOf(request) === 'coder' && first.length === 1) briefs.push(String(first[0]!.content));
+          if (roleOf(request) === 'coder' && first.length === 1 && request.messages.at(-1)?.role === 'user')
+            briefs.push(String(first[0]!.content));
           return { json: answer(script, reviews, request) };
         },
       },
