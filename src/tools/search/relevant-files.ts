@@ -18,6 +18,8 @@ const MAX_BYTES = 200_000;
 const EMBED_CANDIDATES = 16;
 const EMBED_HEAD_CHARS = 1500;
 const RRF_K = 60;
+/** Hearth's own records in a workspace (the pipeline's trace, the project state): never the task's code. */
+const HEARTH_RECORDS = ['.hearth', '.hearth-pipeline'];
 
 const STOP_WORDS = new Set(
   'the and for with that this from into when then them they have has are was were will would should could not but its all any each only also more most some such than too very can out use using add make new file files code task does done your you our one two'.split(
@@ -94,7 +96,7 @@ export function formatRanking(files: readonly RankedFile[], tokens: number): str
 }
 
 async function listFiles(workspace: string, options: RankOptions): Promise<string[]> {
-  const scope = await searchScope(workspace, workspace, options.exclude);
+  const scope = await searchScope(workspace, workspace, [...HEARTH_RECORDS, ...(options.exclude ?? [])]);
   const files: string[] = [];
   for await (const batch of walkFiles({ scope, signal: options.signal })) {
     for (const file of batch) if (!options.leavesOut?.(file.path)) files.push(file.path);
@@ -141,11 +143,14 @@ async function keywordRanking(
     if (found.size === 0) return;
     const weights: Array<[string, number]> = [];
     for (const [word, { inPath, tf }] of found) {
+      // A word in most files (`src`, the project's name) tells them apart no more than a stop word.
+      if (n >= 3 && docFreq.get(word)! > n / 2) continue;
       const idf = Math.log(1 + (n - docFreq.get(word)! + 0.5) / (docFreq.get(word)! + 0.5));
       weights.push([word, idf * ((inPath ? 2 : 0) + tf / (tf + 1.2))]);
     }
     // A path the task names outright is what the task is about.
     const named = query.includes(file) ? 10 : 0;
+    if (weights.length === 0 && named === 0) return;
     const score = named + weights.reduce((sum, [, w]) => sum + w, 0);
     weights.sort((a, b) => b[1] - a[1]);
     scored.push({ path: file, score, words: weights.map(([w]) => w) });
