@@ -66,6 +66,15 @@ export const pipelineSchema = z
      * lasts without renewal; a worker silent that long counts as dead and another takes over.
      */
     lease: z.number().min(1).max(3600).default(60),
+    /**
+     * Tokens of the coder's file context: the workspace's files ranked for the task (words, and
+     * embeddings and memories where there are), listed in its first message; 0: none.
+     */
+    file_context: z.number().int().min(0).max(2000).default(150),
+    /** The project's state in `.hearth/PROJECT.md` and a lab notebook in `.hearth/notebook.md`, kept by each run. */
+    project_state: z.boolean().default(true),
+    /** LAO's analyst: before planning, findings on the repository for the plan (with the planner's model). */
+    analyst: z.boolean().default(false),
   })
   .strict()
   .default({
@@ -78,4 +87,7 @@ export const pipelineSchema = z
     batch: 4,
     swap: SWAP_DEFAULTS,
     lease: 60,
+    file_context: 150,
+    project_state: true,
+    analyst: false,
   });

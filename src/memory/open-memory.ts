@@ -34,8 +34,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<LongTermMe
   });
 }
 
-async function chooseEmbedder(
-  options: OpenMemoryOptions,
+export async function chooseEmbedder(
+  options: Pick<OpenMemoryOptions, 'config' | 'server' | 'workspace'>,
 ): Promise<{ embedder?: EmbeddingClient; reason?: string }> {
   const { config, server } = options;
   const configured = config.memory.embedding_model;

@@ -38,13 +38,18 @@ export async function runCoder(
   task: TaskRow,
   prerequisites: TaskRow[],
   signal?: AbortSignal,
+  /** The files ranked for the task (file-context.ts), for a first round. */
+  context?: string,
 ): Promise<CoderResult> {
   const earlier = task.sessionId ? await sessions.open(task.sessionId) : undefined;
   const session = earlier ?? (await sessions.create(`task #${task.seq}: ${task.title}`));
   // A session begun elsewhere starts over here from the brief, with the findings it was sent back for.
   const message = earlier
     ? (task.feedback ?? 'Your previous run was interrupted. Check what is done and finish the task.')
-    : [brief(task, prerequisites), task.feedback ? `Findings on earlier work:\n${task.feedback}` : '']
+    : [
+        brief(task, prerequisites, context),
+        task.feedback ? `Findings on earlier work:\n${task.feedback}` : '',
+      ]
         .filter(Boolean)
         .join('\n\n');
   let tokens = 0;
@@ -79,7 +84,7 @@ export async function runCoder(
   };
 }
 
-function brief(task: TaskRow, prerequisites: TaskRow[]): string {
+function brief(task: TaskRow, prerequisites: TaskRow[], context?: string): string {
   return [
     `Task #${task.seq}: ${task.title}`,
     task.description,
@@ -88,6 +93,7 @@ function brief(task: TaskRow, prerequisites: TaskRow[]): string {
     prerequisites.length
       ? `Done before this task:\n${prerequisites.map((p) => `- #${p.seq} ${p.title}${p.summary ? `: ${p.summary.slice(0, 300)}` : ''}`).join('\n')}`
       : '',
+    context ? `Files likely relevant, best first:\n${context}` : '',
     'Do only this task. Create or change the files it names; when it is done, say in one or two sentences what you did.',
   ]
     .filter(Boolean)

@@ -3,16 +3,19 @@ import path from 'node:path';
 import type { Runtime } from '../agent/runtime.js';
 import { AgentSession } from '../agent/session.js';
 import { sessionDeps } from '../agent/session-setup.js';
+import { hearthHome } from '../config/load.js';
 import type { PipelineRole } from '../config/pipeline-schema.js';
 import { type Connection, createClient, resolveConnection } from '../llm/connection.js';
 import { SessionNotFoundError } from '../store/rows.js';
 import { processOwner } from '../util/process-identity.js';
 import { partCharsFor } from './chunked-plan.js';
 import { DEFAULT_LIMITS } from './convergence.js';
+import { openFileContext } from './file-context.js';
 import { createGitTrace } from './git-trace.js';
 import { JOURNAL_KEEP, journalWriter, whilePaused } from './journal.js';
 import type { RoleClient } from './llm-call.js';
 import { createPlanInbox } from './plan-inbox.js';
+import { projectRecorder } from './project-state.js';
 import { pipelineStorage } from './storage.js';
 import { setUpSwaps } from './swap-setup.js';
 import type { PipelineEvent } from './types.js';
@@ -84,11 +87,16 @@ export async function pipelineDeps(
   const storage = await pipelineStorage(await runtime.storage(), config);
   const { plans, journal } = storage;
   const writer = journalWriter(journal, workspace, onProblem);
+  const project = settings.project_state ? projectRecorder(plans, workspace, onProblem) : undefined;
   const emit = (event: PipelineEvent) => {
     writer.write(event);
+    project?.on(event);
     show(event);
   };
   for (const message of notes) emit({ type: 'model_note', message });
+  const files = await openFileContext(config, workspace, hearthHome(), connection, async () =>
+    (await runtime.storage()).memory(),
+  );
   const declining = unattendedNote(mode, config.permissions.allow.length);
   if (declining) emit(declining);
   return {
@@ -115,6 +123,8 @@ export async function pipelineDeps(
       state: (id, key) => store.readState(id, key),
     },
     ...(git ? { git } : {}),
+    fileContext: (task, until) => files.forTask(task, until),
+    analyst: settings.analyst,
     commands: settings.commands,
     commandTimeoutMs: settings.command_timeout * 1000,
     qualityGate: settings.quality_gate_mode,
@@ -128,9 +138,11 @@ export async function pipelineDeps(
     ...(signal ? { signal } : {}),
     async close() {
       await writer.flush();
+      await project?.flush();
       await journal
         .prune(workspace, JOURNAL_KEEP)
         .catch((err: Error) => onProblem(`the pipeline journal could not be pruned: ${err.message}`));
+      await files.close();
       await storage.close();
     },
   };

@@ -95,6 +95,10 @@ export function describeEvent(e: PipelineEvent): string {
       return `plan #${e.planId}: ${e.tasks} tasks${e.parts > 1 ? ` (planned in ${e.parts} parts)` : ''}`;
     case 'plan_failed':
       return `plan #${e.planId} could not be planned: ${e.error}`;
+    case 'plan_analysed':
+      return e.file
+        ? `plan #${e.planId}: the analyst's findings are in ${e.file}`
+        : `plan #${e.planId}: no findings from the analyst (${e.error}); planned without`;
     case 'task_state':
       return `task #${e.seq}: ${e.state}${e.note ? ` (${e.note})` : ''}`;
     case 'task_role':

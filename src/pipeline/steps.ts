@@ -61,7 +61,8 @@ async function code(deps: PipelineDeps, task: TaskRow): Promise<number> {
   if (deps.signal?.aborted) return 0;
   const prerequisites = await Promise.all(task.dependsOn.map((id) => deps.plans.task(id)));
   const before = deps.git && (await dirtyNow(deps.git, deps.signal));
-  const result = await runCoder(deps.coder, task, prerequisites, deps.signal);
+  const context = task.sessionId ? '' : await deps.fileContext?.(task, deps.signal);
+  const result = await runCoder(deps.coder, task, prerequisites, deps.signal, context);
   await record(deps, task, 'tokens', { role: 'coder', tokens: result.tokens });
   if (result.declined.length > 0) {
     await record(deps, task, 'declined', { calls: result.declined });

@@ -98,6 +98,8 @@ export type PipelineEvent =
   | { type: 'plan_part'; planId: number; part: number; parts: number }
   | { type: 'plan_planned'; planId: number; tasks: number; parts: number }
   | { type: 'plan_failed'; planId: number; error: string }
+  /** The analyst's findings on a plan (`analyst.ts`), in `file`; `error`: none came, the plan goes on without. */
+  | { type: 'plan_analysed'; planId: number; file?: string; error?: string }
   | { type: 'task_state'; planId: number; taskId: number; seq: number; state: TaskState; note?: string }
   | { type: 'task_role'; taskId: number; role: 'planner' | 'coder' | 'verifier' | 'reviewer'; model?: string }
   /** The mechanical checks ran; no findings means they passed and the reviewer is next. */

@@ -1,5 +1,6 @@
 import type { Sandbox } from '../sandbox/types.js';
 import { sleep } from '../util/clock.js';
+import { analysePlan } from './analyst.js';
 import { planInParts } from './chunked-plan.js';
 import { announce, ClaimLost } from './claim-writes.js';
 import type { CoderSessions } from './coder.js';
@@ -39,6 +40,10 @@ export interface PipelineDeps {
   /** The plan's build/test/lint commands, run by the verifier in the sandbox. */
   commands: string[];
   commandTimeoutMs: number;
+  /** LAO's analyst: findings on the repository before a plan is planned (`analyst.ts`). */
+  analyst?: boolean;
+  /** The files ranked for a task, listed in the coder's first message ('' for none). */
+  fileContext?(task: TaskRow, signal?: AbortSignal): Promise<string>;
   /** What the quality gate's findings do (`quality-gate.ts`); unset: off. */
   qualityGate?: QualityGateMode;
   limits: Limits;
@@ -238,8 +243,16 @@ async function planNew(deps: PipelineDeps, summary: RunSummary): Promise<void> {
     if (deps.signal?.aborted) return;
     await ready(deps, { id: null, planId: plan.id }, 'planner');
     if (deps.signal?.aborted) return;
-    const result = await planInParts(deps.planner, plans, plan, deps.planChars, deps.signal, (part, parts) =>
-      deps.emit({ type: 'plan_part', planId: plan.id, part, parts }),
+    const analysed = deps.analyst ? await analysePlan(deps, plan) : { plan, tokens: 0 };
+    summary.tokens += analysed.tokens;
+    if (deps.signal?.aborted) return;
+    const result = await planInParts(
+      deps.planner,
+      plans,
+      analysed.plan,
+      deps.planChars,
+      deps.signal,
+      (part, parts) => deps.emit({ type: 'plan_part', planId: plan.id, part, parts }),
     );
     summary.tokens += result.tokens;
     if (deps.signal?.aborted) return;

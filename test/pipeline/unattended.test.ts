@@ -50,6 +50,9 @@ const PIPELINE_DEFAULTS = {
   batch: 4,
   swap: { mode: 'auto' as const, memory_timeout: 300, load_timeout: 900 },
   lease: 60,
+  file_context: 150,
+  project_state: true,
+  analyst: false,
 };
 
 describe('a task judged after a round with declined calls', () => {

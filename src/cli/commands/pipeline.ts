@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { PipelineControl } from '../../pipeline/steering.js';
 import type { PipelineEvent } from '../../pipeline/types.js';
 import type { GlobalFlags } from '../options.js';
+import { addPipelineChecks } from './pipeline-checks.js';
 
 /** Loaded when a pipeline command runs: `--help` stays light (test/cli/bundle.test.ts). */
 const load = async () => ({
@@ -249,4 +250,5 @@ export function addPipelineCommands(program: Command): void {
         }
       });
     });
+  addPipelineChecks(pipeline);
 }
