@@ -7,6 +7,7 @@ import { Hooks } from '../hooks/hooks.js';
 import type { Connection } from '../llm/connection.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
+import type { LinkedRepo } from '../sandbox/linked-repo.js';
 import { createSandbox } from '../sandbox/select.js';
 import type { SandboxChoice } from '../sandbox/types.js';
 import type { SessionStorage } from '../store/session-storage.js';
@@ -77,6 +78,8 @@ export interface SessionWiring {
 }
 
 export interface RuntimeOptions {
+  /** The main repository of a worktree Hearth made, when the workspace is one (sandbox/linked-repo.ts). */
+  linkedRepo?: LinkedRepo;
   /** Extra instructions appended to the system prompt, fixed for the session. */
   instructions?: string;
   /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
@@ -153,7 +156,7 @@ export async function createRuntime(
   ).bind(bound);
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
-  const sandbox = sandboxOf(config, workspace, gate);
+  const sandbox = sandboxOf(config, workspace, gate, options.linkedRepo);
   const wiring = options.wiring ?? [];
   const promptFor = systemPrompts(workspace, await readProjectContext(workspace), tools, {
     ...options,
@@ -249,7 +252,7 @@ function webAccess(config: Config): WebAccess {
  * take it with its warning (no sandbox found) the first time only, so that it is said once however
  * many sessions and runs follow.
  */
-function sandboxOf(config: Config, workspace: string, gate: PermissionGate) {
+function sandboxOf(config: Config, workspace: string, gate: PermissionGate, linkedRepo?: LinkedRepo) {
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
   const get = (): Promise<SandboxChoice> => {
@@ -266,6 +269,7 @@ function sandboxOf(config: Config, workspace: string, gate: PermissionGate) {
       maxProcesses: settings.max_processes,
       tmpMb: settings.tmp_mb,
       maxWriteMb: settings.max_write_mb,
+      ...(linkedRepo ? { linkedRepo } : {}),
     }).then((choice) => {
       // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
       gate.commandsNeedApproval(choice.commandsNeedApproval);
