@@ -9,7 +9,7 @@ import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
 import type { LinkedRepo } from '../sandbox/linked-repo.js';
 import { createSandbox } from '../sandbox/select.js';
-import type { SandboxChoice } from '../sandbox/types.js';
+import type { SandboxChoice, SandboxOptions } from '../sandbox/types.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import { openSqliteStorage, openStorage, type SqliteStorage, type Storage } from '../store/storage.js';
@@ -247,6 +247,25 @@ function webAccess(config: Config): WebAccess {
   };
 }
 
+/** The sandbox settings for `workspace` from the config: a session's, or a sub-agent's in a worktree. */
+export function sandboxOptions(config: Config, workspace: string, linkedRepo?: LinkedRepo): SandboxOptions {
+  const settings = config.sandbox;
+  return {
+    workspace,
+    network: settings.network === true,
+    ...(Array.isArray(settings.network)
+      ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
+      : {}),
+    envAllow: settings.env,
+    memoryMb: settings.memory_mb,
+    cpus: settings.cpus,
+    maxProcesses: settings.max_processes,
+    tmpMb: settings.tmp_mb,
+    maxWriteMb: settings.max_write_mb,
+    ...(linkedRepo ? { linkedRepo } : {}),
+  };
+}
+
 /**
  * The workspace's sandbox, created on first use (probing the backends costs a trial run). Sessions
  * take it with its warning (no sandbox found) the first time only, so that it is said once however
@@ -256,25 +275,13 @@ function sandboxOf(config: Config, workspace: string, gate: PermissionGate, link
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
   const get = (): Promise<SandboxChoice> => {
-    const settings = config.sandbox;
-    sandbox ??= createSandbox(settings.mode, {
-      workspace,
-      network: settings.network === true,
-      ...(Array.isArray(settings.network)
-        ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
-        : {}),
-      envAllow: settings.env,
-      memoryMb: settings.memory_mb,
-      cpus: settings.cpus,
-      maxProcesses: settings.max_processes,
-      tmpMb: settings.tmp_mb,
-      maxWriteMb: settings.max_write_mb,
-      ...(linkedRepo ? { linkedRepo } : {}),
-    }).then((choice) => {
-      // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
-      gate.commandsNeedApproval(choice.commandsNeedApproval);
-      return choice;
-    });
+    sandbox ??= createSandbox(config.sandbox.mode, sandboxOptions(config, workspace, linkedRepo)).then(
+      (choice) => {
+        // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
+        gate.commandsNeedApproval(choice.commandsNeedApproval);
+        return choice;
+      },
+    );
     return sandbox;
   };
   return {

@@ -80,7 +80,7 @@ export async function assembleRuntime(
   const { openMcpHub } = await import('../mcp/setup.js');
   const [mcp, agents] = await Promise.all([
     openMcpHub(config, workspace, home, options.env),
-    setupSubagents(config, workspace, options.deep === true, { clock: options.clock }),
+    setupSubagents(config, workspace, options.deep === true, { clock: options.clock, home }),
   ]);
   const { notes: agentNotes, groups, groupsOn, wiring: subagents } = agents;
   let runtime: Runtime | undefined;
