@@ -122,4 +122,35 @@ describe('a session in a worktree of its own', () => {
     git(beside('evil'), 'status');
     expect(existsSync(marker)).toBe(false);
   });
+  it('two sub-agents in worktrees edit the same file without clobbering each other; each branch comes back', async () => {
+    await seed();
+    await cli.serve([
+      reply().tool('decompose', {
+        tasks: [
+          { task_id: 'red', objective: 'write red into a.txt', worktree: true },
+          { task_id: 'blue', objective: 'write blue into a.txt', worktree: true },
+        ],
+      }),
+      reply().tool('write_file', { path: 'a.txt', content: 'red\n' }),
+      reply().tool('report_result', { status: 'done', summary: 'wrote red' }),
+      reply().tool('write_file', { path: 'a.txt', content: 'blue\n' }),
+      reply().tool('report_result', { status: 'done', summary: 'wrote blue' }),
+      reply().text('Both done.'),
+    ]);
+    const r = await cli.run(['--yolo', '--deep', 'colour a.txt twice']);
+    expect(r.code, r.stderr).toBe(0);
+    const results = JSON.parse(
+      (cli.server.requests[5]!.body as { messages: { role: string; content: string }[] }).messages
+        .filter((m) => m.role === 'tool')
+        .at(-1)!.content,
+    ) as { results: Array<{ task_id: string; branch: string; worktree: string; diff_stat: string }> };
+    const [red, blue] = results.results;
+    expect(red!.branch, JSON.stringify(results)).toMatch(/^hearth\/agent-[0-9a-f]{6}$/);
+    expect(blue!.branch).not.toBe(red!.branch);
+    made.push(red!.worktree, blue!.worktree);
+    expect(red!.diff_stat).toContain('a.txt');
+    expect(git(cli.workspace, 'show', `${red!.branch}:a.txt`)).toBe('red\n');
+    expect(git(cli.workspace, 'show', `${blue!.branch}:a.txt`)).toBe('blue\n');
+    expect(await readFile(join(cli.workspace, 'a.txt'), 'utf8')).toBe('one\n');
+  });
 });
