@@ -7,8 +7,9 @@ import { Hooks } from '../hooks/hooks.js';
 import type { Connection } from '../llm/connection.js';
 import { PermissionGate } from '../permissions/gate.js';
 import { parseRules } from '../permissions/rules.js';
+import type { LinkedRepo } from '../sandbox/linked-repo.js';
 import { createSandbox } from '../sandbox/select.js';
-import type { SandboxChoice } from '../sandbox/types.js';
+import type { SandboxChoice, SandboxOptions } from '../sandbox/types.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import { openSqliteStorage, openStorage, type SqliteStorage, type Storage } from '../store/storage.js';
@@ -77,6 +78,8 @@ export interface SessionWiring {
 }
 
 export interface RuntimeOptions {
+  /** The main repository of a worktree Hearth made, when the workspace is one (sandbox/linked-repo.ts). */
+  linkedRepo?: LinkedRepo;
   /** Extra instructions appended to the system prompt, fixed for the session. */
   instructions?: string;
   /** Tools from MCP servers, added when the runtime builds the registry; closed with the runtime. */
@@ -153,7 +156,7 @@ export async function createRuntime(
   ).bind(bound);
   const { mode, allow, deny } = config.permissions;
   const gate = new PermissionGate(mode, { allow: parseRules(allow), deny: parseRules(deny) }, workspace);
-  const sandbox = sandboxOf(config, workspace, gate);
+  const sandbox = sandboxOf(config, workspace, gate, options.linkedRepo);
   const wiring = options.wiring ?? [];
   const promptFor = systemPrompts(workspace, await readProjectContext(workspace), tools, {
     ...options,
@@ -244,33 +247,41 @@ function webAccess(config: Config): WebAccess {
   };
 }
 
+/** The sandbox settings for `workspace` from the config: a session's, or a sub-agent's in a worktree. */
+export function sandboxOptions(config: Config, workspace: string, linkedRepo?: LinkedRepo): SandboxOptions {
+  const settings = config.sandbox;
+  return {
+    workspace,
+    network: settings.network === true,
+    ...(Array.isArray(settings.network)
+      ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
+      : {}),
+    envAllow: settings.env,
+    memoryMb: settings.memory_mb,
+    cpus: settings.cpus,
+    maxProcesses: settings.max_processes,
+    tmpMb: settings.tmp_mb,
+    maxWriteMb: settings.max_write_mb,
+    ...(linkedRepo ? { linkedRepo } : {}),
+  };
+}
+
 /**
  * The workspace's sandbox, created on first use (probing the backends costs a trial run). Sessions
  * take it with its warning (no sandbox found) the first time only, so that it is said once however
  * many sessions and runs follow.
  */
-function sandboxOf(config: Config, workspace: string, gate: PermissionGate) {
+function sandboxOf(config: Config, workspace: string, gate: PermissionGate, linkedRepo?: LinkedRepo) {
   let sandbox: Promise<SandboxChoice> | undefined;
   let warned = false;
   const get = (): Promise<SandboxChoice> => {
-    const settings = config.sandbox;
-    sandbox ??= createSandbox(settings.mode, {
-      workspace,
-      network: settings.network === true,
-      ...(Array.isArray(settings.network)
-        ? { allowDomains: settings.network, privateAllow: config.web.allow_private }
-        : {}),
-      envAllow: settings.env,
-      memoryMb: settings.memory_mb,
-      cpus: settings.cpus,
-      maxProcesses: settings.max_processes,
-      tmpMb: settings.tmp_mb,
-      maxWriteMb: settings.max_write_mb,
-    }).then((choice) => {
-      // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
-      gate.commandsNeedApproval(choice.commandsNeedApproval);
-      return choice;
-    });
+    sandbox ??= createSandbox(config.sandbox.mode, sandboxOptions(config, workspace, linkedRepo)).then(
+      (choice) => {
+        // No sandbox the user did not choose: commands then wait for their answer, whatever the mode.
+        gate.commandsNeedApproval(choice.commandsNeedApproval);
+        return choice;
+      },
+    );
     return sandbox;
   };
   return {

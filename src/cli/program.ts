@@ -151,6 +151,10 @@ function buildProgram(withCommands = true): Command {
     .option('-c, --continue', 'continue the most recent session in this workspace')
     .option('--resume <id>', 'continue a stored session (see: hearth sessions)')
     .option(
+      '-w, --worktree [name]',
+      'work in a git worktree of its own, on a new branch hearth/NAME beside the checkout (NAME made up when left out)',
+    )
+    .option(
       '--pause-for-approval',
       'with no terminal, stop with exit code 3 when a call needs approval (instead of declining it)',
     )

@@ -4,12 +4,14 @@ import { hearthHome } from '../config/sources.js';
 import { DiscoveryError } from '../llm/discover.js';
 import { KnownServersFile } from '../llm/known-servers.js';
 import { leaseRefusal } from '../store/run-lease.js';
+import type { Worktree } from '../worktrees/registry.js';
 import { ConnectionError, resolveConnection } from './connect.js';
 import { JsonLines } from './json-lines.js';
 import { type GlobalFlags, loadConfigFromFlags, runtimeFromConfig } from './options.js';
 import { runOneShot } from './run-task.js';
 import { loadTextWidth } from './text-width.js';
 import { UsageError } from './usage-error.js';
+import { enterWorktree, sayWorktreeEnd, sessionWorktree } from './worktree-flag.js';
 
 export interface MainFlags extends GlobalFlags {
   interactive?: boolean;
@@ -22,10 +24,26 @@ export interface MainFlags extends GlobalFlags {
   approve?: string[];
   skill?: string;
   image?: string[];
+  /** `--worktree [NAME]`: run in a git worktree of its own (worktree-flag.ts). */
+  worktree?: string | true;
 }
 
 /** The main command: a task run once, the REPL, or a stored session resumed. Resolves to the exit code. */
-export async function runTaskCommand(words: string[], flags: MainFlags, version: string): Promise<number> {
+export async function runTaskCommand(words: string[], given: MainFlags, version: string): Promise<number> {
+  const worktree =
+    given.worktree === undefined ? undefined : await enterWorktree(given.workspace, given.worktree);
+  let ran: number | Worktree;
+  try {
+    ran = await runIn(words, worktree ? { ...given, workspace: worktree.path } : given, version);
+  } finally {
+    if (worktree) await sayWorktreeEnd(worktree).catch(() => undefined);
+  }
+  if (typeof ran === 'number') return ran;
+  return runTaskCommand(words, { ...given, workspace: ran.mainCheckout, worktree: ran.name }, version);
+}
+
+/** The exit code, or the worktree a resumed session ran in, to be run there instead. */
+async function runIn(words: string[], flags: MainFlags, version: string): Promise<number | Worktree> {
   // Whether the words are a task or a command was settled before (words-or-command.ts).
   let task = words.join(' ').trim();
   const atTerminal = process.stdin.isTTY === true;
@@ -62,6 +80,10 @@ export async function runTaskCommand(words: string[], flags: MainFlags, version:
         : undefined;
     if (flags.continue && !resume)
       throw new UsageError(`No earlier session in ${runtime.workspace} to continue.`);
+    // A session that ran in a Hearth worktree goes on there, whichever folder it is resumed from.
+    const into =
+      resume && resume.workspace !== runtime.workspace ? await sessionWorktree(resume.workspace) : undefined;
+    if (into && flags.worktree === undefined) return into;
     const json = flags.json ? new JsonLines(process.stdout) : undefined;
     if (resume) json?.stored(resume);
     const last = resume && !task ? (await store.messages(resume.id)).at(-1) : undefined;

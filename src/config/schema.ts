@@ -172,9 +172,18 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           time_limit: z.number().positive().default(1800),
           /** Share of its parent's token budget a sub-agent may spend. */
           budget_share: z.number().gt(0).max(1).default(0.25),
+          /** Each sub-agent in a git worktree of its own, unless its call says `worktree: false`. */
+          worktrees: z.boolean().default(false),
         })
         .strict()
-        .default({ max_depth: 3, parallel: 1, max_turns: 30, time_limit: 1800, budget_share: 0.25 }),
+        .default({
+          max_depth: 3,
+          parallel: 1,
+          max_turns: 30,
+          time_limit: 1800,
+          budget_share: 0.25,
+          worktrees: false,
+        }),
       /** What web_fetch may reach and how much it reads. */
       web: z
         .object({

@@ -85,6 +85,13 @@ export class PermissionGate {
     return gate;
   }
 
+  /** The same rules, mode and sandbox restriction over another workspace (a sub-agent's worktree). */
+  forWorkspace(workspace: string): PermissionGate {
+    const gate = new PermissionGate(this.mode, this.rules, workspace);
+    gate.commandsAsk = this.commandsAsk;
+    return gate;
+  }
+
   /** Gives a new session (a sub-agent's) the "always" answers given so far in another (its parent). */
   carryAnswers(from: SessionState, to: SessionState): void {
     const given = from.get(ALWAYS_KEY);

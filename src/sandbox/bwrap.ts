@@ -25,6 +25,7 @@ import { buildSandboxEnv, FALLBACK_PATH, hostGitIdentity, identityGitconfig } fr
 import { findExecutable, firstLine, runHostCommand, shellJoin } from './host-command.js';
 import { etcMasks, type Mask, resolvConfTarget, type SystemEntry, systemEntries } from './host-layout.js';
 import { hostHardLimits, type LimitPlan, limitedArgv, planLimits } from './limits.js';
+import { type LinkedRepo, linkedRepoMounts } from './linked-repo.js';
 import { SandboxTree } from './pid-tree.js';
 import { findShell, KILL_GRACE_MS, type ProcessResult, processIo, runProcess } from './process.js';
 import { type ProtectedLayout, withProtection } from './protected-paths.js';
@@ -66,6 +67,8 @@ export interface BwrapPlan {
   proxyDir?: string;
   /** The workspace is shown read-only (a program that only reads it: reader.ts). */
   workspaceReadOnly?: boolean;
+  /** A Hearth worktree's main repository, as much of it as its git needs (linked-repo.ts). */
+  linkedRepo?: LinkedRepo;
 }
 
 /**
@@ -121,6 +124,12 @@ export function buildBwrapArgs(plan: BwrapPlan): string[] {
   args.push(plan.workspaceReadOnly ? '--ro-bind' : '--bind', plan.workspace, plan.workspace);
   for (const p of plan.protect.pinned) args.push('--bind', p, p);
   for (const p of plan.protect.readOnly) args.push('--ro-bind', p, p);
+  if (plan.linkedRepo !== undefined) {
+    for (const m of linkedRepoMounts(plan.linkedRepo)) {
+      const kind = m.writable ? '--bind' : '--ro-bind';
+      args.push(m.try ? `${kind}-try` : kind, m.path, m.path);
+    }
+  }
 
   args.push('--chdir', plan.cwd, '--', ...plan.inner);
   return args;
@@ -236,6 +245,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
         prlimit,
       ),
       ...(proxy ? { proxyDir: path.dirname(proxy.socketPath) } : {}),
+      ...(opts.linkedRepo ? { linkedRepo: opts.linkedRepo } : {}),
     });
     const tree = new SandboxTree();
     // `exec` makes bwrap the process-group leader runProcess kills on timeout; the group is
@@ -274,6 +284,7 @@ export async function createBwrapSandbox(opts: SandboxOptions): Promise<Sandbox>
       `bwrap (${tool.version}): ${workspace} read-write, system read-only, ` +
       `${hideHome === null ? 'home inside the workspace' : 'home hidden'}, ` +
       `network ${opts.network ? 'on' : proxy ? `only ${opts.allowDomains!.join(', ')}` : 'off'}`,
+    ...(opts.linkedRepo ? { linkedRepo: opts.linkedRepo } : {}),
     safeguards: bwrapSafeguards(limits, {
       network: opts.network,
       domains: proxy ? opts.allowDomains : undefined,

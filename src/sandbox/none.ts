@@ -41,6 +41,7 @@ export async function createNoneSandbox(opts: SandboxOptions): Promise<Sandbox> 
   const heldBy = groups?.heldBy.pids;
   return {
     kind: 'none',
+    ...(opts.linkedRepo ? { linkedRepo: opts.linkedRepo } : {}),
     description: `none: NOT SANDBOXED, commands run on the host with full file access (limits via ${prlimit ? 'prlimit' : 'ulimit'})`,
     safeguards: noneSafeguards(limitsFor(0, opts.memoryMb).addressSpaceBytes ?? 0, opts, heldBy),
     async exec(req) {

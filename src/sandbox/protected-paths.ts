@@ -179,7 +179,9 @@ async function protectedNames(workspace: string): Promise<{ names: ProtectedName
     names.push({ path: path.join(gitDir, 'config'), kind: 'git-config' });
     names.push({ path: path.join(gitDir, 'config.worktree'), kind: 'git-config' });
   }
-  const common = pinned[0];
+  // A linked worktree's hooks path comes from its main repository's config, outside the workspace,
+  // and a relative one names a directory in this work tree.
+  const common = pinned[0] ?? (await locateRepository(workspace)).commonDir;
   if (common !== undefined) {
     const hooksPath = await configuredHooksPath(workspace, path.join(common, 'config'));
     if (hooksPath !== null && isWithin(workspace, hooksPath) && hooksPath !== workspace) {

@@ -1,6 +1,7 @@
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { runHostCommand } from './host-command.js';
+import type { LinkedRepo } from './linked-repo.js';
 import { isWithin } from './workspace.js';
 
 /**
@@ -21,7 +22,11 @@ export interface RepoLocation {
   outside: string[];
 }
 
-export async function locateRepository(workspace: string): Promise<RepoLocation> {
+/**
+ * `linked`: a Hearth worktree's main repository (linked-repo.ts), which this workspace's `.git` may
+ * lead to without counting as outside, when it leads exactly there.
+ */
+export async function locateRepository(workspace: string, linked?: LinkedRepo): Promise<RepoLocation> {
   const dotGit = path.join(workspace, '.git');
   const st = await lstat(dotGit).catch(() => undefined);
   const outside: string[] = [];
@@ -31,15 +36,16 @@ export async function locateRepository(workspace: string): Promise<RepoLocation>
   if (kind === 'file') named = await gitdirFileTarget(dotGit, workspace);
   const gitDir = named === undefined ? undefined : await realpath(named).catch(() => undefined);
   if (gitDir === undefined) return { dotGit: kind, outside };
-  if (!isWithin(workspace, gitDir)) {
-    outside.push(`.git ${kind === 'link' ? 'links' : 'points'} to ${gitDir}`);
-    return { dotGit: kind, gitDir, outside };
-  }
   const commonDir = await commonDirOf(gitDir);
-  if (!isWithin(workspace, commonDir))
-    outside.push(`${path.relative(workspace, gitDir)}/commondir names ${commonDir}`);
+  const granted = kind === 'file' && linked?.gitDir === gitDir && linked.commonDir === commonDir;
+  const reachable = (p: string) => isWithin(workspace, p) || (granted && isWithin(commonDir, p));
+  if (!reachable(gitDir)) {
+    outside.push(`.git ${kind === 'link' ? 'links' : 'points'} to ${gitDir}`);
+    return { dotGit: kind, gitDir, commonDir, outside };
+  }
+  if (!reachable(commonDir)) outside.push(`${path.relative(workspace, gitDir)}/commondir names ${commonDir}`);
   for (const store of await alternates(commonDir)) {
-    if (!isWithin(workspace, store)) outside.push(`objects/info/alternates names ${store}`);
+    if (!reachable(store)) outside.push(`objects/info/alternates names ${store}`);
   }
   return { dotGit: kind, gitDir, commonDir, outside };
 }

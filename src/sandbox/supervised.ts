@@ -140,6 +140,7 @@ export async function superviseSandbox(sandbox: Sandbox, opts: SuperviseOptions)
   return {
     kind: sandbox.kind,
     description: sandbox.description,
+    ...(sandbox.linkedRepo ? { linkedRepo: sandbox.linkedRepo } : {}),
     safeguards: [...sandbox.safeguards, writes],
     exec,
     /** Stops every command still running (interpreters, forgotten calls) before releasing the rest. */

@@ -1,4 +1,5 @@
 import type { Clock } from '../util/clock.js';
+import type { LinkedRepo } from './linked-repo.js';
 import type { ProcessIo, ProcessResult } from './process.js';
 
 export type { ProcessResult } from './process.js';
@@ -50,6 +51,11 @@ export interface SandboxOptions {
   image?: string;
   /** Drives command timeouts and kill grace periods; the system clock unless a test injects one. */
   clock?: Clock;
+  /**
+   * The main repository of a worktree Hearth created (linked-repo.ts): git inside may commit on the
+   * worktree's branch; the repository's hooks and config stay out of reach. bwrap and none only.
+   */
+  linkedRepo?: LinkedRepo;
 }
 
 export interface ExecRequest extends ProcessIo {
@@ -79,6 +85,8 @@ export interface Sandbox {
    * SandboxError whose message says what to fix.
    */
   exec(req: ExecRequest): Promise<ProcessResult>;
+  /** The linked repository git may use from this workspace (a Hearth worktree's), when granted. */
+  linkedRepo?: LinkedRepo;
   /** Releases what the sandbox holds on the host (temp dirs); safe to call twice. */
   dispose(): Promise<void>;
 }

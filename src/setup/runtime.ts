@@ -12,6 +12,7 @@ import { builtInToolNames } from '../tools/catalog.js';
 import { pipelineTools } from '../tools/pipeline/index.js';
 import type { AnyTool } from '../tools/types.js';
 import type { Clock } from '../util/clock.js';
+import { trustedLink } from '../worktrees/registry.js';
 import { diagnosticsWiring } from './diagnostics-wiring.js';
 import { checkHomeOutsideWorkspace } from './home-layout.js';
 import { sessionMemory } from './memory-access.js';
@@ -74,11 +75,12 @@ export async function assembleRuntime(
     dbPath: options.db ? undefined : defaultDbPath(config),
   });
   const custom = options.tools ?? [];
+  const linkedRepo = await trustedLink(home, workspace);
   // The MCP SDK is large: loaded when a runtime is built, not when the library is imported.
   const { openMcpHub } = await import('../mcp/setup.js');
   const [mcp, agents] = await Promise.all([
     openMcpHub(config, workspace, home, options.env),
-    setupSubagents(config, workspace, options.deep === true, { clock: options.clock }),
+    setupSubagents(config, workspace, options.deep === true, { clock: options.clock, home }),
   ]);
   const { notes: agentNotes, groups, groupsOn, wiring: subagents } = agents;
   let runtime: Runtime | undefined;
@@ -94,6 +96,7 @@ export async function assembleRuntime(
             reserved: builtInToolNames([...Object.values(groups).flat(), ...custom]),
           });
     runtime = await createRuntime(config, workspace, {
+      ...(linkedRepo ? { linkedRepo } : {}),
       configNotes: [
         ...describeIgnored(loaded.ignored ?? []),
         ...(options.notes ?? []),

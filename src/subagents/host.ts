@@ -20,6 +20,7 @@ import { inLineForSlot, type SlotWaitBoard } from './slot-line.js';
 import type { SlotPool } from './slots.js';
 import { reportResultTool, SUBAGENTS_GROUP } from './tools.js';
 import type { SpawnCall, SubagentPort, SubagentResult, SubagentTask } from './types.js';
+import { openChildWorktree } from './worktree-child.js';
 
 export interface HostOptions {
   /** The root session's deps: the store, sandbox, approver and limits every child starts from. */
@@ -34,6 +35,8 @@ export interface HostOptions {
   slots: SlotPool;
   /** Runs the children's time limits; the system clock unless a test injects one. */
   clock?: Clock;
+  /** The Hearth home, where the worktrees children work in are recorded; unset: no worktrees. */
+  home?: string;
 }
 
 /** What a session that may start sub-agents brings to them. */
@@ -130,13 +133,20 @@ export class SubagentHost {
     }
 
     const model = await this.model(definition?.model, notes);
+    const place = (task.worktree ?? settings.worktrees) ? await this.worktree(gate) : undefined;
+    if (place !== undefined && !place.ok)
+      return failedResult(task, `It could not start in a worktree of its own: ${place.error}`);
+    const own = place?.child;
+    const workspace = own?.worktree.path ?? root.workspace;
+    if (own) gate = own.gate;
     const { slots } = this.options;
     const slot = slots.acquire();
     const slotWaits: SlotWaitBoard = {};
+    let disposed = false;
     try {
       const brief = buildBrief({
         task,
-        workspace: root.workspace,
+        workspace,
         context: this.options.context,
         definition,
         parentState: call.durable,
@@ -154,9 +164,9 @@ export class SubagentHost {
         llm: inLineForSlot(createClient(model.connection, model.settings, { slot }), slots, slot, slotWaits),
         tools: registry,
         gate,
-        sandbox: root.sandbox,
+        sandbox: own?.sandbox ?? root.sandbox,
         approve: this.approver(task, definition),
-        workspace: root.workspace,
+        workspace,
         maxIterations,
         tokenBudget,
         todoNudges: 0,
@@ -178,7 +188,7 @@ export class SubagentHost {
       const state = session.journal.state;
       gate.carryAnswers(call.durable, state);
       try {
-        return await runChild({
+        const result = await runChild({
           session,
           state,
           task,
@@ -191,6 +201,8 @@ export class SubagentHost {
           clock: this.options.clock ?? systemClock,
           notes,
         });
+        disposed = true;
+        return own ? await own.finish(result, task.objective) : result;
       } finally {
         await session.close();
       }
@@ -199,7 +211,16 @@ export class SubagentHost {
       return failedResult(task, `It could not start: ${(err as Error).message}`);
     } finally {
       slots.release(slot);
+      if (own && !disposed) await own.sandbox.dispose();
     }
+  }
+
+  /** A worktree of its own for a child (worktree-child.ts), from the root session's workspace. */
+  private async worktree(gate: PermissionGate) {
+    const { home, config, root } = this.options;
+    if (home === undefined)
+      return { ok: false as const, error: 'worktrees are not available in this session' };
+    return openChildWorktree({ workspace: root.workspace, home, config, gate });
   }
 
   private definition(name: string): AgentDefinition | undefined {

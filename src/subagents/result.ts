@@ -44,6 +44,13 @@ export function resultForModel(result: SubagentResult): string {
       : {}),
     ...(result.notes ? { notes: clip(result.notes, MAX_NOTES_CHARS) } : {}),
     ...(result.session ? { session: result.session } : {}),
+    ...(result.worktree
+      ? {
+          branch: result.worktree.branch,
+          worktree: result.worktree.path,
+          diff_stat: clip(result.worktree.stat, MAX_NOTES_CHARS),
+        }
+      : {}),
   });
 }
 
@@ -54,7 +61,10 @@ export function describeResults(results: readonly SubagentResult[]): string {
       const head = `${r.taskId ? `${r.taskId}: ` : ''}${r.status}`;
       const where = r.session ? ` (hearth sessions show ${r.session})` : '';
       const files = r.deliverables.length > 0 ? `\n  deliverables: ${r.deliverables.join(', ')}` : '';
-      return `${head}: ${firstLine(r.summary)}${where}${files}`;
+      const branch = r.worktree
+        ? `\n  branch: ${r.worktree.branch} (${r.worktree.commits} commits, in ${r.worktree.path})`
+        : '';
+      return `${head}: ${firstLine(r.summary)}${where}${files}${branch}`;
     })
     .join('\n');
 }

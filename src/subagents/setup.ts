@@ -24,7 +24,7 @@ export async function setupSubagents(
   config: Config,
   workspace: string,
   deepWork: boolean,
-  ports: { clock?: Clock } = {},
+  ports: { clock?: Clock; home?: string } = {},
 ): Promise<SubagentSetup> {
   const [{ definitions, notes }, context] = await Promise.all([
     loadAgentDefinitions(workspace),

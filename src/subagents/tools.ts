@@ -45,10 +45,15 @@ function spawnToolsOver(agents: readonly AgentDefinition[], port: SubagentPort |
     .join(', ');
   const agentsNote = names.length > 0 ? ` Named agents: ${listed}.` : '';
 
-  const delegateArgs = z.object({ objective: z.string().min(1), ...deliverableFields, ...agent });
+  const delegateArgs = z.object({
+    objective: z.string().min(1),
+    ...deliverableFields,
+    ...agent,
+    worktree: z.boolean().optional(),
+  });
   const delegate = defineTool({
     name: 'delegate',
-    description: `Hand one focused job to a sub-agent. It starts fresh (it sees none of this conversation), so state everything it needs; it returns status, summary and deliverables.${agentsNote}`,
+    description: `Hand one focused job to a sub-agent. It starts fresh (it sees none of this conversation), so state everything it needs; it returns status, summary and deliverables. worktree: true gives it its own git branch to merge.${agentsNote}`,
     parameters: delegateArgs,
     // Starting one changes nothing; each call the child makes is checked as any other.
     mutates: false,
@@ -65,6 +70,7 @@ function spawnToolsOver(agents: readonly AgentDefinition[], port: SubagentPort |
     depends_on: z.array(z.string()).default([]),
     ...deliverableFields,
     ...agent,
+    worktree: z.boolean().optional(),
   });
   const decompose = defineTool({
     name: 'decompose',
@@ -117,6 +123,7 @@ function taskOf(args: {
   data_hint?: string;
   /** Present only when definitions are offered (then a name among them). */
   agent?: unknown;
+  worktree?: boolean;
 }): SubagentTask {
   return {
     objective: args.objective,
@@ -127,6 +134,7 @@ function taskOf(args: {
     },
     ...(args.data_hint ? { dataHint: args.data_hint } : {}),
     ...(typeof args.agent === 'string' ? { agent: args.agent } : {}),
+    ...(args.worktree !== undefined ? { worktree: args.worktree } : {}),
     dependsOn: [],
   };
 }

@@ -20,6 +20,8 @@ export interface SubagentTask {
   agent?: string;
   /** Task ids that must finish first; their results join this task's brief. */
   dependsOn: string[];
+  /** Run it in a git worktree of its own, on its own branch (worktree-child.ts). */
+  worktree?: boolean;
 }
 
 /** What a child reports with `report_result`: its side of the contract. */
@@ -38,6 +40,8 @@ export interface SubagentResult extends SubagentContract {
   session?: string;
   /** Tokens spent by the child and by its own sub-agents. */
   usage: { prompt: number; completion: number };
+  /** The branch a child in a worktree worked on, for the parent to merge. */
+  worktree?: { branch: string; path: string; commits: number; stat: string };
 }
 
 /** The spawn tool's call, as its context gives it. */

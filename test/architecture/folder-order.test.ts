@@ -33,6 +33,7 @@ const ORDER = [
   'store',
   'sandbox',
   'checkpoints',
+  'worktrees',
   'tools',
   'permissions',
   'hooks',

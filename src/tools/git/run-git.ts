@@ -150,7 +150,8 @@ async function checkLocation(
   unconfined: boolean,
 ): Promise<Array<[string, string]>> {
   const workspace = ctx.workspace;
-  const repo = await locateRepository(workspace);
+  const linked = ctx.sandbox.linkedRepo;
+  const repo = await locateRepository(workspace, linked);
   const escapes = [...repo.outside, ...(await escapingSubmodules(workspace))];
   if (escapes.length > 0) throw leavesWorkspace(escapes);
 
@@ -186,8 +187,11 @@ async function checkLocation(
   const config = cut < 0 ? '' : r.stdout.slice(cut + 1);
   const named = located.split('\n').filter((l) => l !== '');
   const where = ['git directory', 'common directory', 'work tree'];
+  // A Hearth worktree's git directory and common directory are its main repository's (linked-repo.ts).
+  const granted = (p: string, i: number) =>
+    linked !== undefined && i < 2 && p === (i === 0 ? linked.gitDir : linked.commonDir);
   const outside = named.flatMap((p, i) =>
-    isWithin(workspace, path.resolve(p)) ? [] : [`the ${where[i]} is ${p}`],
+    isWithin(workspace, path.resolve(p)) || granted(path.resolve(p), i) ? [] : [`the ${where[i]} is ${p}`],
   );
   if (outside.length > 0) throw leavesWorkspace(outside);
   return unconfined ? [...UNCONFINED_FIXED, ...repositoryRisks(config)] : [];
