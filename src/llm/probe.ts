@@ -98,7 +98,7 @@ function noAnswer(kind: ProbedKind, trimmed: string): string {
  * "local", vLLM "vllm" or its `max_model_len`; mlx_lm.server and older llama.cpp list none).
  * Undefined when it names none of these: every endpoint is asked then.
  */
-export function kindOfList(list: Json | undefined): ProbedKind | undefined {
+function kindOfList(list: Json | undefined): ProbedKind | undefined {
   if (!Array.isArray(list?.data) || list.data.length === 0) return undefined;
   const entries = (list.data as unknown[]).map(asRecord);
   if (entries.some((m) => m.owned_by === 'vllm' || 'max_model_len' in m)) {
