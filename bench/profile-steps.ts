@@ -6,7 +6,7 @@
  * (with its callees). Samples every 100 µs, so a figure under about 0.02 ms a step is noise; the
  * profiler slows everything a little. Not part of `npm run bench`: a tool for finding the cost.
  *
- *   npm run build && node --import tsx bench/profile-steps.ts [--runs 3] [--top 40] [-- NODE_FLAG ...]
+ *   npm run build && node --import tsx bench/profile-steps.ts [--runs 3] [--top 40] [--sort late] [-- NODE_FLAG ...]
  */
 import { mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -92,7 +92,12 @@ function addCosts(into: Costs, profile: Profile, from: number, to: number): void
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { top: { type: 'string' }, runs: { type: 'string' }, focus: { type: 'string' } },
+    options: {
+      top: { type: 'string' },
+      runs: { type: 'string' },
+      focus: { type: 'string' },
+      sort: { type: 'string' },
+    },
     allowPositionals: true,
   });
   const top = Number(values.top ?? 40);
@@ -139,8 +144,12 @@ async function main(): Promise<void> {
   out(`busy (sampled, not idle)        ${ms(early.busy, EARLY)} | ${ms(late.busy, LATE)}`);
   for (const kind of ['self', 'total'] as const) {
     out(`\n${kind} time`);
-    const rows = [...early[kind]].sort((a, b) => b[1] - a[1]).slice(0, top);
-    for (const [name, us] of rows) out(`${ms(us, EARLY)} | ${ms(late[kind].get(name), LATE)}  ${name}`);
+    // Sorted by steps 2–10, or by 191–200 with `--sort late` (the steady state, once V8 has optimised).
+    const byLate = values.sort === 'late';
+    const rows = [...(byLate ? late : early)[kind]].sort((a, b) => b[1] - a[1]).slice(0, top);
+    for (const [name] of rows) {
+      out(`${ms(early[kind].get(name), EARLY)} | ${ms(late[kind].get(name), LATE)}  ${name}`);
+    }
   }
 }
 

@@ -244,7 +244,9 @@ export async function startupFigures(): Promise<Figures> {
       row('loading the one-shot code only', loadOnly),
       {
         figure: 'requests before the first chat request (--base-url and -m given)',
-        value: `known server: ${askedMost(askedWarm)}; unknown server (fresh home): ${askedMost(askedFresh)}, at once`,
+        // The bench's scripted server names no kind in GET /models, so a first contact asks every kind at once;
+        // llama.cpp, LM Studio, Ollama, vLLM and the MLX servers name theirs (test/acceptance/probing.test.ts).
+        value: `known server: ${askedMost(askedWarm)}; unknown server (fresh home): ${askedMost(askedFresh)} (its model list names no kind of server)`,
       },
     ],
     // Best of the runs: what the code costs when the machine lets it, the load average beside it.
@@ -268,7 +270,7 @@ export async function startupFigures(): Promise<Figures> {
         repl,
         oneShot,
         1.5,
-        'the REPL loads its own code (the editor, the renderer) and a sandbox trial run before the prompt',
+        "the REPL loads its own code (the editor, the renderer) before the prompt; the sandbox's trial run goes on behind it",
       ),
       bestGoal(
         'hearth --version ≤ 1.5× node -e 0',

@@ -1,8 +1,7 @@
 import { fstatSync } from 'node:fs';
-import { join } from 'node:path';
 import { hearthHome } from '../config/sources.js';
 import { DiscoveryError } from '../llm/discover.js';
-import { KnownServersFile } from '../llm/known-servers.js';
+import { knownServersIn } from '../llm/known-servers.js';
 import { leaseRefusal } from '../store/run-lease.js';
 import type { Worktree } from '../worktrees/registry.js';
 import { ConnectionError, resolveConnection } from './connect.js';
@@ -57,7 +56,7 @@ async function runIn(words: string[], flags: MainFlags, version: string): Promis
   // Asking the server (its context window, its models) takes round trips: they go on while the
   // runtime is built. A failure is reported where the connection is awaited.
   const connecting = resolveConnection(loaded.config, {
-    known: new KnownServersFile(join(hearthHome(), 'cache', 'servers.json')),
+    known: knownServersIn(hearthHome()),
   });
   connecting.catch(() => {});
   const runtime = await runtimeFromConfig(loaded, flags);
@@ -100,8 +99,10 @@ async function runIn(words: string[], flags: MainFlags, version: string): Promis
         '--image goes with a task in one-shot mode: hearth --image FILE "what to do with it"',
       );
     if (interactive && !flags.print && !flags.approve) {
-      // The prompt should come up at once: probe the server while the sandbox makes its trial run.
+      // The prompt should come up at once: the sandbox's trial run goes on behind it (a session
+      // waits for it before its first tool call, and says its warning there, as a one-shot run does).
       // With no server yet the REPL still opens: sessions can be listed and resumed meanwhile.
+      runtime.sandbox().catch(() => {});
       const [connected, { runRepl }] = await Promise.all([
         connecting.then(
           (connection) => ({ connection, error: undefined }),
@@ -111,7 +112,6 @@ async function runIn(words: string[], flags: MainFlags, version: string): Promis
           },
         ),
         import('./repl/repl.js'),
-        runtime.sandbox(),
         loadTextWidth(),
       ]);
       return await runRepl({

@@ -4,7 +4,7 @@
  * small JSON file; a file that cannot be read or written only costs a full probe.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ModelInfo } from './probe.js';
 
 export interface KnownServer {
@@ -21,7 +21,12 @@ export interface KnownServers {
 
 const keyOf = (baseUrl: string, model: string) => `${baseUrl.replace(/\/+$/, '')} ${model}`;
 
-/** Known servers in a JSON file (the CLI's: `cache/servers.json` in the Hearth home). */
+/** The known servers every command of the CLI shares: `cache/servers.json` in the Hearth home. */
+export function knownServersIn(home: string): KnownServers {
+  return new KnownServersFile(join(home, 'cache', 'servers.json'));
+}
+
+/** Known servers in a JSON file. */
 export class KnownServersFile implements KnownServers {
   private entries: Promise<Record<string, KnownServer>> | undefined;
 

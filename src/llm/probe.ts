@@ -34,8 +34,11 @@ export const OLLAMA_MIN_WINDOW = 8192;
 
 /**
  * Learns the model's context window and capabilities from the server's native endpoints.
- * Without `kind` (or with `'openai-compatible'`) all of them are tried at once and the one that
- * answers in its own shape names the server. Never throws.
+ * Without `kind` (or with `'openai-compatible'`) the server's `GET /models` is read first: most
+ * local servers name themselves there (`owned_by`), and vLLM and oMLX tell the window too, so only
+ * that kind's endpoints are asked next. A list that names no server, or a kind whose endpoints do
+ * not answer, gets all of them asked at once, and the one that answers in its own shape names the
+ * server. Never throws.
  */
 export async function probeModel(
   baseUrl: string,
@@ -53,64 +56,112 @@ export async function probeModel(
   const origin = trimmed.replace(/\/v1$/, '');
   try {
     let asked: Promise<Json | undefined> | undefined;
-    const models = () => {
+    const list = () => {
       asked ??= opts.models ?? getJson(`${trimmed}/models`, http);
       return asked;
     };
-    switch (opts.kind) {
-      case 'lmstudio':
-        return (
-          (await probeLmStudio(origin, model, http)) ??
-          unknown('lmstudio', 'LM Studio /api/v0/models did not answer')
-        );
-      case 'ollama':
-        return (
-          (await probeOllama(origin, model, http)) ?? unknown('ollama', 'Ollama /api/show did not answer')
-        );
-      // Discovery names the server by its port, which MLX servers share with these two.
-      case 'llamacpp':
-        return (
-          (await probeLlamaCpp(origin, model, http, models())) ??
-          (await probeMlx(origin, model, http, models())) ??
-          unknown('llamacpp', 'llama.cpp /props did not answer')
-        );
-      case 'vllm':
-        return (
-          (await probeMlx(origin, model, http, models())) ??
-          fromVllm(await models(), model) ??
-          unknown('vllm', `${trimmed}/models did not answer like vLLM`)
-        );
-      case 'mlx-lm':
-      case 'omlx':
-      case 'mlx-openai-server':
-        return (
-          (await probeMlx(origin, model, http, models())) ??
-          unknown(opts.kind, `${trimmed}/models did not answer like ${opts.kind}`)
-        );
+    const server: Server = { origin, model, http, list };
+    if (opts.kind && opts.kind !== 'openai-compatible' && opts.kind !== 'embedded') {
+      return (await probeKind(opts.kind, server)) ?? unknown(opts.kind, noAnswer(opts.kind, trimmed));
     }
-    const list = models();
-    const [lmstudio, ollama, llamacpp, mlx] = await Promise.all([
-      probeLmStudio(origin, model, http),
-      probeOllama(origin, model, http),
-      probeLlamaCpp(origin, model, http, list),
-      probeMlx(origin, model, http, list),
-    ]);
-    // llama.cpp also answers /api/show in Ollama's shape, for clients that only speak Ollama; oMLX
-    // may list `max_model_len` as vLLM does.
-    return (
-      lmstudio ??
-      llamacpp ??
-      ollama ??
-      mlx ??
-      fromVllm(await list, model) ??
-      unknown(
-        'openai-compatible',
-        'no native endpoint answered (tried LM Studio /api/v0/models, Ollama /api/show, llama.cpp /props, the MLX servers, /v1/models max_model_len)',
-      )
-    );
+    const named = kindOfList(await list());
+    const found = named && (await probeKind(named, server));
+    return found ?? (await probeAll(server));
   } catch (err) {
     return unknown(opts.kind ?? 'openai-compatible', `probe failed (${String(err)})`);
   }
+}
+
+/** One server being probed: its URLs, the model, and its `GET /models` answer (asked once). */
+interface Server {
+  origin: string;
+  model: string;
+  http: Http;
+  /** Asked on first use: LM Studio and Ollama told by discovery need not be asked it. */
+  list: () => Promise<Json | undefined>;
+}
+
+/** The kinds a probe can tell, by what they serve. */
+type ProbedKind = Exclude<ServerKind, 'openai-compatible' | 'embedded'>;
+
+/** Why a probe told the server's kind learnt nothing. */
+function noAnswer(kind: ProbedKind, trimmed: string): string {
+  if (kind === 'lmstudio') return 'LM Studio /api/v0/models did not answer';
+  if (kind === 'ollama') return 'Ollama /api/show did not answer';
+  if (kind === 'llamacpp') return 'llama.cpp /props did not answer';
+  return `${trimmed}/models did not answer like ${kind === 'vllm' ? 'vLLM' : kind}`;
+}
+
+/**
+ * The server a `GET /models` answer names by its `owned_by` (LM Studio "organization_owner",
+ * Ollama "library" for its own models, llama.cpp "llamacpp", oMLX "omlx", mlx-openai-server
+ * "local", vLLM "vllm" or its `max_model_len`; mlx_lm.server and older llama.cpp list none).
+ * Undefined when it names none of these: every endpoint is asked then.
+ */
+function kindOfList(list: Json | undefined): ProbedKind | undefined {
+  if (!Array.isArray(list?.data) || list.data.length === 0) return undefined;
+  const entries = (list.data as unknown[]).map(asRecord);
+  if (entries.some((m) => m.owned_by === 'vllm' || 'max_model_len' in m)) {
+    return entries.some((m) => m.owned_by === 'omlx') ? 'omlx' : 'vllm';
+  }
+  const owners = new Set(entries.map((m) => m.owned_by));
+  if (owners.size !== 1) return undefined;
+  const [owner] = owners;
+  if (owner === undefined) return 'llamacpp';
+  return OWNERS[String(owner)];
+}
+
+const OWNERS: Record<string, ProbedKind> = {
+  organization_owner: 'lmstudio',
+  library: 'ollama',
+  llamacpp: 'llamacpp',
+  omlx: 'omlx',
+  local: 'mlx-openai-server',
+};
+
+/** That kind's endpoints only; undefined when they do not answer as that kind does. */
+async function probeKind(kind: ProbedKind, s: Server): Promise<ModelInfo | undefined> {
+  switch (kind) {
+    case 'lmstudio':
+      return probeLmStudio(s.origin, s.model, s.http);
+    case 'ollama':
+      return probeOllama(s.origin, s.model, s.http);
+    // Discovery names the server by its port, which MLX servers share with these two.
+    case 'llamacpp':
+      return (
+        (await probeLlamaCpp(s.origin, s.model, s.http, s.list())) ??
+        (await probeMlx(s.origin, s.model, s.http, s.list()))
+      );
+    case 'vllm':
+      return (await probeMlx(s.origin, s.model, s.http, s.list())) ?? fromVllm(await s.list(), s.model);
+    case 'mlx-lm':
+    case 'omlx':
+    case 'mlx-openai-server':
+      return probeMlx(s.origin, s.model, s.http, s.list());
+  }
+}
+
+/** Every kind's endpoints at once: the server named itself nowhere. */
+async function probeAll(s: Server): Promise<ModelInfo> {
+  const [lmstudio, ollama, llamacpp, mlx] = await Promise.all([
+    probeLmStudio(s.origin, s.model, s.http),
+    probeOllama(s.origin, s.model, s.http),
+    probeLlamaCpp(s.origin, s.model, s.http, s.list()),
+    probeMlx(s.origin, s.model, s.http, s.list()),
+  ]);
+  // llama.cpp also answers /api/show in Ollama's shape, for clients that only speak Ollama; oMLX
+  // may list `max_model_len` as vLLM does.
+  return (
+    lmstudio ??
+    llamacpp ??
+    ollama ??
+    mlx ??
+    fromVllm(await s.list(), s.model) ??
+    unknown(
+      'openai-compatible',
+      'no native endpoint answered (tried LM Studio /api/v0/models, Ollama /api/show, llama.cpp /props, the MLX servers, /v1/models max_model_len)',
+    )
+  );
 }
 
 /** The window a session budgets with (and, with Ollama, sends as `num_ctx`), and why that one. */

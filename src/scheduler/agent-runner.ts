@@ -2,7 +2,9 @@ import { hostname } from 'node:os';
 import type { AgentEvent } from '../agent/events.js';
 import { openSession, runLimits } from '../agent/session-setup.js';
 import { type FlagSetting, loadConfig } from '../config/load.js';
+import { hearthHome } from '../config/sources.js';
 import { resolveConnection } from '../llm/connection.js';
+import { knownServersIn } from '../llm/known-servers.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import { type RunOutcome, SessionNotFoundError, type SessionRow } from '../store/rows.js';
@@ -102,7 +104,9 @@ export async function runAgentTask(
   });
   try {
     const resume = await task.resume?.(await runtime.sessions());
-    const connection = await resolveConnection(config);
+    // A server the scheduler's earlier runs probed is asked one question, as the CLI's runs do.
+    const known = knownServersIn(options.userDir ?? hearthHome(options.env));
+    const connection = await resolveConnection(config, { known });
     const session = await openSession(
       { runtime, connection, approve: declineWithoutTerminal, deepWork: false },
       resume,

@@ -334,3 +334,72 @@ describe('resolveContextWindow', () => {
     );
   });
 });
+
+describe('probeModel: a server that names itself in its model list', () => {
+  /** The requests the probe made, in order. */
+  const asked = (s: ScriptedServer) => s.allRequests.map((q) => `${q.method} ${q.path}`);
+  const listOf = (owner: string, ids: string[]) => ({
+    object: 'list',
+    data: ids.map((id) => ({ id, object: 'model', owned_by: owner })),
+  });
+
+  it('asks vLLM nothing but its list, which tells the window', async () => {
+    const s = await serve(vllmRoutes());
+    const info = await probeModel(s.baseUrl, 'Qwen/Qwen2.5-7B-Instruct');
+    expect(info).toMatchObject({ kind: 'vllm' });
+    expect(asked(s)).toEqual(['GET /v1/models']);
+  });
+
+  it('asks llama.cpp its list, then /props only', async () => {
+    const s = await serve(llamaCppRoutes());
+    const info = await probeModel(s.baseUrl, 'qwen2.5-coder-7b-instruct-q4_k_m.gguf');
+    expect(info).toMatchObject({ kind: 'llamacpp', contextWindow: 16384 });
+    expect(asked(s)).toEqual(['GET /v1/models', 'GET /props']);
+  });
+
+  it('asks LM Studio ("organization_owner") only its own endpoints after the list', async () => {
+    const s = await serve({
+      ...lmStudioRoutes(),
+      'GET /v1/models': () => ({ json: listOf('organization_owner', ['qwen2.5-7b-instruct']) }),
+    });
+    const info = await probeModel(s.baseUrl, 'qwen2.5-7b-instruct');
+    expect(info).toMatchObject({ kind: 'lmstudio', contextWindow: 8192 });
+    expect(asked(s)[0]).toBe('GET /v1/models');
+    expect(
+      asked(s)
+        .slice(1)
+        .every((q) => q.includes('/api/v0/') || q.includes('/api/v1/')),
+    ).toBe(true);
+  });
+
+  it('asks Ollama ("library") only /api/show and /api/ps after the list', async () => {
+    const s = await serve({
+      ...ollamaRoutes({ 'qwen2.5-coder:7b': ollamaShowQwenCoder }),
+      'GET /v1/models': () => ({ json: listOf('library', ['qwen2.5-coder:7b']) }),
+    });
+    const info = await probeModel(s.baseUrl, 'qwen2.5-coder:7b');
+    expect(info).toMatchObject({ kind: 'ollama' });
+    expect(asked(s)[0]).toBe('GET /v1/models');
+    expect(asked(s).slice(1).sort()).toEqual(['GET /api/ps', 'POST /api/show']);
+  });
+
+  it('asks every kind at once when the named kind does not answer as that kind', async () => {
+    // Lists like LM Studio, but answers only llama.cpp's /props.
+    const s = await serve({
+      'GET /props': () => ({ json: llamaCppProps }),
+      'GET /v1/models': () => ({ json: listOf('organization_owner', ['m']) }),
+    });
+    const info = await probeModel(s.baseUrl, 'm');
+    expect(info).toMatchObject({ kind: 'llamacpp' });
+    expect(asked(s)).toContain('GET /props');
+    expect(asked(s)).toContain('POST /api/show');
+  });
+
+  it('asks every kind at once after a list that names no server', async () => {
+    const s = await serve({ 'GET /props': () => ({ json: llamaCppProps }) });
+    const info = await probeModel(s.baseUrl, 'scripted-model');
+    expect(info).toMatchObject({ kind: 'llamacpp' });
+    expect(asked(s).filter((q) => q === 'GET /v1/models')).toHaveLength(1);
+    expect(asked(s)).toContain('GET /api/v0/models');
+  });
+});

@@ -1,9 +1,11 @@
 import { accessSync, constants } from 'node:fs';
 import type { Runtime } from '../../agent/runtime.js';
 import { defaultDbPath } from '../../config/load.js';
+import { hearthHome } from '../../config/sources.js';
 import { UnknownModelError } from '../../llm/connection.js';
 import { listModels, pickEmbeddingModel } from '../../llm/discover.js';
 import { embeddedRuntimeInfo } from '../../llm/embedded/runtime-info.js';
+import { knownServersIn } from '../../llm/known-servers.js';
 import type { ServerPool } from '../../llm/pool/server-pool.js';
 import { hostGitIdentity } from '../../sandbox/env.js';
 import { runHostCommand } from '../../sandbox/host-command.js';
@@ -65,7 +67,8 @@ export async function runDoctor(flags: GlobalFlags & { json?: boolean }, live: b
 async function serverChecks(runtime: Runtime, live: boolean): Promise<Check[]> {
   let connection: Connection;
   try {
-    connection = await resolveConnection(runtime.config);
+    // A known server is asked the one question that shows a change of its model or window.
+    connection = await resolveConnection(runtime.config, { known: knownServersIn(hearthHome()) });
   } catch (err) {
     if (err instanceof UnknownModelError) {
       return [

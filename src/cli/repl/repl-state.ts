@@ -3,6 +3,8 @@ import type { AgentEvent } from '../../agent/events.js';
 import type { Runtime } from '../../agent/runtime.js';
 import type { AgentSession } from '../../agent/session.js';
 import { openSession, type SessionSetup } from '../../agent/session-setup.js';
+import { hearthHome } from '../../config/sources.js';
+import { knownServersIn } from '../../llm/known-servers.js';
 import { probeModel } from '../../llm/probe.js';
 import type { Speed } from '../../llm/types.js';
 import type { SessionRow, SessionSummary } from '../../store/rows.js';
@@ -56,7 +58,7 @@ export class ReplState {
 
   /** The connection, made now if there is none yet; throws (ConnectionError) saying how to fix it. */
   async connect(): Promise<Connection> {
-    this.conn ??= await resolveConnection(this.runtime.config);
+    this.conn ??= await resolveConnection(this.runtime.config, { known: knownServersIn(hearthHome()) });
     return this.conn;
   }
 

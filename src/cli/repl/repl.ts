@@ -76,10 +76,10 @@ export async function runRepl(options: ReplOptions): Promise<number> {
   const approve = replApprover({ editor, turns, err: stderr, style: errStyle });
   const repl = new ReplState({ runtime, approve, deepWork: options.deepWork }, connection);
 
-  // The sandbox is settled by now (set up while the server was probed): its warning is said here.
-  // Redraws need exact widths from the first prompt on.
-  const [{ warning }] = await Promise.all([runtime.sandboxForSession(), loadTextWidth()]);
-  const notes = [...setupNotes(runtime, connection), ...(warning ? [warning] : [])];
+  // Redraws need exact widths from the first prompt on. The sandbox is not waited for: its trial run
+  // goes on behind the prompt, and the first session says its warning before its first tool call.
+  await loadTextWidth();
+  const notes = setupNotes(runtime, connection);
   if (options.resume) await repl.resume(options.resume);
   stderr.write(`${banner(options, repl, errStyle)}\n`);
   for (const note of notes) stderr.write(`${errStyle.yellow(`! ${note}`)}\n`);

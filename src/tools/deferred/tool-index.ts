@@ -29,6 +29,12 @@ export interface DeferredGroup {
 /** The index may hold one-line descriptions while it stays under this size; names alone beyond it. */
 const DESCRIBED_INDEX_CHARS = 6000;
 const ONE_LINE_CHARS = 60;
+/**
+ * A built-in group names its tools up to this many characters, and counts the rest (`+3 more`):
+ * every character is in every request, and the first request must stay under 1,000 tokens however
+ * many tools are added behind the index; the rest are found by keyword as any other.
+ */
+const BUILT_IN_NAMES_CHARS = 180;
 const MAX_RESULTS = 5;
 
 export class ToolIndex {
@@ -75,7 +81,8 @@ export class ToolIndex {
           return withDescriptions ? `${short} (${oneLine(tool.description)})` : short;
         });
         // Bare names need no space between them: every character is in every request.
-        return `${group.group}: ${entries.join(withDescriptions ? ', ' : ',')}`;
+        if (withDescriptions) return `${group.group}: ${entries.join(', ')}`;
+        return `${group.group}: ${group.describe === true ? entries.join(',') : capped(entries)}`;
       });
     const full = lines(true);
     return full.join('\n').length <= DESCRIBED_INDEX_CHARS ? full.join('\n') : lines(false).join('\n');
@@ -105,6 +112,18 @@ export class ToolIndex {
       .map((s) => s.tool);
     return { tools, problems };
   }
+}
+
+/** Names joined up to BUILT_IN_NAMES_CHARS, then how many are left out. */
+function capped(names: string[]): string {
+  let length = 0;
+  let shown = 0;
+  while (shown < names.length && length + names[shown]!.length + 1 <= BUILT_IN_NAMES_CHARS) {
+    length += names[shown]!.length + 1;
+    shown++;
+  }
+  const rest = names.length - shown;
+  return [...names.slice(0, shown), ...(rest > 0 ? [`+${rest} more`] : [])].join(',');
 }
 
 /** `mcp__github__create_issue` is `create_issue` under the `mcp github` heading. */

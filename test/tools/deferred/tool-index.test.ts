@@ -66,3 +66,18 @@ describe('tool index', () => {
     expect(found.problems).toEqual(['the server exited at start (code 1)']);
   });
 });
+
+describe('tool index: built-in groups', () => {
+  it('names built-in tools up to a fixed length and counts the rest, which a search still finds', async () => {
+    const many = Array.from({ length: 40 }, (_, i) => tool(`extra_tool_${i}`, `Does thing number ${i}.`));
+    const index = new ToolIndex([{ group: 'more', tools: () => many }]);
+    const text = index.text();
+    expect(text).toMatch(/^more: extra_tool_0,extra_tool_1,/);
+    expect(text).toMatch(/,\+\d+ more$/);
+    // However many tools wait behind the index, the line it adds to every request stays this short.
+    expect(text.length).toBeLessThanOrEqual(200);
+    expect(text).not.toContain('extra_tool_39');
+    const found = await index.search('extra_tool_39', new AbortController().signal);
+    expect(found.tools[0]?.name).toBe('extra_tool_39');
+  });
+});
