@@ -1,7 +1,9 @@
 import type { Runtime } from '../agent/runtime.js';
 import type { Config } from '../config/schema.js';
+import { hearthHome } from '../config/sources.js';
 import { type Connection, resolveConnection } from '../llm/connection.js';
 import { discoverServer, listModels } from '../llm/discover.js';
+import { knownServersIn } from '../llm/known-servers.js';
 import type { EndpointStatus, ServerPool } from '../llm/pool/server-pool.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import type { SessionRow } from '../store/rows.js';
@@ -87,7 +89,7 @@ export class WorkspaceRuntimes {
   /** Switches the model (and optionally the server) for every later turn, once it is known to exist. */
   async select(model: string, baseUrl?: string): Promise<Connection> {
     const settings = { ...this.options.config, model, base_url: baseUrl ?? this.currentModel.baseUrl };
-    const connection = await resolveConnection(settings, { pools: this.pools });
+    const connection = await resolveConnection(settings, { pools: this.pools, known: this.known() });
     this.connections.set(connectionKey(this.options.home, settings), Promise.resolve(connection));
     this.selection = { model: connection.model, baseUrl: connection.baseUrl };
     return connection;
@@ -153,11 +155,16 @@ export class WorkspaceRuntimes {
     });
   }
 
+  /** What earlier runs learnt of each server (servers.json): a known one is asked one question. */
+  private known() {
+    return knownServersIn(this.options.hearthHome ?? hearthHome());
+  }
+
   private connect(workspace: string, settings: Config): Promise<Connection> {
     const key = connectionKey(workspace, settings);
     let connection = this.connections.get(key);
     if (!connection) {
-      connection = resolveConnection(settings, { pools: this.pools });
+      connection = resolveConnection(settings, { pools: this.pools, known: this.known() });
       this.connections.set(key, connection);
       // The server may be started later: a failed probe is not remembered.
       connection.catch(() => this.connections.delete(key));

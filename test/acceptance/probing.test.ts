@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
 import { llamaCppProps, vllmModels } from '../support/probe-fixtures.js';
 import { reply } from '../support/scripted-server.js';
+import { collect, startServe } from './support.js';
 
 /** What the installed hearth asks a server before its first chat request (or, for doctor, at all). */
 describe('probing through the installed hearth', () => {
@@ -64,5 +65,23 @@ describe('probing through the installed hearth', () => {
     expect(second.asked.filter((q) => q.startsWith('GET /api/') || q.startsWith('POST /api/'))).toEqual([]);
     expect(second.asked).toContain('GET /props');
     expect(second.checks.find((c) => c.name === 'context window')?.detail).toContain('16384');
+  });
+  it("hearth serve asks a server an earlier run probed one question before a session's first turn", async () => {
+    await cli.serve({
+      extraRoutes: { 'GET /props': () => ({ json: llamaCppProps }) },
+      turns: [reply().text('one'), reply().text('two')],
+    });
+    // The scripted server names no kind in its list: the first contact asks every kind at once.
+    expect(await oneShot('scripted-model')).toContain('POST /api/show');
+    const gw = await startServe(cli, ['--no-scheduler'], { env: { HEARTH_MODEL: 'scripted-model' } });
+    const mark = cli.server.allRequests.length;
+    const socket = await collect((onMessage) => gw.socket('/ws/probed', onMessage));
+    await socket.next((m) => m.type === 'connected');
+    socket.send({ type: 'message', content: 'hi' });
+    await socket.next((m) => m.type === 'done');
+    socket.ws.close();
+    const asked = askedSince(mark);
+    expect(asked.filter((q) => q.startsWith('GET /api/') || q.startsWith('POST /api/'))).toEqual([]);
+    expect(asked).toContain('GET /props');
   });
 });
