@@ -210,14 +210,23 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           budget: z.number().int().min(0).default(800),
           /**
            * When finished sessions are reflected on (an extra model call): `interactive` after a REPL
-           * session, `always` also after one-shot runs, `off` only with `hearth memory reflect`.
+           * session and, in the background, gateway sessions gone idle and scheduler and worker runs
+           * once they end; `always` also after one-shot runs; `off` only with `hearth memory reflect`.
            */
           reflect: z.enum(['off', 'interactive', 'always']).default('interactive'),
+          /** Minutes a gateway session stays idle before its new messages are reflected on. */
+          reflect_idle_minutes: z.number().positive().default(10),
           /** Store what reflection proposes without review. A security setting (config/security.ts). */
           auto_accept: z.boolean().default(false),
         })
         .strict()
-        .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
+        .default({
+          enabled: true,
+          budget: 800,
+          reflect: 'interactive',
+          reflect_idle_minutes: 10,
+          auto_accept: false,
+        }),
       /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
       pipeline: pipelineSchema,
       /** Snapshots of the workspace before each turn's changes, for `hearth rewind` and `hearth undo` (src/checkpoints/). */

@@ -1,0 +1,81 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useCliHarness } from '../support/cli-harness.js';
+import { reply } from '../support/scripted-server.js';
+import { waitUntil } from '../support/wait.js';
+import { startServe } from './support.js';
+
+/** The session text a reflection request carried, or undefined when the request was not one. */
+function reflectedText(body: { messages: Array<{ role: string; content: string }> }): string | undefined {
+  const [system, user] = body.messages;
+  if (!system?.content.startsWith('You review a finished session')) return undefined;
+  return user?.content;
+}
+
+const knowledge = (text: string) =>
+  reply().text(
+    JSON.stringify({
+      knowledge: [{ text, kind: 'fact', scope: 'project', message: 2 }],
+      learnings: [],
+      skills: [],
+    }),
+  );
+
+describe('seed features of the installed bin', () => {
+  const cli = useCliHarness('acc-seeds');
+
+  it('reflects on a gateway session gone idle, once per new turns, into the review queue; not where reflection is off', async () => {
+    await writeFile(join(cli.workspace, 'notes.txt'), 'deploy with ./ship.sh\n');
+    // A second folder whose config turns reflection off: its session goes idle first, unreflected.
+    const quiet = await cli.tempDir('acc-seeds-off');
+    await mkdir(join(quiet, '.hearth'), { recursive: true });
+    await writeFile(join(quiet, '.hearth', 'config.json'), JSON.stringify({ memory: { reflect: 'off' } }));
+    await writeFile(join(quiet, 'notes.txt'), 'secret plans\n');
+    await mkdir(cli.hearthHome, { recursive: true });
+    await writeFile(
+      join(cli.hearthHome, 'config.json'),
+      JSON.stringify({ memory: { reflect_idle_minutes: 0.005 } }),
+    );
+    await cli.serve([
+      reply().tool('read_file', { path: 'notes.txt' }),
+      reply().text('Those are the secret plans.'),
+      reply().tool('read_file', { path: 'notes.txt' }),
+      reply().text('Deploys go through ship.sh.'),
+      knowledge('Deploys run ./ship.sh'),
+      reply().tool('read_file', { path: 'notes.txt' }),
+      reply().text('Still ship.sh; it takes a --dry-run flag.'),
+      knowledge('ship.sh takes --dry-run'),
+    ]);
+    const gw = await startServe(cli, ['--no-scheduler']);
+    let said = '';
+    gw.run.child.stderr!.on('data', (chunk: Buffer) => {
+      said += chunk.toString();
+    });
+    await gw.json('/api/sessions', { id: 's-off', workspace: quiet });
+    await gw.json('/api/chat/s-off', { message: 'what is in notes.txt?' });
+    await gw.json('/api/chat/s-on', { message: 'how do we deploy?' });
+
+    // Reflections run one at a time in the order sessions went idle: s-off's came first, and asked nothing.
+    const requests = await cli.server.waitForRequests(5);
+    const first = reflectedText(requests[4]!.body);
+    expect(first, JSON.stringify(requests[4]!.body)).toContain('Deploys go through ship.sh.');
+    expect(first).not.toContain('secret plans');
+    const review = async () => (await cli.run(['memory', 'review'])).stdout;
+    await waitUntil(async () => (await review()).includes('Deploys run ./ship.sh'), 'the first proposal');
+
+    // The session used again: the next reflection reads only the turns after the last one.
+    await gw.json('/api/chat/s-on', { message: 'anything else about deploying?' });
+    const again = await cli.server.waitForRequests(8);
+    const second = reflectedText(again[7]!.body);
+    expect(second).toContain('--dry-run');
+    expect(second).not.toContain('Deploys go through ship.sh.');
+    await waitUntil(async () => (await review()).includes('ship.sh takes --dry-run'), 'the second proposal');
+    expect(await review()).toContain('Deploys run ./ship.sh');
+    // The gateway's log says what each reflection did.
+    await waitUntil(
+      () => said.includes('reflection: Session s-on: 1 proposed'),
+      () => said,
+    );
+  });
+});
