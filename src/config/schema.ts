@@ -72,8 +72,13 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       temperature: z.number().min(0).max(2).optional(),
       /** Nucleus sampling; unset leaves the server's default. */
       top_p: z.number().gt(0).max(1).optional(),
-      /** Fixed sampling seed, for reproducible runs where the server honours it. */
+      /** Fixed sampling seed, for reproducible runs where the server honours it (`--seed`). */
       seed: z.number().int().optional(),
+      /**
+       * Penalty on repeated tokens (1 = none; 1.1 is a common cure for loops), sent as each server
+       * names it (`--repetition-penalty`); unset leaves the server's default.
+       */
+      repetition_penalty: z.number().positive().max(10).optional(),
       max_tokens: z.number().int().positive().optional(),
       context_window: z.number().int().positive().optional(),
       /**

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
+import { llamaCppRoutes, ollamaRoutes, ollamaShowQwenCoder, vllmRoutes } from '../support/probe-fixtures.js';
 import { reply } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
 import { startServe } from './support.js';
@@ -77,5 +78,39 @@ describe('seed features of the installed bin', () => {
       () => said.includes('reflection: Session s-on: 1 proposed'),
       () => said,
     );
+  });
+
+  it('sends --seed and --repetition-penalty under the names llama.cpp, vLLM and Ollama read', async () => {
+    const servers = [
+      { routes: llamaCppRoutes(), model: [], field: 'repeat_penalty' },
+      { routes: vllmRoutes(), model: [], field: 'repetition_penalty' },
+      {
+        routes: ollamaRoutes({ 'qwen2.5-coder:7b': ollamaShowQwenCoder }),
+        model: ['-m', 'qwen2.5-coder:7b'],
+        field: 'ollama',
+      },
+    ];
+    for (const { routes, model, field } of servers) {
+      const server = await cli.serve({
+        extraRoutes: routes,
+        ...(model.length ? { models: [model[1]!] } : {}),
+        turns: [reply().text('Done.')],
+      });
+      const r = await cli.run([...model, '--seed', '42', '--repetition-penalty', '1.15', 'say done']);
+      expect(r.code, r.stderr).toBe(0);
+      const body = server.requests[0]!.body;
+      if (field === 'ollama') {
+        expect(server.requests[0]!.path).toBe('/api/chat');
+        expect(body.options).toMatchObject({ seed: 42, repeat_penalty: 1.15 });
+      } else {
+        expect(body).toMatchObject({ seed: 42, [field]: 1.15 });
+        const other = field === 'repeat_penalty' ? 'repetition_penalty' : 'repeat_penalty';
+        expect(body[other]).toBeUndefined();
+      }
+    }
+    // A value no server takes is refused before any request, naming the flag.
+    const bad = await cli.run(['--repetition-penalty', '-1', 'say done']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--repetition-penalty');
   });
 });
