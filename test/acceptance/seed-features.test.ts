@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliHarness } from '../support/cli-harness.js';
 import { llamaCppRoutes, ollamaRoutes, ollamaShowQwenCoder, vllmRoutes } from '../support/probe-fixtures.js';
-import { reply } from '../support/scripted-server.js';
+import { reply, startScriptedServer } from '../support/scripted-server.js';
 import { waitUntil } from '../support/wait.js';
 import { startServe } from './support.js';
 
@@ -112,5 +112,52 @@ describe('seed features of the installed bin', () => {
     const bad = await cli.run(['--repetition-penalty', '-1', 'say done']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--repetition-penalty');
+  });
+
+  it('switches the gateway to a configured provider with POST /api/models/select, its server and key with it', async () => {
+    await cli.serve([reply().text('Local answer.')]);
+    const cloud = await startScriptedServer({
+      models: ['anthropic/claude-sonnet-4-6'],
+      turns: [reply().text('Answered in the cloud.')],
+    });
+    try {
+      await mkdir(cli.hearthHome, { recursive: true });
+      await writeFile(
+        join(cli.hearthHome, 'config.json'),
+        JSON.stringify({
+          memory: { reflect: 'off' },
+          models: { openrouter: { base_url: cloud.baseUrl, api_key: 'sk-or-test', model: 'some-default' } },
+        }),
+      );
+      const gw = await startServe(cli, ['--no-scheduler']);
+      expect(await gw.json('/api/models')).toMatchObject({ providers: ['openrouter'] });
+      const missing = await gw.http('/api/models/select', {
+        method: 'POST',
+        body: JSON.stringify({ provider: 'openai', model_id: 'gpt-x' }),
+      });
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toContain('the configured ones are openrouter');
+
+      expect(
+        await gw.json('/api/models/select', {
+          provider: 'openrouter',
+          model_id: 'anthropic/claude-sonnet-4-6',
+        }),
+      ).toMatchObject({
+        status: 'ok',
+        provider: 'openrouter',
+        model_id: 'anthropic/claude-sonnet-4-6',
+        base_url: cloud.baseUrl,
+      });
+      expect(await gw.json('/api/chat/s-cloud', { message: 'who answers?' })).toMatchObject({
+        text: 'Answered in the cloud.',
+      });
+      const [asked] = cloud.requests;
+      expect(asked!.body.model).toBe('anthropic/claude-sonnet-4-6');
+      expect(asked!.headers.authorization).toBe('Bearer sk-or-test');
+      expect(cli.server.requests).toHaveLength(0);
+    } finally {
+      await cloud.close();
+    }
   });
 });
