@@ -8,6 +8,13 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+export function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || value.trim() === '')
+    throw new InvalidArgumentError('expected a whole number');
+  return n;
+}
+
 export function positiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');

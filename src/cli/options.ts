@@ -21,6 +21,8 @@ export interface GlobalFlags {
   yolo?: boolean;
   allow?: string[];
   deny?: string[];
+  seed?: number;
+  repetitionPenalty?: number;
   /** terse, narrative or json (`output_style`). */
   outputStyle?: string;
   /** Deep-work mode (the main command's --deep): sub-agents are on unless the config says otherwise. */
@@ -44,6 +46,8 @@ export function flagSettings(flags: GlobalFlags): FlagSetting[] {
   add('max_iterations', flags.maxIterations, '--max-iterations');
   add('timeout', flags.timeout, '--timeout');
   add('reasoning', flags.thinking, '--thinking');
+  add('seed', flags.seed, '--seed');
+  add('repetition_penalty', flags.repetitionPenalty, '--repetition-penalty');
   add('output_style', flags.outputStyle, '--output-style');
   add('db_path', flags.db, '--db');
   // The flag names the whole set: it wins over both lists from config files.

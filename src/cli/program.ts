@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { version } from '../util/version.js';
-import { collect, nameList, positiveInt, positiveNumber } from './arg-parsers.js';
+import { collect, nameList, positiveInt, positiveNumber, wholeNumber } from './arg-parsers.js';
 import { addAcpCommand } from './commands/acp.js';
 import { addAttachCommand } from './commands/attach.js';
 import { addConfigCommands } from './commands/config.js';
@@ -174,6 +174,12 @@ function buildProgram(withCommands = true): Command {
       new Option('--timeout <seconds>', 'limit for one model request (default 600)').argParser(
         positiveNumber,
       ),
+    )
+    .option('--seed <n>', 'fixed sampling seed, for repeatable runs where the server honours it', wholeNumber)
+    .option(
+      '--repetition-penalty <x>',
+      'penalise repeated tokens (1 = off; 1.1 helps a model that loops), sent as the server names it',
+      positiveNumber,
     )
     .addOption(new Option('--db <file>', 'the session database').hideHelp())
     .addHelpText('after', HELP_AFTER)

@@ -14,6 +14,7 @@ import { pipelineStorage } from '../pipeline/storage.js';
 import type { PipelineEvent } from '../pipeline/types.js';
 import { watchPipelines } from '../pipeline/workspace-watch.js';
 import { findSession, runAgentTask } from '../scheduler/agent-runner.js';
+import { BackgroundReflection } from '../setup/background-reflection.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import { openStorage, type PostgresStorage } from '../store/storage.js';
 import { turnWorker } from './queued-turn.js';
@@ -67,6 +68,11 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
   o.signal.addEventListener('abort', stopAll, { once: true });
   // Each task's events go to the shared log, so `hearth serve` on any machine shows them live.
   const events = await storage.events({ writer: who, onProblem: problem });
+  // Each task's session is reflected on here once it stayed idle, as the gateway does with its own.
+  const reflection = new BackgroundReflection({
+    idleMs: config.memory.reflect_idle_minutes * 60_000,
+    say,
+  });
   const turns = turnWorker({
     storage,
     config,
@@ -108,7 +114,7 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
         const { turn } = task;
         if (turn) return turns.run({ ...task, turn }, taskSignal);
         return runAgentTask(
-          { dbPath, name: 'hearth worker', storage },
+          { dbPath, name: 'hearth worker', storage, reflection },
           {
             workspace: task.workspace,
             prompt: task.task,
@@ -132,6 +138,7 @@ export async function runWorkerProcess(o: WorkerProcessOptions): Promise<void> {
     stop.abort();
     o.signal.removeEventListener('abort', stopAll);
     await pipelines;
+    await reflection.close();
     await turns.close();
     await events.close();
     await storage.close();

@@ -36,6 +36,7 @@ const profileShape = {
   temperature: z.number().min(0).max(2).optional(),
   top_p: z.number().gt(0).max(1).optional(),
   seed: z.number().int().optional(),
+  repetition_penalty: z.number().positive().max(10).optional(),
   max_tokens: z.number().int().positive().optional(),
   native_tools: z.boolean().optional(),
   vision: z.boolean().optional(),

@@ -72,8 +72,13 @@ function buildSchema<P extends z.ZodType>(profile: P) {
       temperature: z.number().min(0).max(2).optional(),
       /** Nucleus sampling; unset leaves the server's default. */
       top_p: z.number().gt(0).max(1).optional(),
-      /** Fixed sampling seed, for reproducible runs where the server honours it. */
+      /** Fixed sampling seed, for reproducible runs where the server honours it (`--seed`). */
       seed: z.number().int().optional(),
+      /**
+       * Penalty on repeated tokens (1 = none; 1.1 is a common cure for loops), sent as each server
+       * names it (`--repetition-penalty`); unset leaves the server's default.
+       */
+      repetition_penalty: z.number().positive().max(10).optional(),
       max_tokens: z.number().int().positive().optional(),
       context_window: z.number().int().positive().optional(),
       /**
@@ -219,14 +224,23 @@ function buildSchema<P extends z.ZodType>(profile: P) {
           budget: z.number().int().min(0).default(800),
           /**
            * When finished sessions are reflected on (an extra model call): `interactive` after a REPL
-           * session, `always` also after one-shot runs, `off` only with `hearth memory reflect`.
+           * session and, in the background, gateway sessions gone idle and scheduler and worker runs
+           * once they end; `always` also after one-shot runs; `off` only with `hearth memory reflect`.
            */
           reflect: z.enum(['off', 'interactive', 'always']).default('interactive'),
+          /** Minutes a gateway session stays idle before its new messages are reflected on. */
+          reflect_idle_minutes: z.number().positive().default(10),
           /** Store what reflection proposes without review. A security setting (config/security.ts). */
           auto_accept: z.boolean().default(false),
         })
         .strict()
-        .default({ enabled: true, budget: 800, reflect: 'interactive', auto_accept: false }),
+        .default({
+          enabled: true,
+          budget: 800,
+          reflect: 'interactive',
+          reflect_idle_minutes: 10,
+          auto_accept: false,
+        }),
       /** The plan pipeline (`hearth plan add`, `hearth pipeline run`): planner, coder, verifier, reviewer. */
       pipeline: pipelineSchema,
       /** Snapshots of the workspace before each turn's changes, for `hearth rewind` and `hearth undo` (src/checkpoints/). */

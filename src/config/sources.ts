@@ -103,6 +103,7 @@ const ENV_VARS: Record<string, { key: string; kind: EnvKind }> = {
   HEARTH_TEMPERATURE: { key: 'temperature', kind: 'number' },
   HEARTH_TOP_P: { key: 'top_p', kind: 'number' },
   HEARTH_SEED: { key: 'seed', kind: 'number' },
+  HEARTH_REPETITION_PENALTY: { key: 'repetition_penalty', kind: 'number' },
   HEARTH_MAX_TOKENS: { key: 'max_tokens', kind: 'number' },
   HEARTH_CONTEXT_WINDOW: { key: 'context_window', kind: 'number' },
   HEARTH_NATIVE_TOOLS: { key: 'native_tools', kind: 'boolean' },

@@ -35,6 +35,8 @@ export interface LlmClientOptions {
   temperature?: number;
   topP?: number;
   seed?: number;
+  /** Sent as the server names it: `repeat_penalty` (llama.cpp, LM Studio), else `repetition_penalty`. */
+  repetitionPenalty?: number;
   maxTokens?: number;
   /**
    * False for models without a tool-calling template: the tools are then not sent as `tools`
@@ -102,6 +104,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           temperature: options.temperature,
           top_p: options.topP,
           seed: options.seed,
+          ...repetitionPenalty(options),
           max_tokens: options.maxTokens,
           id_slot: options.slot,
           response_format: request.responseFormat,
@@ -126,6 +129,14 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       );
     },
   };
+}
+
+/** llama.cpp's server and LM Studio read `repeat_penalty`; vLLM, mlx-lm and most others `repetition_penalty`. */
+function repetitionPenalty(options: LlmClientOptions): Record<string, number> {
+  const penalty = options.repetitionPenalty;
+  if (penalty === undefined) return {};
+  const llamaNamed = options.serverKind === 'llamacpp' || options.serverKind === 'lmstudio';
+  return llamaNamed ? { repeat_penalty: penalty } : { repetition_penalty: penalty };
 }
 
 /** Reads an SSE stream of `chat.completion.chunk`s, or a whole `chat.completion` from servers that ignore `stream`. */

@@ -38,6 +38,7 @@ export type ConnectionSettings = Pick<
   | 'temperature'
   | 'top_p'
   | 'seed'
+  | 'repetition_penalty'
   | 'native_tools'
   | 'max_tokens'
   | 'reasoning'
@@ -389,6 +390,7 @@ export function createClient(
     temperature: settings.temperature,
     topP: settings.top_p,
     seed: settings.seed,
+    repetitionPenalty: settings.repetition_penalty,
     nativeTools: connection.nativeTools,
     maxTokens: settings.max_tokens ?? (connection.kind === 'mlx-lm' ? MLX_LM_REPLY_TOKENS : undefined),
     serverKind: connection.kind,

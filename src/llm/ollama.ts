@@ -63,6 +63,7 @@ export function createOllamaClient(options: OllamaClientOptions): LlmClient {
     ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
     ...(options.topP !== undefined ? { top_p: options.topP } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.repetitionPenalty !== undefined ? { repeat_penalty: options.repetitionPenalty } : {}),
     ...(options.maxTokens !== undefined ? { num_predict: options.maxTokens } : {}),
   };
 

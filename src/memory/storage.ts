@@ -74,15 +74,31 @@ export interface ProposalStorage {
    * stored) when it was no longer pending.
    */
   accept(id: number, memory: NewMemory): Promise<Memory | undefined>;
-  /** When the session was reflected on, if it was. */
+  /** When the session was last reflected on, if it was. */
   reflectedAt(sessionId: string): Promise<number | undefined>;
+  /** The session's last reflection: when, and the last message (its index) it read. */
+  lastReflection(sessionId: string): Promise<{ at: number; through: number } | undefined>;
   /**
-   * Records that a session was reflected on and writes its proposals, in one transaction; undefined
-   * (and nothing written) when it had been reflected on already.
+   * Records that a session was reflected on up to a message and writes its proposals, in one
+   * transaction; undefined (and nothing written) when another reflection was recorded since
+   * `span.after` was read. Without `span`, the whole session, once.
    */
   recordReflection(
     sessionId: string,
     model: string,
     drafts: readonly NewProposal[],
+    span?: ReflectedSpan,
   ): Promise<Proposal[] | undefined>;
 }
+
+/**
+ * What a reflection read: the messages after `after` (the `through` of the reflection before it,
+ * undefined when there was none) up to `through`, both indexes into the session's messages.
+ */
+export interface ReflectedSpan {
+  after?: number;
+  through: number;
+}
+
+/** The whole session: a reflection recorded without a span, and the ones from before spans were kept. */
+export const WHOLE_SESSION: ReflectedSpan = { through: 2_147_483_647 };

@@ -6,6 +6,7 @@ import { hearthHome } from '../config/sources.js';
 import { resolveConnection } from '../llm/connection.js';
 import { knownServersIn } from '../llm/known-servers.js';
 import { declineWithoutTerminal } from '../permissions/decline.js';
+import type { BackgroundReflection } from '../setup/background-reflection.js';
 import { assembleRuntime } from '../setup/runtime.js';
 import { type RunOutcome, SessionNotFoundError, type SessionRow } from '../store/rows.js';
 import type { SessionStorage } from '../store/session-storage.js';
@@ -22,6 +23,8 @@ export interface AgentRunnerOptions {
   name?: string;
   /** The process's Storage (a worker's): the runs take their stores from it instead of opening their own. */
   storage?: Storage;
+  /** Reflects on each run's session once it stayed idle (memory.reflect_idle_minutes); unset: never. */
+  reflection?: BackgroundReflection;
 }
 
 /**
@@ -85,23 +88,8 @@ export async function runAgentTask(
   task: AgentTask,
   signal: AbortSignal,
 ): Promise<RunOutcome> {
-  const flags: FlagSetting[] = [
-    { key: 'db_path', value: options.dbPath, name: options.name ?? 'the scheduler' },
-  ];
-  if (task.model) flags.push({ key: 'model', value: task.model, name: task.label });
-  const loaded = await loadConfig({
-    workspace: task.workspace,
-    flags,
-    env: options.env,
-    userDir: options.userDir,
-  });
-  const { config } = loaded;
-  const runtime = await assembleRuntime(loaded, task.workspace, {
-    env: options.env,
-    home: options.userDir,
-    leaseHolder: `${options.name ?? 'hearth scheduler'} on ${hostname()} (pid ${process.pid})`,
-    ...(options.storage ? { sharedStorage: options.storage } : {}),
-  });
+  const runtime = await taskRuntime(options, task);
+  const { config } = runtime;
   try {
     const resume = await task.resume?.(await runtime.sessions());
     // A server the scheduler's earlier runs probed is asked one question, as the CLI's runs do.
@@ -112,6 +100,24 @@ export async function runAgentTask(
       resume,
     );
     task.onSession?.(session.id);
+    options.reflection?.working(session.id);
+    let quietAfter: (() => void) | undefined;
+    if (options.reflection && config.memory.enabled && config.memory.reflect !== 'off') {
+      // Asked once the session stayed idle: the runtime for it is opened then, not held meanwhile.
+      const reflectLater = async () => {
+        const later = await taskRuntime(options, task);
+        const opened = await resolveConnection(later.config).catch(async (err: unknown) => {
+          await later.close();
+          throw err;
+        });
+        return { runtime: later, connection: opened, done: () => later.close() };
+      };
+      const idleMs = config.memory.reflect_idle_minutes * 60_000;
+      // A run stopped by shutting down leaves nothing behind to wait on.
+      quietAfter = () => {
+        if (!signal.aborted) options.reflection?.quiet(session.id, reflectLater, idleMs);
+      };
+    }
     if (session.pending.length > 0) {
       return {
         status: 'failed',
@@ -131,10 +137,31 @@ export async function runAgentTask(
     } finally {
       await observer?.end();
       await session.close();
+      quietAfter?.();
     }
   } finally {
     await runtime.close();
   }
+}
+
+/** The runtime a task runs in: the workspace's config, as `hearth -C DIR` would have it. */
+async function taskRuntime(options: AgentRunnerOptions, task: AgentTask) {
+  const flags: FlagSetting[] = [
+    { key: 'db_path', value: options.dbPath, name: options.name ?? 'the scheduler' },
+  ];
+  if (task.model) flags.push({ key: 'model', value: task.model, name: task.label });
+  const loaded = await loadConfig({
+    workspace: task.workspace,
+    flags,
+    env: options.env,
+    userDir: options.userDir,
+  });
+  return assembleRuntime(loaded, task.workspace, {
+    env: options.env,
+    home: options.userDir,
+    leaseHolder: `${options.name ?? 'hearth scheduler'} on ${hostname()} (pid ${process.pid})`,
+    ...(options.storage ? { sharedStorage: options.storage } : {}),
+  });
 }
 
 async function drive(

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { hearthHome } from '../config/load.js';
 import { trustProject } from '../config/trust.js';
+import { BackgroundReflection } from '../setup/background-reflection.js';
 import type { RunRow, WakeupRow } from '../store/rows.js';
 import { homeScope, type SchedulerStorage, type WakeupStorage } from '../store/scheduler-storage.js';
 import type { SessionStorage } from '../store/session-storage.js';
@@ -53,6 +54,8 @@ export interface SchedulerServiceOptions {
   sessions?: SessionStorage;
   /** Where a job's scheduled runs go when it does not say (config `scheduler.run_on`). */
   runOn?: 'here' | 'queue';
+  /** Told what each reflection on a run's idle session did (src/setup/background-reflection.ts). */
+  say?: (line: string) => void;
 }
 
 /** One job as `hearth jobs list` and `GET /api/cron` show it. */
@@ -98,6 +101,8 @@ export class SchedulerService {
   private readonly sessions: SessionStorage;
   private ownsDb = false;
   private ownStorage: Storage | undefined;
+  /** Runs' sessions reflected on once idle; the idle time is each run's workspace config's. */
+  private readonly reflection: BackgroundReflection;
 
   /**
    * Opens the database itself (the library's way in); `close` closes it. Defaults: the home is
@@ -149,6 +154,11 @@ export class SchedulerService {
 
   constructor(private readonly options: SchedulerServiceOptions) {
     this.clock = options.clock ?? systemClock;
+    this.reflection = new BackgroundReflection({
+      idleMs: 10 * 60_000,
+      say: options.say ?? (() => undefined),
+      clock: this.clock,
+    });
     this.sessions = options.sessions ?? new SqliteSessionStorage(options.db, options.dbPath);
     this.store = options.records ?? new SqliteSchedulerStorage(options.db);
     this.wakeups = this.store.wakeups;
@@ -158,7 +168,13 @@ export class SchedulerService {
       sessions: this.sessions,
       loadJobs: () => this.loadJobs(),
       runner:
-        options.runner ?? agentRunner({ dbPath: options.dbPath, env: options.env, userDir: options.home }),
+        options.runner ??
+        agentRunner({
+          dbPath: options.dbPath,
+          env: options.env,
+          userDir: options.home,
+          reflection: this.reflection,
+        }),
       inbox: this.inbox,
       workspace: options.workspace,
       clock: this.clock,
@@ -360,6 +376,7 @@ export class SchedulerService {
   /** Stops the scheduler; closes the database when `open` opened it. */
   async close(): Promise<void> {
     await this.stop();
+    await this.reflection.close();
     await this.ownStorage?.close();
     if (this.ownsDb) this.options.db.close();
   }

@@ -8,6 +8,7 @@ import type { RunMode, WireEvent } from '../cluster/wire.js';
 import type { Config } from '../config/schema.js';
 import { hearthHome } from '../config/sources.js';
 import { oversizedInput } from '../llm/input-fit.js';
+import { BackgroundReflection } from '../setup/background-reflection.js';
 import type { EventLog, LogNotice } from '../store/event-log.js';
 import type { SessionRow } from '../store/rows.js';
 import type { SessionStorage } from '../store/session-storage.js';
@@ -43,6 +44,8 @@ export interface HubOptions {
    * running them; only with the shared PostgreSQL database. Closed with the hub.
    */
   remote?: TurnRelay;
+  /** Reflect on sessions gone quiet (memory.reflect_idle_minutes), telling `say`; unset: never. */
+  reflection?: { say: (line: string) => void };
 }
 
 /**
@@ -70,6 +73,7 @@ export class SessionHub implements SessionHost {
 
   private readonly home: string;
   private rewinds: Rewinder | undefined;
+  private readonly reflection: BackgroundReflection | undefined;
 
   constructor(private readonly options: HubOptions) {
     this.home = canonical(options.workspace);
@@ -88,6 +92,22 @@ export class SessionHub implements SessionHost {
     this.now = options.now;
     this.approvalTimeoutMs = options.approvalTimeoutMs;
     this.remote = options.remote;
+    if (options.reflection) {
+      this.reflection = new BackgroundReflection({
+        idleMs: options.config.memory.reflect_idle_minutes * 60_000,
+        say: options.reflection.say,
+      });
+    }
+  }
+
+  turns(id: string, state: 'working' | 'quiet'): void {
+    if (state === 'working') this.reflection?.working(id);
+    // The session's own workspace decides whether it is reflected on, with the model it runs on.
+    else
+      this.reflection?.quiet(id, async () => {
+        const row = await this.store.get(id);
+        return this.runtimes.modelFor(row.workspace, row.model, undefined);
+      });
   }
 
   get workspace(): string {
@@ -371,6 +391,7 @@ export class SessionHub implements SessionHost {
 
   /** Stops every run (queued work is refused), then closes the runtimes and the database. */
   async close(): Promise<void> {
+    await this.reflection?.close();
     const held = [...this.live.values()];
     this.live.clear();
     await Promise.all(held.map((live) => live.close()));

@@ -163,6 +163,7 @@ export function createServer(options: GatewayOptions): GatewayServer {
     now,
     approvalTimeoutMs: settings.approval_timeout * 1000,
     remote: options.remote,
+    reflection: { say: log },
   });
   const memory = new GatewayMemory({
     storage,

@@ -53,6 +53,8 @@ export interface SessionHost {
   readonly selectedModel?: string;
   /** The session has nothing running, queued or watching: the hub may let it go. */
   idle(live: LiveSession): void;
+  /** A turn of the session starts, or the last queued one ended (background reflection waits for quiet). */
+  turns(id: string, state: 'working' | 'quiet'): void;
   /** Of a session's setup notes, those not told yet in this process (a let-go session comes back). */
   untold(id: string, notes: readonly string[]): string[];
 }

@@ -71,6 +71,7 @@ export class GatewayScheduler {
       ...(options.records ? { records: options.records } : {}),
       sessions: options.sessions,
       runOn: options.runOn,
+      say: (line) => this.log(line),
       onEvent: (event) => {
         // A cron.json that did not load is for the person who started the gateway too.
         if (event.type === 'problem') this.log(`scheduler: ${event.message}`);

@@ -282,6 +282,7 @@ export abstract class SessionActor<R extends Running = Running> implements LiveS
     while (!this.running && this.queue.length > 0) {
       const job = this.queue.shift()!;
       const controller = new AbortController();
+      this.host.turns(this.id, 'working');
       this.running = this.begin(controller);
       try {
         // Watchers of this job's events start after everything recorded before it.
@@ -303,6 +304,7 @@ export abstract class SessionActor<R extends Running = Running> implements LiveS
         this.running = undefined;
       }
     }
+    this.host.turns(this.id, 'quiet');
     this.checkIdle();
   }
 

@@ -1,4 +1,5 @@
 import type { Runtime } from '../agent/runtime.js';
+import type { Profile } from '../config/model-schema.js';
 import type { Config } from '../config/schema.js';
 import { hearthHome } from '../config/sources.js';
 import { type Connection, resolveConnection } from '../llm/connection.js';
@@ -10,6 +11,7 @@ import type { SessionRow } from '../store/rows.js';
 import type { SessionStorage } from '../store/session-storage.js';
 import type { Db } from '../store/sqlite/database.js';
 import type { Storage } from '../store/storage.js';
+import { GatewayError } from './problem.js';
 
 export interface WorkspaceRuntimesOptions {
   db: Db;
@@ -37,7 +39,8 @@ export class WorkspaceRuntimes {
   private readonly connections = new Map<string, Promise<Connection>>();
   /** One view of a server pool's health and load for all sessions (llm.endpoints). */
   private readonly pools = new Map<string, ServerPool>();
-  private selection: { model?: string; baseUrl?: string } = {};
+  /** `profile`: the settings of the configured profile chosen as the provider (its server, key, sampling). */
+  private selection: { model?: string; baseUrl?: string; profile?: Profile } = {};
 
   constructor(private readonly options: WorkspaceRuntimesOptions) {}
 
@@ -80,18 +83,47 @@ export class WorkspaceRuntimes {
     let baseUrl = this.currentModel.baseUrl;
     try {
       baseUrl ??= (await discoverServer()).baseUrl;
-      return { baseUrl, models: await listModels(baseUrl, { apiKey: this.options.config.api_key }) };
+      const apiKey = this.selection.profile?.api_key ?? this.options.config.api_key;
+      return { baseUrl, models: await listModels(baseUrl, { apiKey }) };
     } catch (err) {
       return { baseUrl, models: [], error: (err as Error).message };
     }
   }
 
-  /** Switches the model (and optionally the server) for every later turn, once it is known to exist. */
-  async select(model: string, baseUrl?: string): Promise<Connection> {
-    const settings = { ...this.options.config, model, base_url: baseUrl ?? this.currentModel.baseUrl };
+  /** The model profiles (config `models`) a selection may name as its provider. */
+  get providers(): string[] {
+    return Object.keys(this.options.config.models);
+  }
+
+  /**
+   * Switches the model (and optionally the server) for every later turn, once it is known to exist.
+   * `provider` names a profile of the config (`models`): its server, key and sampling come with it
+   * (agent_computer's `provider`, e.g. a profile `openrouter` with its `base_url` and `api_key`).
+   */
+  async select(model: string, baseUrl?: string, provider?: string): Promise<Connection> {
+    // agent_computer scripts name the local server they run on ("lmstudio"): the current server.
+    const local =
+      provider !== undefined && LOCAL_PROVIDERS.has(provider) && !this.options.config.models[provider];
+    const named = provider === undefined || local ? undefined : provider;
+    const profile = named === undefined ? this.selection.profile : this.options.config.models[named];
+    if (named !== undefined && !profile) {
+      const known = this.providers;
+      throw new GatewayError(
+        404,
+        `No provider ${provider}: ${known.length ? `the configured ones are ${known.join(', ')}` : 'none is configured'} (a provider is a profile under "models" in the config, with its base_url and api_key).`,
+      );
+    }
+    const base =
+      profile?.base_url ??
+      (provider === undefined ? this.currentModel.baseUrl : this.options.config.base_url);
+    const settings = { ...this.options.config, ...profile, model, base_url: baseUrl ?? base };
     const connection = await resolveConnection(settings, { pools: this.pools, known: this.known() });
     this.connections.set(connectionKey(this.options.home, settings), Promise.resolve(connection));
-    this.selection = { model: connection.model, baseUrl: connection.baseUrl };
+    this.selection = {
+      model: connection.model,
+      baseUrl: connection.baseUrl,
+      ...(profile ? { profile } : {}),
+    };
     return connection;
   }
 
@@ -117,6 +149,7 @@ export class WorkspaceRuntimes {
     const { config } = runtime;
     const settings = {
       ...config,
+      ...this.selection.profile,
       model: model ?? this.selection.model ?? config.model ?? (stored || undefined),
       base_url: this.selection.baseUrl ?? config.base_url,
     };
@@ -172,6 +205,9 @@ export class WorkspaceRuntimes {
     return connection;
   }
 }
+
+/** Provider names that mean a local server, not a profile: kept for agent_computer scripts. */
+const LOCAL_PROVIDERS = new Set(['lmstudio', 'ollama', 'llamacpp', 'vllm', 'local']);
 
 function connectionKey(workspace: string, settings: Pick<Config, 'base_url' | 'model'>): string {
   return `${workspace}\n${settings.base_url ?? ''}\n${settings.model ?? ''}`;

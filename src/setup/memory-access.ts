@@ -94,6 +94,31 @@ export async function reflectAfterSessions(
   }
 }
 
+/**
+ * Reflects on the messages a session gained since its last reflection, when its workspace config
+ * reflects in the background (`memory.enabled`, `memory.reflect` not off) and there are enough of
+ * them; undefined when it did not.
+ */
+export async function reflectOnNewMessages(
+  runtime: Runtime,
+  connection: Connection,
+  sessionId: string,
+  signal?: AbortSignal,
+): Promise<ReflectOutcome | undefined> {
+  const { memory } = runtime.config;
+  if (!memory.enabled || memory.reflect === 'off') return undefined;
+  const messages = (await (await runtime.sessions()).messages(sessionId)).length;
+  const longTerm = await openCliMemory(runtime, connection);
+  try {
+    const last = await longTerm.store.proposals.lastReflection(sessionId);
+    // The system prompt (index 0) is read by no reflection.
+    if (messages - 1 - (last?.through ?? 0) < MIN_MESSAGES_TO_REFLECT) return undefined;
+    return await reflect(runtime, connection, longTerm, sessionId, undefined, signal);
+  } finally {
+    await longTerm.close();
+  }
+}
+
 export async function reflect(
   runtime: Runtime,
   connection: Connection,

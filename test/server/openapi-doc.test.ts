@@ -49,7 +49,7 @@ const OPERATIONS = [
   'POST /api/memory - 200,201,400,401,403',
   'POST /api/memory/proposals/{id}/accept - 200,400,401,403,404,409',
   'POST /api/memory/proposals/{id}/reject - 200,400,401,403,404,409',
-  'POST /api/models/select - 200,400,401,403,502',
+  'POST /api/models/select - 200,400,401,403,404,502',
   'POST /api/pipeline/pause - 200,400,401,403',
   'POST /api/pipeline/resume - 200,400,401,403',
   'POST /api/sessions - 201,400,401,403,409',

@@ -110,7 +110,11 @@ export function addSchedulerCommands(program: Command): void {
           await stopped;
           await service.stop();
         },
-        { onEvent: printEvent, parallel: opts.parallel },
+        {
+          onEvent: printEvent,
+          parallel: opts.parallel,
+          say: (line) => process.stdout.write(`${localTime(Date.now())}  ${visible(line)}\n`),
+        },
       ),
     );
 

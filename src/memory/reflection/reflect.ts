@@ -42,19 +42,21 @@ const MAX_CHUNK_TOKENS = 12_000;
 const MIN_CHUNK_TOKENS = 1000;
 
 /**
- * Reflects on one finished session: the model reads it in chunks that fit its window and proposes
+ * Reflects on one session (the messages since its last reflection): the model reads it in chunks that fit its window and proposes
  * knowledge, learnings and skills as JSON (validated entry by entry). Proposals that repeat a
  * memory, a pending proposal or each other are dropped. Nothing is written until every chunk is
  * read; then the proposals and the mark that the session was reflected are written in one
- * transaction, so a crash leaves nothing half-written and a session is reflected once.
+ * transaction, so a crash leaves nothing half-written and each message is reflected on once.
  */
 export async function reflectOnSession(options: ReflectOptions): Promise<ReflectOutcome> {
   const { sessions, sessionId } = options;
   const proposals = options.memory.store.proposals;
-  const already = await proposals.reflectedAt(sessionId);
-  if (already !== undefined) return { status: 'already', at: already };
+  const last = await proposals.lastReflection(sessionId);
   const [session, messages] = await Promise.all([sessions.get(sessionId), sessions.messages(sessionId)]);
-  const lines = transcriptLines(messages);
+  // A session used again after a reflection (a gateway session) is read from where that one ended.
+  const lines = transcriptLines(messages).filter((line) => last === undefined || line.seq > last.through);
+  if (last !== undefined && lines.length === 0) return { status: 'already', at: last.at };
+  const span = { after: last?.through, through: messages.length - 1 };
   const budget = Math.max(
     MIN_CHUNK_TOKENS,
     Math.min(MAX_CHUNK_TOKENS, options.contextWindow - ANSWER_TOKENS - INSTRUCTION_TOKENS),
@@ -79,7 +81,7 @@ export async function reflectOnSession(options: ReflectOptions): Promise<Reflect
   );
   const fresh = await withoutDuplicates(options, drafts, session.workspace);
   const dropped = found.reduce((n, f) => n + f.extracted.dropped, 0);
-  const written = await proposals.recordReflection(sessionId, options.llm.model, fresh);
+  const written = await proposals.recordReflection(sessionId, options.llm.model, fresh, span);
   // Undefined: another process reflected on it meanwhile, and its mark is there to read.
   if (!written) return { status: 'already', at: (await proposals.reflectedAt(sessionId))! };
   const notes: string[] = [];

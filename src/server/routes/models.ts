@@ -22,6 +22,9 @@ const listModels = route(
               .openapi({ description: 'Whether it accepts images; null when nobody can tell.' }),
           }),
           models: z.array(z.object({ id: z.string() })),
+          providers: z.array(z.string()).openapi({
+            description: 'The model profiles of the config, to name as `provider` in /api/models/select.',
+          }),
           reachable: z.boolean(),
           error: z.string().optional(),
         }),
@@ -42,6 +45,7 @@ const listModels = route(
           vision: sight?.vision ?? null,
         },
         models: listed.models.map((id) => ({ id })),
+        providers: hub.runtimes.providers,
         reachable: listed.error === undefined,
         ...(listed.error === undefined ? {} : { error: listed.error }),
       },
@@ -64,10 +68,10 @@ const selectModel = route(
             .url({ protocol: /^https?$/ })
             .optional()
             .openapi({ description: 'An OpenAI-compatible base URL.' }),
-          provider: z
-            .string()
-            .optional()
-            .openapi({ description: 'Accepted for agent_computer scripts; unused.' }),
+          provider: z.string().min(1).optional().openapi({
+            description:
+              'A model profile of the config (`models`), e.g. `openrouter`: its base_url, api_key and sampling apply to later turns, with model_id as the model.',
+          }),
         }),
       ),
     },
@@ -76,22 +80,25 @@ const selectModel = route(
         z.object({
           status: z.literal('ok'),
           model_id: z.string(),
+          provider: z.string().nullable(),
           base_url: z.string(),
           context_window: z.number().int(),
         }),
         'Switched',
       ),
+      404: problemResponse('No configured provider of that name'),
       502: problemResponse('The model server could not be reached'),
       ...refusals,
     },
   }),
   async (c, { hub }) => {
-    const { model_id, base_url } = c.req.valid('json');
-    const connection = await hub.runtimes.select(model_id, base_url);
+    const { model_id, base_url, provider } = c.req.valid('json');
+    const connection = await hub.runtimes.select(model_id, base_url, provider);
     return c.json(
       {
         status: 'ok' as const,
         model_id: connection.model,
+        provider: provider ?? null,
         base_url: connection.baseUrl,
         context_window: connection.contextWindow,
       },

@@ -219,6 +219,9 @@ export const postgresMigrations: readonly string[] = [
      created_at bigint not null,
      unique (run_id, model, task, attempt)
    );`,
+  // Reflection reads a session again once it has new messages: the last message each reflection
+  // read (src/memory/reflection/reflect.ts). Reflections from before read it all.
+  `alter table hearth_reflections add column through_seq integer not null default 2147483647;`,
 ];
 
 /** Any fixed number: every Hearth process migrating one database takes this lock first. */

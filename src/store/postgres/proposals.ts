@@ -1,5 +1,5 @@
 import type { NewProposal, Proposal, ProposalDetail } from '../../memory/proposals.js';
-import type { ProposalStorage } from '../../memory/storage.js';
+import { type ProposalStorage, type ReflectedSpan, WHOLE_SESSION } from '../../memory/storage.js';
 import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
 import {
   NotPending,
@@ -84,17 +84,30 @@ export class PostgresProposals implements ProposalStorage {
     return rows[0] && Number(rows[0].created_at);
   }
 
+  async lastReflection(sessionId: string): Promise<{ at: number; through: number } | undefined> {
+    const { rows } = await this.db.query<{ created_at: string; through_seq: number }>(
+      'select created_at, through_seq from hearth_reflections where session_id = $1',
+      [sessionId],
+    );
+    return rows[0] && { at: Number(rows[0].created_at), through: rows[0].through_seq };
+  }
+
   async recordReflection(
     sessionId: string,
     model: string,
     drafts: readonly NewProposal[],
+    span: ReflectedSpan = WHOLE_SESSION,
   ): Promise<Proposal[] | undefined> {
     return inTransaction(this.pool, async (client) => {
-      // The primary key makes a second reflection of the session write nothing, even from another machine.
+      // Written only over the reflection read before this one started: two processes reflecting on
+      // the same messages write once, even from another machine.
       const marked = await client.query(
-        `insert into hearth_reflections (session_id, model, proposals, created_at) values ($1, $2, $3, $4)
-         on conflict do nothing`,
-        [sessionId, model, drafts.length, this.now()],
+        `insert into hearth_reflections (session_id, model, proposals, created_at, through_seq)
+         values ($1, $2, $3, $4, $5)
+         on conflict (session_id) do update set model = excluded.model, proposals = excluded.proposals,
+           created_at = excluded.created_at, through_seq = excluded.through_seq
+         where hearth_reflections.through_seq = $6 and excluded.through_seq > hearth_reflections.through_seq`,
+        [sessionId, model, drafts.length, this.now(), span.through, span.after ?? null],
       );
       if (!marked.rowCount) return undefined;
       const written: Proposal[] = [];

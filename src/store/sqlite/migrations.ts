@@ -355,4 +355,9 @@ export const migrations: string[] = [
     UNIQUE (run_id, model, task, attempt)
   );
   `,
+  `
+  -- Reflection reads a session again once it has new messages (a gateway session idle, then used
+  -- again): the last message each reflection read. Reflections from before read it all.
+  ALTER TABLE reflections ADD COLUMN through_seq INTEGER NOT NULL DEFAULT 2147483647;
+  `,
 ];

@@ -1,5 +1,5 @@
 import type { NewProposal, Proposal, ProposalDetail } from '../../memory/proposals.js';
-import type { ProposalStorage } from '../../memory/storage.js';
+import { type ProposalStorage, type ReflectedSpan, WHOLE_SESSION } from '../../memory/storage.js';
 import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
 import { viewFilter } from '../memory/memory-rows.js';
 import {
@@ -81,21 +81,33 @@ export class SqliteProposals implements ProposalStorage {
     return row?.created_at;
   }
 
+  async lastReflection(sessionId: string): Promise<{ at: number; through: number } | undefined> {
+    const row = this.db
+      .prepare('SELECT created_at, through_seq FROM reflections WHERE session_id = ?')
+      .get(sessionId) as { created_at: number; through_seq: number } | undefined;
+    return row && { at: row.created_at, through: row.through_seq };
+  }
+
   async recordReflection(
     sessionId: string,
     model: string,
     drafts: readonly NewProposal[],
+    span: ReflectedSpan = WHOLE_SESSION,
   ): Promise<Proposal[] | undefined> {
     const insert = this.db.prepare(
       `INSERT INTO memory_proposals (${PROPOSAL_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
     return this.db.transaction(() => {
-      // The primary key makes a second reflection of the session write nothing, even from another process.
+      // Written only over the reflection read before this one started: two processes reflecting on
+      // the same messages write once, even from another process.
       const marked = this.db
         .prepare(
-          'INSERT INTO reflections (session_id, model, proposals, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          `INSERT INTO reflections (session_id, model, proposals, created_at, through_seq) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (session_id) DO UPDATE SET model = excluded.model, proposals = excluded.proposals,
+             created_at = excluded.created_at, through_seq = excluded.through_seq
+           WHERE reflections.through_seq = ? AND excluded.through_seq > reflections.through_seq`,
         )
-        .run(sessionId, model, drafts.length, this.now());
+        .run(sessionId, model, drafts.length, this.now(), span.through, span.after ?? null);
       if (marked.changes === 0) return undefined;
       return drafts.map((draft) => {
         const info = insert.run(...newProposalValues(draft, this.now()));

@@ -256,6 +256,29 @@ describeEachBackend('memory storage', (backend) => {
       expect(await other.proposals.pending('all')).toEqual([]);
     });
 
+    it('records reflections span after span: each over the one read before it, the same span once', async () => {
+      expect(
+        await store.proposals.recordReflection(sessionId, 'model', [draft('one')], { through: 4 }),
+      ).toHaveLength(1);
+      expect(await other.proposals.lastReflection(sessionId)).toEqual({ at: T0, through: 4 });
+      // A second process that read no reflection before it began: too late.
+      expect(
+        await other.proposals.recordReflection(sessionId, 'model', [draft('dup')], { through: 4 }),
+      ).toBeUndefined();
+      time = T0 + 1000;
+      const next = await other.proposals.recordReflection(sessionId, 'model', [draft('two')], {
+        after: 4,
+        through: 9,
+      });
+      expect(next?.map((p) => p.text)).toEqual(['two']);
+      // The span after 4 was written already; its twin from another process writes nothing.
+      expect(
+        await store.proposals.recordReflection(sessionId, 'model', [draft('twin')], { after: 4, through: 9 }),
+      ).toBeUndefined();
+      expect(await store.proposals.lastReflection(sessionId)).toEqual({ at: T0 + 1000, through: 9 });
+      expect((await store.proposals.pending('all')).map((p) => p.text)).toEqual(['one', 'two']);
+    });
+
     it('accepts a proposal once, storing its memory in the same step; a decided one changes nothing', async () => {
       const [p, q] = (await store.proposals.recordReflection(sessionId, 'model', [
         draft('keep'),

@@ -77,6 +77,7 @@ const REFLECTIONS: Table = {
     ['model', 'text'],
     ['proposals', 'integer'],
     ['created_at', 'bigint'],
+    ['through_seq', 'integer'],
   ],
 };
 
