@@ -99,6 +99,3 @@ export interface ReflectedSpan {
   after?: number;
   through: number;
 }
-
-/** The whole session: a reflection recorded without a span, and the ones from before spans were kept. */
-export const WHOLE_SESSION: ReflectedSpan = { through: 2_147_483_647 };

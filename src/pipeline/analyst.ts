@@ -22,7 +22,7 @@ const PATHS = 80;
 const EXCERPTS = 5;
 const EXCERPT_CHARS = 800;
 
-export const analysisFile = (planId: number) => `.hearth/analysis/plan-${planId}.md`;
+const analysisFile = (planId: number) => `.hearth/analysis/plan-${planId}.md`;
 
 /**
  * The plan as the planner gets it: with the analyst's findings, asked once per plan. Without an

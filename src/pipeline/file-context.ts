@@ -30,7 +30,7 @@ export interface FileContextPorts {
   memory?: LongTermMemory;
 }
 
-export function fileContext(ports: FileContextPorts): FileContext {
+function fileContext(ports: FileContextPorts): FileContext {
   const { embedder, memory } = ports;
   return {
     async forTask(task, signal = new AbortController().signal) {

@@ -16,8 +16,8 @@ import path from 'node:path';
 import type { PlanStore } from './plan-store.js';
 import type { PipelineEvent, PlanRow, TaskRow } from './types.js';
 
-export const PROJECT_FILE = '.hearth/PROJECT.md';
-export const NOTEBOOK_FILE = '.hearth/notebook.md';
+const PROJECT_FILE = '.hearth/PROJECT.md';
+const NOTEBOOK_FILE = '.hearth/notebook.md';
 
 export interface ProjectRecorder {
   /** Takes every event of the run; acts on the milestones. */
@@ -56,7 +56,7 @@ export function projectRecorder(
 const STATE_EVENTS = new Set<PipelineEvent['type']>(['plan_planned', 'plan_failed', 'task_state', 'commit']);
 
 /** Where the workspace's plans stand, as PROJECT.md says it. */
-export async function projectState(plans: PlanStore, workspace: string, at: Date): Promise<string> {
+async function projectState(plans: PlanStore, workspace: string, at: Date): Promise<string> {
   const all = await plans.plans(workspace);
   const tasks = new Map<number, TaskRow[]>();
   for (const plan of all) tasks.set(plan.id, await plans.tasks(plan.id));

@@ -125,3 +125,6 @@ export function bytesVector(bytes: Buffer): Float32Array {
   copy.set(bytes);
   return new Float32Array(copy.buffer);
 }
+
+/** The whole session: a reflection recorded without a span, and the ones from before spans were kept. */
+export const WHOLE_SESSION = { through: 2_147_483_647 } as const;

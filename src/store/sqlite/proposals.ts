@@ -1,7 +1,7 @@
 import type { NewProposal, Proposal, ProposalDetail } from '../../memory/proposals.js';
-import { type ProposalStorage, type ReflectedSpan, WHOLE_SESSION } from '../../memory/storage.js';
+import type { ProposalStorage, ReflectedSpan } from '../../memory/storage.js';
 import type { Memory, MemoryView, NewMemory } from '../../memory/types.js';
-import { viewFilter } from '../memory/memory-rows.js';
+import { viewFilter, WHOLE_SESSION } from '../memory/memory-rows.js';
 import {
   NotPending,
   newProposalValues,
