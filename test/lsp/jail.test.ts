@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DiagnosticsSettings, LspService } from '../../src/lsp/service.js';
 import { SessionDiagnostics } from '../../src/lsp/session-check.js';
+import { lspSettings } from '../support/lsp-settings.js';
 import { descendants } from './processes.js';
 
 /**
@@ -37,20 +38,7 @@ function tempDir(name: string): string {
 }
 
 function service(workspace: string, settings: Partial<DiagnosticsSettings>) {
-  const lsp = new LspService(
-    {
-      enabled: true,
-      timeoutMs: 60_000,
-      max: 10,
-      idleMs: 600_000,
-      checkers: {},
-      workspaceBins: false,
-      servers: {},
-      sandbox: true,
-      ...settings,
-    },
-    { workspace, env, workspaceBins: false },
-  );
+  const lsp = new LspService(lspSettings(settings), { workspace, env, workspaceBins: false });
   cleanup.push(() => lsp.close());
   const session = new SessionDiagnostics(lsp);
   const edit = async (name: string, text: string) => {

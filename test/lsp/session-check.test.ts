@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DiagnosticsSettings, LspService } from '../../src/lsp/service.js';
 import { SessionDiagnostics } from '../../src/lsp/session-check.js';
+import { lspSettings } from '../support/lsp-settings.js';
 
 /**
  * The edit check over real language servers from npm (typescript-language-server with the
@@ -29,21 +30,7 @@ afterEach(async () => {
 function setUp(files: Record<string, string>, settings: Partial<DiagnosticsSettings> = {}) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-lsp-')));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  const service = new LspService(
-    {
-      enabled: true,
-      // Generous: a cold server on a loaded machine; the deadline test sets its own.
-      timeoutMs: 60_000,
-      max: 10,
-      idleMs: 600_000,
-      checkers: {},
-      workspaceBins: false,
-      servers: {},
-      sandbox: true,
-      ...settings,
-    },
-    { workspace: dir, env, workspaceBins: false },
-  );
+  const service = new LspService(lspSettings(settings), { workspace: dir, env, workspaceBins: false });
   opened.push({ service, dir });
   const session = new SessionDiagnostics(service);
   /** Writes `text` to `name` as an edit tool would, and returns what the model would read. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LspService } from '../../src/lsp/service.js';
 import { SessionDiagnostics } from '../../src/lsp/session-check.js';
+import { lspSettings } from '../support/lsp-settings.js';
 import { waitUntil } from '../support/wait.js';
 import { descendants } from './processes.js';
 
@@ -25,19 +26,7 @@ function setUp() {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'hearth-warm-')));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true } }));
   writeFileSync(join(dir, 'a.ts'), 'export const a: number = 1;\n');
-  const service = new LspService(
-    {
-      enabled: true,
-      timeoutMs: 60_000,
-      max: 10,
-      idleMs: 600_000,
-      checkers: {},
-      workspaceBins: false,
-      servers: {},
-      sandbox: true,
-    },
-    { workspace: dir, env, workspaceBins: false },
-  );
+  const service = new LspService(lspSettings(), { workspace: dir, env, workspaceBins: false });
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanup.push(() => service.close());
   return { dir, session: new SessionDiagnostics(service) };
