@@ -199,10 +199,11 @@ describe.skipIf(unavailable !== null)(
         const sandbox = await sandboxWith({}, mode);
         const marker = `hearth-bg-${randomBytes(4).toString('hex')}`;
         // An interpreter that lives on (as the python tool's does), with a sleeper of its own that
-        // leaves the process group (setsid), and a plain background job.
+        // leaves the process group (setsid), and a plain background job. The sleeper's shell is bash:
+        // dash (Debian's sh) has no `exec -a`, and the count below would catch its failing shell only by luck.
         const running = sandbox.exec({
           command:
-            `(exec -a ${marker} sleep 1000) & setsid sh -c 'exec -a ${marker} sleep 1000' & ` +
+            `(exec -a ${marker} sleep 1000) & setsid bash -c 'exec -a ${marker} sleep 1000' & ` +
             `exec python3 -c "import sys, time; sys.argv[0] = '${marker}'; time.sleep(1000)" ${marker}`,
           cwd: ws,
           timeoutMs: 600_000,
