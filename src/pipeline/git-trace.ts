@@ -20,6 +20,12 @@ import type { PlanRow, TaskRow } from './types.js';
 
 /** Where a plan's trace files live, relative to the workspace. */
 export const traceDir = (planId: number) => `.hearth-pipeline/${planId}`;
+
+/**
+ * Hearth's own records in the workspace (`.hearth/`: the pipeline's PROJECT.md and notebook, the
+ * config) are never a task's work: no task commit takes them, and they count as no task's change.
+ */
+const OWN_RECORDS = '.hearth/';
 /** The quality gate's report file in a plan's trace folder. */
 export const QUALITY_REPORT = 'quality-report.json';
 
@@ -91,10 +97,26 @@ export function createGitTrace(
     });
     if (r.exitCode !== 0) throw new Error(`cannot write ${file}: ${r.output.trim()}`);
   };
+  /** What git sees changed, Hearth's own records left out. */
+  const dirty = async (signal?: AbortSignal): Promise<string[]> => {
+    if (!isRepo()) return [];
+    const r = await git.run(ctx(signal), ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+    if (r.exitCode !== 0) throw new Error(`git status failed: ${(r.stderr || r.stdout).trim()}`);
+    // Entries are "XY path"; a rename or copy is followed by its old path as an entry of its own.
+    const parts = r.stdout.split('\0').filter(Boolean);
+    const paths: string[] = [];
+    for (let i = 0; i < parts.length; i++) {
+      const entry = parts[i]!;
+      paths.push(entry.slice(3));
+      if (entry[0] === 'R' || entry[0] === 'C') paths.push(parts[++i]!);
+    }
+    return paths.filter((p) => !p.startsWith(OWN_RECORDS));
+  };
   const commit = async (subject: string, body: string, signal?: AbortSignal, only?: string[]) => {
-    await run(['add', '-A', ...(only ? ['--', ...only] : [])], signal);
+    const paths = only ?? (await dirty(signal));
+    if (paths.length > 0) await run(['add', '-A', '--', ...paths], signal);
     const line = subject.replace(/\s+/g, ' ').slice(0, 100);
-    await run(['commit', '--allow-empty', '-m', line, '-m', body, ...(only ? ['--', ...only] : [])], signal);
+    await run(['commit', '--allow-empty', '-m', line, '-m', body, '--', ...paths], signal);
     return run(['rev-parse', 'HEAD'], signal);
   };
   // Reading whether `.git` exists is all the host does with the repository.
@@ -147,20 +169,7 @@ export function createGitTrace(
       const r = await git.run(ctx(signal), ['cat-file', '-e', `${hash}^{commit}`]);
       return r.exitCode === 0;
     },
-    async dirty(signal) {
-      if (!isRepo()) return [];
-      const r = await git.run(ctx(signal), ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
-      if (r.exitCode !== 0) throw new Error(`git status failed: ${(r.stderr || r.stdout).trim()}`);
-      // Entries are "XY path"; a rename or copy is followed by its old path as an entry of its own.
-      const parts = r.stdout.split('\0').filter(Boolean);
-      const paths: string[] = [];
-      for (let i = 0; i < parts.length; i++) {
-        const entry = parts[i]!;
-        paths.push(entry.slice(3));
-        if (entry[0] === 'R' || entry[0] === 'C') paths.push(parts[++i]!);
-      }
-      return paths;
-    },
+    dirty,
   };
 }
 

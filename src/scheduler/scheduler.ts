@@ -234,7 +234,12 @@ export class Scheduler {
   private async dispatchPass(): Promise<void> {
     const { store } = this.options;
     if (this.stopping || !(await store.holdsLease(this.owner, this.clock.now()))) return;
+    // A job passed over in this pass stays passed over: its run that ends meanwhile must not let a
+    // later slot of it start before the earlier one still queued (catch_up: all keeps slot order).
+    const passed = new Set<string>();
     for (const run of await store.queued(this.owner)) {
+      if (run.jobId && passed.has(run.jobId)) continue;
+      if (run.jobId) passed.add(run.jobId);
       if (run.jobId && (await store.openRuns(run.jobId)).some((r) => r.status === 'running')) continue;
       if (this.onQueue(run)) {
         if (!(await this.handoff.handOff(run, this.owner))) continue;
