@@ -73,13 +73,17 @@ class PostgresSchedulerRecords implements SchedulerRecords {
     return this.options.leaseClock === 'caller' ? now : null;
   }
 
+  /**
+   * A renewal never shortens the holder's lease: one sent before a take of this holder may reach
+   * the database after it (two connections of the pool), and its older time must not win.
+   */
   async acquireLease(owner: string, pid: number, now: number, ttl: number): Promise<LeaseResult> {
     const { rows } = await this.db.query<{ previous: string | null }>(
       `WITH prev AS (SELECT owner FROM hearth_scheduler_lease WHERE name = $1)
        INSERT INTO hearth_scheduler_lease AS l (name, owner, pid, host, acquired_at, until)
          VALUES ($1, $2, $3, $4, $5, ${leaseNow(6)} + $7)
        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
-         until = excluded.until,
+         until = CASE WHEN l.owner = excluded.owner THEN GREATEST(l.until, excluded.until) ELSE excluded.until END,
          acquired_at = CASE WHEN l.owner = excluded.owner THEN l.acquired_at ELSE excluded.acquired_at END
          WHERE l.owner = excluded.owner OR l.until <= ${leaseNow(6)}
        RETURNING (SELECT owner FROM prev) AS previous`,
